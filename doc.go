@@ -1,0 +1,22 @@
+// Package toolmw makes calling LLM-agent tools safe and predictable.
+//
+// A tool is a plain function, [Tool]. Middlewares ([Middleware], func(Tool)
+// Tool) wrap it like net/http handlers, in the order the user chooses:
+// classification into the typed errors of package taxonomy, scrubbing,
+// timeout, retry with budgets, circuit breaking, rate limiting, panic
+// recovery, tracing, logging and run events each live in their own package
+// under middleware/, and middleware.Default assembles the usual order.
+//
+// [Wrap] validates a [Spec] at start-up and returns the decorated tool. Every
+// call through it carries a [Call] in its context ([CallFrom]): the tool's
+// name, the model's call id ([WithCallID]), whether the tool is idempotent,
+// and the attempt number, so layers know whom they serve.
+//
+// [Typed] turns func(ctx, In) (Out, error) into a Tool with strict JSON
+// decoding; [Toolbox] registers tools and calls them by name; [ForModel]
+// renders a result or an error for the model, wrapped as untrusted data.
+//
+// Every error that leaves a toolmw chain is a taxonomy.Error with a stable
+// kind and code, or a context cancellation, so an agent loop can tell "try
+// again" from "the tool said no" from "stop the run".
+package toolmw

@@ -1,0 +1,154 @@
+package taxonomy
+
+// The built-in codes. Each is made by toolmw itself (a layer, the mapper's
+// default map, the root package); tool authors pick their own codes.
+// Removing a code or changing what it means is a breaking change: the golden
+// file testdata/codes.golden pins them.
+const (
+	// CodeInvalidCode replaces an empty or malformed code given to a
+	// constructor; the kind and retryability are kept.
+	CodeInvalidCode = "invalid_code"
+
+	// CodeUnmappedFailure: a foreign error no rule matched; permanent.
+	CodeUnmappedFailure = "unmapped_failure"
+	// CodeToolPanicked: the tool panicked; permanent.
+	CodeToolPanicked = "tool_panicked"
+	// CodeUpstreamUnavailable: the dependency could not be reached or said it
+	// did not process the request; transient.
+	CodeUpstreamUnavailable = "upstream_unavailable"
+	// CodeUpstreamError: the dependency failed while handling the request; it
+	// may have acted, so transient only for an idempotent tool.
+	CodeUpstreamError = "upstream_error"
+	// CodeConnectionReset: the connection broke after the request may have
+	// gone out; transient only for an idempotent tool.
+	CodeConnectionReset = "connection_reset"
+	// CodeUpstreamBadRequest: the dependency rejected the request as malformed
+	// (HTTP 400 and other unclassified 4xx); permanent.
+	CodeUpstreamBadRequest = "upstream_bad_request"
+
+	// CodeUpstreamNotFound: the dependency has no such resource (HTTP 404); a refusal.
+	CodeUpstreamNotFound = "upstream_not_found"
+	// CodeUpstreamConflict: the request conflicts with the resource's state (HTTP 409); a refusal.
+	CodeUpstreamConflict = "upstream_conflict"
+	// CodeUpstreamUnprocessable: the dependency understood and rejected the
+	// content (HTTP 422); a refusal.
+	CodeUpstreamUnprocessable = "upstream_unprocessable"
+
+	// CodeTimeout: the per-attempt timeout fired.
+	CodeTimeout = "timeout"
+	// CodeDeadlineExceeded: the caller's deadline passed.
+	CodeDeadlineExceeded = "deadline_exceeded"
+	// CodeUpstreamTimeout: the dependency or the network reported a timeout
+	// (HTTP 408, 504, a net.Error timeout).
+	CodeUpstreamTimeout = "upstream_timeout"
+
+	// CodeCancelled: the caller cancelled the call.
+	CodeCancelled = "cancelled"
+
+	// CodeNotPermitted: a permission policy denied the call.
+	CodeNotPermitted = "not_permitted"
+	// CodeUpstreamUnauthorized: the dependency did not accept the credentials (HTTP 401).
+	CodeUpstreamUnauthorized = "upstream_unauthorized"
+	// CodeUpstreamForbidden: the dependency denied the request (HTTP 403).
+	CodeUpstreamForbidden = "upstream_forbidden"
+
+	// CodeToolNotFound: no tool has the requested name.
+	CodeToolNotFound = "tool_not_found"
+
+	// CodeArgsInvalid: the arguments failed strict decoding; see the field errors.
+	CodeArgsInvalid = "args_invalid"
+
+	// CodeResultTooLarge: the result exceeds the size cap.
+	CodeResultTooLarge = "result_too_large"
+	// CodeResultNotUTF8: the result is not valid UTF-8.
+	CodeResultNotUTF8 = "result_not_utf8"
+	// CodeResultNotJSON: the spec declares a JSON result and it is not valid JSON.
+	CodeResultNotJSON = "result_not_json"
+	// CodeResultEncoding: the tool's output could not be encoded as JSON.
+	CodeResultEncoding = "result_encoding_failed"
+
+	// CodeCircuitOpen: the breaker is open; retry after the open period.
+	CodeCircuitOpen = "circuit_open"
+	// CodeCircuitHalfOpen: the breaker is half-open and its probes are taken.
+	CodeCircuitHalfOpen = "circuit_half_open"
+
+	// CodeRateLimited: a local rate limiter refused the call.
+	CodeRateLimited = "rate_limited"
+	// CodeUpstreamRateLimited: the dependency said too many requests (HTTP 429).
+	CodeUpstreamRateLimited = "upstream_rate_limited"
+
+	// CodeWaitPastDeadline: the next retry wait would end past the deadline.
+	CodeWaitPastDeadline = "retry_wait_past_deadline"
+	// CodeWaitTooLong: the dependency asked for a wait longer than the cap.
+	CodeWaitTooLong = "retry_wait_too_long"
+
+	// CodeRetryBudgetExhausted: the retry token budget is empty.
+	CodeRetryBudgetExhausted = "retry_budget_exhausted"
+	// CodeRunAttemptsExhausted: the run's attempt cap for this tool is used up.
+	CodeRunAttemptsExhausted = "run_attempts_exhausted"
+
+	// CodeNameInvalid: a tool name does not match ^[a-zA-Z0-9_-]{1,64}$.
+	CodeNameInvalid = "name_invalid"
+	// CodeToolNil: a nil tool function.
+	CodeToolNil = "tool_nil"
+	// CodeMiddlewareNil: a nil middleware.
+	CodeMiddlewareNil = "middleware_nil"
+	// CodeOptionInvalid: a layer was configured with a value it cannot use.
+	CodeOptionInvalid = "option_invalid"
+
+	// CodeDuplicateTool: a tool of that name is already registered.
+	CodeDuplicateTool = "duplicate_tool"
+)
+
+// CodeInfo describes a built-in code.
+type CodeInfo struct {
+	Kind      Kind   // the kind the code is made with; "" when any kind may carry it
+	Code      string // the code
+	Retryable string // "yes", "no", or "if idempotent"
+	Meaning   string // one line: what it means
+}
+
+var codes = []CodeInfo{
+	{"", CodeInvalidCode, "as made", "the maker gave an empty or malformed code"},
+	{KindFailed, CodeUnmappedFailure, "no", "a foreign error no mapper rule matched"},
+	{KindFailed, CodeToolPanicked, "no", "the tool panicked"},
+	{KindFailed, CodeUpstreamUnavailable, "yes", "the dependency could not be reached or did not process the request"},
+	{KindFailed, CodeUpstreamError, "if idempotent", "the dependency failed while handling the request and may have acted"},
+	{KindFailed, CodeConnectionReset, "if idempotent", "the connection broke after the request may have gone out"},
+	{KindFailed, CodeUpstreamBadRequest, "no", "the dependency rejected the request as malformed"},
+	{KindRefused, CodeUpstreamNotFound, "no", "the dependency has no such resource (HTTP 404)"},
+	{KindRefused, CodeUpstreamConflict, "no", "the request conflicts with the resource's state (HTTP 409)"},
+	{KindRefused, CodeUpstreamUnprocessable, "no", "the dependency rejected the content (HTTP 422)"},
+	{KindTimeout, CodeTimeout, "if idempotent", "the per-attempt timeout fired"},
+	{KindTimeout, CodeDeadlineExceeded, "no", "the caller's deadline passed"},
+	{KindTimeout, CodeUpstreamTimeout, "if idempotent", "the dependency or the network reported a timeout"},
+	{KindCancelled, CodeCancelled, "no", "the caller cancelled the call"},
+	{KindNotPermitted, CodeNotPermitted, "no", "a permission policy denied the call"},
+	{KindNotPermitted, CodeUpstreamUnauthorized, "no", "the dependency did not accept the credentials (HTTP 401)"},
+	{KindNotPermitted, CodeUpstreamForbidden, "no", "the dependency denied the request (HTTP 403)"},
+	{KindNotFound, CodeToolNotFound, "no", "no tool has the requested name"},
+	{KindArgsInvalid, CodeArgsInvalid, "no", "the arguments failed strict decoding"},
+	{KindResultInvalid, CodeResultTooLarge, "no", "the result exceeds the size cap"},
+	{KindResultInvalid, CodeResultNotUTF8, "no", "the result is not valid UTF-8"},
+	{KindResultInvalid, CodeResultNotJSON, "no", "the spec declares a JSON result and it is not valid JSON"},
+	{KindResultInvalid, CodeResultEncoding, "no", "the tool's output could not be encoded as JSON"},
+	{KindCircuitOpen, CodeCircuitOpen, "yes", "the breaker is open; retry after the open period"},
+	{KindCircuitOpen, CodeCircuitHalfOpen, "yes", "the breaker is half-open and its probes are taken"},
+	{KindRateLimited, CodeRateLimited, "yes", "a local rate limiter refused the call"},
+	{KindRateLimited, CodeUpstreamRateLimited, "yes", "the dependency said too many requests (HTTP 429)"},
+	{KindRetryAbandoned, CodeWaitPastDeadline, "no", "the next retry wait would end past the deadline"},
+	{KindRetryAbandoned, CodeWaitTooLong, "no", "the dependency asked for a wait longer than the cap"},
+	{KindRetryBudgetExhausted, CodeRetryBudgetExhausted, "no", "the retry token budget is empty"},
+	{KindRunLimitExceeded, CodeRunAttemptsExhausted, "no", "the run's attempt cap for this tool is used up"},
+	{KindDefinitionInvalid, CodeNameInvalid, "no", "a tool name does not match ^[a-zA-Z0-9_-]{1,64}$"},
+	{KindDefinitionInvalid, CodeToolNil, "no", "a nil tool function"},
+	{KindDefinitionInvalid, CodeMiddlewareNil, "no", "a nil middleware"},
+	{KindDefinitionInvalid, CodeOptionInvalid, "no", "a layer was configured with a value it cannot use"},
+	{KindDuplicateTool, CodeDuplicateTool, "no", "a tool of that name is already registered"},
+}
+
+// Codes returns every built-in code with its kind and meaning, in a stable
+// order. The returned slice is a copy.
+func Codes() []CodeInfo {
+	return append([]CodeInfo(nil), codes...)
+}

@@ -1,0 +1,170 @@
+package taxonomy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"time"
+)
+
+// FieldError is one problem with a tool's arguments. It is JSON-safe and
+// never holds the input value: Loc is a path of object keys (strings) and
+// array indices (ints), such as ["items", 2, "qty"]; an empty Loc means the
+// whole input.
+type FieldError struct {
+	Type string `json:"type"` // a snake_case category such as "missing" or "int_type"
+	Loc  []any  `json:"loc"`  // the path to the offending value
+	Msg  string `json:"msg"`  // a sentence for the model, without the input value
+}
+
+// UnmarshalJSON decodes a FieldError, turning integral numbers in Loc back
+// into ints so a decoded record equals the one that was encoded.
+func (f *FieldError) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Type string            `json:"type"`
+		Loc  []json.RawMessage `json:"loc"`
+		Msg  string            `json:"msg"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	f.Type, f.Msg, f.Loc = raw.Type, raw.Msg, make([]any, 0, len(raw.Loc))
+	for _, r := range raw.Loc {
+		var s string
+		if err := json.Unmarshal(r, &s); err == nil {
+			f.Loc = append(f.Loc, s)
+			continue
+		}
+		var n int
+		if err := json.Unmarshal(r, &n); err != nil {
+			return errors.New("taxonomy: a loc element must be a string or an integer")
+		}
+		f.Loc = append(f.Loc, n)
+	}
+	return nil
+}
+
+// Info is a JSON-safe record of any error: what crosses a process boundary,
+// goes into an event or is rendered as a problem document. Message holds only
+// a typed error's own message (which its maker vouches for and layers scrub);
+// the text of an untyped error is withheld.
+type Info struct {
+	Kind       Kind         `json:"kind"`
+	Code       string       `json:"code"`
+	Tool       string       `json:"tool,omitempty"`
+	Retryable  bool         `json:"retryable"`
+	RetryAfter Seconds      `json:"retry_after,omitempty"`
+	Message    string       `json:"message,omitempty"`
+	Fields     []FieldError `json:"errors,omitempty"`
+}
+
+// Seconds is a duration that encodes in JSON as a number of seconds, as the
+// HTTP Retry-After header counts.
+type Seconds time.Duration
+
+// MarshalJSON encodes s as seconds, with millisecond precision.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	ms := time.Duration(s).Milliseconds()
+	return json.Marshal(float64(ms) / 1000)
+}
+
+// UnmarshalJSON decodes a number of seconds.
+func (s *Seconds) UnmarshalJSON(data []byte) error {
+	var f float64
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	if f < 0 || math.IsNaN(f) || f > float64(math.MaxInt64/int64(time.Second)) {
+		return errors.New("taxonomy: retry_after out of range")
+	}
+	*s = Seconds(math.Round(f*1000) * float64(time.Millisecond))
+	return nil
+}
+
+// InfoOf returns the record of err. For nil it returns the zero Info. An
+// untyped error becomes tool-failed/unmapped_failure with its message
+// withheld; a bare context.Canceled becomes tool-cancelled/cancelled and a
+// bare context.DeadlineExceeded tool-timeout/deadline_exceeded.
+func InfoOf(err error) Info {
+	if err == nil {
+		return Info{}
+	}
+	if te, ok := From(err); ok {
+		info := Info{
+			Kind:       te.Kind(),
+			Code:       te.Code(),
+			Tool:       te.Tool(),
+			Retryable:  te.Retryable(),
+			RetryAfter: Seconds(te.RetryAfter()),
+		}
+		if m, ok := te.(interface{ Message() string }); ok {
+			info.Message = m.Message()
+		}
+		if f, ok := te.(interface{ Fields() []FieldError }); ok {
+			info.Fields = f.Fields()
+		}
+		return info
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return Info{Kind: KindCancelled, Code: CodeCancelled}
+	case errors.Is(err, context.DeadlineExceeded):
+		return Info{Kind: KindTimeout, Code: CodeDeadlineExceeded}
+	}
+	return Info{Kind: KindFailed, Code: CodeUnmappedFailure}
+}
+
+// Err returns a typed error equivalent to the one the record was made from:
+// the same kind, code, tool, retryability, retry-after, message and field
+// errors. The cause does not cross.
+func (i Info) Err() *ToolError {
+	e := New(i.Kind, i.Code, i.Message)
+	e.tool = i.Tool
+	e.retryable = i.Retryable && e.mayRetry()
+	e.retryAfter = time.Duration(i.RetryAfter)
+	if len(i.Fields) > 0 {
+		e.fields = append([]FieldError(nil), i.Fields...)
+	}
+	return e
+}
+
+// ProblemContentType is the media type of an RFC 9457 problem document.
+const ProblemContentType = "application/problem+json"
+
+// Problem is an RFC 9457 problem document. Type is a URN naming the kind
+// (urn:toolmw:kind:tool-refused); the toolmw members are extensions.
+type Problem struct {
+	Type       string       `json:"type"`
+	Title      string       `json:"title"`
+	Status     int          `json:"status"`
+	Detail     string       `json:"detail,omitempty"`
+	Code       string       `json:"code"`
+	Tool       string       `json:"tool,omitempty"`
+	Retryable  bool         `json:"retryable"`
+	RetryAfter Seconds      `json:"retry_after,omitempty"`
+	Errors     []FieldError `json:"errors,omitempty"`
+}
+
+// ProblemTypePrefix prefixes the kind in a problem's type member.
+const ProblemTypePrefix = "urn:toolmw:kind:"
+
+// Problem renders the record as an RFC 9457 problem document. Marshal it
+// with encoding/json and serve it as [ProblemContentType].
+func (i Info) Problem() Problem {
+	ki, ok := lookupKind(i.Kind)
+	if !ok {
+		ki = KindInfo{Title: string(i.Kind), Status: 500}
+	}
+	return Problem{
+		Type:       ProblemTypePrefix + string(i.Kind),
+		Title:      ki.Title,
+		Status:     ki.Status,
+		Detail:     i.Message,
+		Code:       i.Code,
+		Tool:       i.Tool,
+		Retryable:  i.Retryable,
+		RetryAfter: i.RetryAfter,
+		Errors:     i.Fields,
+	}
+}

@@ -1,0 +1,116 @@
+package taxonomy
+
+// Kind is the stable category of a tool error, a kebab-case string. Kinds are
+// public API: they appear in Info records, problem documents, spans, logs and
+// events, and a consumer may branch on them.
+type Kind string
+
+// The built-in kinds.
+const (
+	// KindFailed: the tool tried and could not finish.
+	KindFailed Kind = "tool-failed"
+	// KindRefused: the tool worked and declined. An answer, never retried.
+	KindRefused Kind = "tool-refused"
+	// KindTimeout: the call outran its deadline.
+	KindTimeout Kind = "tool-timeout"
+	// KindCancelled: the caller cancelled the call. Never retried.
+	KindCancelled Kind = "tool-cancelled"
+	// KindNotPermitted: a permission decision denied the call.
+	KindNotPermitted Kind = "tool-not-permitted"
+	// KindNotFound: no tool has the requested name.
+	KindNotFound Kind = "tool-not-found"
+	// KindArgsInvalid: the arguments did not match the tool's input; nothing ran.
+	KindArgsInvalid Kind = "tool-args-invalid"
+	// KindResultInvalid: what came back may not enter the run.
+	KindResultInvalid Kind = "tool-result-invalid"
+	// KindCircuitOpen: the circuit breaker in front of the dependency is open.
+	KindCircuitOpen Kind = "circuit-open"
+	// KindRateLimited: a rate limit refused the call for now.
+	KindRateLimited Kind = "rate-limited"
+	// KindRetryAbandoned: retrying stopped because the next wait could not be
+	// served (past the deadline, or longer than the cap on one wait).
+	KindRetryAbandoned Kind = "retry-abandoned"
+	// KindRetryBudgetExhausted: the shared retry budget has no token left.
+	KindRetryBudgetExhausted Kind = "retry-budget-exhausted"
+	// KindRunLimitExceeded: the run's cap on attempts for this tool is used up.
+	KindRunLimitExceeded Kind = "run-limit-exceeded"
+	// KindDefinitionInvalid: a tool or its spec cannot be used (start-up).
+	KindDefinitionInvalid Kind = "tool-definition-invalid"
+	// KindDuplicateTool: a tool of that name is already registered (start-up).
+	KindDuplicateTool Kind = "duplicate-tool"
+)
+
+// kinds lists every built-in kind with its meaning, default retryability, the
+// problem title and the HTTP status used by Info.Problem.
+var kinds = []KindInfo{
+	{KindFailed, "the tool tried and could not finish", false, "Tool failed", 502},
+	{KindRefused, "the tool worked and declined; an answer, not a fault", false, "Tool refused", 422},
+	{KindTimeout, "the call outran its deadline", false, "Tool timed out", 504},
+	{KindCancelled, "the caller cancelled the call", false, "Tool call cancelled", 499},
+	{KindNotPermitted, "a permission decision denied the call", false, "Tool call not permitted", 403},
+	{KindNotFound, "no tool has the requested name", false, "Tool not found", 404},
+	{KindArgsInvalid, "the arguments did not match the tool's input; nothing ran", false, "Tool arguments invalid", 400},
+	{KindResultInvalid, "what the tool returned may not enter the run", false, "Tool result invalid", 502},
+	{KindCircuitOpen, "the circuit breaker in front of the dependency is open", true, "Circuit open", 503},
+	{KindRateLimited, "a rate limit refused the call for now", true, "Rate limited", 429},
+	{KindRetryAbandoned, "retrying stopped: the next wait could not be served", false, "Retry abandoned", 503},
+	{KindRetryBudgetExhausted, "the shared retry budget has no token left", false, "Retry budget exhausted", 503},
+	{KindRunLimitExceeded, "the run's cap on attempts for this tool is used up", false, "Run limit exceeded", 429},
+	{KindDefinitionInvalid, "a tool or its spec cannot be used", false, "Tool definition invalid", 500},
+	{KindDuplicateTool, "a tool of that name is already registered", false, "Duplicate tool", 500},
+}
+
+// KindInfo describes a built-in kind.
+type KindInfo struct {
+	Kind      Kind   // the kind
+	Meaning   string // one line: what it means
+	Retryable bool   // whether an error of this kind is retryable unless its maker says otherwise
+	Title     string // the RFC 9457 problem title
+	Status    int    // the HTTP status of the problem document
+}
+
+// Kinds returns every built-in kind with its meaning, in a stable order.
+// The returned slice is a copy.
+func Kinds() []KindInfo {
+	return append([]KindInfo(nil), kinds...)
+}
+
+// lookupKind returns the description of k, and whether k is built in.
+func lookupKind(k Kind) (KindInfo, bool) {
+	for _, ki := range kinds {
+		if ki.Kind == k {
+			return ki, true
+		}
+	}
+	return KindInfo{}, false
+}
+
+// ValidKind reports whether k is a well-formed kind: lower-case words of
+// letters and digits joined by single hyphens, at most 64 bytes. Built-in kinds
+// are valid; so is any other well-formed kind a package defines.
+func ValidKind(k Kind) bool {
+	return validName(string(k), '-')
+}
+
+// ValidCode reports whether code is a well-formed code: lower-case words of
+// letters and digits joined by single underscores, starting with a letter, at
+// most 64 bytes (for example "booking_not_cancellable").
+func ValidCode(code string) bool {
+	return validName(code, '_')
+}
+
+func validName(s string, sep byte) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == sep {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == sep && s[i-1] != sep:
+		default:
+			return false
+		}
+	}
+	return true
+}

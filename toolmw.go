@@ -1,0 +1,52 @@
+package toolmw
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Tool is a tool's implementation: it receives the model's JSON arguments
+// and returns a result or an error. A Tool must be safe to call from several
+// goroutines at once if the agent loop calls tools concurrently.
+type Tool func(ctx context.Context, args json.RawMessage) (Result, error)
+
+// Middleware decorates a Tool. A middleware is called once per tool it wraps
+// (so per-tool state is made there), and the Tool it returns once per call.
+type Middleware func(Tool) Tool
+
+// Chain composes middlewares; the first is the outermost:
+// Chain(a, b)(t) == a(b(t)). Nil middlewares are skipped ([Wrap] rejects
+// them instead).
+func Chain(mws ...Middleware) Middleware {
+	return func(t Tool) Tool {
+		for i := len(mws) - 1; i >= 0; i-- {
+			if mws[i] != nil {
+				t = mws[i](t)
+			}
+		}
+		return t
+	}
+}
+
+// Result is what a tool returns. Content is the text shown to the model
+// (wrapped as untrusted data by [ForModel]); JSON reports whether Content is
+// a JSON document.
+type Result struct {
+	Content string
+	JSON    bool
+}
+
+// Text returns a plain-text Result.
+func Text(s string) Result { return Result{Content: s} }
+
+// JSON encodes v as a JSON Result. An encoding failure is a
+// tool-result-invalid error with code result_encoding_failed.
+func JSON(v any) (Result, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Result{}, taxonomy.ResultInvalid(taxonomy.CodeResultEncoding, "the tool's output could not be encoded as JSON").WithCause(err)
+	}
+	return Result{Content: string(b), JSON: true}, nil
+}

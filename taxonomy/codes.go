@@ -77,9 +77,12 @@ const (
 	// CodeUpstreamRateLimited: the dependency said too many requests (HTTP 429).
 	CodeUpstreamRateLimited = "upstream_rate_limited"
 
-	// CodeWaitPastDeadline: the next retry wait would end past the deadline.
+	// CodeWaitPastDeadline: retrying stopped because the next wait would end
+	// past the deadline. The error keeps the kind of the last failure (a
+	// circuit-open stays circuit-open), is not retryable, and wraps it.
 	CodeWaitPastDeadline = "retry_wait_past_deadline"
-	// CodeWaitTooLong: the dependency asked for a wait longer than the cap.
+	// CodeWaitTooLong: retrying stopped because the dependency asked for a
+	// wait longer than the cap on one wait; otherwise as CodeWaitPastDeadline.
 	CodeWaitTooLong = "retry_wait_too_long"
 
 	// CodeRetryBudgetExhausted: the retry token budget is empty.
@@ -136,8 +139,8 @@ var codes = []CodeInfo{
 	{KindCircuitOpen, CodeCircuitHalfOpen, "yes", "the breaker is half-open and its probes are taken"},
 	{KindRateLimited, CodeRateLimited, "yes", "a local rate limiter refused the call"},
 	{KindRateLimited, CodeUpstreamRateLimited, "yes", "the dependency said too many requests (HTTP 429)"},
-	{KindRetryAbandoned, CodeWaitPastDeadline, "no", "the next retry wait would end past the deadline"},
-	{KindRetryAbandoned, CodeWaitTooLong, "no", "the dependency asked for a wait longer than the cap"},
+	{"", CodeWaitPastDeadline, "no", "retrying stopped: the next wait would end past the deadline (kind of the last failure)"},
+	{"", CodeWaitTooLong, "no", "retrying stopped: the dependency asked for a wait longer than the cap (kind of the last failure)"},
 	{KindRetryBudgetExhausted, CodeRetryBudgetExhausted, "no", "the retry token budget is empty"},
 	{KindRunLimitExceeded, CodeRunAttemptsExhausted, "no", "the run's attempt cap for this tool is used up"},
 	{KindDefinitionInvalid, CodeNameInvalid, "no", "a tool name does not match ^[a-zA-Z0-9_-]{1,64}$"},

@@ -241,7 +241,6 @@ var (
 	ErrResultInvalid        error = &sentinel{KindResultInvalid}
 	ErrCircuitOpen          error = &sentinel{KindCircuitOpen}
 	ErrRateLimited          error = &sentinel{KindRateLimited}
-	ErrRetryAbandoned       error = &sentinel{KindRetryAbandoned}
 	ErrRetryBudgetExhausted error = &sentinel{KindRetryBudgetExhausted}
 	ErrRunLimitExceeded     error = &sentinel{KindRunLimitExceeded}
 	ErrDefinitionInvalid    error = &sentinel{KindDefinitionInvalid}

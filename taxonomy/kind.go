@@ -27,9 +27,6 @@ const (
 	KindCircuitOpen Kind = "circuit-open"
 	// KindRateLimited: a rate limit refused the call for now.
 	KindRateLimited Kind = "rate-limited"
-	// KindRetryAbandoned: retrying stopped because the next wait could not be
-	// served (past the deadline, or longer than the cap on one wait).
-	KindRetryAbandoned Kind = "retry-abandoned"
 	// KindRetryBudgetExhausted: the shared retry budget has no token left.
 	KindRetryBudgetExhausted Kind = "retry-budget-exhausted"
 	// KindRunLimitExceeded: the run's cap on attempts for this tool is used up.
@@ -53,7 +50,6 @@ var kinds = []KindInfo{
 	{KindResultInvalid, "what the tool returned may not enter the run", false, "Tool result invalid", 502},
 	{KindCircuitOpen, "the circuit breaker in front of the dependency is open", true, "Circuit open", 503},
 	{KindRateLimited, "a rate limit refused the call for now", true, "Rate limited", 429},
-	{KindRetryAbandoned, "retrying stopped: the next wait could not be served", false, "Retry abandoned", 503},
 	{KindRetryBudgetExhausted, "the shared retry budget has no token left", false, "Retry budget exhausted", 503},
 	{KindRunLimitExceeded, "the run's cap on attempts for this tool is used up", false, "Run limit exceeded", 429},
 	{KindDefinitionInvalid, "a tool or its spec cannot be used", false, "Tool definition invalid", 500},

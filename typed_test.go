@@ -1,0 +1,255 @@
+package toolmw_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+type line struct {
+	SKU string `json:"sku"`
+	Qty uint8  `json:"qty"`
+}
+
+type order struct {
+	Customer string            `json:"customer"`
+	Items    []line            `json:"items"`
+	Express  bool              `json:"express,omitempty"`
+	Note     *string           `json:"note"`
+	Tags     map[string]int    `json:"tags,omitempty"`
+	At       time.Time         `json:"at,omitzero"`
+	Addr     netip.Addr        `json:"addr,omitzero"`
+	Slots    [2]int            `json:"slots,omitzero"`
+	Extra    json.RawMessage   `json:"extra,omitempty"`
+	Any      any               `json:"any,omitempty"`
+	ByID     map[int]string    `json:"by_id,omitempty"`
+	Blob     []byte            `json:"blob,omitempty"`
+	Weight   float32           `json:"weight,omitempty"`
+	Ignored  func()            `json:"-"`
+	Meta     map[string]string `json:"meta,omitempty"`
+	embedded
+}
+
+type embedded struct {
+	Channel string `json:"channel,omitempty"`
+}
+
+// planted is an input value that must never appear in an error.
+const planted = "PLANTED-ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+
+func placeOrder() toolmw.Tool {
+	return toolmw.Typed(func(ctx context.Context, o order) (string, error) {
+		return "placed " + o.Customer, nil
+	})
+}
+
+func TestTypedValid(t *testing.T) {
+	res, err := placeOrder()(context.Background(), json.RawMessage(`{
+		"customer":"c1","items":[{"sku":"A","qty":2}],"note":null,"tags":{"x":1},
+		"at":"2026-01-02T03:04:05Z","addr":"10.0.0.1","slots":[1,2],"extra":{"k":[1]},
+		"any":[1,"a"],"by_id":{"7":"x"},"blob":"aGk=","weight":1.5,"channel":"web"}`))
+	if err != nil {
+		t.Fatalf("valid input rejected: %v", err)
+	}
+	if res.Content != "placed c1" || res.JSON {
+		t.Fatalf("res = %+v", res)
+	}
+}
+
+func TestTypedInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []taxonomy.FieldError
+	}{
+		{"not json", `{"customer": "` + planted + `",`, []taxonomy.FieldError{{Type: "json_invalid", Loc: []any{}, Msg: "Input is not valid JSON"}}},
+		{"garbage", planted, []taxonomy.FieldError{{Type: "json_invalid", Loc: []any{}, Msg: "Input is not valid JSON"}}},
+		{"trailing data", `{"customer":"c","items":[]} {"x":"` + planted + `"}`, []taxonomy.FieldError{{Type: "trailing_data", Loc: []any{}, Msg: "Input has data after the JSON value"}}},
+		{"not an object", `"` + planted + `"`, []taxonomy.FieldError{{Type: "object_type", Loc: []any{}, Msg: "Input should be a valid object"}}},
+		{"unknown field", `{"customer":"c","items":[],"coupon":"` + planted + `"}`, []taxonomy.FieldError{{Type: "extra_forbidden", Loc: []any{"coupon"}, Msg: "Extra inputs are not permitted"}}},
+		{"case differs", `{"Customer":"c","items":[]}`, []taxonomy.FieldError{
+			{Type: "missing", Loc: []any{"customer"}, Msg: "Field required"},
+			{Type: "extra_forbidden", Loc: []any{"Customer"}, Msg: "Extra inputs are not permitted"}}},
+		{"missing required", `{"items":[{"sku":"A"}]}`, []taxonomy.FieldError{
+			{Type: "missing", Loc: []any{"customer"}, Msg: "Field required"},
+			{Type: "missing", Loc: []any{"items", 0, "qty"}, Msg: "Field required"}}},
+		{"wrong type nested", `{"customer":"c","items":[{"sku":"A","qty":1},{"sku":"B","qty":1},{"sku":"C","qty":"` + planted + `"}]}`, []taxonomy.FieldError{
+			{Type: "uint_type", Loc: []any{"items", 2, "qty"}, Msg: "Input should be a valid non-negative integer"}}},
+		{"overflow", `{"customer":"c","items":[{"sku":"A","qty":300}]}`, []taxonomy.FieldError{
+			{Type: "uint_overflow", Loc: []any{"items", 0, "qty"}, Msg: "Input should be within the range of uint8"}}},
+		{"fraction for int", `{"customer":"c","items":[{"sku":"A","qty":1.5}]}`, []taxonomy.FieldError{
+			{Type: "uint_type", Loc: []any{"items", 0, "qty"}, Msg: "Input should be a valid non-negative integer"}}},
+		{"negative for uint", `{"customer":"c","items":[{"sku":"A","qty":-1}]}`, []taxonomy.FieldError{
+			{Type: "uint_type", Loc: []any{"items", 0, "qty"}, Msg: "Input should be a valid non-negative integer"}}},
+		{"null for string", `{"customer":null,"items":[]}`, []taxonomy.FieldError{
+			{Type: "string_type", Loc: []any{"customer"}, Msg: "Input should be a valid string, not null"}}},
+		{"number for string", `{"customer":12345678,"items":[]}`, []taxonomy.FieldError{
+			{Type: "string_type", Loc: []any{"customer"}, Msg: "Input should be a valid string"}}},
+		{"bool type", `{"customer":"c","items":[],"express":"` + planted + `"}`, []taxonomy.FieldError{
+			{Type: "bool_type", Loc: []any{"express"}, Msg: "Input should be a valid boolean"}}},
+		{"array type", `{"customer":"c","items":{"sku":"A"}}`, []taxonomy.FieldError{
+			{Type: "array_type", Loc: []any{"items"}, Msg: "Input should be a valid array"}}},
+		{"array length", `{"customer":"c","items":[],"slots":[1]}`, []taxonomy.FieldError{
+			{Type: "array_length", Loc: []any{"slots"}, Msg: "Input should have exactly 2 items"}}},
+		{"map value type", `{"customer":"c","items":[],"tags":{"vip":"` + planted + `"}}`, []taxonomy.FieldError{
+			{Type: "int_type", Loc: []any{"tags", "vip"}, Msg: "Input should be a valid integer"}}},
+		{"map int key", `{"customer":"c","items":[],"by_id":{"seven":"x"}}`, []taxonomy.FieldError{
+			{Type: "int_type", Loc: []any{"by_id", "seven"}, Msg: "Input should be a valid integer"}}},
+		{"custom type", `{"customer":"c","items":[],"at":"` + planted + `"}`, []taxonomy.FieldError{
+			{Type: "value_error", Loc: []any{"at"}, Msg: "Input is not a valid time.Time"}}},
+		{"text unmarshaler", `{"customer":"c","items":[],"addr":"` + planted + `"}`, []taxonomy.FieldError{
+			{Type: "value_error", Loc: []any{"addr"}, Msg: "Input is not a valid netip.Addr"}}},
+		{"text unmarshaler wants string", `{"customer":"c","items":[],"addr":5}`, []taxonomy.FieldError{
+			{Type: "string_type", Loc: []any{"addr"}, Msg: "Input should be a valid string"}}},
+		{"bytes", `{"customer":"c","items":[],"blob":"` + planted + `"}`, []taxonomy.FieldError{
+			{Type: "bytes_type", Loc: []any{"blob"}, Msg: "Input should be a base64-encoded string"}}},
+		{"float overflow", `{"customer":"c","items":[],"weight":1e300}`, []taxonomy.FieldError{
+			{Type: "float_overflow", Loc: []any{"weight"}, Msg: "Input should be a finite number within the range of float32"}}},
+		{"embedded field type", `{"customer":"c","items":[],"channel":7}`, []taxonomy.FieldError{
+			{Type: "string_type", Loc: []any{"channel"}, Msg: "Input should be a valid string"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := placeOrder()(context.Background(), json.RawMessage(tc.in))
+			te, isTyped := taxonomy.From(err)
+			if !isTyped || te.Kind() != taxonomy.KindArgsInvalid || te.Code() != taxonomy.CodeArgsInvalid {
+				t.Fatalf("err = %v, want tool-args-invalid", err)
+			}
+			info := taxonomy.InfoOf(err)
+			if !reflect.DeepEqual(info.Fields, tc.want) {
+				got, _ := json.Marshal(info.Fields)
+				want, _ := json.Marshal(tc.want)
+				t.Fatalf("fields\n got %s\nwant %s", got, want)
+			}
+			js, _ := json.Marshal(info)
+			for _, text := range []string{err.Error(), string(js), toolmw.ForModel(toolmw.Result{}, err)} {
+				if strings.Contains(text, "PLANTED") || strings.Contains(text, "12345678") {
+					t.Fatalf("an input value leaked: %s", text)
+				}
+			}
+		})
+	}
+}
+
+func TestTypedFieldErrorCap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"customer":"c","items":[`)
+	for i := range 100 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"sku":1,"qty":"x"}`)
+	}
+	b.WriteString("]}")
+	_, err := placeOrder()(context.Background(), json.RawMessage(b.String()))
+	if n := len(taxonomy.InfoOf(err).Fields); n != 20 {
+		t.Fatalf("%d field errors, want the cap of 20", n)
+	}
+}
+
+func TestTypedEmptyArgs(t *testing.T) {
+	type none struct{}
+	tool := toolmw.Typed(func(ctx context.Context, _ none) (toolmw.Result, error) { return toolmw.Text("ran"), nil })
+	for _, in := range []string{"", "  ", "{}"} {
+		if res, err := tool(context.Background(), json.RawMessage(in)); err != nil || res.Content != "ran" {
+			t.Fatalf("%q: %+v %v", in, res, err)
+		}
+	}
+}
+
+func TestTypedOutputs(t *testing.T) {
+	raw := toolmw.Typed(func(ctx context.Context, _ struct{}) (json.RawMessage, error) { return json.RawMessage(`{"a":1}`), nil })
+	if res, err := raw(context.Background(), nil); err != nil || !res.JSON || res.Content != `{"a":1}` {
+		t.Fatalf("raw: %+v %v", res, err)
+	}
+	bad := toolmw.Typed(func(ctx context.Context, _ struct{}) (json.RawMessage, error) { return json.RawMessage(`{`), nil })
+	if _, err := bad(context.Background(), nil); !strings.Contains(err.Error(), taxonomy.CodeResultNotJSON) {
+		t.Fatalf("bad raw: %v", err)
+	}
+	failing := toolmw.Typed(func(ctx context.Context, _ struct{}) (int, error) { return 0, taxonomy.Refusal("no", "no") })
+	if _, err := failing(context.Background(), nil); taxonomy.OutcomeOf(err) != taxonomy.OutcomeDeclined {
+		t.Fatalf("tool error not passed through: %v", err)
+	}
+}
+
+func FuzzTyped(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"customer":"c","items":[{"sku":"A","qty":2}]}`, `[`, `null`, `{"items":[{"qty":1e400}]}`,
+		`{"tags":{"":1}}`, `{"at":"2026-01-02T03:04:05Z"}`, `{"by_id":{"-1":"x"}}`, `{"slots":[1,2,3]}`,
+		`{"customer":"` + planted + `"}`, `{"a":{"b":{"c":[[[[1]]]]}}}`, "{\"customer\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	tool := placeOrder()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, err := tool(context.Background(), json.RawMessage(in))
+		if err == nil {
+			return
+		}
+		te, ok := taxonomy.From(err)
+		if !ok || te.Kind() != taxonomy.KindArgsInvalid {
+			t.Fatalf("err = %v", err)
+		}
+		info := taxonomy.InfoOf(err)
+		js, _ := json.Marshal(info)
+		fixed := string(info.Kind) + info.Code + info.Message
+		for _, fe := range info.Fields {
+			// A message is one of the fixed sentences: it never echoes input.
+			if strings.ContainsAny(fe.Msg, `"{}[]`) {
+				t.Fatalf("msg %q echoes input", fe.Msg)
+			}
+			fixed += fe.Type + fe.Msg
+		}
+		// String values of the input never appear in the errors (keys may,
+		// in loc, truncated).
+		var v any
+		if json.Unmarshal(in, &v) == nil {
+			for _, s := range stringValues(v) {
+				if len(s) >= 8 && strings.Contains(string(js), s) && !strings.Contains(fixed, s) && !isKeyIn(v, s) {
+					t.Fatalf("input value %q leaked into %s", s, js)
+				}
+			}
+		}
+	})
+}
+
+func stringValues(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		out = append(out, x)
+	case []any:
+		for _, e := range x {
+			out = append(out, stringValues(e)...)
+		}
+	case map[string]any:
+		for _, e := range x {
+			out = append(out, stringValues(e)...)
+		}
+	}
+	return out
+}
+
+func isKeyIn(v any, s string) bool {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if isKeyIn(e, s) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.Contains(k, s) || strings.Contains(s, k) && k != "" || isKeyIn(e, s) {
+				return true
+			}
+		}
+	}
+	return false
+}

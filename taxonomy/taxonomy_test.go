@@ -30,13 +30,13 @@ func golden() string {
 	for _, k := range taxonomy.Kinds() {
 		fmt.Fprintf(&b, "%s | %t | %d | %s\n", k.Kind, k.Retryable, k.Status, k.Meaning)
 	}
-	b.WriteString("\n# Built-in codes: kind | code | retryable | meaning\n")
+	b.WriteString("\n# Built-in codes: kind | code | retryable | meaning | raised by\n")
 	for _, c := range taxonomy.Codes() {
 		kind := string(c.Kind)
 		if kind == "" {
 			kind = "(any)"
 		}
-		fmt.Fprintf(&b, "%s | %s | %s | %s\n", kind, c.Code, c.Retryable, c.Meaning)
+		fmt.Fprintf(&b, "%s | %s | %s | %s | %s\n", kind, c.Code, c.Retryable, c.Meaning, c.RaisedBy)
 	}
 	return b.String()
 }

@@ -1,0 +1,64 @@
+package budget_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolmw/toolmw/budget"
+)
+
+// A custom agent loop draws on the run budget without any middleware.
+func ExampleRun() {
+	ctx := budget.WithRun(context.Background(), budget.WithMaxAttempts(3))
+	run, _ := budget.RunFrom(ctx)
+
+	flaky := func() error { return errors.New("supplier unavailable") }
+	for attempt := 1; ; attempt++ {
+		if !run.Take("search") {
+			fmt.Println("search: run cap reached after", run.Used("search"), "attempts")
+			break
+		}
+		if err := flaky(); err != nil {
+			fmt.Println("attempt", attempt, "failed")
+			continue
+		}
+		break
+	}
+	// Output:
+	// attempt 1 failed
+	// attempt 2 failed
+	// attempt 3 failed
+	// search: run cap reached after 3 attempts
+}
+
+func ExampleRetry() {
+	b := budget.NewRetry(budget.WithReserve(2)) // ratio 0.1
+	for range 3 {
+		fmt.Println("retry allowed:", b.TryRetry())
+	}
+	for range 10 { // ten calls earn one retry
+		b.Deposit()
+	}
+	fmt.Println("after ten calls:", b.TryRetry())
+	// Output:
+	// retry allowed: true
+	// retry allowed: true
+	// retry allowed: false
+	// after ten calls: true
+}
+
+func ExampleWaitFits() {
+	now := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(5*time.Second))
+	defer cancel()
+	left, _ := budget.Remaining(ctx, now)
+	fmt.Println("left:", left)
+	fmt.Println("wait 2s:", budget.WaitFits(ctx, now, 2*time.Second))
+	fmt.Println("wait 1m:", budget.WaitFits(ctx, now, time.Minute))
+	// Output:
+	// left: 5s
+	// wait 2s: true
+	// wait 1m: false
+}

@@ -1,0 +1,145 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// DefaultMaxAttempts is how many attempts one tool may use across a run when
+// no other cap is given.
+const DefaultMaxAttempts = 12
+
+// Run caps how many attempts each tool may use across one agent run. Tools
+// are told apart by name; calls made without a name (outside toolmw.Wrap)
+// share the name "". A Run is safe for concurrent use: the cap holds exactly
+// however many calls of a tool run at once.
+type Run struct {
+	max    int
+	limits map[string]int // per-tool caps; read-only after NewRun
+
+	mu   sync.Mutex
+	used map[string]int
+}
+
+// RunOption configures a [Run].
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	max    int
+	limits map[string]int
+	err    error
+}
+
+func (c *runConfig) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("budget: "+format, args...)
+	}
+}
+
+// WithMaxAttempts sets how many attempts each tool may use across the run
+// (default [DefaultMaxAttempts]). A value below 1 is ignored, the default
+// kept, and reported by [ValidateRun].
+func WithMaxAttempts(n int) RunOption {
+	return func(c *runConfig) {
+		if n < 1 {
+			c.reject("WithMaxAttempts(%d): the cap must be at least 1", n)
+			return
+		}
+		c.max = n
+	}
+}
+
+// WithToolMaxAttempts sets the cap of one tool, overriding [WithMaxAttempts]
+// for it. A value below 1 is ignored and reported by [ValidateRun].
+func WithToolMaxAttempts(tool string, n int) RunOption {
+	return func(c *runConfig) {
+		if n < 1 {
+			c.reject("WithToolMaxAttempts(%q, %d): the cap must be at least 1", tool, n)
+			return
+		}
+		if c.limits == nil {
+			c.limits = make(map[string]int)
+		}
+		c.limits[tool] = n
+	}
+}
+
+func newRunConfig(opts []RunOption) runConfig {
+	c := runConfig{max: DefaultMaxAttempts}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// ValidateRun reports the first option value [NewRun] would ignore, or nil.
+func ValidateRun(opts ...RunOption) error {
+	return newRunConfig(opts).err
+}
+
+// NewRun returns a run budget. Invalid option values are ignored (see
+// [ValidateRun]).
+func NewRun(opts ...RunOption) *Run {
+	c := newRunConfig(opts)
+	return &Run{max: c.max, limits: c.limits, used: make(map[string]int)}
+}
+
+type runKey struct{}
+
+// WithRun returns a copy of ctx carrying a new run budget made with opts.
+// Every call made with the returned context, or one derived from it, draws on
+// that budget.
+func WithRun(ctx context.Context, opts ...RunOption) context.Context {
+	return ContextWithRun(ctx, NewRun(opts...))
+}
+
+// ContextWithRun returns a copy of ctx carrying r, for a loop that made its
+// Run itself. A nil r returns ctx unchanged.
+func ContextWithRun(ctx context.Context, r *Run) context.Context {
+	if r == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, runKey{}, r)
+}
+
+// RunFrom returns the run budget carried by ctx, and whether there is one.
+func RunFrom(ctx context.Context) (*Run, bool) {
+	r, ok := ctx.Value(runKey{}).(*Run)
+	return r, ok
+}
+
+// Limit returns the cap of tool.
+func (r *Run) Limit(tool string) int {
+	if n, ok := r.limits[tool]; ok {
+		return n
+	}
+	return r.max
+}
+
+// Take takes one attempt for tool and reports whether it could: false once
+// the tool's cap is used up. Nothing is taken when it returns false.
+func (r *Run) Take(tool string) bool {
+	limit := r.Limit(tool)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.used[tool] >= limit {
+		return false
+	}
+	r.used[tool]++
+	return true
+}
+
+// Used returns how many attempts tool has taken.
+func (r *Run) Used(tool string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.used[tool]
+}
+
+// Remaining returns how many attempts tool may still take.
+func (r *Run) Remaining(tool string) int {
+	return r.Limit(tool) - r.Used(tool)
+}

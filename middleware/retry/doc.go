@@ -1,0 +1,68 @@
+// Package retry provides the retry layer: it makes a call again when the
+// failure says that may succeed, with jittered exponential backoff, within
+// the context's deadline, a cap on any one wait, the run's attempt budget
+// and a shared retry token budget.
+//
+//	tool := toolmw.MustWrap(spec, fn, retry.New(retry.WithMaxAttempts(3)))
+//
+// # What is retried
+//
+// After a failed attempt the layer asks [taxonomy.ShouldRetry] with the
+// call's idempotency:
+//
+//   - a typed error is retried when it says it is retryable (a transient
+//     failure, an idempotent timeout, circuit-open, rate-limited), after
+//     max(backoff, its RetryAfter);
+//   - a refusal, a permission denial or any other non-retryable error is
+//     returned at once, unchanged;
+//   - a cancellation is never retried: the context's error comes back as is,
+//     and a cancel during a backoff wait returns at once with
+//     context.Canceled;
+//   - an untyped error is retried only when the Call is idempotent
+//     (toolmw.Spec.Idempotent): a call that may have had its side effect is
+//     not made twice on a guess.
+//
+// When the attempts are used up ([WithMaxAttempts] counts attempts, not
+// retries) the last error is returned unchanged.
+//
+// # Failing closed
+//
+// The layer never sleeps through a wait it cannot use. Each of these ends
+// the call at once with a typed, non-retryable error wrapping the last
+// failure (errors.Is/As still reach it):
+//
+//   - the next wait would end at or past the context's deadline:
+//     code retry_wait_past_deadline, the last failure's kind (a circuit-open
+//     stays circuit-open), RetryAfter = the wait;
+//   - the dependency asked for a RetryAfter longer than [WithMaxWait]
+//     (default 30s; a server may ask for an hour): code retry_wait_too_long,
+//     likewise, with or without a deadline;
+//   - the run's cap of attempts for this tool is used up
+//     ([budget.WithRun]): run-limit-exceeded/run_attempts_exhausted;
+//   - the retry token budget is empty: retry-budget-exhausted.
+//
+// They are checked in that order, before a retry token is spent.
+//
+// # Budgets
+//
+// When the context carries a run budget ([budget.RunFrom]), every attempt,
+// the first included, takes one attempt from it under the tool's name.
+// Every call deposits into the retry token budget and every retry withdraws
+// one token (see package budget for the bounds this gives). By default each
+// wrapped tool gets its own budget, made when the layer wraps it; pass one
+// budget to several layers with [WithBudget] to share it across the tools
+// of one dependency, or switch it off with [WithoutBudget].
+//
+// # Attempts
+//
+// Before each attempt the layer records its number with toolmw.SetAttempt,
+// so the tool and every layer see it through toolmw.CallFrom, and layers
+// outside the retry read the number of attempts made once the call returns.
+//
+// # Configuration
+//
+// Options with unusable values (zero attempts, negative durations, a
+// backoff cap below its base, a nil clock or budget) are ignored, the
+// default kept, so [New] always returns a working layer; [Validate] reports
+// them as tool-definition-invalid/option_invalid errors for a start-up check.
+package retry

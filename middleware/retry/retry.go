@@ -1,0 +1,284 @@
+package retry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Defaults.
+const (
+	DefaultMaxAttempts = 3                      // attempts per call, the first included
+	DefaultBaseDelay   = 100 * time.Millisecond // the backoff before the first retry, at most
+	DefaultMaxDelay    = 5 * time.Second        // the cap of the backoff
+	DefaultMaxWait     = 30 * time.Second       // the longest single wait, RetryAfter included
+)
+
+// Option configures the retry layer.
+type Option func(*config)
+
+type config struct {
+	maxAttempts int
+	base, cap   time.Duration
+	maxWait     time.Duration
+	clock       clock.Clock
+	rand        func() float64
+	budget      *budget.Retry
+	noBudget    bool
+	err         error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("retry: "+format, args...))
+	}
+}
+
+// WithMaxAttempts sets how many attempts a call may make, the first
+// included (default [DefaultMaxAttempts]); 1 means no retry while still
+// drawing on the run budget. A value below 1 is ignored.
+func WithMaxAttempts(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.reject("WithMaxAttempts(%d): a call makes at least 1 attempt", n)
+			return
+		}
+		c.maxAttempts = n
+	}
+}
+
+// WithBackoff sets the full-jitter exponential backoff: before retry k (from
+// 1) the layer waits a uniformly random duration in
+// [0, min(cap, base·2^(k-1))), or the error's RetryAfter if that is longer
+// (defaults [DefaultBaseDelay] and [DefaultMaxDelay]). A base of 0 means no
+// backoff of its own. Negative durations or a cap below the base are
+// ignored.
+func WithBackoff(base, cap time.Duration) Option {
+	return func(c *config) {
+		if base < 0 || cap < base {
+			c.reject("WithBackoff(%v, %v): want 0 <= base <= cap", base, cap)
+			return
+		}
+		c.base, c.cap = base, cap
+	}
+}
+
+// WithMaxWait caps any one wait (default [DefaultMaxWait]). A RetryAfter
+// longer than the cap ends the call at once with code retry_wait_too_long;
+// the layer's own backoff is held to the cap. A value <= 0 is ignored.
+func WithMaxWait(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.reject("WithMaxWait(%v): the cap must be positive", d)
+			return
+		}
+		c.maxWait = d
+	}
+}
+
+// WithClock sets the clock the layer reads and waits on (default
+// clock.System). Tests pass a *clock.Fake. A nil clock is ignored.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) {
+		if c == nil {
+			cfg.reject("WithClock(nil)")
+			return
+		}
+		cfg.clock = c
+	}
+}
+
+// WithRand sets the random source of the jitter: a function returning a
+// value in [0, 1), called from many goroutines at once, so it must be safe
+// for concurrent use (a *rand.Rand's Float64 is not, unless guarded). The
+// default is math/rand/v2's Float64. Values outside [0, 1) are clamped. A
+// nil function is ignored.
+func WithRand(f func() float64) Option {
+	return func(c *config) {
+		if f == nil {
+			c.reject("WithRand(nil)")
+			return
+		}
+		c.rand = f
+	}
+}
+
+// WithBudget makes every tool the layer wraps draw on b, a retry token
+// budget shared, typically, by the tools of one dependency or by a whole
+// process. A nil b is ignored.
+func WithBudget(b *budget.Retry) Option {
+	return func(c *config) {
+		if b == nil {
+			c.reject("WithBudget(nil): use WithoutBudget to retry without a token budget")
+			return
+		}
+		c.budget, c.noBudget = b, false
+	}
+}
+
+// WithoutBudget retries without a retry token budget: only the attempt cap,
+// the deadline and the run budget bound the retries.
+func WithoutBudget() Option {
+	return func(c *config) { c.budget, c.noBudget = nil, true }
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		maxAttempts: DefaultMaxAttempts,
+		base:        DefaultBaseDelay,
+		cap:         DefaultMaxDelay,
+		maxWait:     DefaultMaxWait,
+		clock:       clock.System,
+		rand:        rand.Float64,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Validate reports the first option value [New] would ignore, as a
+// tool-definition-invalid error with code option_invalid, or nil.
+func Validate(opts ...Option) error {
+	return newConfig(opts).err
+}
+
+// New returns the retry layer. Each tool it wraps gets its own retry token
+// budget unless [WithBudget] or [WithoutBudget] says otherwise. Invalid
+// option values are ignored (see [Validate]). The returned Middleware and
+// the Tools it makes are safe for concurrent use.
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	return func(next toolmw.Tool) toolmw.Tool {
+		r := &retrier{config: cfg, next: next}
+		if r.budget == nil && !r.noBudget {
+			r.budget = budget.NewRetry()
+		}
+		return r.call
+	}
+}
+
+// retrier is the layer around one tool.
+type retrier struct {
+	config
+	next toolmw.Tool
+}
+
+const (
+	msgPastDeadline = "retrying stopped: the next wait would end past the deadline"
+	msgTooLong      = "retrying stopped: the dependency asked for a wait longer than the cap"
+	msgRunExhausted = "the run's attempt cap for this tool is used up"
+	msgNoBudget     = "retrying stopped: the retry budget is empty"
+)
+
+func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+	call, hasCall := toolmw.CallFrom(ctx)
+	run, _ := budget.RunFrom(ctx)
+	var last error
+	for n := 1; ; n++ {
+		if run != nil && !run.Take(call.Tool) {
+			return toolmw.Result{}, runExhausted(last)
+		}
+		if hasCall && n != call.Attempt {
+			toolmw.SetAttempt(ctx, n)
+		}
+		if n == 1 && r.budget != nil {
+			r.budget.Deposit()
+		}
+		res, err := r.next(ctx, args)
+		if err == nil {
+			return res, nil
+		}
+		last = err
+
+		retryable, after := taxonomy.ShouldRetry(err, call.Idempotent)
+		if !retryable || n >= r.maxAttempts {
+			return res, err
+		}
+		if cerr := ctx.Err(); cerr == context.Canceled {
+			return toolmw.Result{}, cerr
+		}
+		wait := max(r.backoff(n), after)
+		if after > r.maxWait {
+			return toolmw.Result{}, stopped(last, taxonomy.CodeWaitTooLong, msgTooLong, wait)
+		}
+		if !budget.WaitFits(ctx, r.clock.Now(), wait) {
+			return toolmw.Result{}, stopped(last, taxonomy.CodeWaitPastDeadline, msgPastDeadline, wait)
+		}
+		if run != nil && run.Remaining(call.Tool) <= 0 {
+			return toolmw.Result{}, runExhausted(last)
+		}
+		if r.budget != nil && !r.budget.TryRetry() {
+			return toolmw.Result{}, taxonomy.New(taxonomy.KindRetryBudgetExhausted,
+				taxonomy.CodeRetryBudgetExhausted, msgNoBudget).WithCause(last)
+		}
+		if err := r.sleep(ctx, wait, last); err != nil {
+			return toolmw.Result{}, err
+		}
+	}
+}
+
+// backoff returns the full-jitter backoff before retry k, held to maxWait.
+func (r *retrier) backoff(k int) time.Duration {
+	ceil := r.cap
+	if shift := k - 1; shift < 63 && r.base <= r.cap>>shift {
+		ceil = r.base << shift
+	}
+	ceil = min(ceil, r.maxWait)
+	if ceil <= 0 {
+		return 0
+	}
+	f := r.rand()
+	if !(f > 0) { // also NaN
+		return 0
+	}
+	if f >= 1 {
+		return ceil - 1
+	}
+	return time.Duration(f * float64(ceil))
+}
+
+// sleep waits d on the layer's clock. A cancel returns the context's error
+// as is; a deadline reached meanwhile (the clock and the context's timer
+// disagreeing) fails closed as a wait past the deadline.
+func (r *retrier) sleep(ctx context.Context, d time.Duration, last error) error {
+	if d <= 0 {
+		return nil
+	}
+	t := r.clock.NewTimer(d)
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		t.Stop()
+		if err := ctx.Err(); err == context.Canceled {
+			return err
+		}
+		return stopped(last, taxonomy.CodeWaitPastDeadline, msgPastDeadline, d)
+	}
+}
+
+// stopped is the error of a wait that is not started: the last failure's
+// kind, its own code, not retryable, wrapping the last failure.
+func stopped(last error, code, msg string, wait time.Duration) error {
+	return taxonomy.New(taxonomy.InfoOf(last).Kind, code, msg).
+		WithCause(last).WithRetryable(false).WithRetryAfter(wait)
+}
+
+func runExhausted(last error) error {
+	e := taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted, msgRunExhausted)
+	if last != nil {
+		e = e.WithCause(last)
+	}
+	return e
+}

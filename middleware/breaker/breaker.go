@@ -1,0 +1,244 @@
+package breaker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// State is a breaker's state: closed (calls pass), open (calls fail fast) or
+// half-open (probes pass).
+type State = gobreaker.State
+
+// The states.
+const (
+	StateClosed   = gobreaker.StateClosed
+	StateHalfOpen = gobreaker.StateHalfOpen
+	StateOpen     = gobreaker.StateOpen
+)
+
+// Counts are a breaker's counters since it last changed state (or since the
+// last interval began, see [WithInterval]). Neutral outcomes count as
+// requests and exclusions, neither successes nor failures.
+type Counts = gobreaker.Counts
+
+// Breaker is one circuit breaker. [New] makes one per tool, or per key; make
+// one with [NewBreaker] to share it between tools with [WithShared] and to
+// read its state. A Breaker is safe for concurrent use.
+type Breaker struct {
+	cb        *gobreaker.CircuitBreaker[toolmw.Result]
+	name      atomic.Pointer[string]
+	clock     clock.Clock
+	openFor   time.Duration
+	isFailure func(error) bool
+	notify    func(name string, from, to State)
+
+	pending atomic.Bool // changes are queued: a fast check for flush
+
+	mu         sync.Mutex // guards the fields below; never held while calling out
+	openedAt   time.Time  // when the breaker last opened, by clock
+	queue      []change   // transitions not yet delivered to notify
+	delivering bool       // a goroutine is delivering the queue
+}
+
+type change struct{ from, to State }
+
+// NewBreaker returns a closed breaker configured by opts. The name is passed
+// to the state-change callback. WithShared and WithKey mean nothing here.
+func NewBreaker(name string, opts ...Option) *Breaker {
+	b := newBreaker(newConfig(opts))
+	b.name.Store(&name)
+	return b
+}
+
+func newBreaker(c *config) *Breaker {
+	b := &Breaker{
+		clock:     c.clock,
+		openFor:   c.openFor,
+		isFailure: c.isFailure,
+		notify:    c.onChange,
+	}
+	b.cb = gobreaker.NewCircuitBreaker[toolmw.Result](gobreaker.Settings{
+		MaxRequests:   c.probes,
+		Interval:      c.interval,
+		Timeout:       c.openFor,
+		ReadyToTrip:   c.readyToTrip(),
+		OnStateChange: b.stateChanged,
+		IsExcluded:    isNeutral,
+	})
+	return b
+}
+
+// Name returns the breaker's name: the one given to NewBreaker, the key of a
+// keyed breaker, or the tool's name for a per-tool breaker (known from its
+// first call).
+func (b *Breaker) Name() string {
+	if p := b.name.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// State returns the breaker's current state.
+func (b *Breaker) State() State {
+	s := b.cb.State()
+	b.flush()
+	return s
+}
+
+// Counts returns the breaker's counters.
+func (b *Breaker) Counts() Counts {
+	return b.cb.Counts()
+}
+
+// The verdicts the layer reports to gobreaker in place of the tool's error:
+// gobreaker's IsExcluded is given errNeutral, and counts errFault (as any
+// non-nil error) as a failure.
+var (
+	errFault   = errors.New("breaker: dependency fault")
+	errNeutral = errors.New("breaker: neutral outcome")
+)
+
+func isNeutral(err error) bool { return err == errNeutral }
+
+// The errors of a breaker that refuses a call. They are immutable, so they
+// are made once; the open error gets its RetryAfter per call.
+var (
+	errOpen = taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen,
+		"the circuit breaker is open: the dependency keeps failing and calls are paused").
+		WithCause(gobreaker.ErrOpenState)
+	errHalfOpen = taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitHalfOpen,
+		"the circuit breaker is half-open: trial calls to the dependency are in flight").
+		WithCause(gobreaker.ErrTooManyRequests)
+)
+
+// call runs next through the breaker. The closure passed to Execute does not
+// escape, so the success path does not allocate.
+func (b *Breaker) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	var err error
+	res, verdict := b.cb.Execute(func() (toolmw.Result, error) {
+		if b.pending.Load() {
+			b.flush() // an open → half-open change, made by this very call
+		}
+		var res toolmw.Result
+		res, err = next(ctx, args)
+		return res, b.verdict(ctx, err)
+	})
+	if b.pending.Load() {
+		b.flush()
+	}
+	switch verdict {
+	case gobreaker.ErrOpenState:
+		return toolmw.Result{}, b.openError()
+	case gobreaker.ErrTooManyRequests:
+		return toolmw.Result{}, errHalfOpen
+	}
+	return res, err
+}
+
+// verdict tells gobreaker how a call that returned err counts.
+func (b *Breaker) verdict(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil, errors.Is(err, context.Canceled), !b.isFailure(err):
+		return errNeutral
+	}
+	return errFault
+}
+
+// openError returns circuit-open with the time left until half-open.
+func (b *Breaker) openError() error {
+	b.mu.Lock()
+	until := b.openedAt.Add(b.openFor)
+	b.mu.Unlock()
+	return errOpen.WithRetryAfter(until.Sub(b.clock.Now()))
+}
+
+// stateChanged is gobreaker's OnStateChange. It runs under gobreaker's lock,
+// so it only records the change; flush delivers it.
+func (b *Breaker) stateChanged(_ string, from, to State) {
+	var now time.Time
+	if to == StateOpen {
+		now = b.clock.Now()
+	}
+	b.mu.Lock()
+	if to == StateOpen {
+		b.openedAt = now
+	}
+	if b.notify != nil {
+		b.queue = append(b.queue, change{from, to})
+		b.pending.Store(true)
+	}
+	b.mu.Unlock()
+}
+
+// flush delivers the queued changes to the callback, in order, with no lock
+// held. One goroutine delivers at a time; changes queued meanwhile, also by
+// the callback itself, are delivered by it before it returns.
+func (b *Breaker) flush() {
+	b.mu.Lock()
+	if b.delivering {
+		b.mu.Unlock()
+		return
+	}
+	b.delivering = true
+	for len(b.queue) > 0 {
+		batch := b.queue
+		b.queue = nil
+		b.mu.Unlock()
+		b.deliver(batch)
+		b.mu.Lock()
+	}
+	b.delivering = false
+	b.pending.Store(false)
+	b.mu.Unlock()
+}
+
+// deliver calls the callback for each change. Should the callback panic, the
+// delivery ends and the next flush delivers what is queued after.
+func (b *Breaker) deliver(batch []change) {
+	done := false
+	defer func() {
+		if !done {
+			b.mu.Lock()
+			b.delivering = false
+			b.mu.Unlock()
+		}
+	}()
+	name := b.Name()
+	for _, c := range batch {
+		b.notify(name, c.from, c.to)
+	}
+	done = true
+}
+
+// IsFailure is the default rule of what counts against a breaker: an untyped
+// error, and a typed error of kind tool-failed (except code
+// upstream_bad_request) or tool-timeout. Cancellation and every other kind
+// are neutral. See the package documentation for the reasons.
+func IsFailure(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	te, ok := taxonomy.From(err)
+	if !ok {
+		return true
+	}
+	switch te.Kind() {
+	case taxonomy.KindFailed:
+		return te.Code() != taxonomy.CodeUpstreamBadRequest
+	case taxonomy.KindTimeout:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,85 @@
+// Package breaker is the circuit-breaking layer: when a tool's dependency
+// keeps failing, calls fail fast with a circuit-open error instead of
+// waiting on a dead upstream, and after a pause one trial call (a probe)
+// decides whether the dependency is back.
+//
+//	breaker.New()                                     // one breaker per tool
+//	breaker.New(breaker.WithOpenFor(time.Minute))     // a longer pause
+//	breaker.New(breaker.WithShared(payments))         // one breaker for every tool it wraps
+//	breaker.New(breaker.WithKey(upstreamOf))          // one breaker per upstream
+//
+// The layer is built on github.com/sony/gobreaker/v2.
+//
+// # Defaults
+//
+// A breaker opens after 5 consecutive failures ([DefaultConsecutiveFailures];
+// or use [WithFailureRatio]), stays open for 30 seconds ([DefaultOpenFor]),
+// then lets 1 probe through ([DefaultProbes]); the probe's success closes it,
+// its failure opens it again for another open period.
+//
+// # What counts as a failure
+//
+// Only dependency faults count against a breaker; see [IsFailure]:
+//
+//   - tool-failed, with any code and either retryability (an unavailable,
+//     erroring or panicking dependency, an unmapped failure), except
+//     upstream_bad_request: the dependency answered that the request was
+//     malformed, which is the caller's fault;
+//   - tool-timeout (a per-attempt timeout, or a timeout the dependency or
+//     the network reported);
+//   - an untyped error: nobody has said what it means, so it is treated as
+//     the unmapped failure it would be classified as;
+//   - a panic of the tool (gobreaker records it, and the panic goes on).
+//
+// Everything else is neutral: it neither counts as a failure nor as a
+// success, so it never trips the breaker and never closes it. These are
+// answers, not faults: tool-refused, tool-args-invalid, tool-not-permitted,
+// tool-not-found, tool-result-invalid (the dependency answered; what it said
+// is unfit), rate-limited (a local limiter's decision, or the dependency
+// asking to slow down, which the retry layer honours through RetryAfter
+// without blacking the tool out for an open period), circuit-open (an inner
+// breaker's decision), retry-budget-exhausted, run-limit-exceeded,
+// tool-definition-invalid and any kind this package does not know.
+//
+// Cancellation is always neutral: an error that is or wraps
+// context.Canceled, and any error returned once the call's context is done
+// (the caller cancelled or its own deadline passed, which says nothing about
+// the dependency). A slow dependency trips the breaker through the timeout
+// layer's per-attempt timeout, which ends inside the breaker while the
+// caller's context is still live.
+//
+// [WithIsFailure] replaces the rule; cancellation stays neutral.
+//
+// # Errors
+//
+// An open breaker fails a call at once with circuit-open/circuit_open,
+// retryable, with RetryAfter the time left until the breaker lets a probe
+// through. A half-open breaker whose probes are all in flight fails a call
+// with circuit-open/circuit_half_open, retryable, without a RetryAfter hint
+// (the probe's outcome decides). Both wrap the gobreaker error
+// (gobreaker.ErrOpenState, gobreaker.ErrTooManyRequests) as their cause.
+//
+// # Time
+//
+// gobreaker measures the open period with the real clock and cannot be given
+// another one. The clock of [WithClock] is used to record when a breaker
+// opened and to compute RetryAfter, so tests drive RetryAfter with a fake
+// clock; the passage from open to half-open always takes real time.
+//
+// # State changes
+//
+// [WithOnStateChange] observes every transition. gobreaker reports a
+// transition while holding its own lock; the breaker queues it and delivers
+// it, in order, once gobreaker has returned, so the callback never runs under
+// a lock and may call back into the breaker (for example [Breaker.State]).
+// A transition is delivered by the goroutine of the call (or of the State or
+// Counts call) that caused it, or that comes next.
+//
+// # Configuration errors
+//
+// An option given a value it cannot use (a non-positive open period, zero
+// probes, a ratio outside (0, 1], a nil function) is ignored and the default
+// stays, so [New] always returns a working middleware; [Validate] reports
+// such options as a tool-definition-invalid/option_invalid error at
+// start-up.
+package breaker

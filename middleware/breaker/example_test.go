@@ -1,0 +1,46 @@
+package breaker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+func Example() {
+	// One breaker for every tool behind the payments API.
+	clk := clock.NewFake(time.Now())
+	payments := breaker.NewBreaker("payments",
+		breaker.WithClock(clk),
+		breaker.WithOpenFor(30*time.Second),
+		breaker.WithOnStateChange(func(name string, from, to breaker.State) {
+			fmt.Printf("breaker %s: %v -> %v\n", name, from, to)
+		}))
+	mw := breaker.New(breaker.WithShared(payments))
+
+	charge := toolmw.MustWrap(toolmw.Spec{Name: "charge"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{}, taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "payments API unreachable")
+	}, mw)
+	refund := toolmw.MustWrap(toolmw.Spec{Name: "refund"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("refunded"), nil
+	}, mw)
+
+	ctx := context.Background()
+	for range breaker.DefaultConsecutiveFailures {
+		charge(ctx, nil)
+	}
+	clk.Advance(10 * time.Second)
+	_, err := refund(ctx, nil)
+	te, _ := taxonomy.From(err)
+	fmt.Println(err)
+	fmt.Println("retryable:", te.Retryable(), "retry after:", te.RetryAfter())
+	// Output:
+	// breaker payments: closed -> open
+	// refund: circuit-open circuit_open: the circuit breaker is open: the dependency keeps failing and calls are paused
+	// retryable: true retry after: 20s
+}

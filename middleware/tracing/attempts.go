@@ -1,0 +1,103 @@
+package tracing
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Attempts returns a middleware meant to sit just inside the retry layer,
+// so that it runs once per attempt. It adds one span event named
+// "toolmw.attempt" to the span in the context (the one New started) per
+// attempt, with the attempt's number, its outcome and, on error, its code
+// (error.type), kind and retryability; and it counts attempts in the
+// toolmw.tool.attempts counter by tool, outcome and code, so that attempts
+// per call can be watched against calls. Events are added only when that
+// span is recording.
+//
+// Attempts are events rather than child spans: they are sequential parts of
+// one call, an event costs far less than a span, and the call's span then
+// tells the whole story without a sampler splitting it. WithTracerProvider
+// does not apply to Attempts.
+func Attempts(opts ...Option) toolmw.Middleware {
+	return func(next toolmw.Tool) toolmw.Tool {
+		cfg := newConfig(opts)
+		meter := cfg.mp.Meter(ScopeName)
+		a := &attempts{next: next, count: int64Counter(meter, MetricAttempts,
+			metric.WithDescription("Number of tool call attempts."),
+			metric.WithUnit("{attempt}"))}
+		return a.call
+	}
+}
+
+// attempts is the per-tool state of Attempts.
+type attempts struct {
+	next   toolmw.Tool
+	count  metric.Int64Counter
+	labels atomic.Pointer[labels]
+}
+
+func (a *attempts) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
+	c, known := toolmw.CallFrom(ctx)
+	span := trace.SpanFromContext(ctx)
+	done := false
+	defer func() {
+		if !done {
+			a.finish(ctx, span, c, known, errPanicked)
+		}
+	}()
+	res, err = a.next(ctx, args)
+	done = true
+	a.finish(ctx, span, c, known, err)
+	return res, err
+}
+
+func (a *attempts) finish(ctx context.Context, span trace.Span, c toolmw.Call, known bool, err error) {
+	recording := span.IsRecording()
+	counted := a.count.Enabled(ctx)
+	if !recording && !counted {
+		return
+	}
+	outcome := taxonomy.OutcomeOf(err)
+	var info taxonomy.Info
+	if err != nil {
+		info = taxonomy.InfoOf(err)
+	}
+	if recording {
+		var kv [5]attribute.KeyValue
+		n := 0
+		if known {
+			kv[n] = KeyAttempt.Int(c.Attempt)
+			n++
+		}
+		kv[n] = KeyOutcome.String(string(outcome))
+		n++
+		if err != nil {
+			kv[n] = KeyErrorType.String(info.Code)
+			kv[n+1] = KeyErrorKind.String(string(info.Kind))
+			kv[n+2] = KeyRetryable.Bool(info.Retryable)
+			n += 3
+		}
+		span.AddEvent(EventAttempt, trace.WithAttributes(kv[:n]...))
+	}
+	if !counted {
+		return
+	}
+	lb := a.labels.Load()
+	if lb == nil || !lb.matches(c) {
+		lb = newLabels(c)
+		a.labels.Store(lb)
+	}
+	if err == nil {
+		a.count.Add(ctx, 1, lb.okAdd...)
+		return
+	}
+	a.count.Add(ctx, 1, metric.WithAttributeSet(lb.set(outcome, info.Code)))
+}

@@ -1,0 +1,84 @@
+// Package tracing traces tool calls with OpenTelemetry and records their
+// duration and outcome as metrics.
+//
+// It is the only toolmw package that imports the OpenTelemetry API; the SDK
+// is used only in its tests and examples. Pass providers with
+// [WithTracerProvider] and [WithMeterProvider]; by default the global ones
+// are used, looked up when the middleware wraps a tool.
+//
+// # Spans
+//
+// [New] starts one span per call, of kind Internal, named
+// "execute_tool {tool}" ("execute_tool" when the context carries no
+// toolmw.Call), following the OpenTelemetry GenAI semantic conventions for
+// tool execution:
+//
+//	gen_ai.operation.name  "execute_tool"
+//	gen_ai.tool.name       the tool's name, when known
+//	gen_ai.tool.type       Spec.Type ("function" unless the spec says otherwise), when known
+//	gen_ai.tool.call.id    the model's call id (toolmw.WithCallID), when known
+//	error.type             the taxonomy code, when the call returned an error
+//
+// and toolmw's own attributes, under the toolmw namespace:
+//
+//	toolmw.outcome         ok, failed, declined (the tool refused), refused (not permitted), timed_out, cancelled
+//	toolmw.attempts        the attempts made, read from the Call once the call returned
+//	toolmw.error.kind      the taxonomy kind, on error
+//	toolmw.error.code      the taxonomy code, on error
+//	toolmw.retryable       whether the error is retryable, on error
+//
+// The operation, tool name and type are given at start, so samplers see
+// them; the rest is set only when the span is recording.
+//
+// The status is Error only for a failure: outcomes failed and timed_out.
+// A refusal (declined) and a permission denial (refused) are answers, and a
+// cancellation is the caller's decision, not a fault of the tool: their
+// status stays Unset, while error.type and the outcome still tell them
+// apart. The status description is the code, never the message.
+//
+// No error message reaches a span: the layer never calls RecordError, never
+// reads Error() or a message, and sets only kinds, codes and outcomes, which
+// are identifiers. (The GenAI conventions' exception event is therefore not
+// emitted.) The tool's description, arguments and result are not recorded
+// either.
+//
+// # Attempts
+//
+// [Attempts] is a second middleware, meant to sit just inside the retry
+// layer. It adds one span event "toolmw.attempt" per attempt to the call's
+// span, with toolmw.attempt (its number), toolmw.outcome and, on error,
+// error.type, toolmw.error.kind and toolmw.retryable. Events rather than
+// child spans: attempts are sequential parts of one call, and an event is
+// far cheaper than a span.
+//
+// # Metrics
+//
+//	gen_ai.execute_tool.duration  histogram, s         gen_ai.operation.name, gen_ai.tool.name, toolmw.outcome, error.type
+//	toolmw.tool.calls             counter, {call}      the same attributes
+//	toolmw.tool.attempts          counter, {attempt}   the same attributes, per attempt (recorded by Attempts)
+//
+// The duration histogram bears the name the GenAI conventions give the
+// duration of tool execution, so dashboards built on them find it; its
+// bucket boundaries are those the conventions advise for GenAI operation
+// durations (10 ms doubling up to about 80 s). The conventions define no
+// count of tool calls, so the counters are in toolmw's namespace, named as
+// the general conventions name counts of discrete things: a plural noun
+// with a {curly} annotation for a unit. The histogram already counts calls;
+// the call counter is there for backends that keep counters more cheaply
+// than histograms, and attempts over calls measures retry amplification.
+// error.type is set on every call that returned an error (refusals
+// included), so a code can be followed whatever its outcome;
+// toolmw.outcome tells failures from answers. Attribute values are a
+// tool's name, outcomes and codes only: a bounded set.
+//
+// # Cost
+//
+// Attributes are built only for a recording span, and the success path
+// reuses per-tool precomputed span options and metric attribute sets. With
+// the no-op providers of the otel noop packages the middleware returns the
+// tool unchanged; with the global providers and no SDK installed, a call
+// costs a span start on the no-op tracer and nothing else.
+//
+// A panic passing through the layer is recorded as
+// tool-failed/tool_panicked (without the panic value) and goes on.
+package tracing

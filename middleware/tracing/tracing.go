@@ -1,0 +1,329 @@
+package tracing
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter.
+const ScopeName = "github.com/toolmw/toolmw/middleware/tracing"
+
+// OperationName is the gen_ai.operation.name of a tool call, and the first
+// word of its span name.
+const OperationName = "execute_tool"
+
+// The attribute keys of the OpenTelemetry GenAI and general semantic
+// conventions that the layer sets.
+const (
+	KeyOperationName = attribute.Key("gen_ai.operation.name") // always "execute_tool"
+	KeyToolName      = attribute.Key("gen_ai.tool.name")      // the tool's name, when known
+	KeyToolCallID    = attribute.Key("gen_ai.tool.call.id")   // the model's call id, when known
+	KeyToolType      = attribute.Key("gen_ai.tool.type")      // Spec.Type, when known
+	KeyErrorType     = attribute.Key("error.type")            // the code, when the call returned an error
+)
+
+// The attribute keys of toolmw's own attributes.
+const (
+	KeyOutcome   = attribute.Key("toolmw.outcome")    // taxonomy.OutcomeOf: ok, failed, declined, refused, timed_out, cancelled
+	KeyErrorKind = attribute.Key("toolmw.error.kind") // the taxonomy kind, on error
+	KeyErrorCode = attribute.Key("toolmw.error.code") // the taxonomy code, on error
+	KeyRetryable = attribute.Key("toolmw.retryable")  // whether the error is retryable, on error
+	KeyAttempts  = attribute.Key("toolmw.attempts")   // attempts made, on the call's span
+	KeyAttempt   = attribute.Key("toolmw.attempt")    // the attempt's number, on an attempt event
+)
+
+// The metric names; see the package documentation for why these.
+const (
+	MetricDuration = "gen_ai.execute_tool.duration" // histogram, s
+	MetricCalls    = "toolmw.tool.calls"            // counter, {call}
+	MetricAttempts = "toolmw.tool.attempts"         // counter, {attempt}; recorded by Attempts
+)
+
+// EventAttempt is the name of the span event Attempts adds per attempt.
+const EventAttempt = "toolmw.attempt"
+
+// durationBounds are the bucket boundaries advised for the duration
+// histogram, in seconds: those the GenAI conventions advise for operation
+// durations, from 10 ms doubling up to about 80 s.
+var durationBounds = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+
+// Option configures New and Attempts.
+type Option func(*config)
+
+type config struct {
+	tp    trace.TracerProvider
+	mp    metric.MeterProvider
+	clock clock.Clock
+}
+
+// WithTracerProvider sets the provider of the tracer. By default, and when
+// tp is nil, the global provider (otel.GetTracerProvider) is looked up when
+// the middleware wraps a tool. Attempts ignores it: it adds its events to
+// the span already in the context.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tp = tp }
+}
+
+// WithMeterProvider sets the provider of the meter. By default, and when mp
+// is nil, the global provider (otel.GetMeterProvider) is looked up when the
+// middleware wraps a tool.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.mp = mp }
+}
+
+// WithClock sets the clock that times calls for the duration histogram;
+// clock.System by default. Span timestamps are the tracer's own.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.tp == nil {
+		c.tp = otel.GetTracerProvider()
+	}
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
+	}
+	c.clock = clock.Or(c.clock)
+	return c
+}
+
+// New returns a middleware that traces each tool call as one span named
+// "execute_tool {tool}" and records its duration and outcome as metrics.
+// See the package documentation for the attributes, the status and the
+// metrics. With a no-op tracer provider and a no-op meter provider (the
+// types of the otel noop packages) it returns each tool unchanged.
+func New(opts ...Option) toolmw.Middleware {
+	return func(next toolmw.Tool) toolmw.Tool {
+		cfg := newConfig(opts)
+		_, noTraces := cfg.tp.(tracenoop.TracerProvider)
+		_, noMetrics := cfg.mp.(metricnoop.MeterProvider)
+		if noTraces && noMetrics {
+			return next
+		}
+		l := &layer{next: next, clock: cfg.clock}
+		if !noTraces {
+			l.tracer = cfg.tp.Tracer(ScopeName)
+		}
+		meter := cfg.mp.Meter(ScopeName)
+		l.duration = float64Histogram(meter, MetricDuration,
+			metric.WithDescription("Duration of tool calls."),
+			metric.WithUnit("s"),
+			metric.WithExplicitBucketBoundaries(durationBounds...))
+		l.calls = int64Counter(meter, MetricCalls,
+			metric.WithDescription("Number of tool calls."),
+			metric.WithUnit("{call}"))
+		return l.call
+	}
+}
+
+// layer is the per-tool state of New. Its fields are set once; the cached
+// labels change atomically.
+type layer struct {
+	next     toolmw.Tool
+	clock    clock.Clock
+	tracer   trace.Tracer // nil when traces are off
+	duration metric.Float64Histogram
+	calls    metric.Int64Counter
+	labels   atomic.Pointer[labels]
+}
+
+// noSpan is the span of a call when traces are off: it records nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// errPanicked stands for the error of a call whose tool panicked through
+// the layer; the panic itself goes on.
+var errPanicked = taxonomy.Failure(taxonomy.CodeToolPanicked, "the tool panicked")
+
+func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
+	c, known := toolmw.CallFrom(ctx)
+	lb := l.labels.Load()
+	if lb == nil || !lb.matches(c) {
+		lb = newLabels(c)
+		l.labels.Store(lb)
+	}
+	measured := l.duration.Enabled(ctx) || l.calls.Enabled(ctx)
+	var start time.Time
+	if measured {
+		start = l.clock.Now()
+	}
+	span, inner := noSpan, ctx
+	if l.tracer != nil {
+		inner, span = l.tracer.Start(ctx, lb.spanName, lb.startOpts...)
+	}
+	done := false
+	defer func() {
+		if !done {
+			l.finish(ctx, span, lb, c.ID, known, start, measured, errPanicked)
+		}
+	}()
+	res, err = l.next(inner, args)
+	done = true
+	l.finish(ctx, span, lb, c.ID, known, start, measured, err)
+	return res, err
+}
+
+func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id string, known bool, start time.Time, measured bool, err error) {
+	outcome := taxonomy.OutcomeOf(err)
+	var info taxonomy.Info
+	if err != nil {
+		info = taxonomy.InfoOf(err)
+	}
+	if span.IsRecording() {
+		attempts := 0
+		if known {
+			// The retry layer inside advances the attempt; read it now.
+			c, _ := toolmw.CallFrom(ctx)
+			attempts = c.Attempt
+		}
+		annotate(span, id, outcome, info, known, attempts)
+	}
+	span.End()
+	if !measured {
+		return
+	}
+	secs := l.clock.Now().Sub(start).Seconds()
+	if err == nil {
+		l.duration.Record(ctx, secs, lb.okRecord...)
+		l.calls.Add(ctx, 1, lb.okAdd...)
+		return
+	}
+	set := metric.WithAttributeSet(lb.set(outcome, info.Code))
+	l.duration.Record(ctx, secs, set)
+	l.calls.Add(ctx, 1, set)
+}
+
+// annotate sets the call id, the outcome attributes and the status of a recording span.
+// Nothing in them is free text: kinds, codes and outcomes are snake_case or
+// kebab-case identifiers, so no error message can reach the span.
+func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, attempts int) {
+	var kv [8]attribute.KeyValue
+	n := 0
+	if id != "" {
+		kv[n] = KeyToolCallID.String(id)
+		n++
+	}
+	kv[n] = KeyOutcome.String(string(outcome))
+	n++
+	if known {
+		kv[n] = KeyAttempts.Int(attempts)
+		n++
+	}
+	if outcome != taxonomy.OutcomeOK {
+		kv[n] = KeyErrorType.String(info.Code)
+		kv[n+1] = KeyErrorKind.String(string(info.Kind))
+		kv[n+2] = KeyErrorCode.String(info.Code)
+		kv[n+3] = KeyRetryable.Bool(info.Retryable)
+		n += 4
+	}
+	span.SetAttributes(kv[:n]...)
+	if isFailure(outcome) {
+		span.SetStatus(codes.Error, info.Code)
+	}
+}
+
+// isFailure reports whether an outcome marks the span as an error: a
+// failure or a timeout. An answer (a refusal, a permission denial) and a
+// cancellation by the caller are not errors of the tool.
+func isFailure(o taxonomy.Outcome) bool {
+	switch o {
+	case taxonomy.OutcomeOK, taxonomy.OutcomeDeclined, taxonomy.OutcomeRefused, taxonomy.OutcomeCancelled:
+		return false
+	}
+	return true
+}
+
+// labels holds what the layer precomputes for one tool: the span name, the
+// start options and the attribute set of a successful call.
+type labels struct {
+	tool, typ string
+	spanName  string
+	startOpts []trace.SpanStartOption
+	okRecord  []metric.RecordOption
+	okAdd     []metric.AddOption
+}
+
+func newLabels(c toolmw.Call) *labels {
+	lb := &labels{tool: c.Tool, typ: specType(c), spanName: OperationName}
+	attrs := []attribute.KeyValue{KeyOperationName.String(OperationName)}
+	if c.Tool != "" {
+		lb.spanName = OperationName + " " + c.Tool
+		attrs = append(attrs, KeyToolName.String(c.Tool))
+	}
+	if lb.typ != "" {
+		attrs = append(attrs, KeyToolType.String(lb.typ))
+	}
+	lb.startOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
+	ok := metric.WithAttributeSet(lb.set(taxonomy.OutcomeOK, ""))
+	lb.okRecord = []metric.RecordOption{ok}
+	lb.okAdd = []metric.AddOption{ok}
+	return lb
+}
+
+func (lb *labels) matches(c toolmw.Call) bool {
+	return lb.tool == c.Tool && lb.typ == specType(c)
+}
+
+// set returns the metric attributes of a call of the tool: the operation,
+// the tool's name, the outcome and, on error, error.type = the code.
+func (lb *labels) set(outcome taxonomy.Outcome, code string) attribute.Set {
+	kv := make([]attribute.KeyValue, 0, 4)
+	kv = append(kv, KeyOperationName.String(OperationName))
+	if lb.tool != "" {
+		kv = append(kv, KeyToolName.String(lb.tool))
+	}
+	kv = append(kv, KeyOutcome.String(string(outcome)))
+	if code != "" {
+		kv = append(kv, KeyErrorType.String(code))
+	}
+	return attribute.NewSet(kv...)
+}
+
+func specType(c toolmw.Call) string {
+	if c.Spec == nil {
+		return ""
+	}
+	return c.Spec.Type
+}
+
+func float64Histogram(m metric.Meter, name string, opts ...metric.Float64HistogramOption) metric.Float64Histogram {
+	h, err := m.Float64Histogram(name, opts...)
+	if err != nil {
+		otel.Handle(err)
+	}
+	if h == nil {
+		return metricnoop.Float64Histogram{}
+	}
+	return h
+}
+
+func int64Counter(m metric.Meter, name string, opts ...metric.Int64CounterOption) metric.Int64Counter {
+	c, err := m.Int64Counter(name, opts...)
+	if err != nil {
+		otel.Handle(err)
+	}
+	if c == nil {
+		return metricnoop.Int64Counter{}
+	}
+	return c
+}

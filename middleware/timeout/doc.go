@@ -1,0 +1,60 @@
+// Package timeout provides the per-attempt timeout layer.
+//
+//	tool := toolmw.MustWrap(spec, fn, retry.New(), timeout.New(2*time.Second))
+//
+// Placed inside the retry layer, it bounds each attempt; the retry layer
+// then decides whether another attempt is worth making.
+//
+// # Semantics
+//
+// Each call gets a context whose deadline is d from now. A timeout never
+// extends an earlier deadline of the caller: when the caller's deadline comes
+// first (or at the same time), the tool is given the caller's context as is
+// and no timer or context is made.
+//
+// By default the layer is cooperative: at the deadline the tool's context is
+// cancelled and the layer waits for the tool to return. What the call then
+// ends with:
+//
+//   - the tool returned an error after its attempt timed out (the caller's
+//     context still live): tool-timeout with code timeout, wrapping the
+//     tool's error. It matches context.DeadlineExceeded and
+//     taxonomy.ErrTimeout, and is retryable only when the Call is
+//     idempotent: a call that timed out may have had its side effect;
+//   - the tool returned a result even though the deadline passed: that
+//     result. The work was done and its side effect happened; throwing the
+//     result away would only invite a second, duplicate call;
+//   - the caller's context was cancelled: the caller's error,
+//     context.Canceled, as is;
+//   - the caller's deadline passed: tool-timeout with code
+//     deadline_exceeded, not retryable (there is no time left to retry in);
+//   - any other error: unchanged.
+//
+// # Abandoning a tool
+//
+// A tool that ignores its context would hold a cooperative call past its
+// deadline. [WithAbandon] runs the tool on its own goroutine and returns at
+// the deadline (or at the caller's cancel) without waiting. What the tool
+// returns later is never silently dropped: it is passed to the callback,
+// with the call and how late it came, and the goroutine then ends. The tool
+// keeps running until it returns, so an abandoned call may still have its
+// side effect, and a retry may overlap it; abandon only tools for which that
+// is acceptable. In this mode a panic of the tool is re-raised in the
+// caller's goroutine when the caller is still waiting, and reported as a
+// late result when it was abandoned.
+//
+// # Clock
+//
+// The attempt's deadline is a context deadline, which the context package
+// fires on real time. [WithClock] sets the clock the layer reads the time
+// from (to compute the deadline and how late an abandoned call came); a
+// clock.Fake therefore only makes sense reading close to real time
+// (clock.NewFake(time.Now())), and tests use timeouts of a few milliseconds.
+//
+// # Configuration
+//
+// New(d) with d <= 0 switches the layer off: it returns the tool unchanged.
+// A negative d, and options with unusable values (a nil callback or clock),
+// which are ignored, are reported by [Validate] as
+// tool-definition-invalid/option_invalid errors for a start-up check.
+package timeout

@@ -1,0 +1,209 @@
+package timeout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Late is the late outcome of a call abandoned by [WithAbandon]: what the
+// tool returned after the layer had stopped waiting for it.
+type Late struct {
+	Call   toolmw.Call   // the call as it started; zero when the tool was not Wrap'd
+	Result toolmw.Result // what the tool returned
+	Err    error         // the error it returned, or nil
+	Panic  any           // the value it panicked with, or nil
+	After  time.Duration // how long after it was abandoned it returned
+}
+
+// Option configures the timeout layer.
+type Option func(*config)
+
+type config struct {
+	clock  clock.Clock
+	onLate func(Late)
+	err    error
+}
+
+func (c *config) reject(msg string) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "timeout: "+msg)
+	}
+}
+
+// WithAbandon makes the layer return at the deadline without waiting for a
+// tool that ignores its context, and report what the tool returns later to
+// onLate. onLate runs on the abandoned tool's goroutine, once per abandoned
+// call, possibly from many goroutines at once, and must be safe for that. A
+// nil onLate is ignored: a late result must go somewhere.
+func WithAbandon(onLate func(Late)) Option {
+	return func(c *config) {
+		if onLate == nil {
+			c.reject("WithAbandon(nil): the late result must be reported somewhere")
+			return
+		}
+		c.onLate = onLate
+	}
+}
+
+// WithClock sets the clock the layer reads (default clock.System); see the
+// package documentation for why the deadline itself runs on real time. A nil
+// clock is ignored.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) {
+		if c == nil {
+			cfg.reject("WithClock(nil)")
+			return
+		}
+		cfg.clock = c
+	}
+}
+
+func newConfig(opts []Option) config {
+	c := config{clock: clock.System}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Validate reports a negative d or the first option value [New] would
+// ignore, as a tool-definition-invalid error with code option_invalid, or
+// nil. A d of 0 is valid: the layer is off.
+func Validate(d time.Duration, opts ...Option) error {
+	if d < 0 {
+		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("timeout: New(%v): the timeout must not be negative", d))
+	}
+	return newConfig(opts).err
+}
+
+// New returns a layer that gives each attempt at most d. With d <= 0 the
+// layer is off and returns the tool unchanged. Invalid option values are
+// ignored (see [Validate]). The returned Middleware and the Tools it makes
+// are safe for concurrent use.
+func New(d time.Duration, opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	msg := fmt.Sprintf("the attempt did not finish within %v", d)
+	return func(next toolmw.Tool) toolmw.Tool {
+		if d <= 0 {
+			return next
+		}
+		l := &limiter{config: cfg, d: d, msg: msg, next: next}
+		return l.call
+	}
+}
+
+// limiter is the layer around one tool.
+type limiter struct {
+	config
+	d    time.Duration
+	msg  string
+	next toolmw.Tool
+}
+
+const msgDeadline = "the caller's deadline passed"
+
+func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+	call, _ := toolmw.CallFrom(ctx)
+	actx := ctx
+	deadline := l.clock.Now().Add(l.d)
+	if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	var res toolmw.Result
+	var err error
+	if l.onLate == nil {
+		res, err = l.next(actx, args)
+	} else {
+		res, err = l.abandonable(actx, call, args)
+	}
+	if err == nil {
+		return res, nil
+	}
+	switch ctx.Err() {
+	case nil:
+	case context.DeadlineExceeded:
+		return toolmw.Result{}, taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, msgDeadline, false).WithCause(err)
+	default:
+		return toolmw.Result{}, ctx.Err()
+	}
+	if actx != ctx && actx.Err() != nil {
+		return toolmw.Result{}, taxonomy.Timeout(taxonomy.CodeTimeout, l.msg, call.Idempotent).WithCause(err)
+	}
+	return res, err
+}
+
+// The states of an abandonable attempt.
+const (
+	running int32 = iota
+	finished
+	abandoned
+)
+
+// attempt is one abandonable run of the tool. Whichever side moves state
+// away from running first decides who gets the outcome: the waiting caller
+// (finished) or the late callback (abandoned).
+type attempt struct {
+	state       atomic.Int32
+	done        chan outcome // buffered: the tool's goroutine never blocks
+	abandonedAt time.Time    // written before state becomes abandoned
+}
+
+type outcome struct {
+	res   toolmw.Result
+	err   error
+	panic any
+}
+
+func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.RawMessage) (toolmw.Result, error) {
+	a := &attempt{done: make(chan outcome, 1)}
+	go l.run(ctx, a, call, args)
+	var o outcome
+	select {
+	case o = <-a.done:
+	case <-ctx.Done():
+		a.abandonedAt = l.clock.Now()
+		if a.state.CompareAndSwap(running, abandoned) {
+			return toolmw.Result{}, ctx.Err()
+		}
+		o = <-a.done // it returned meanwhile
+	}
+	if o.panic != nil {
+		panic(o.panic)
+	}
+	return o.res, o.err
+}
+
+// run calls the tool and hands its outcome to the caller, or, when the
+// caller has gone, to the late callback.
+func (l *limiter) run(ctx context.Context, a *attempt, call toolmw.Call, args json.RawMessage) {
+	var o outcome
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				o = outcome{panic: p}
+			}
+		}()
+		o.res, o.err = l.next(ctx, args)
+	}()
+	if a.state.CompareAndSwap(running, finished) {
+		a.done <- o
+		return
+	}
+	late := Late{Call: call, Result: o.res, Err: o.err, Panic: o.panic, After: l.clock.Now().Sub(a.abandonedAt)}
+	if o.panic != nil {
+		late.Err = taxonomy.Failure(taxonomy.CodeToolPanicked, "the abandoned tool panicked")
+	}
+	l.onLate(late)
+}

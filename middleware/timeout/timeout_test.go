@@ -1,0 +1,287 @@
+package timeout_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/timeout"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// short is the per-attempt timeout of the tests: context deadlines run on
+// real time, so it is kept to a few milliseconds.
+const short = 2 * time.Millisecond
+
+// cooperative waits for its context and returns its error.
+func cooperative(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+	<-ctx.Done()
+	return toolmw.Result{}, ctx.Err()
+}
+
+func wrap(idempotent bool, tool toolmw.Tool, mw toolmw.Middleware) toolmw.Tool {
+	return toolmw.MustWrap(toolmw.Spec{Name: "lookup", Idempotent: idempotent}, tool, mw)
+}
+
+func TestCooperativeTimeout(t *testing.T) {
+	for _, idempotent := range []bool{true, false} {
+		_, err := wrap(idempotent, cooperative, timeout.New(short))(context.Background(), nil)
+		var te taxonomy.Error
+		if !errors.As(err, &te) || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeTimeout {
+			t.Fatalf("idempotent=%v: got %v, want tool-timeout/timeout", idempotent, err)
+		}
+		if te.Retryable() != idempotent {
+			t.Errorf("idempotent=%v: retryable = %v", idempotent, te.Retryable())
+		}
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, taxonomy.ErrTimeout) {
+			t.Errorf("the timeout does not match context.DeadlineExceeded and ErrTimeout: %v", err)
+		}
+		if te.Tool() != "lookup" {
+			t.Errorf("tool = %q", te.Tool())
+		}
+		if retry, _ := taxonomy.ShouldRetry(err, idempotent); retry != idempotent {
+			t.Errorf("idempotent=%v: ShouldRetry = %v", idempotent, retry)
+		}
+	}
+}
+
+func TestSuccessAfterTheDeadlineIsKept(t *testing.T) {
+	tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		<-ctx.Done() // the work finished anyway
+		return toolmw.Text("booked"), nil
+	}
+	res, err := wrap(false, tool, timeout.New(short))(context.Background(), nil)
+	if err != nil || res.Content != "booked" {
+		t.Fatalf("got %v, %v; want the late success", res, err)
+	}
+}
+
+func TestToolErrorBeforeTheDeadlineIsUnchanged(t *testing.T) {
+	refusal := taxonomy.Refusal("booking_not_cancellable", "no")
+	untyped := errors.New("boom")
+	for _, want := range []error{refusal, untyped} {
+		tool := func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Result{}, want }
+		_, err := timeout.New(time.Hour)(tool)(context.Background(), nil)
+		if err != want {
+			t.Fatalf("got %v, want %v unchanged", err, want)
+		}
+	}
+}
+
+func TestAttemptDeadline(t *testing.T) {
+	var got context.Context
+	tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		got = ctx
+		return toolmw.Text("ok"), nil
+	}
+	now := time.Now()
+	clk := clock.NewFake(now)
+
+	t.Run("no parent deadline", func(t *testing.T) {
+		timeout.New(time.Minute, timeout.WithClock(clk))(tool)(context.Background(), nil)
+		if dl, ok := got.Deadline(); !ok || !dl.Equal(now.Add(time.Minute)) {
+			t.Fatalf("deadline %v, %v; want now+1m", dl, ok)
+		}
+		if got.Err() == nil {
+			t.Fatal("the attempt's context was not cancelled on return")
+		}
+	})
+	t.Run("parent later", func(t *testing.T) {
+		parent, cancel := context.WithDeadline(context.Background(), now.Add(time.Hour))
+		defer cancel()
+		timeout.New(time.Minute, timeout.WithClock(clk))(tool)(parent, nil)
+		if dl, _ := got.Deadline(); !dl.Equal(now.Add(time.Minute)) {
+			t.Fatalf("deadline %v, want now+1m", dl)
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		parent time.Duration
+	}{{"parent sooner", 30 * time.Second}, {"parent at the same time", time.Minute}} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, cancel := context.WithDeadline(context.Background(), now.Add(tc.parent))
+			defer cancel()
+			for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(func(timeout.Late) {})}} {
+				timeout.New(time.Minute, append(opts, timeout.WithClock(clk))...)(tool)(parent, nil)
+				if got != parent {
+					t.Fatalf("the tool got a new context %v; want the parent's, no timer", got)
+				}
+			}
+		})
+	}
+}
+
+func TestParentCancelled(t *testing.T) {
+	for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(func(timeout.Late) {})}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			cancel()
+			<-ctx.Done()
+			return toolmw.Result{}, ctx.Err()
+		}
+		_, err := wrap(true, tool, timeout.New(time.Hour, opts...))(ctx, nil)
+		if err != context.Canceled {
+			t.Fatalf("abandon=%v: got %v, want context.Canceled as is", opts != nil, err)
+		}
+	}
+}
+
+func TestParentDeadlinePassed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), short)
+	defer cancel()
+	_, err := wrap(true, cooperative, timeout.New(time.Hour))(ctx, nil)
+	var te taxonomy.Error
+	if !errors.As(err, &te) || te.Code() != taxonomy.CodeDeadlineExceeded || te.Kind() != taxonomy.KindTimeout {
+		t.Fatalf("got %v, want tool-timeout/deadline_exceeded", err)
+	}
+	if te.Retryable() {
+		t.Fatal("a passed caller deadline is retryable")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal("does not match context.DeadlineExceeded")
+	}
+}
+
+func TestOff(t *testing.T) {
+	tool := toolmw.Tool(cooperative)
+	for _, d := range []time.Duration{0, -time.Second} {
+		if got := timeout.New(d)(tool); reflect.ValueOf(got).Pointer() != reflect.ValueOf(tool).Pointer() {
+			t.Fatalf("New(%v) did not return the tool unchanged", d)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    time.Duration
+		opts []timeout.Option
+		ok   bool
+	}{
+		{"off", 0, nil, true},
+		{"good", time.Second, []timeout.Option{timeout.WithAbandon(func(timeout.Late) {}), timeout.WithClock(clock.System)}, true},
+		{"negative", -time.Second, nil, false},
+		{"nil callback", time.Second, []timeout.Option{timeout.WithAbandon(nil)}, false},
+		{"nil clock", time.Second, []timeout.Option{timeout.WithClock(nil)}, false},
+	} {
+		err := timeout.Validate(tc.d, tc.opts...)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: Validate = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+		if err != nil && taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
+			t.Errorf("%s: code %s", tc.name, taxonomy.InfoOf(err).Code)
+		}
+	}
+}
+
+func TestAbandonReportsLateResult(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	release := make(chan struct{})
+	lates := make(chan timeout.Late, 1)
+	stubborn := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		<-release // ignores ctx
+		return toolmw.Text("booked"), errors.New("late failure")
+	}
+	tool := wrap(false, stubborn, timeout.New(short, timeout.WithClock(clk), timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
+	ctx := toolmw.WithCallID(context.Background(), "call_1")
+
+	_, err := tool(ctx, nil)
+	if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeTimeout || info.Retryable {
+		t.Fatalf("got %v, want a non-retryable tool-timeout/timeout", err)
+	}
+	clk.Advance(5 * time.Second)
+	close(release)
+	l := <-lates
+	if l.Call.Tool != "lookup" || l.Call.ID != "call_1" || l.Result.Content != "booked" || l.Err == nil || l.Err.Error() != "late failure" {
+		t.Fatalf("late = %+v", l)
+	}
+	if l.After != 5*time.Second {
+		t.Fatalf("late by %v, want 5s", l.After)
+	}
+	// goleak in TestMain checks that the tool's goroutine has ended.
+}
+
+func TestAbandonPromptTool(t *testing.T) {
+	tool := func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
+	failing := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{}, taxonomy.Refusal("no_seats", "full")
+	}
+	onLate := func(l timeout.Late) { t.Errorf("a prompt call was reported late: %+v", l) }
+	mw := timeout.New(time.Hour, timeout.WithAbandon(onLate))
+	if res, err := mw(tool)(context.Background(), nil); err != nil || res.Content != "ok" {
+		t.Fatalf("got %v, %v", res, err)
+	}
+	if _, err := mw(failing)(context.Background(), nil); taxonomy.InfoOf(err).Code != "no_seats" {
+		t.Fatalf("got %v, want the refusal unchanged", err)
+	}
+}
+
+func TestAbandonPanic(t *testing.T) {
+	t.Run("caller waiting", func(t *testing.T) {
+		tool := func(context.Context, json.RawMessage) (toolmw.Result, error) { panic("boom") }
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v, want the tool's panic re-raised", p)
+			}
+		}()
+		timeout.New(time.Hour, timeout.WithAbandon(func(timeout.Late) {}))(tool)(context.Background(), nil)
+	})
+	t.Run("abandoned", func(t *testing.T) {
+		release := make(chan struct{})
+		lates := make(chan timeout.Late, 1)
+		tool := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			<-release
+			panic("boom")
+		}
+		_, err := timeout.New(short, timeout.WithAbandon(func(l timeout.Late) { lates <- l }))(tool)(context.Background(), nil)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want the timeout", err)
+		}
+		close(release)
+		l := <-lates
+		if l.Panic != "boom" || taxonomy.InfoOf(l.Err).Code != taxonomy.CodeToolPanicked {
+			t.Fatalf("late = %+v, want the panic reported", l)
+		}
+	})
+}
+
+func okTool(context.Context, json.RawMessage) (toolmw.Result, error) {
+	return toolmw.Result{Content: "ok"}, nil
+}
+
+func benchmark(b *testing.B, ctx context.Context, mws ...toolmw.Middleware) {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "lookup"}, okTool, mws...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWrapOnly is the baseline: Wrap with no layer.
+func BenchmarkWrapOnly(b *testing.B) { benchmark(b, context.Background()) }
+
+// BenchmarkTimeout is the success path of the cooperative layer alone.
+func BenchmarkTimeout(b *testing.B) { benchmark(b, context.Background(), timeout.New(time.Second)) }
+
+// BenchmarkTimeoutParentSooner: the caller's deadline comes first, no timer.
+func BenchmarkTimeoutParentSooner(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	benchmark(b, ctx, timeout.New(time.Hour))
+}
+
+// BenchmarkTimeoutAbandon is the success path in abandon mode.
+func BenchmarkTimeoutAbandon(b *testing.B) {
+	benchmark(b, context.Background(), timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) {})))
+}

@@ -1,0 +1,35 @@
+package ratelimit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+func Example() {
+	clk := clock.NewFake(time.Now())
+	// Two calls a second, in bursts of two; never wait.
+	search := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("3 hotels"), nil
+	}, ratelimit.New(2, 2, ratelimit.WithReject(), ratelimit.WithClock(clk)))
+
+	ctx := context.Background()
+	for range 3 {
+		res, err := search(ctx, nil)
+		if te, ok := taxonomy.From(err); ok {
+			fmt.Println(err, "- retry after", te.RetryAfter())
+			continue
+		}
+		fmt.Println(res.Content)
+	}
+	// Output:
+	// 3 hotels
+	// 3 hotels
+	// search: rate-limited rate_limited: the tool's rate limit is reached; try again later - retry after 500ms
+}

@@ -1,0 +1,260 @@
+package ratelimit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"golang.org/x/time/rate"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type counter struct{ n atomic.Int32 }
+
+func (c *counter) tool(context.Context, json.RawMessage) (toolmw.Result, error) {
+	c.n.Add(1)
+	return toolmw.Text("ok"), nil
+}
+
+func wrap(t *testing.T, name string, c *counter, mw toolmw.Middleware) toolmw.Tool {
+	t.Helper()
+	tool, err := toolmw.Wrap(toolmw.Spec{Name: name}, c.tool, mw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// rateLimited checks err is a retryable rate-limited error and returns its RetryAfter.
+func rateLimited(t *testing.T, err error) time.Duration {
+	t.Helper()
+	te, ok := taxonomy.From(err)
+	if !ok || te.Kind() != taxonomy.KindRateLimited || te.Code() != taxonomy.CodeRateLimited || !te.Retryable() {
+		t.Fatalf("err = %v, want a retryable rate-limited/rate_limited", err)
+	}
+	return te.RetryAfter()
+}
+
+func TestBurstPassesAtOnce(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	c := &counter{}
+	tool := wrap(t, "search", c, ratelimit.New(1, 3, ratelimit.WithClock(fc), ratelimit.WithReject()))
+	for i := range 3 {
+		if _, err := tool(context.Background(), nil); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	_, err := tool(context.Background(), nil)
+	if d := rateLimited(t, err); d != time.Second {
+		t.Fatalf("RetryAfter = %v, want 1s", d)
+	}
+	fc.Advance(time.Second)
+	if _, err := tool(context.Background(), nil); err != nil || c.n.Load() != 4 {
+		t.Fatalf("after a second: err = %v, calls = %d", err, c.n.Load())
+	}
+}
+
+func TestRejectLeavesTokens(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	lim := rate.NewLimiter(rate.Every(time.Second), 1)
+	c := &counter{}
+	tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc), ratelimit.WithReject()))
+	tool(context.Background(), nil)
+	fc.Advance(400 * time.Millisecond)
+	before := lim.TokensAt(fc.Now())
+	for range 5 {
+		_, err := tool(context.Background(), nil)
+		if d := rateLimited(t, err); d != 600*time.Millisecond {
+			t.Fatalf("RetryAfter = %v, want 600ms", d)
+		}
+	}
+	if after := lim.TokensAt(fc.Now()); after != before {
+		t.Fatalf("tokens = %v after refusals, want %v as before", after, before)
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("the tool ran %d times, want 1", c.n.Load())
+	}
+}
+
+func TestWaitWithinDeadline(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	c := &counter{}
+	tool := wrap(t, "search", c, ratelimit.New(rate.Every(time.Second), 1, ratelimit.WithClock(fc)))
+	tool(context.Background(), nil)
+	ctx, cancel := context.WithDeadline(context.Background(), fc.Now().Add(time.Hour))
+	defer cancel()
+	done := make(chan error)
+	go func() {
+		_, err := tool(ctx, nil)
+		done <- err
+	}()
+	fc.WaitForTimers(1)
+	if c.n.Load() != 1 {
+		t.Fatal("the tool ran before its turn")
+	}
+	fc.Advance(time.Second)
+	if err := <-done; err != nil || c.n.Load() != 2 {
+		t.Fatalf("err = %v, calls = %d; want the waiting call to run", err, c.n.Load())
+	}
+}
+
+func TestNeverWaitsPastDeadline(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	lim := rate.NewLimiter(rate.Every(time.Second), 1)
+	c := &counter{}
+	tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
+	tool(context.Background(), nil)
+	before := lim.TokensAt(fc.Now())
+	// The wait would end at +1s; the deadline is at +500ms.
+	ctx, cancel := context.WithDeadline(context.Background(), fc.Now().Add(500*time.Millisecond))
+	defer cancel()
+	_, err := tool(ctx, nil)
+	if d := rateLimited(t, err); d != time.Second {
+		t.Fatalf("RetryAfter = %v, want 1s", d)
+	}
+	if fc.Timers() != 0 {
+		t.Fatal("a wait was started")
+	}
+	if after := lim.TokensAt(fc.Now()); after != before {
+		t.Fatalf("tokens = %v after the refusal, want %v as before", after, before)
+	}
+}
+
+func TestMaxWait(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	tool := wrap(t, "search", &counter{}, ratelimit.New(rate.Every(time.Second), 1,
+		ratelimit.WithClock(fc), ratelimit.WithMaxWait(500*time.Millisecond)))
+	tool(context.Background(), nil)
+	_, err := tool(context.Background(), nil)
+	if d := rateLimited(t, err); d != time.Second {
+		t.Fatalf("RetryAfter = %v, want 1s", d)
+	}
+}
+
+func TestCancelWhileWaiting(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	lim := rate.NewLimiter(rate.Every(time.Second), 1)
+	c := &counter{}
+	tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
+	tool(context.Background(), nil)
+	before := lim.TokensAt(fc.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := tool(ctx, nil)
+		done <- err
+	}()
+	fc.WaitForTimers(1)
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if fc.Timers() != 0 {
+		t.Fatal("the wait's timer was not stopped")
+	}
+	if after := lim.TokensAt(fc.Now()); after != before {
+		t.Fatalf("tokens = %v after the cancelled wait, want %v as before", after, before)
+	}
+	if c.n.Load() != 1 {
+		t.Fatal("the cancelled call ran the tool")
+	}
+}
+
+func TestPerToolByDefault(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	mw := ratelimit.New(rate.Every(time.Minute), 1, ratelimit.WithClock(fc), ratelimit.WithReject())
+	a, b := wrap(t, "a", &counter{}, mw), wrap(t, "b", &counter{}, mw)
+	if _, err := a(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b(context.Background(), nil); err != nil {
+		t.Fatalf("b: %v; a's limiter must not limit b", err)
+	}
+	_, err := a(context.Background(), nil)
+	rateLimited(t, err)
+}
+
+func TestKeyed(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	upstream := map[string]string{"a": "search-api", "b": "search-api", "c": "other"}
+	mw := ratelimit.New(rate.Every(time.Minute), 1, ratelimit.WithClock(fc), ratelimit.WithReject(),
+		ratelimit.WithKey(func(c toolmw.Call) string { return upstream[c.Tool] }))
+	a, b, c := wrap(t, "a", &counter{}, mw), wrap(t, "b", &counter{}, mw), wrap(t, "c", &counter{}, mw)
+	if _, err := a(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b(context.Background(), nil)
+	rateLimited(t, err)
+	if _, err := c(context.Background(), nil); err != nil {
+		t.Fatalf("c: %v", err)
+	}
+}
+
+func TestZeroLimitNeverGrants(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	tool := wrap(t, "a", &counter{}, ratelimit.New(0, 1, ratelimit.WithClock(fc)))
+	if _, err := tool(context.Background(), nil); err != nil {
+		t.Fatalf("the burst: %v", err)
+	}
+	_, err := tool(context.Background(), nil)
+	te, ok := taxonomy.From(err)
+	if !ok || te.Kind() != taxonomy.KindRateLimited || te.Retryable() || te.RetryAfter() != 0 {
+		t.Fatalf("err = %v, want a rate-limited error, not retryable, without a hint", err)
+	}
+}
+
+func TestInfSwitchesOff(t *testing.T) {
+	c := &counter{}
+	tool := ratelimit.New(rate.Inf, 0)(c.tool)
+	for range 100 {
+		if _, err := tool(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	lim := rate.NewLimiter(1, 1)
+	for _, tt := range []struct {
+		limit rate.Limit
+		burst int
+		opts  []ratelimit.Option
+		ok    bool
+	}{
+		{1, 1, nil, true},
+		{rate.Inf, 0, nil, true},
+		{0, 0, []ratelimit.Option{ratelimit.WithShared(lim)}, true},
+		{-1, 1, nil, false},
+		{1, 0, nil, false},
+		{1, 1, []ratelimit.Option{ratelimit.WithMaxWait(-time.Second)}, false},
+		{1, 1, []ratelimit.Option{ratelimit.WithShared(nil)}, false},
+		{1, 1, []ratelimit.Option{ratelimit.WithKey(nil)}, false},
+	} {
+		err := ratelimit.Validate(tt.limit, tt.burst, tt.opts...)
+		if tt.ok != (err == nil) {
+			t.Errorf("Validate(%v, %d) = %v", tt.limit, tt.burst, err)
+			continue
+		}
+		if te, ok := taxonomy.From(err); err != nil && (!ok || te.Code() != taxonomy.CodeOptionInvalid || te.Kind() != taxonomy.KindDefinitionInvalid) {
+			t.Errorf("Validate(%v, %d) = %v, want tool-definition-invalid/option_invalid", tt.limit, tt.burst, err)
+		}
+	}
+	// A negative limit fails closed: the burst, raised to 1, then nothing.
+	tool := wrap(t, "a", &counter{}, ratelimit.New(-5, 0, ratelimit.WithReject()))
+	if _, err := tool(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrRateLimited) {
+		t.Fatalf("err = %v, want rate-limited", err)
+	}
+}

@@ -24,8 +24,9 @@
 //   - against a dependency that is 100% down, the attempts that reach it
 //     never exceed (1 + ratio) × calls + reserve, whatever the call rate,
 //     where every caller retrying three times would triple the load;
-//   - after a burst has drained the reserve, retries are at most ratio ×
-//     calls in any window of calls.
+//   - while a dependency keeps failing, the reserve is soon spent and
+//     retries settle at the ratio: with the defaults, at most 10 extra
+//     attempts in any 100 calls.
 //
 // Deposits count calls rather than successes (the SRE book's "retries at
 // most 10% of requests", not gRPC's success-only deposits). With

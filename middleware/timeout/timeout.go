@@ -114,11 +114,12 @@ const msgDeadline = "the caller's deadline passed"
 
 func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
-	actx := ctx
+	actx, own := ctx, false
 	deadline := l.clock.Now().Add(l.d)
 	if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithDeadline(ctx, deadline)
+		own = true
 		defer cancel()
 	}
 	var res toolmw.Result
@@ -138,7 +139,7 @@ func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	default:
 		return toolmw.Result{}, ctx.Err()
 	}
-	if actx != ctx && actx.Err() != nil {
+	if own && actx.Err() != nil {
 		return toolmw.Result{}, taxonomy.Timeout(taxonomy.CodeTimeout, l.msg, call.Idempotent).WithCause(err)
 	}
 	return res, err

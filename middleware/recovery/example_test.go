@@ -1,0 +1,28 @@
+package recovery_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/middleware/recovery"
+)
+
+func Example() {
+	debugLog := func(_ context.Context, call toolmw.Call, value any, _ []byte) {
+		fmt.Printf("debug: %s panicked: %v\n", call.Tool, value)
+	}
+	lookup := toolmw.MustWrap(toolmw.Spec{Name: "lookup"}, func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
+		var hits []string
+		return toolmw.Text(hits[len(args)]), nil // a bug: panics
+	}, recovery.New(recovery.WithHandler(debugLog)))
+
+	res, err := lookup(context.Background(), json.RawMessage(`{}`))
+	fmt.Println(err)
+	fmt.Println(toolmw.ForModel(res, err))
+	// Output:
+	// debug: lookup panicked: runtime error: index out of range [2] with length 0
+	// lookup: tool-failed tool_panicked: the tool panicked
+	// <untrusted-data source="tool_error">tool-failed tool_panicked: the tool panicked</untrusted-data>
+}

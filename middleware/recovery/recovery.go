@@ -1,0 +1,63 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"runtime/debug"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// errPanicked is the error a recovered call returns (a Wrap'd tool names
+// itself in a copy): tool-failed/tool_panicked, not retryable.
+var errPanicked = taxonomy.New(taxonomy.KindFailed, taxonomy.CodeToolPanicked, "the tool panicked")
+
+// Handler receives a recovered panic: the call's context and Call (the zero
+// Call when the tool was not made by toolmw.Wrap), the panic value and the
+// panicking goroutine's stack. It runs on that goroutine, after the panic is
+// stopped and before the call returns, with no lock held. It must not panic.
+type Handler func(ctx context.Context, call toolmw.Call, value any, stack []byte)
+
+// An Option configures [New].
+type Option func(*config)
+
+type config struct {
+	handler Handler
+}
+
+// WithHandler hands each recovered panic to h, for debug logs. Without a
+// handler (or with nil) the panic value is dropped and no stack is taken.
+func WithHandler(h Handler) Option {
+	return func(c *config) { c.handler = h }
+}
+
+// New returns the panic-recovery middleware.
+func New(opts ...Option) toolmw.Middleware {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
+			returned := false
+			defer func() {
+				if returned {
+					return
+				}
+				// A panic, or runtime.Goexit (recover returns nil, the
+				// goroutine ends anyway and nobody sees these results).
+				res, err = toolmw.Result{}, errPanicked
+				if v := recover(); v != nil && c.handler != nil {
+					call, _ := toolmw.CallFrom(ctx)
+					c.handler(ctx, call, v, debug.Stack())
+				}
+			}()
+			res, err = next(ctx, args)
+			returned = true
+			return res, err
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package recovery_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/middleware/recovery"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" // a GitHub token shape: 36 characters after the prefix
+
+type seen struct {
+	mu    sync.Mutex
+	calls []toolmw.Call
+	vals  []any
+	stack []byte
+}
+
+func (s *seen) handle(_ context.Context, call toolmw.Call, v any, stack []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, call)
+	s.vals = append(s.vals, v)
+	s.stack = stack
+}
+
+func panicking(v any) toolmw.Tool {
+	return func(context.Context, json.RawMessage) (toolmw.Result, error) { panic(v) }
+}
+
+func TestPanicBecomesToolPanicked(t *testing.T) {
+	for _, v := range []any{
+		"token " + secret,
+		fmt.Errorf("auth with %s failed", secret),
+		struct{ Token string }{secret},
+		[]byte(secret),
+	} {
+		s := &seen{}
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, panicking(v), recovery.New(recovery.WithHandler(s.handle)))
+		res, err := tool(context.Background(), json.RawMessage(`{}`))
+		te, ok := taxonomy.From(err)
+		if !ok || te.Kind() != taxonomy.KindFailed || te.Code() != taxonomy.CodeToolPanicked || te.Retryable() || te.Tool() != "book" {
+			t.Fatalf("err = %v, want book: tool-failed/tool_panicked, permanent", err)
+		}
+		if res != (toolmw.Result{}) {
+			t.Fatalf("res = %+v, want the zero Result", res)
+		}
+		if retry, _ := taxonomy.ShouldRetry(err, true); retry {
+			t.Fatal("a panic is retried")
+		}
+		info, _ := json.Marshal(taxonomy.InfoOf(err))
+		problem, _ := json.Marshal(taxonomy.InfoOf(err).Problem())
+		for what, text := range map[string]string{
+			"Error()":  err.Error(),
+			"Info":     string(info),
+			"Problem":  string(problem),
+			"ForModel": toolmw.ForModel(res, err),
+			"%+v":      fmt.Sprintf("%+v", err),
+		} {
+			if strings.Contains(text, secret[4:]) {
+				t.Fatalf("%s shows the secret: %s", what, text)
+			}
+		}
+		if errors.Unwrap(err) != nil {
+			t.Fatal("the error has a cause: the panic value could be reached")
+		}
+		if len(s.vals) != 1 || fmt.Sprint(s.vals[0]) != fmt.Sprint(v) || s.calls[0].Tool != "book" {
+			t.Fatalf("handler got %v for %v, want the panic value once with the call", s.vals, s.calls)
+		}
+		if !strings.Contains(string(s.stack), "panicking") {
+			t.Fatalf("the stack does not show the panicking function:\n%s", s.stack)
+		}
+	}
+}
+
+func TestPassesThrough(t *testing.T) {
+	want := taxonomy.Refusal("no_seats", "the flight is full")
+	tool := recovery.New()(func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("partial"), want
+	})
+	res, err := tool(context.Background(), nil)
+	if err != want || res.Content != "partial" {
+		t.Fatalf("got %+v, %v; want the tool's result and error untouched", res, err)
+	}
+}
+
+func TestWithoutHandler(t *testing.T) {
+	tool := recovery.New()(panicking(secret))
+	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrFailed) || strings.Contains(err.Error(), secret) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPanicNil(t *testing.T) {
+	s := &seen{}
+	tool := recovery.New(recovery.WithHandler(s.handle))(panicking(nil))
+	_, err := tool(context.Background(), nil)
+	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeToolPanicked {
+		t.Fatalf("err = %v, want tool_panicked", err)
+	}
+	var pn *runtime.PanicNilError
+	if len(s.vals) != 1 || !errors.As(s.vals[0].(error), &pn) {
+		t.Fatalf("handler got %v, want a *runtime.PanicNilError", s.vals)
+	}
+}
+
+func TestGoexitIsNotStopped(t *testing.T) {
+	s := &seen{}
+	tool := recovery.New(recovery.WithHandler(s.handle))(func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		runtime.Goexit()
+		return toolmw.Text("unreachable"), nil
+	})
+	returned := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tool(context.Background(), nil)
+		returned = true
+	}()
+	<-done
+	if returned || len(s.vals) != 0 {
+		t.Fatalf("returned = %v, handler calls = %d; want Goexit to end the goroutine without a handler call", returned, len(s.vals))
+	}
+}
+
+func TestConcurrentPanics(t *testing.T) {
+	s := &seen{}
+	tool := recovery.New(recovery.WithHandler(s.handle))(panicking("boom"))
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := tool(context.Background(), nil); err == nil {
+				t.Error("no error")
+			}
+		}()
+	}
+	wg.Wait()
+	if len(s.vals) != 16 {
+		t.Fatalf("handler ran %d times, want 16", len(s.vals))
+	}
+}

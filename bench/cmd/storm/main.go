@@ -1,0 +1,149 @@
+// Command storm simulates a retry storm and compares how much load naive
+// retries, failsafe-go's retry policy and toolmw's retry and breaker layers
+// put on a failing dependency, and how many calls succeed.
+//
+// The simulation is deterministic: a seeded random source and virtual time
+// (see sim), so a run takes seconds and its figures depend only on -seed.
+// It prints a markdown report and writes an SVG chart of the outage
+// scenarios. With -check it exits with status 1 when toolmw misses a target.
+//
+//	go run ./cmd/storm -check -svg storm.svg
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// scenario is one simulated workload.
+type scenario struct {
+	name   string
+	rate   float64 // calls per second, evenly spaced
+	calls  int
+	down   [2]int  // the outage: the dependency is down while calls down[0]..down[1]-1 arrive
+	faults float64 // the probability that an attempt fails, independently
+}
+
+func (sc scenario) outage() bool { return sc.down[1] > sc.down[0] }
+
+// arrival returns when call i arrives.
+func (sc scenario) arrival(i int) time.Duration {
+	return time.Duration(float64(i) / sc.rate * float64(time.Second))
+}
+
+// window is the number of calls over which load is reported.
+const window = 100
+
+var rates = []float64{0.5, 10, 100}
+
+func scenarios(faultCalls int) []scenario {
+	var out []scenario
+	for _, r := range rates {
+		out = append(out, scenario{name: "outage", rate: r, calls: 5000, down: [2]int{1000, 4000}})
+	}
+	for _, p := range []float64{0.05, 0.20} {
+		for _, r := range rates {
+			out = append(out, scenario{name: fmt.Sprintf("faults %.0f%%", p*100), rate: r, calls: faultCalls, faults: p})
+		}
+	}
+	return out
+}
+
+// epoch is the virtual time the simulations start at.
+var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// result is one system's run of one scenario.
+type result struct {
+	sc       scenario
+	system   string
+	attempts []int  // attempts that reached the dependency, per call
+	ok       []bool // whether the call succeeded, per call
+	opens    int    // breaker openings, -1 without a breaker
+}
+
+func simulate(sc scenario, sys system, seed uint64) result {
+	s := newSim(epoch)
+	dep := &dependency{s: s, faults: sc.faults, rand: newRand(seed)}
+	if sc.outage() {
+		dep.downFrom = epoch.Add(sc.arrival(sc.down[0]))
+		dep.downTo = epoch.Add(sc.arrival(sc.down[1]))
+	}
+	tool, opens := sys.build(s, dep.call, newRand(seed+1))
+	r := result{sc: sc, system: sys.name, attempts: make([]int, sc.calls), ok: make([]bool, sc.calls)}
+	var arrive func(i int)
+	arrive = func(i int) {
+		if i+1 < sc.calls {
+			s.Go(epoch.Add(sc.arrival(i+1)), func() { arrive(i + 1) })
+		}
+		n := 0
+		ctx := context.WithValue(context.Background(), attemptsKey{}, &n)
+		_, err := tool(ctx, nil)
+		r.attempts[i], r.ok[i] = n, err == nil
+	}
+	s.Go(epoch, func() { arrive(0) })
+	s.Run()
+	r.opens = opens()
+	return r
+}
+
+// runAll simulates every scenario for every system, in parallel; the order
+// of the results is fixed.
+func runAll(scs []scenario, seed uint64) []result {
+	results := make([]result, len(scs)*len(systems))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = simulate(scs[i/len(systems)], systems[i%len(systems)], seed)
+			}
+		}()
+	}
+	for i := range results {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return results
+}
+
+func main() {
+	check := flag.Bool("check", false, "exit with status 1 when toolmw misses a target")
+	svgPath := flag.String("svg", "storm.svg", "where to write the chart of the outage scenarios (empty: none)")
+	seed := flag.Uint64("seed", 1, "the random seed")
+	faultCalls := flag.Int("fault-calls", 100000, "calls in each transient-fault scenario")
+	flag.Parse()
+
+	results := runAll(scenarios(*faultCalls), *seed)
+	failed := report(os.Stdout, results, *seed)
+	if *svgPath != "" {
+		if err := writeFile(*svgPath, func(w io.Writer) error { return chart(w, results) }); err != nil {
+			fmt.Fprintln(os.Stderr, "storm:", err)
+			os.Exit(2)
+		}
+	}
+	if *check && failed > 0 {
+		fmt.Fprintf(os.Stderr, "storm: toolmw missed %d target(s)\n", failed)
+		os.Exit(1)
+	}
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

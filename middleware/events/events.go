@@ -1,0 +1,250 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// TypeToolError is the Type of the event emitted for a call that returned
+// an error.
+const TypeToolError = "tool_error"
+
+// DefaultQueueSize is how many events wait for the sink before new ones are
+// dropped, unless WithQueueSize says otherwise.
+const DefaultQueueSize = 256
+
+// Event is a run event: what happened to one tool call. It carries no
+// error text beyond Told, which is what the model was shown.
+type Event struct {
+	Type       string           `json:"type"`                  // TypeToolError
+	Time       time.Time        `json:"time"`                  // when the call returned
+	Tool       string           `json:"tool"`                  // the tool's name, "" when unknown
+	CallID     string           `json:"call_id,omitempty"`     // the model's call id, when known
+	Outcome    taxonomy.Outcome `json:"outcome"`               // failed, declined, refused, timed_out, cancelled
+	Kind       taxonomy.Kind    `json:"kind"`                  // the taxonomy kind
+	Code       string           `json:"code"`                  // the taxonomy code
+	Retryable  bool             `json:"retryable"`             // whether the error is retryable
+	RetryAfter taxonomy.Seconds `json:"retry_after,omitempty"` // the error's retry-after hint
+	Attempts   int              `json:"attempts"`              // the attempts made; 0 when the context carries no toolmw.Call
+	Told       string           `json:"told"`                  // toolmw.ForModel(res, err): what the model was told
+}
+
+// Sink receives events. An Emitter calls Emit from one goroutine at a time,
+// in the order the events happened, never on the call's goroutine and never
+// under a lock; so a Sink need not be safe for concurrent use, and one that
+// is slow, blocks or panics delays or loses events but never a call.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(Event)
+
+// Emit calls f(e).
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// Option configures an Emitter.
+type Option func(*Emitter)
+
+// WithQueueSize sets how many events may wait for the sink; when that many
+// wait, new events are dropped and counted. A size below 1 means
+// DefaultQueueSize.
+func WithQueueSize(n int) Option {
+	return func(e *Emitter) {
+		if n >= 1 {
+			e.size = n
+		}
+	}
+}
+
+// WithClock sets the clock that stamps events; clock.System by default.
+func WithClock(c clock.Clock) Option {
+	return func(e *Emitter) { e.clock = clock.Or(c) }
+}
+
+// Stats counts what an Emitter did with its events.
+type Stats struct {
+	Delivered uint64 // passed to the sink, which returned
+	Panicked  uint64 // passed to the sink, which panicked
+	Dropped   uint64 // dropped because the queue was full
+}
+
+// Emitter delivers events to a sink off the calls' goroutines, through a
+// bounded queue drained by one goroutine. The goroutine is started when an
+// event arrives and none is running, and exits as soon as the queue is
+// empty, so an idle Emitter holds no goroutine. A sink that panics is
+// recovered and counted; a sink that blocks holds up the goroutine, the
+// queue fills and further events are dropped and counted, while the calls
+// go on. An Emitter is safe for concurrent use.
+type Emitter struct {
+	sink  Sink
+	clock clock.Clock
+	size  int
+
+	mu      sync.Mutex
+	queue   []Event // a ring of size entries, made with the first event
+	head, n int
+	running bool          // a goroutine is draining the queue
+	idle    chan struct{} // closed when it stops; made by Flush
+
+	delivered, panicked, dropped atomic.Uint64
+}
+
+// NewEmitter returns an Emitter delivering to sink. A nil sink makes an
+// Emitter whose middleware returns each tool unchanged.
+func NewEmitter(sink Sink, opts ...Option) *Emitter {
+	e := &Emitter{sink: sink, clock: clock.System, size: DefaultQueueSize}
+	for _, o := range opts {
+		if o != nil {
+			o(e)
+		}
+	}
+	return e
+}
+
+// New returns a middleware that emits a tool_error event to sink for every
+// call that returns an error. It is NewEmitter(sink, opts...).Middleware();
+// use an Emitter directly to flush at shutdown or to read its Stats.
+func New(sink Sink, opts ...Option) toolmw.Middleware {
+	return NewEmitter(sink, opts...).Middleware()
+}
+
+// errPanicked stands for the error of a call whose tool panicked through
+// the layer; the panic itself goes on.
+var errPanicked = taxonomy.Failure(taxonomy.CodeToolPanicked, "the tool panicked")
+
+// Middleware returns the middleware that emits a tool_error event for every
+// call that returns an error: failures, refusals, permission denials,
+// timeouts and cancellations alike (Outcome tells them apart). A successful
+// call costs nothing beyond the call.
+func (e *Emitter) Middleware() toolmw.Middleware {
+	return func(next toolmw.Tool) toolmw.Tool {
+		if e.sink == nil {
+			return next
+		}
+		return func(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
+			done := false
+			defer func() {
+				if !done {
+					e.record(ctx, toolmw.Result{}, errPanicked)
+				}
+			}()
+			res, err = next(ctx, args)
+			done = true
+			if err != nil {
+				e.record(ctx, res, err)
+			}
+			return res, err
+		}
+	}
+}
+
+// record makes the event of a call that returned err and queues it.
+func (e *Emitter) record(ctx context.Context, res toolmw.Result, err error) {
+	c, _ := toolmw.CallFrom(ctx) // after the call: the attempts made
+	info := taxonomy.InfoOf(err)
+	ev := Event{
+		Type:       TypeToolError,
+		Time:       e.clock.Now(),
+		Tool:       c.Tool,
+		CallID:     c.ID,
+		Outcome:    taxonomy.OutcomeOf(err),
+		Kind:       info.Kind,
+		Code:       info.Code,
+		Retryable:  info.Retryable,
+		RetryAfter: info.RetryAfter,
+		Attempts:   c.Attempt,
+		Told:       toolmw.ForModel(res, err),
+	}
+	if ev.Tool == "" {
+		ev.Tool = info.Tool
+	}
+	e.enqueue(ev)
+}
+
+func (e *Emitter) enqueue(ev Event) {
+	e.mu.Lock()
+	if e.queue == nil {
+		e.queue = make([]Event, e.size)
+	}
+	if e.n == len(e.queue) {
+		e.mu.Unlock()
+		e.dropped.Add(1)
+		return
+	}
+	e.queue[(e.head+e.n)%len(e.queue)] = ev
+	e.n++
+	start := !e.running
+	e.running = true
+	e.mu.Unlock()
+	if start {
+		go e.drain()
+	}
+}
+
+// drain delivers queued events until the queue is empty.
+func (e *Emitter) drain() {
+	for {
+		e.mu.Lock()
+		if e.n == 0 {
+			e.running = false
+			if e.idle != nil {
+				close(e.idle)
+				e.idle = nil
+			}
+			e.mu.Unlock()
+			return
+		}
+		ev := e.queue[e.head]
+		e.queue[e.head] = Event{}
+		e.head = (e.head + 1) % len(e.queue)
+		e.n--
+		e.mu.Unlock()
+		e.deliver(ev)
+	}
+}
+
+func (e *Emitter) deliver(ev Event) {
+	defer func() {
+		if recover() != nil {
+			e.panicked.Add(1)
+		}
+	}()
+	e.sink.Emit(ev)
+	e.delivered.Add(1)
+}
+
+// Flush waits until every queued event has been passed to the sink and the
+// sink has returned, or until ctx is done, and then returns ctx's error.
+// Call it at shutdown; events of calls that end meanwhile are waited for
+// too.
+func (e *Emitter) Flush(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.running {
+		e.mu.Unlock()
+		return nil
+	}
+	if e.idle == nil {
+		e.idle = make(chan struct{})
+	}
+	idle := e.idle
+	e.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats returns the counts so far.
+func (e *Emitter) Stats() Stats {
+	return Stats{Delivered: e.delivered.Load(), Panicked: e.panicked.Load(), Dropped: e.dropped.Load()}
+}

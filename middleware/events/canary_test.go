@@ -14,9 +14,9 @@ import (
 
 // secrets are planted canaries of several families.
 var secrets = []string{
-	"ghp_" + strings.Repeat("aB3dE5gH7k", 3) + "Zq9Xw2",                                                               // GitHub token: ghp_ + 36 alphanumerics
-	"AKIA" + "QWERTYUIOPASDFGH",                                                                                       // AWS access key id: AKIA + 16 upper-case
-	"sk-ant-api03-" + strings.Repeat("Xy7_Kp2-Lm9Qr4", 6) + "AA",                                                      // Anthropic API key
+	"ghp_" + strings.Repeat("aB3dE5gH7k", 3) + "Zq9Xw2",          // GitHub token: ghp_ + 36 alphanumerics
+	"AKIA" + "QWERTYUIOPASDFGH",                                  // AWS access key id: AKIA + 16 upper-case
+	"sk-ant-api03-" + strings.Repeat("Xy7_Kp2-Lm9Qr4", 6) + "AA", // Anthropic API key
 	"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLW9mLXRoZS1jYW5hcnktdG9rZW4tMTIzNDU2Nzg", // JWT
 	"jane.canary@example.com", // e-mail address
 }

@@ -1,7 +1,118 @@
 package bench
 
-// toolmwSystems lists the toolmw systems: the default stack and each layer
-// alone, every one wrapped with toolmw.Wrap as a user would.
+import (
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"golang.org/x/time/rate"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/logging"
+	"github.com/toolmw/toolmw/middleware/permit"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/middleware/recovery"
+	"github.com/toolmw/toolmw/middleware/result"
+	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/timeout"
+	"github.com/toolmw/toolmw/middleware/tracing"
+)
+
+// spec is the benchmarked tool's spec.
+var spec = toolmw.Spec{Name: "get_weather", Description: "Current weather in a city.", Idempotent: true}
+
+// The shared settings: a per-attempt timeout as long as failsafe-go's, and a
+// rate limit so high it never throttles. rate.Inf is not used: the
+// ratelimit layer (like the limiter itself) treats it as "no limit" and
+// steps aside, and the point is to measure the layer at work.
+const (
+	attemptTimeout = 2 * time.Second
+	hugeRate       = rate.Limit(1e9)
+	hugeBurst      = 1 << 30
+)
+
+// discard is an events sink that drops every event.
+var discard = events.SinkFunc(func(events.Event) {})
+
+// quietLogger writes nothing for a successful call (successes are written at
+// DEBUG) but is on: the layer runs, as it does in production.
+var quietLogger = zerolog.New(io.Discard).Level(zerolog.InfoLevel)
+
+// toolmwSystems lists the toolmw systems: the default stack, each layer
+// alone, and Wrap with no layer (the floor of every toolmw figure), all
+// wrapped with toolmw.Wrap as a user would.
 func toolmwSystems() []system {
-	return nil
+	wrap := func(mws ...toolmw.Middleware) func() toolmw.Tool {
+		return func() toolmw.Tool { return toolmw.MustWrap(spec, noop, mws...) }
+	}
+	return []system{
+		{"toolmw_wrap", wrap()},
+		{"toolmw_default", func() toolmw.Tool { return toolmw.MustWrap(spec, noop, defaultStack(noopObservability())...) }},
+		{"toolmw_default_sdk", func() toolmw.Tool { return toolmw.MustWrap(spec, noop, defaultStack(sdkObservability())...) }},
+		{"toolmw_tracing", func() toolmw.Tool { return toolmw.MustWrap(spec, noop, sdkObservability().tracing) }},
+		{"toolmw_logging", wrap(logging.New(quietLogger))},
+		{"toolmw_events", wrap(events.New(discard))},
+		{"toolmw_retry", wrap(retry.New())},
+		{"toolmw_breaker", wrap(breaker.New())},
+		{"toolmw_ratelimit", wrap(ratelimit.New(hugeRate, hugeBurst))},
+		{"toolmw_timeout", wrap(timeout.New(attemptTimeout))},
+		{"toolmw_recovery", wrap(recovery.New())},
+		{"toolmw_permit", wrap(permit.New(permit.Allow(spec.Name)))},
+		{"toolmw_result", wrap(result.New())},
+	}
+}
+
+// observability is how the tracing and logging layers of a stack are set up.
+type observability struct {
+	tracing toolmw.Middleware
+	logging toolmw.Middleware
+}
+
+// noopObservability is the configuration of the toolmw_default benchmark:
+// the OpenTelemetry no-op tracer and meter providers and a disabled logger.
+// The tracing and logging layers document that they then step aside and
+// return the tool unchanged.
+func noopObservability() observability {
+	return observability{
+		tracing: tracing.New(
+			tracing.WithTracerProvider(tracenoop.NewTracerProvider()),
+			tracing.WithMeterProvider(metricnoop.NewMeterProvider()),
+		),
+		logging: logging.New(zerolog.Nop()),
+	}
+}
+
+// sdkObservability is a production set-up with nothing exported: the
+// OpenTelemetry SDK recording every span (no exporter attached) and
+// aggregating metrics (a manual reader never collected), and a logger at
+// INFO that writes nothing for a success.
+func sdkObservability() observability {
+	return observability{
+		tracing: tracing.New(
+			tracing.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))),
+			tracing.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))),
+		),
+		logging: logging.New(quietLogger),
+	}
+}
+
+// defaultStack composes the default order of layers, outermost first:
+// tracing, logging, events, retry, breaker, ratelimit, timeout, recovery.
+func defaultStack(o observability) []toolmw.Middleware {
+	return []toolmw.Middleware{
+		o.tracing,
+		o.logging,
+		events.New(discard),
+		retry.New(),
+		breaker.New(),
+		ratelimit.New(hugeRate, hugeBurst),
+		timeout.New(attemptTimeout),
+		recovery.New(),
+	}
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/toolmw/toolmw/middleware/breaker"
 )
 
+//go:noinline
 func ok(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
 
-// BenchmarkSuccess measures the success path of a per-tool breaker.
-func BenchmarkSuccess(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, ok, breaker.New())
+func run(b *testing.B, tool toolmw.Tool) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -23,9 +22,26 @@ func BenchmarkSuccess(b *testing.B) {
 	}
 }
 
-// BenchmarkSuccessParallel measures it with concurrent calls through one breaker.
+// BenchmarkSuccess measures the success path of the layer alone.
+func BenchmarkSuccess(b *testing.B) { run(b, breaker.New()(ok)) }
+
+// BenchmarkSuccessWrapped measures it inside toolmw.Wrap, as used.
+func BenchmarkSuccessWrapped(b *testing.B) {
+	run(b, toolmw.MustWrap(toolmw.Spec{Name: "book"}, ok, breaker.New()))
+}
+
+// BenchmarkWrapOnly is the baseline of BenchmarkSuccessWrapped: Wrap alone.
+func BenchmarkWrapOnly(b *testing.B) { run(b, toolmw.MustWrap(toolmw.Spec{Name: "book"}, ok)) }
+
+// BenchmarkSuccessKeyed measures the success path of a keyed breaker.
+func BenchmarkSuccessKeyed(b *testing.B) {
+	run(b, toolmw.MustWrap(toolmw.Spec{Name: "book"}, ok,
+		breaker.New(breaker.WithKey(func(toolmw.Call) string { return "payments" }))))
+}
+
+// BenchmarkSuccessParallel measures concurrent calls through one breaker.
 func BenchmarkSuccessParallel(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, ok, breaker.New())
+	tool := breaker.New()(ok)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -36,27 +52,4 @@ func BenchmarkSuccessParallel(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkBare is the baseline: the same tool, wrapped without a layer.
-func BenchmarkBare(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, ok)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := tool(ctx, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkUnwrapped(b *testing.B) {
-	tool := breaker.New()(ok)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := tool(ctx, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

@@ -16,7 +16,8 @@ var errPanicked = taxonomy.New(taxonomy.KindFailed, taxonomy.CodeToolPanicked, "
 // Handler receives a recovered panic: the call's context and Call (the zero
 // Call when the tool was not made by toolmw.Wrap), the panic value and the
 // panicking goroutine's stack. It runs on that goroutine, after the panic is
-// stopped and before the call returns, with no lock held. It must not panic.
+// stopped and before the call returns, with no lock held. A panic in the
+// handler is dropped: the call still ends with the panic error.
 type Handler func(ctx context.Context, call toolmw.Call, value any, stack []byte)
 
 // An Option configures [New].
@@ -51,8 +52,7 @@ func New(opts ...Option) toolmw.Middleware {
 				// goroutine ends anyway and nobody sees these results).
 				res, err = toolmw.Result{}, errPanicked
 				if v := recover(); v != nil && c.handler != nil {
-					call, _ := toolmw.CallFrom(ctx)
-					c.handler(ctx, call, v, debug.Stack())
+					report(ctx, c.handler, v)
 				}
 			}()
 			res, err = next(ctx, args)
@@ -60,4 +60,11 @@ func New(opts ...Option) toolmw.Middleware {
 			return res, err
 		}
 	}
+}
+
+// report hands a recovered panic to h, dropping a panic of h's own.
+func report(ctx context.Context, h Handler, v any) {
+	defer func() { _ = recover() }()
+	call, _ := toolmw.CallFrom(ctx)
+	h(ctx, call, v, debug.Stack())
 }

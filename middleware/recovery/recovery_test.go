@@ -153,3 +153,12 @@ func TestConcurrentPanics(t *testing.T) {
 		t.Fatalf("handler ran %d times, want 16", len(s.vals))
 	}
 }
+
+func TestHandlerPanicIsDropped(t *testing.T) {
+	tool := recovery.New(recovery.WithHandler(func(context.Context, toolmw.Call, any, []byte) {
+		panic("handler bug")
+	}))(panicking("boom"))
+	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrFailed) {
+		t.Fatalf("err = %v, want the panic error", err)
+	}
+}

@@ -1,0 +1,310 @@
+package mapper
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Map translates foreign errors into the taxonomy by its rules. A Map is
+// immutable and safe for concurrent use: [Map.With] and [Map.WithOptions]
+// return new maps and leave the receiver as it was. Make one with [New] or
+// [Default]; the zero Map is not usable.
+type Map struct {
+	rules []Rule // as given, oldest first
+	cfg   config
+
+	// The compiled rules by level, newest first.
+	types, ifaces, http, grpc []compiled
+	unmapped                  *taxonomy.ToolError
+}
+
+// compiled is a rule with the errors its fixed outcome makes, built once.
+type compiled struct {
+	Rule
+	made [2]*taxonomy.ToolError // for a tool that is not idempotent, and one that is
+}
+
+// Option configures a Map.
+type Option func(*config)
+
+type config struct {
+	now      func() time.Time
+	scrubber *scrub.Scrubber
+	messages bool
+}
+
+// WithClock sets the clock that reads an HTTP-date Retry-After against, for
+// example a fake clock's Now in tests. The default, and a nil now, is
+// time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now == nil {
+			now = time.Now
+		}
+		c.now = now
+	}
+}
+
+// WithScrubber sets the scrubber every message the map makes passes
+// through. The default, and a nil s, is scrub.Default().
+func WithScrubber(s *scrub.Scrubber) Option {
+	return func(c *config) {
+		if s == nil {
+			s = scrub.Default()
+		}
+		c.scrubber = s
+	}
+}
+
+// WithMessages makes the map include the foreign error's text, scrubbed, in
+// the message of the typed error: "rule message: scrubbed text", or the
+// scrubbed text alone when the rule gives no message. By default the foreign
+// text is left out entirely: a scrubber finds the secrets it knows, and
+// text that is not there cannot leak. The text of Error() of the error
+// passed to Classify is used.
+func WithMessages() Option {
+	return func(c *config) { c.messages = true }
+}
+
+// New returns a map without rules, configured by opts: every error it
+// classifies is unmapped. Add rules with [Map.With].
+func New(opts ...Option) *Map {
+	cfg := config{now: time.Now, scrubber: scrub.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return build(nil, cfg)
+}
+
+var defaultMap = sync.OnceValue(func() *Map { return New().With(DefaultRules()...) })
+
+// Default returns the shared map of [DefaultRules] with the default options.
+// Extend it with [Map.With]; the shared map itself never changes.
+func Default() *Map { return defaultMap() }
+
+// With returns a new map with m's rules and options followed by rules.
+// Later rules take precedence over earlier ones of the same level, so
+// Default().With(r) lets r override a default rule of its level; a rule of
+// a higher level (a type rule over a status rule) still ranks first,
+// whoever added it. Zero Rules are ignored.
+func (m *Map) With(rules ...Rule) *Map {
+	return build(slices.Concat(m.rules, rules), m.cfg)
+}
+
+// WithOptions returns a new map with m's rules and options followed by opts.
+func (m *Map) WithOptions(opts ...Option) *Map {
+	cfg := m.cfg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return build(m.rules, cfg)
+}
+
+func build(rules []Rule, cfg config) *Map {
+	m := &Map{rules: rules, cfg: cfg}
+	for i := len(rules) - 1; i >= 0; i-- {
+		r := rules[i]
+		var dst *[]compiled
+		switch r.level {
+		case levelType:
+			dst = &m.types
+		case levelInterface:
+			dst = &m.ifaces
+		case levelStatus:
+			dst = &m.http
+		case levelGRPC:
+			dst = &m.grpc
+		default:
+			continue
+		}
+		c := compiled{Rule: r}
+		if r.decide == nil {
+			c.made = [2]*taxonomy.ToolError{m.make(r.out, false), m.make(r.out, true)}
+		}
+		*dst = append(*dst, c)
+	}
+	m.unmapped = taxonomy.Failure(taxonomy.CodeUnmappedFailure, "")
+	return m
+}
+
+// make returns the error o makes, without cause or tool.
+func (m *Map) make(o Outcome, idempotent bool) *taxonomy.ToolError {
+	te := taxonomy.New(o.kind, o.code, m.cfg.scrubber.String(o.message))
+	r := o.retryable(idempotent)
+	if te.Retryable() != r {
+		te = te.WithRetryable(r)
+	}
+	if r && o.retryAfter > 0 {
+		te = te.WithRetryAfter(o.retryAfter)
+	}
+	return te
+}
+
+// Classify translates err, returned by the named tool, into the taxonomy,
+// for a tool that is not known to be idempotent. It is
+// ClassifyFor(tool, false, err).
+func (m *Map) Classify(tool string, err error) error {
+	return m.ClassifyFor(tool, false, err)
+}
+
+// ClassifyFor translates err, returned by the named tool, into the taxonomy.
+// idempotent says whether the tool may be called again safely; it decides
+// the outcomes that are transient only for an idempotent tool.
+//
+// nil stays nil. A cancellation (errors.Is(err, context.Canceled)) and an
+// error with a typed error anywhere in its chain are returned as they are.
+// Any other error comes back as a *taxonomy.ToolError wrapping err, made by
+// the first matching rule in the order the package documentation gives, or
+// a permanent unmapped_failure. Its message never holds err's text unless
+// the map was made [WithMessages], and then only scrubbed.
+func (m *Map) ClassifyFor(tool string, idempotent bool, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := taxonomy.From(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	found, ok := walk(err, m.typeAt)
+	if !ok {
+		found, ok = walk(err, m.statusAt)
+	}
+	var te *taxonomy.ToolError
+	switch {
+	case !ok:
+		te = m.unmapped
+	case found.rule != nil:
+		te = found.rule.made[b2i(idempotent)]
+	default:
+		te = m.make(found.out, idempotent)
+	}
+	return m.finish(te, tool, err)
+}
+
+// finish returns te naming tool, wrapping err, with err's text when the map
+// says so and err's Retry-After when te is retryable.
+func (m *Map) finish(te *taxonomy.ToolError, tool string, err error) *taxonomy.ToolError {
+	if m.cfg.messages {
+		msg := m.cfg.scrubber.String(err.Error())
+		if te.Message() != "" {
+			msg = te.Message() + ": " + msg
+		}
+		te = te.WithMessage(msg)
+	}
+	te = te.WithCause(err)
+	if tool != "" {
+		te = te.WithTool(tool)
+	}
+	if te.Retryable() {
+		if d, ok := walk(err, m.retryAfterAt); ok && d != te.RetryAfter() {
+			te = te.WithRetryAfter(d)
+		}
+	}
+	return te
+}
+
+// found is what a rule said about a link: a compiled rule with a fixed
+// outcome, or an outcome computed by a rule.
+type found struct {
+	rule *compiled
+	out  Outcome
+}
+
+// typeAt matches one link against the sentinel and type rules, then the
+// interface rules.
+func (m *Map) typeAt(err error) (found, bool) {
+	l := newLink(err)
+	if f, ok := matchLink(m.types, l); ok {
+		return f, true
+	}
+	return matchLink(m.ifaces, l)
+}
+
+func matchLink(rules []compiled, l link) (found, bool) {
+	for i := range rules {
+		r := &rules[i]
+		if r.target != nil {
+			if r.is(l) {
+				return found{rule: r}, true
+			}
+			continue
+		}
+		if r.match != nil {
+			if r.match(l) {
+				return found{rule: r}, true
+			}
+			continue
+		}
+		if o, ok := r.decide(l); ok {
+			return found{out: o}, true
+		}
+	}
+	return found{}, false
+}
+
+// statusAt matches the HTTP status and the gRPC code that link carries, if
+// any, against the status rules.
+func (m *Map) statusAt(link error) (found, bool) {
+	if len(m.http) > 0 {
+		if code, ok := httpStatus(link); ok {
+			if f, ok := matchCode(m.http, code); ok {
+				return f, true
+			}
+		}
+	}
+	if len(m.grpc) > 0 {
+		if code, ok := grpcCode(link); ok {
+			return matchCode(m.grpc, code)
+		}
+	}
+	return found{}, false
+}
+
+func matchCode(rules []compiled, code uint64) (found, bool) {
+	for i := range rules {
+		if r := &rules[i]; r.lo <= code && code <= r.hi {
+			return found{rule: r}, true
+		}
+	}
+	return found{}, false
+}
+
+// walk visits err's chain depth first, outermost first, as errors.Is does,
+// and returns the first result visit reports.
+func walk[R any](err error, visit func(error) (R, bool)) (R, bool) {
+	for err != nil {
+		if r, ok := visit(err); ok {
+			return r, true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if r, ok := walk(e, visit); ok {
+					return r, true
+				}
+			}
+			err = nil
+		default:
+			err = nil
+		}
+	}
+	var zero R
+	return zero, false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,107 @@
+package mapper
+
+import (
+	"time"
+
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Retry says when an error made from an [Outcome] is retryable.
+type Retry uint8
+
+// The retry modes.
+const (
+	// RetryNever: the error is never retryable.
+	RetryNever Retry = iota
+	// RetryAlways: nothing landed; the same call may succeed.
+	RetryAlways
+	// RetryIfIdempotent: the request may have been processed, so the error
+	// is retryable only for a tool declared idempotent.
+	RetryIfIdempotent
+)
+
+// Outcome is what a matched foreign error becomes: a kind, a code, a
+// message, when it is retryable and a default retry-after hint. An Outcome
+// is a small immutable value; its With methods return modified copies.
+//
+// The zero Outcome is a permanent tool-failed error with code
+// [taxonomy.CodeInvalidCode], like any error made with an empty code.
+type Outcome struct {
+	kind       taxonomy.Kind
+	code       string
+	message    string
+	retry      Retry
+	retryAfter time.Duration
+}
+
+// NewOutcome returns an outcome of any kind. The constructors below cover
+// the usual cases; use NewOutcome for the others, such as a timeout that is
+// never retried.
+func NewOutcome(kind taxonomy.Kind, code string, retry Retry) Outcome {
+	return Outcome{kind: kind, code: code, retry: retry}
+}
+
+// Transient returns a retryable tool-failed outcome: the dependency did not
+// process the request, so the same call may succeed. A Retry-After carried by
+// the error is used as the hint.
+func Transient(code string) Outcome {
+	return NewOutcome(taxonomy.KindFailed, code, RetryAlways)
+}
+
+// TransientIfIdempotent returns a tool-failed outcome that is retryable only
+// for an idempotent tool: the request went out and may have landed (a reset
+// connection, a 502).
+func TransientIfIdempotent(code string) Outcome {
+	return NewOutcome(taxonomy.KindFailed, code, RetryIfIdempotent)
+}
+
+// Permanent returns a tool-failed outcome that is never retried.
+func Permanent(code string) Outcome {
+	return NewOutcome(taxonomy.KindFailed, code, RetryNever)
+}
+
+// Refusal returns a tool-refused outcome: the dependency answered no. The
+// message is shown to the model; a refusal is never retried.
+func Refusal(code, message string) Outcome {
+	return NewOutcome(taxonomy.KindRefused, code, RetryNever).WithMessage(message)
+}
+
+// Timeout returns a tool-timeout outcome, retryable only for an idempotent
+// tool: a request that timed out may have had its side effect.
+func Timeout(code string) Outcome {
+	return NewOutcome(taxonomy.KindTimeout, code, RetryIfIdempotent)
+}
+
+// NotPermitted returns a tool-not-permitted outcome, never retried.
+func NotPermitted(code string) Outcome {
+	return NewOutcome(taxonomy.KindNotPermitted, code, RetryNever)
+}
+
+// RateLimited returns a retryable rate-limited outcome: the dependency said
+// too many requests and did not process this one. A Retry-After carried by
+// the error is used as the hint.
+func RateLimited(code string) Outcome {
+	return NewOutcome(taxonomy.KindRateLimited, code, RetryAlways)
+}
+
+// WithMessage returns a copy of o with a message, the text of the typed
+// error. It passes through the map's scrubber like every message the map
+// makes.
+func (o Outcome) WithMessage(message string) Outcome {
+	o.message = message
+	return o
+}
+
+// WithRetryAfter returns a copy of o with a default retry-after hint, used
+// when the outcome is retryable and the error carries no Retry-After of its
+// own. A negative d is treated as 0.
+func (o Outcome) WithRetryAfter(d time.Duration) Outcome {
+	o.retryAfter = max(d, 0)
+	return o
+}
+
+// retryable reports whether an error made from o is retryable for a tool
+// that is idempotent or not.
+func (o Outcome) retryable(idempotent bool) bool {
+	return o.retry == RetryAlways || (o.retry == RetryIfIdempotent && idempotent)
+}

@@ -1,0 +1,46 @@
+// Package redact is the scrubbing layer: it scrubs the messages of the
+// typed errors tool authors make, and optionally the results, so a card
+// number or a token a tool put in its own words never reaches a span, a log,
+// an event or the model.
+//
+//	redact.New()                                  // scrub.Default(), error messages only
+//	redact.New(redact.WithKeyedHash(key))         // identifiers as stable pseudonyms
+//	redact.New(redact.WithResults())              // ... and the results' content
+//
+// A tool author writes
+//
+//	return toolmw.Result{}, taxonomy.Refusal("card_declined", "card 4111 1111 1111 1111 declined")
+//
+// and the layer returns the same refusal with the message
+// "card [REDACTED:card] declined": kind, code, tool, retryability,
+// retry-after, field errors and cause are kept. With [WithKeyedHash] the
+// card reads [REDACTED:card:1a2b3c4d], the same for the same value, so a
+// reader can tell two customers apart without learning who they are.
+//
+// # What is rebuilt
+//
+//   - A *taxonomy.ToolError returned as it is: a copy with the scrubbed
+//     message (and scrubbed field-error messages); its cause is unchanged.
+//   - A typed error inside another error (fmt.Errorf("charging: %w", typed)),
+//     or a typed error of another implementation of taxonomy.Error: when its
+//     message or the text of the whole error needs scrubbing, the layer
+//     returns a new *taxonomy.ToolError equal to the typed error
+//     (taxonomy.InfoOf(err).Err()) with the scrubbed message, wrapping the
+//     whole original error. The wrappers' text cannot be rebuilt scrubbed, so
+//     it is dropped from Error(); errors.Is and errors.As still reach every
+//     link. When nothing needs scrubbing the error is returned unchanged.
+//   - An untyped error, including a cancellation, is returned unchanged: its
+//     text is withheld by taxonomy.InfoOf and toolmw.ForModel, and the
+//     classify layer translates it.
+//
+// The layer scrubs what tool authors wrote. Put it outside classify, whose
+// map already scrubs what it makes, and inside the layers that report errors
+// (tracing, logging, events).
+//
+// [WithResults] scrubs the result's Content too. A JSON result that is no
+// longer valid JSON after scrubbing is returned with JSON false, never
+// unscrubbed.
+//
+// The success path without [WithResults] costs a nil check: no allocation.
+// Clean messages and results are returned as they are, without allocating.
+package redact

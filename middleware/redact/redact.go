@@ -1,0 +1,150 @@
+package redact
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"sync"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// An Option configures [New].
+type Option func(*config)
+
+type config struct {
+	scrubber *scrub.Scrubber
+	results  bool
+}
+
+// WithScrubber sets the scrubber. The default, and a nil s, is
+// scrub.Default(). The last of WithScrubber and [WithKeyedHash] wins.
+func WithScrubber(s *scrub.Scrubber) Option {
+	return func(c *config) { c.scrubber = s }
+}
+
+// WithKeyedHash scrubs with the default families and identifiers replaced by
+// a keyed hash of their value ([REDACTED:email:ab12cd34]), so the same value
+// reads the same wherever this key is used and cannot be read back without
+// it. An empty key means a random key made once per process: pseudonyms are
+// stable within the process and meaningless outside it. It is
+// WithScrubber(scrub.New(scrub.WithKeyedHash(key))); the last of the two
+// wins.
+func WithKeyedHash(key []byte) Option {
+	if len(key) == 0 {
+		key = processKey()
+	}
+	s := scrub.New(scrub.WithKeyedHash(key))
+	return func(c *config) { c.scrubber = s }
+}
+
+// processKey is the key of WithKeyedHash(nil): 32 random bytes, made once.
+var processKey = sync.OnceValue(func() []byte {
+	key := make([]byte, 32)
+	rand.Read(key) // never fails (crypto/rand, Go 1.24)
+	return key
+})
+
+// WithResults scrubs the content of results too.
+func WithResults() Option {
+	return func(c *config) { c.results = true }
+}
+
+// New returns the scrubbing middleware. It holds no per-tool state; a
+// scrub.Scrubber is safe for concurrent use, so one middleware may serve
+// many tools at once.
+func New(opts ...Option) toolmw.Middleware {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	s := c.scrubber
+	if s == nil {
+		s = scrub.Default()
+	}
+	results := c.results
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			res, err := next(ctx, args)
+			if err == nil && !results {
+				return res, nil
+			}
+			if results {
+				res = scrubResult(s, res)
+			}
+			return res, scrubError(s, err)
+		}
+	}
+}
+
+// scrubResult returns res with its content scrubbed.
+func scrubResult(s *scrub.Scrubber, res toolmw.Result) toolmw.Result {
+	content := s.String(res.Content)
+	if content == res.Content {
+		return res
+	}
+	res.Content = content
+	if res.JSON && !json.Valid([]byte(content)) {
+		res.JSON = false
+	}
+	return res
+}
+
+// scrubError returns err with the message of its typed error scrubbed, as
+// the package documentation describes.
+func scrubError(s *scrub.Scrubber, err error) error {
+	if err == nil {
+		return nil
+	}
+	if te, ok := err.(*taxonomy.ToolError); ok {
+		return scrubToolError(s, te)
+	}
+	if _, ok := taxonomy.From(err); !ok {
+		return err
+	}
+	info := taxonomy.InfoOf(err)
+	msg := s.String(info.Message)
+	fields, fieldsChanged := scrubFields(s, info.Fields)
+	if text := err.Error(); msg == info.Message && !fieldsChanged && s.String(text) == text {
+		return err
+	}
+	info.Message, info.Fields = msg, fields
+	return info.Err().WithCause(err)
+}
+
+// scrubToolError returns te with its message and field-error messages
+// scrubbed, or te itself when they are clean.
+func scrubToolError(s *scrub.Scrubber, te *taxonomy.ToolError) error {
+	out := te
+	if msg := s.String(te.Message()); msg != te.Message() {
+		out = out.WithMessage(msg)
+	}
+	if fields, changed := scrubFields(s, te.Fields()); changed {
+		out = out.WithFields(fields...)
+	}
+	return out
+}
+
+// scrubFields returns fields with their messages scrubbed, in a new slice
+// when any changed; otherwise fields itself and false.
+func scrubFields(s *scrub.Scrubber, fields []taxonomy.FieldError) ([]taxonomy.FieldError, bool) {
+	var out []taxonomy.FieldError
+	for i, f := range fields {
+		msg := s.String(f.Msg)
+		if msg == f.Msg {
+			continue
+		}
+		if out == nil {
+			out = append([]taxonomy.FieldError(nil), fields...)
+		}
+		out[i].Msg = msg
+	}
+	if out == nil {
+		return fields, false
+	}
+	return out, true
+}

@@ -33,6 +33,8 @@ var fuzzLeaves = []error{
 	taxonomy.Refusal("booking_not_cancellable", "no"),
 	taxonomy.Transient("supplier_unavailable", "down"),
 	(*statusErr)(nil),
+	(*ghErr)(nil),
+	(*grpcErr)(nil),
 	&ghErr{},
 }
 

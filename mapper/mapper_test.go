@@ -376,3 +376,11 @@ func TestRealNetworkErrors(t *testing.T) {
 	<-ctx.Done()
 	check(t, mapper.Default().Classify("t", ctx.Err()), want{taxonomy.KindTimeout, taxonomy.CodeDeadlineExceeded, false})
 }
+
+// TestTypedNil: a nil pointer of an error type in a chain does not make the
+// map call a method through it.
+func TestTypedNil(t *testing.T) {
+	for _, err := range []error{(*ghErr)(nil), (*grpcErr)(nil), fmt.Errorf("a: %w", (*statusErr)(nil))} {
+		check(t, mapper.Default().ClassifyFor("t", true, err), want{taxonomy.KindFailed, taxonomy.CodeUnmappedFailure, false})
+	}
+}

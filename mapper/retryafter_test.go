@@ -118,3 +118,15 @@ func TestRetryAfterDefault(t *testing.T) {
 		t.Fatalf("permanent: RetryAfter() = %v", te.RetryAfter())
 	}
 }
+
+func TestNilOptions(t *testing.T) {
+	m := mapper.Default().WithOptions(mapper.WithClock(nil), mapper.WithScrubber(nil), mapper.WithMessages())
+	h := http.Header{"Retry-After": {time.Now().Add(time.Hour).Format(http.TimeFormat)}}
+	te := check(t, m.Classify("t", &headerErr{h: h, err: &statusErr{code: 503}}), want{taxonomy.KindFailed, taxonomy.CodeUpstreamUnavailable, true})
+	if d := te.RetryAfter(); d < 58*time.Minute || d > time.Hour {
+		t.Fatalf("RetryAfter() = %v, want about an hour by the real clock", d)
+	}
+	if got := m.Classify("t", fmt.Errorf("for %s", plantedEmail)).Error(); got != "t: tool-failed unmapped_failure: for [REDACTED:email]" {
+		t.Fatalf("Error() = %q", got)
+	}
+}

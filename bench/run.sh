@@ -1,7 +1,13 @@
 #!/bin/sh
 # run.sh regenerates bench/RESULTS.md: the overhead, scrub and classify
-# benchmarks with -count=5, benchstat's summary, and the storm simulation
-# (which also rewrites storm.svg). The raw outputs are kept in results/.
+# benchmarks, five samples each, benchstat's summary, and the storm
+# simulation (which also rewrites storm.svg). The raw outputs are kept in
+# results/.
+#
+# The five samples are five interleaved rounds of the whole suite (the
+# same samples as -count=5, which would run each benchmark five times in a
+# row): on a shared machine the load drifts, and interleaving keeps the
+# systems compared under the same load in each round.
 #
 # It exits with the storm's status: 1 when toolmw misses a storm target.
 # Run it on a machine as quiet as you can get; the load is recorded.
@@ -10,11 +16,13 @@ cd "$(dirname "$0")"
 out=results
 mkdir -p "$out"
 
-bench="go test -run='^\$' -bench=. -benchmem -count=5 -timeout=60m ."
+build="go test -c -o $out/bench.test ."
+bench="for round in 1 2 3 4 5; do $out/bench.test -test.run='^\$' -test.bench=. -test.benchmem -test.count=1 -test.timeout=60m; done"
 stat="go run golang.org/x/perf/cmd/benchstat@latest $out/bench.txt"
 storm="go run ./cmd/storm -check -svg storm.svg"
 cat > "$out/commands.txt" <<CMDS
 cd bench
+$build
 $bench > $out/bench.txt
 $stat > $out/benchstat.txt
 $storm > $out/storm.md
@@ -30,6 +38,7 @@ CMDS
 	echo "load before: $(uptime)"
 } > "$out/machine.txt"
 
+$build
 eval "$bench" | tee "$out/bench.txt"
 echo "load after:  $(uptime)" >> "$out/machine.txt"
 

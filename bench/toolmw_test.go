@@ -13,11 +13,13 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/middleware/permit"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/recovery"
+	"github.com/toolmw/toolmw/middleware/redact"
 	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/timeout"
@@ -63,6 +65,8 @@ func toolmwSystems() []system {
 		{"toolmw_ratelimit", wrap(ratelimit.New(hugeRate, hugeBurst))},
 		{"toolmw_timeout", wrap(timeout.New(attemptTimeout))},
 		{"toolmw_recovery", wrap(recovery.New())},
+		{"toolmw_redact", wrap(redact.New())},
+		{"toolmw_classify", wrap(classify.New())},
 		{"toolmw_permit", wrap(permit.New(permit.Allow(spec.Name)))},
 		{"toolmw_result", wrap(result.New())},
 	}
@@ -103,7 +107,8 @@ func sdkObservability() observability {
 }
 
 // defaultStack composes the default order of layers, outermost first:
-// tracing, logging, events, retry, breaker, ratelimit, timeout, recovery.
+// tracing, logging, events, retry, breaker, ratelimit, timeout, recovery,
+// redact, classify.
 func defaultStack(o observability) []toolmw.Middleware {
 	return []toolmw.Middleware{
 		o.tracing,
@@ -114,5 +119,7 @@ func defaultStack(o observability) []toolmw.Middleware {
 		ratelimit.New(hugeRate, hugeBurst),
 		timeout.New(attemptTimeout),
 		recovery.New(),
+		redact.New(),
+		classify.New(),
 	}
 }

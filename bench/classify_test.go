@@ -25,7 +25,7 @@ func (e *statusError) Error() string   { return fmt.Sprintf("status %d", e.code)
 func (e *statusError) StatusCode() int { return e.code }
 
 // rules20 is a map of twenty rules of every level; only the last one matches
-// dialError, at its innermost link, so the walk tries every rule at every
+// errDial, at its innermost link, so the walk tries every rule at every
 // link first.
 func rules20() *mapper.Map {
 	var rules []mapper.Rule
@@ -42,16 +42,16 @@ func rules20() *mapper.Map {
 	)...)
 }
 
-// dialError is what an HTTP client returns when the connection is refused:
+// errDial is what an HTTP client returns when the connection is refused:
 // the errno three wrappers deep.
-var dialError = fmt.Errorf("get_weather: %w", &url.Error{
+var errDial = fmt.Errorf("get_weather: %w", &url.Error{
 	Op:  "Get",
 	URL: "https://weather.example/v1/forecast",
 	Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},
 })
 
-// typedError is an error the tool's author already typed, wrapped once.
-var typedError = fmt.Errorf("get_weather: %w", taxonomy.Transient("supplier_unavailable", "the supplier is down"))
+// errTyped is an error the tool's author already typed, wrapped once.
+var errTyped = fmt.Errorf("get_weather: %w", taxonomy.Transient("supplier_unavailable", "the supplier is down"))
 
 var sinkErr error
 
@@ -62,9 +62,9 @@ func BenchmarkClassify(b *testing.B) {
 		m    *mapper.Map
 		err  error
 	}{
-		{"wrapped3_rules20", m20, dialError},
-		{"wrapped3_default", def, dialError},
-		{"typed", m20, typedError},
+		{"wrapped3_rules20", m20, errDial},
+		{"wrapped3_default", def, errDial},
+		{"typed", m20, errTyped},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -79,13 +79,13 @@ func BenchmarkClassify(b *testing.B) {
 // claim to.
 func TestClassifyCases(t *testing.T) {
 	m20 := rules20()
-	if got := taxonomy.InfoOf(m20.Classify("get_weather", dialError)).Code; got != "upstream_unavailable" {
+	if got := taxonomy.InfoOf(m20.Classify("get_weather", errDial)).Code; got != "upstream_unavailable" {
 		t.Errorf("rules20: code %q, want upstream_unavailable", got)
 	}
-	if got := m20.Classify("get_weather", typedError); got != typedError {
+	if got := m20.Classify("get_weather", errTyped); got != errTyped {
 		t.Errorf("a typed error came back as %v", got)
 	}
-	if !errors.Is(mapper.Default().Classify("get_weather", dialError), syscall.ECONNREFUSED) {
+	if !errors.Is(mapper.Default().Classify("get_weather", errDial), syscall.ECONNREFUSED) {
 		t.Error("the default map lost the cause")
 	}
 }

@@ -87,8 +87,15 @@ type target struct {
 // report writes the markdown report and returns how many targets toolmw
 // missed.
 func report(w io.Writer, results []result, seed uint64) int {
-	fmt.Fprintf(w, "Seed %d. Every attempt takes %v of virtual time; retries wait full-jitter exponential backoff from %v, capped at %v.\n\n",
-		seed, latency, backoffBase, backoffCap)
+	fmt.Fprintf(w, "Seed %d. Calls arrive evenly at the given rate, each in its own goroutine, whatever the earlier calls are doing. "+
+		"Every attempt takes %v of virtual time; retries wait full-jitter exponential backoff from %v, capped at %v. "+
+		"Every system makes at most 3 attempts per call.\n\n", seed, latency, backoffBase, backoffCap)
+	fmt.Fprintf(w, "- naive: retries every failure.\n")
+	fmt.Fprintf(w, "- failsafe_retry: failsafe-go's retry policy.\n")
+	fmt.Fprintf(w, "- failsafe_retry_budget: the same with failsafe-go's retry budget (defaults: retries may be at most 20%% of the executions in flight, with at least 3 allowed).\n")
+	fmt.Fprintf(w, "- toolmw_retry: toolmw's retry layer with its retry token budget (defaults: 10%% of calls, a reserve of 10 tokens), no breaker.\n")
+	fmt.Fprintf(w, "- toolmw: the same with toolmw's breaker layer inside it (defaults: opens after 5 consecutive failures, for 30s, then 1 probe). "+
+		"gobreaker times the open period with the real clock, so the simulation holds it in virtual time in front of the real layer (see openGate).\n\n")
 
 	var targets []target
 	fmt.Fprintf(w, "### Outage\n\n")
@@ -134,6 +141,7 @@ func report(w io.Writer, results []result, seed uint64) int {
 
 	failed := 0
 	fmt.Fprintf(w, "\n### Targets (toolmw: retry with its budget, and breaker)\n\n")
+	fmt.Fprintf(w, "toolmw_retry is the same retry layer and budget without the breaker: comparing its rows with toolmw's separates the breaker's effect from the budget's.\n\n")
 	fmt.Fprintf(w, "| target | calls/s | toolmw | limit | met |\n|---|---:|---:|---:|---|\n")
 	for _, t := range targets {
 		met := "yes"

@@ -79,7 +79,8 @@ func (k *keyed) get(key string) *Breaker {
 	defer k.mu.Unlock()
 	if b = k.breakers[key]; b == nil {
 		b = newBreaker(k.config)
-		b.name.Store(&key)
+		name := key // a copy, so that key itself stays on the stack
+		b.name.Store(&name)
 		k.breakers[key] = b
 	}
 	return b

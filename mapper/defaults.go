@@ -2,6 +2,8 @@ package mapper
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/url"
@@ -28,6 +30,7 @@ const (
 	msgRateLimited   = "the upstream service is limiting the rate of requests"
 	msgUpstreamError = "the upstream service failed while handling the request"
 	msgUnavailable   = "the upstream service is unavailable"
+	msgTLS           = "the secure connection to the upstream service could not be established"
 )
 
 // gRPC status codes (google.golang.org/grpc/codes), named here to keep
@@ -66,6 +69,7 @@ func DefaultRules() []Rule {
 		unavailable = Transient(taxonomy.CodeUpstreamUnavailable).WithMessage(msgUnavailable)
 		rateLimited = RateLimited(taxonomy.CodeUpstreamRateLimited).WithMessage(msgRateLimited)
 		forbidden   = NotPermitted(taxonomy.CodeUpstreamForbidden).WithMessage(msgForbidden)
+		tlsFailed   = Permanent(taxonomy.CodeUpstreamTLS).WithMessage(msgTLS)
 		unauth      = NotPermitted(taxonomy.CodeUpstreamUnauthorized).WithMessage(msgUnauthorized)
 	)
 	return []Rule{
@@ -81,6 +85,13 @@ func DefaultRules() []Rule {
 		Is(syscall.ENETUNREACH, unreachable),
 		Is(syscall.ECONNREFUSED, unreachable),
 		Type[*net.DNSError](unreachable),
+		// A certificate or handshake failure does not heal on retry.
+		Type[x509.UnknownAuthorityError](tlsFailed),
+		Type[x509.HostnameError](tlsFailed),
+		Type[x509.CertificateInvalidError](tlsFailed),
+		Type[*tls.CertificateVerificationError](tlsFailed),
+		Type[tls.RecordHeaderError](tlsFailed),
+		Type[tls.AlertError](tlsFailed),
 		TypeFunc(func(e *net.OpError) (Outcome, bool) {
 			// Nothing is sent before the connection is made.
 			return unreachable, e.Op == "dial"

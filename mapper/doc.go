@@ -4,7 +4,9 @@
 // Tools return their libraries' errors: a *net.OpError, a *url.Error, an SDK
 // error with a status code. A hand-written switch over them eventually calls
 // a bug retryable; a [Map] of rules does not guess. What no rule matches
-// becomes a permanent tool-failed/unmapped_failure.
+// becomes a tool-failed/unmapped_failure: permanent, or retryable when
+// the caller says the tool is idempotent (ClassifyFor), which is the retry
+// rule for an error nobody classified.
 //
 //	m := mapper.Default().With(
 //		mapper.Is(supplier.ErrSoldOut, mapper.Refusal("fare_sold_out", "the fare is sold out")),
@@ -53,7 +55,8 @@
 //  4. Only when no rule of step 3 matched at any link is the chain walked
 //     again for an HTTP status or a gRPC code, outermost first; the first
 //     status a rule covers decides.
-//  5. Otherwise the error is unmapped: a permanent tool-failed/unmapped_failure.
+//  5. Otherwise the error is unmapped: tool-failed/unmapped_failure,
+//     permanent unless the tool is idempotent.
 //
 // Within a level, rules added later win: [Map.With] appends, so a user's
 // rule overrides a default rule of the same level. It does not lift a status
@@ -107,6 +110,8 @@
 //	  ENETUNREACH
 //	*net.DNSError                             tool-failed / upstream_unavailable        yes
 //	*net.OpError with Op "dial"               tool-failed / upstream_unavailable        yes
+//	x509 and tls certificate, handshake       tool-failed / upstream_tls_failed         no
+//	  and record errors
 //	net.Error with Timeout() true             tool-timeout / upstream_timeout           if idempotent
 //	  (a *url.Error is looked through)
 //	HTTP 400 and 4xx not listed               tool-failed / upstream_bad_request        no
@@ -131,7 +136,7 @@
 //	gRPC Unauthenticated                      tool-not-permitted / upstream_unauthorized no
 //	gRPC ResourceExhausted                    rate-limited / upstream_rate_limited      yes
 //	gRPC Unavailable                          tool-failed / upstream_unavailable        yes
-//	anything else                             tool-failed / unmapped_failure            no
+//	anything else                             tool-failed / unmapped_failure            if idempotent
 //
 // The reasoning: an error raised before the request left (a refused or
 // unroutable connection, a failed DNS lookup, a dial error) is transient,
@@ -142,6 +147,7 @@
 // say the request was not processed, so they are transient. 404, 409, 410 and
 // 422 are the dependency's answer, so they are refusals shown to the model.
 // A bare context.DeadlineExceeded means the call's own time is up, so it is
-// not retried. TLS and certificate errors, a gRPC Canceled or DataLoss, and
-// statuses below 400 are left unmapped: permanent, with no better code.
+// not retried. TLS and certificate errors are permanent upstream_tls_failed:
+// they do not heal on retry. A gRPC Canceled or DataLoss and statuses below
+// 400 are left unmapped.
 package mapper

@@ -21,7 +21,7 @@ type Map struct {
 
 	// The compiled rules by level, newest first.
 	types, ifaces, http, grpc []compiled
-	unmapped                  *taxonomy.ToolError
+	unmapped                  [2]*taxonomy.ToolError // for a tool that is not idempotent, and one that is
 }
 
 // compiled is a rule with the errors its fixed outcome makes, built once.
@@ -129,7 +129,10 @@ func build(rules []Rule, cfg config) *Map {
 		}
 		*dst = append(*dst, c)
 	}
-	m.unmapped = taxonomy.Failure(taxonomy.CodeUnmappedFailure, "")
+	m.unmapped = [2]*taxonomy.ToolError{
+		taxonomy.Failure(taxonomy.CodeUnmappedFailure, ""),
+		taxonomy.Failure(taxonomy.CodeUnmappedFailure, "").WithRetryable(true),
+	}
 	return m
 }
 
@@ -161,7 +164,8 @@ func (m *Map) Classify(tool string, err error) error {
 // error with a typed error anywhere in its chain are returned as they are.
 // Any other error comes back as a *taxonomy.ToolError wrapping err, made by
 // the first matching rule in the order the package documentation gives, or
-// a permanent unmapped_failure. Its message never holds err's text unless
+// an unmapped_failure: permanent, or retryable when the tool is idempotent
+// (the retry rule for an error nobody classified). Its message never holds err's text unless
 // the map was made [WithMessages], and then only scrubbed.
 func (m *Map) ClassifyFor(tool string, idempotent bool, err error) error {
 	if err == nil {
@@ -180,7 +184,7 @@ func (m *Map) ClassifyFor(tool string, idempotent bool, err error) error {
 	var te *taxonomy.ToolError
 	switch {
 	case !ok:
-		te = m.unmapped
+		te = m.unmapped[b2i(idempotent)]
 	case found.rule != nil:
 		te = found.rule.made[b2i(idempotent)]
 	default:

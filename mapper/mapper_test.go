@@ -303,8 +303,8 @@ func TestDefaults(t *testing.T) {
 		{"dial timeout in url error", dialTimeout, failed, taxonomy.CodeUpstreamUnavailable, always},
 		{"read timeout", &url.Error{Op: "Get", URL: "u", Err: &net.OpError{Op: "read", Err: timeoutErr{}}}, timeout, taxonomy.CodeUpstreamTimeout, ifIdem},
 		{"net.Error timeout", timeoutErr{}, timeout, taxonomy.CodeUpstreamTimeout, ifIdem},
-		{"x509", &url.Error{Op: "Get", URL: "u", Err: x509.UnknownAuthorityError{}}, failed, taxonomy.CodeUnmappedFailure, never},
-		{"plain", errors.New("boom"), failed, taxonomy.CodeUnmappedFailure, never},
+		{"x509", &url.Error{Op: "Get", URL: "u", Err: x509.UnknownAuthorityError{}}, failed, taxonomy.CodeUpstreamTLS, never},
+		{"plain", errors.New("boom"), failed, taxonomy.CodeUnmappedFailure, ifIdem},
 
 		{"400", &statusErr{code: 400}, failed, taxonomy.CodeUpstreamBadRequest, never},
 		{"401", &statusErr{code: 401}, denied, taxonomy.CodeUpstreamUnauthorized, never},
@@ -323,9 +323,9 @@ func TestDefaults(t *testing.T) {
 		{"502", &statusErr{code: 502}, failed, taxonomy.CodeUpstreamError, ifIdem},
 		{"503", &statusErr{code: 503}, failed, taxonomy.CodeUpstreamUnavailable, always},
 		{"504", &statusErr{code: 504}, timeout, taxonomy.CodeUpstreamTimeout, ifIdem},
-		{"302", &statusErr{code: 302}, failed, taxonomy.CodeUnmappedFailure, never},
+		{"302", &statusErr{code: 302}, failed, taxonomy.CodeUnmappedFailure, ifIdem},
 
-		{"grpc Canceled", newGRPC(1), failed, taxonomy.CodeUnmappedFailure, never},
+		{"grpc Canceled", newGRPC(1), failed, taxonomy.CodeUnmappedFailure, ifIdem},
 		{"grpc Unknown", newGRPC(2), failed, taxonomy.CodeUpstreamError, ifIdem},
 		{"grpc InvalidArgument", newGRPC(3), failed, taxonomy.CodeUpstreamBadRequest, never},
 		{"grpc DeadlineExceeded", newGRPC(4), timeout, taxonomy.CodeUpstreamTimeout, ifIdem},
@@ -339,7 +339,7 @@ func TestDefaults(t *testing.T) {
 		{"grpc Unimplemented", newGRPC(12), failed, taxonomy.CodeUpstreamBadRequest, never},
 		{"grpc Internal", newGRPC(13), failed, taxonomy.CodeUpstreamError, ifIdem},
 		{"grpc Unavailable", newGRPC(14), failed, taxonomy.CodeUpstreamUnavailable, always},
-		{"grpc DataLoss", newGRPC(15), failed, taxonomy.CodeUnmappedFailure, never},
+		{"grpc DataLoss", newGRPC(15), failed, taxonomy.CodeUnmappedFailure, ifIdem},
 		{"grpc Unauthenticated", newGRPC(16), denied, taxonomy.CodeUpstreamUnauthorized, never},
 	}
 	m := mapper.Default()
@@ -381,6 +381,6 @@ func TestRealNetworkErrors(t *testing.T) {
 // map call a method through it.
 func TestTypedNil(t *testing.T) {
 	for _, err := range []error{(*ghErr)(nil), (*grpcErr)(nil), fmt.Errorf("a: %w", (*statusErr)(nil))} {
-		check(t, mapper.Default().ClassifyFor("t", true, err), want{taxonomy.KindFailed, taxonomy.CodeUnmappedFailure, false})
+		check(t, mapper.Default().ClassifyFor("t", false, err), want{taxonomy.KindFailed, taxonomy.CodeUnmappedFailure, false})
 	}
 }

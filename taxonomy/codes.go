@@ -9,7 +9,8 @@ const (
 	// constructor; the kind and retryability are kept.
 	CodeInvalidCode = "invalid_code"
 
-	// CodeUnmappedFailure: a foreign error no rule matched; permanent.
+	// CodeUnmappedFailure: a foreign error no rule matched; permanent unless
+	// the tool is idempotent.
 	CodeUnmappedFailure = "unmapped_failure"
 	// CodeToolPanicked: the tool panicked; permanent.
 	CodeToolPanicked = "tool_panicked"
@@ -25,6 +26,10 @@ const (
 	// CodeUpstreamBadRequest: the dependency rejected the request as malformed
 	// (HTTP 400 and other unclassified 4xx); permanent.
 	CodeUpstreamBadRequest = "upstream_bad_request"
+
+	// CodeUpstreamTLS: the secure connection could not be established (a
+	// certificate or handshake failure); permanent.
+	CodeUpstreamTLS = "upstream_tls_failed"
 
 	// CodeUpstreamNotFound: the dependency has no such resource (HTTP 404); a refusal.
 	CodeUpstreamNotFound = "upstream_not_found"
@@ -114,18 +119,19 @@ type CodeInfo struct {
 
 var codes = []CodeInfo{
 	{"", CodeInvalidCode, "as made", "the maker gave an empty or malformed code", "taxonomy constructors"},
-	{KindFailed, CodeUnmappedFailure, "no", "a foreign error no mapper rule matched", "mapper (classify layer), InfoOf"},
+	{KindFailed, CodeUnmappedFailure, "if idempotent", "a foreign error no mapper rule matched", "mapper (classify layer), InfoOf"},
 	{KindFailed, CodeToolPanicked, "no", "the tool panicked", "recovery layer"},
 	{KindFailed, CodeUpstreamUnavailable, "yes", "the dependency could not be reached or did not process the request", "mapper default map"},
 	{KindFailed, CodeUpstreamError, "if idempotent", "the dependency failed while handling the request and may have acted", "mapper default map"},
 	{KindFailed, CodeConnectionReset, "if idempotent", "the connection broke after the request may have gone out", "mapper default map"},
 	{KindFailed, CodeUpstreamBadRequest, "no", "the dependency rejected the request as malformed", "mapper default map"},
+	{KindFailed, CodeUpstreamTLS, "no", "the secure connection could not be established (certificate or handshake)", "mapper default map"},
 	{KindRefused, CodeUpstreamNotFound, "no", "the dependency has no such resource (HTTP 404)", "mapper default map"},
 	{KindRefused, CodeUpstreamConflict, "no", "the request conflicts with the resource's state (HTTP 409)", "mapper default map"},
 	{KindRefused, CodeUpstreamUnprocessable, "no", "the dependency rejected the content (HTTP 422)", "mapper default map"},
 	{KindTimeout, CodeTimeout, "if idempotent", "the per-attempt timeout fired", "timeout layer"},
 	{KindTimeout, CodeDeadlineExceeded, "no", "the caller's deadline passed", "timeout layer, mapper, InfoOf"},
-	{KindTimeout, CodeUpstreamTimeout, "if idempotent", "the dependency or the network reported a timeout", "mapper default map"},
+	{KindTimeout, CodeUpstreamTimeout, "if idempotent; yes for HTTP 408", "the dependency or the network reported a timeout", "mapper default map"},
 	{KindCancelled, CodeCancelled, "no", "the caller cancelled the call", "InfoOf (cancellation itself passes through unchanged)"},
 	{KindNotPermitted, CodeNotPermitted, "no", "a permission policy denied the call", "permit layer"},
 	{KindNotPermitted, CodeUpstreamUnauthorized, "no", "the dependency did not accept the credentials (HTTP 401)", "mapper default map"},

@@ -164,7 +164,9 @@ type httpError struct {
 	header http.Header
 }
 
-func (e *httpError) Error() string       { return fmt.Sprintf("upstream said %d (api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc)", e.code) }
+func (e *httpError) Error() string {
+	return fmt.Sprintf("upstream said %d (api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc)", e.code)
+}
 func (e *httpError) StatusCode() int     { return e.code }
 func (e *httpError) Header() http.Header { return e.header }
 

@@ -1,0 +1,189 @@
+package scrub
+
+import "strings"
+
+// Byte classes. Every matcher is a loop over one or more of these sets, so a
+// single table lookup answers "may this byte continue the token?".
+const (
+	cWord       uint16 = 1 << iota // [A-Za-z0-9_]: the bytes of a word
+	cStart                         // a word-start matcher may begin with this byte
+	cTrigger                       // punctuation at which a matcher may begin
+	cDigit                         // [0-9]
+	cHex                           // [0-9A-Fa-f]
+	cAlnum                         // [A-Za-z0-9]
+	cUpperDigit                    // [A-Z0-9]
+	cB64URL                        // [A-Za-z0-9_-]
+	cB64                           // [A-Za-z0-9+/]
+	cTok68                         // [A-Za-z0-9._~+/-]: RFC 7235 token68, less the '=' padding
+	cLocal                         // [A-Za-z0-9._%+-]: e-mail local part
+	cDomain                        // [A-Za-z0-9.-]: host names
+	cKey                           // [A-Za-z0-9_.-]: keys of key=value pairs
+	cUser                          // [A-Za-z0-9_.-] and non-ASCII: user names in paths
+	cScheme                        // [A-Za-z0-9+.-]: URL schemes
+	cBoring                        // cannot begin or reveal a finding; see boring
+)
+
+// wordStartLetters are the lower-case letters that begin a built-in token
+// prefix or a hexadecimal identifier. Digits and upper-case letters always
+// start a candidate (IP addresses, card numbers, IBANs and so on).
+const wordStartLetters = "abcdefghknprswx"
+
+// boring are the bytes the scanner skips without a second look: lower-case
+// letters, blanks and common punctuation, and all non-ASCII bytes. Every
+// finding either begins with a trigger or contains a byte that is not
+// boring (a digit, an upper-case letter, '_', '-' or ':') in its first
+// word, from which the scanner goes back to the word's start. The few
+// all-lower-case prefixes are reached that way too: "sk-", "glpat-" and
+// the like by their '-', "bearer" by the credentials after it, and
+// "hooks.slack.com" and "discord.com" by the '/' after them.
+const boring = "abcdefghijklmnopqrstuvwxyz \t\n\r,;.()!?'\"*#%&<>{}|~`^]$"
+
+// triggers are the punctuation bytes at which a matcher begins:
+// '@' e-mail, ':' URL, IPv6 or key: value, '=' key=value, '+' phone,
+// '-' PEM block, '/' and '\\' home directories, '[' placeholders.
+const triggers = "@:=+-/\\["
+
+var chars = buildChars()
+
+func buildChars() (t [256]uint16) {
+	for i := range t {
+		c := byte(i)
+		lower := 'a' <= c && c <= 'z'
+		upper := 'A' <= c && c <= 'Z'
+		digit := '0' <= c && c <= '9'
+		alnum := lower || upper || digit
+		var k uint16
+		if alnum || c == '_' {
+			k |= cWord
+		}
+		if digit || upper || strings.IndexByte(wordStartLetters, c) >= 0 {
+			k |= cStart
+		}
+		if strings.IndexByte(triggers, c) >= 0 {
+			k |= cTrigger
+		}
+		if digit {
+			k |= cDigit
+		}
+		if digit || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F') {
+			k |= cHex
+		}
+		if alnum {
+			k |= cAlnum
+		}
+		if upper || digit {
+			k |= cUpperDigit
+		}
+		if alnum || c == '_' || c == '-' {
+			k |= cB64URL
+		}
+		if alnum || c == '+' || c == '/' {
+			k |= cB64
+		}
+		if alnum || strings.IndexByte("._~+/-", c) >= 0 {
+			k |= cTok68
+		}
+		if alnum || strings.IndexByte("._%+-", c) >= 0 {
+			k |= cLocal
+		}
+		if alnum || c == '.' || c == '-' {
+			k |= cDomain
+		}
+		if alnum || c == '_' || c == '.' || c == '-' {
+			k |= cKey
+			k |= cUser
+		}
+		if c >= 0x80 {
+			k |= cUser | cBoring
+		}
+		if strings.IndexByte(boring, c) >= 0 {
+			k |= cBoring
+		}
+		if alnum || c == '+' || c == '.' || c == '-' {
+			k |= cScheme
+		}
+		t[i] = k
+	}
+	return t
+}
+
+// skip returns the index of the first byte at or after i that is not in set.
+func skip(in string, i int, set uint16) int {
+	for i < len(in) && chars[in[i]]&set != 0 {
+		i++
+	}
+	return i
+}
+
+// skipMax is skip that looks at no more than max bytes: it returns i+max
+// if the run is longer. Matchers use it wherever a long run would be
+// rejected anyway, so that every byte is looked at a bounded number of
+// times and scrubbing stays linear in the input.
+func skipMax(in string, i int, set uint16, max int) int {
+	end := min(len(in), i+max)
+	for i < end && chars[in[i]]&set != 0 {
+		i++
+	}
+	return i
+}
+
+// is reports whether in[i] exists and is in set.
+func is(in string, i int, set uint16) bool {
+	return i < len(in) && chars[in[i]]&set != 0
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func isLetter(c byte) bool { return isUpper(c) || isLower(c) }
+
+// hasPrefixFold reports whether s begins with prefix, ignoring ASCII case.
+// prefix must be lower case.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// mixed reports whether s has a digit, an upper-case and a lower-case
+// letter, as randomly generated keys almost always do and words do not.
+func mixed(s string) bool {
+	var d, u, l bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		d = d || isDigit(c)
+		u = u || isUpper(c)
+		l = l || isLower(c)
+	}
+	return d && u && l
+}
+
+func hasUpperAndLower(s string) bool {
+	var u, l bool
+	for i := 0; i < len(s); i++ {
+		u = u || isUpper(s[i])
+		l = l || isLower(s[i])
+	}
+	return u && l
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,110 @@
+package scrub
+
+// family identifies one kind of finding. The built-in families come first;
+// a Scrubber appends the families of its extra patterns after them.
+type family = int
+
+// The built-in families. The identifier families (famEmail and later) are
+// the ones WithKeyedHash turns into stable pseudonyms.
+const (
+	famAWSAccessKey family = iota
+	famAWSSecretKey
+	famGitHubToken
+	famGitLabToken
+	famSlackToken
+	famSlackWebhook
+	famStripeKey
+	famOpenAIKey
+	famAnthropicKey
+	famGoogleAPIKey
+	famJWT
+	famBearerToken
+	famBasicAuth
+	famPrivateKey
+	famURLPassword
+	famDBCredentials
+	famQuerySecret
+	famPassword
+	famSecret
+	famHuggingFaceToken
+	famNPMToken
+	famPyPIToken
+	famSendGridKey
+	famTwilioKey
+	famDigitalOceanToken
+	famShopifyToken
+	famMailgunKey
+	famAzureKey
+	famDiscordToken
+	famDiscordWebhook
+	famTelegramToken
+	famDatabricksToken
+	famGroqKey
+	famXAIKey
+	famOpenRouterKey
+	famCookie
+
+	famEmail
+	famCard
+	famIBAN
+	famPhone
+	famIP
+	famUUID
+	famHomeUser
+
+	numFamilies
+)
+
+// familyNames holds the name of every built-in family, indexed by family.
+var familyNames = [numFamilies]string{
+	famAWSAccessKey:      "aws_access_key",
+	famAWSSecretKey:      "aws_secret_key",
+	famGitHubToken:       "github_token",
+	famGitLabToken:       "gitlab_token",
+	famSlackToken:        "slack_token",
+	famSlackWebhook:      "slack_webhook",
+	famStripeKey:         "stripe_key",
+	famOpenAIKey:         "openai_key",
+	famAnthropicKey:      "anthropic_key",
+	famGoogleAPIKey:      "google_api_key",
+	famJWT:               "jwt",
+	famBearerToken:       "bearer_token",
+	famBasicAuth:         "basic_auth",
+	famPrivateKey:        "private_key",
+	famURLPassword:       "url_password",
+	famDBCredentials:     "db_credentials",
+	famQuerySecret:       "query_secret",
+	famPassword:          "password",
+	famSecret:            "secret",
+	famHuggingFaceToken:  "huggingface_token",
+	famNPMToken:          "npm_token",
+	famPyPIToken:         "pypi_token",
+	famSendGridKey:       "sendgrid_key",
+	famTwilioKey:         "twilio_key",
+	famDigitalOceanToken: "digitalocean_token",
+	famShopifyToken:      "shopify_token",
+	famMailgunKey:        "mailgun_key",
+	famAzureKey:          "azure_key",
+	famDiscordToken:      "discord_token",
+	famDiscordWebhook:    "discord_webhook",
+	famTelegramToken:     "telegram_token",
+	famDatabricksToken:   "databricks_token",
+	famGroqKey:           "groq_key",
+	famXAIKey:            "xai_key",
+	famOpenRouterKey:     "openrouter_key",
+	famCookie:            "cookie",
+
+	famEmail:    "email",
+	famCard:     "card",
+	famIBAN:     "iban",
+	famPhone:    "phone",
+	famIP:       "ip",
+	famUUID:     "uuid",
+	famHomeUser: "home_user",
+}
+
+// isIdentifier reports whether a built-in family names a person or a
+// machine rather than a credential.
+func isIdentifier(f family) bool {
+	return f >= famEmail && f < numFamilies
+}

@@ -1,0 +1,91 @@
+package scrub
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// canaries are secrets planted into fuzz inputs. Each is a whole token that
+// the scrubber must remove whatever surrounds it, as long as a space
+// separates it from its neighbours. They all begin with a letter: a digit
+// group right before a leading digit could be read as one number with it.
+var canaries = []string{
+	tGHP,
+	"AKIAIOSFODNN7EXAMPLE",
+	tSkLive,
+	tXoxb,
+	tJWT,
+	tSkAnt,
+	tAIza,
+	tGlpat,
+	tHF,
+	tSG,
+	tDOP,
+	tSkProj,
+	"password=Hunter2Canary",
+}
+
+func FuzzScrub(f *testing.F) {
+	for _, c := range cases {
+		f.Add(c.in, uint(len(c.in)/2), uint8(len(c.in)))
+	}
+	for _, in := range cleanCases {
+		f.Add(in, uint(0), uint8(0))
+	}
+	for _, in := range []string{
+		"", " ", "[", "[REDACTED:", "[REDACTED:]", "[REDACTED:a", "@", "a@b.co", "://", "a://b:c@", "=", ":", "::", ":::",
+		"+", "+1", "-----BEGIN ", "-----BEGIN PRIVATE KEY-----", "/home/", `\Users\`, "password=", "password=\"",
+		`password=\"`, "Authorization: ", "Authorization: Bearer ", "Cookie: ", "ghp_", "eyJ", "eyJa.eyJb.", "sk-",
+		"1.2.3.4", "1.2.3.4.", "::1", "fe80::", "1:2:3:4:5:6:7:8:9", "4111 1111 1111 1111 1", "GB82 WEST 1234 5698 7654 32 10",
+		"+1 415 555 2671 4111111111111111", "x@y.com1.2.3.4", "1.2.3.4x@y.com", "\xff\xfe", "é@é.com", "/home/é/",
+		"password: \"unterminated\nnext", "token=a\\\"b\"", strings.Repeat("a", 300) + "@b.com",
+		strings.Repeat("1.", 50), strings.Repeat(":", 64), strings.Repeat("4111 ", 10),
+	} {
+		f.Add(in, uint(len(in)), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, in string, at uint, which uint8) {
+		out := String(in)
+		if again := String(out); again != out {
+			t.Fatalf("not idempotent:\n   in %q\n once %q\ntwice %q", in, out, again)
+		}
+		if utf8.ValidString(in) && !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of valid input %q: %q", in, out)
+		}
+		checkFind(t, in)
+
+		canary := canaries[int(which)%len(canaries)]
+		p := int(at % uint(len(in)+1))
+		planted := in[:p] + " " + canary + " " + in[p:]
+		got := String(planted)
+		// The canary's value, without a key, must be gone: wholly, and in
+		// every piece of 10 bytes that the input did not already contain.
+		secret := canary[strings.IndexByte(canary, '=')+1:]
+		for k := 0; k+10 <= len(secret); k++ {
+			piece := secret[k : k+10]
+			if strings.Contains(got, piece) && !strings.Contains(in, piece) {
+				t.Fatalf("planted secret survives: %q in\n%q\nfrom %q", piece, got, planted)
+			}
+		}
+	})
+}
+
+// checkFind checks that Find's matches are in range, sorted and disjoint,
+// and agree with String.
+func checkFind(t *testing.T, in string) {
+	ms := Default().Find(in)
+	prev := 0
+	var b strings.Builder
+	for _, m := range ms {
+		if m.Start < prev || m.End <= m.Start || m.End > len(in) {
+			t.Fatalf("bad matches for %q: %v", in, ms)
+		}
+		b.WriteString(in[prev:m.Start])
+		b.WriteString(r(m.Family))
+		prev = m.End
+	}
+	b.WriteString(in[prev:])
+	if got := String(in); got != b.String() {
+		t.Fatalf("Find and String disagree on %q:\n%q\n%q", in, got, b.String())
+	}
+}

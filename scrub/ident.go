@@ -1,0 +1,452 @@
+package scrub
+
+import "strings"
+
+// This file holds the matchers for identifiers: e-mail addresses, card
+// numbers, IBANs, phone numbers, IP addresses, UUIDs and user names in home
+// directories. Checksums (Luhn, mod-97) and range checks keep ordinary
+// numbers, versions and times out.
+
+// Limits that keep every backward or forward look bounded.
+const (
+	maxLocal  = 64  // e-mail local part
+	maxDomain = 255 // e-mail domain
+)
+
+// matchEmail matches local@domain around the '@' at in[at]. The local part
+// is read backwards, but never before lo, the end of the previous finding.
+func matchEmail(in string, at, lo int) (hit, bool) {
+	s := at
+	for s > lo && at-s <= maxLocal && chars[in[s-1]]&cLocal != 0 {
+		s--
+	}
+	if at-s > maxLocal {
+		return hit{}, false
+	}
+	for s < at && in[s] == '.' {
+		s++
+	}
+	// git@host:org/repo is an SSH remote, not a person.
+	if s == at || in[s:at] == "git" {
+		return hit{}, false
+	}
+	e := skipMax(in, at+1, cDomain, maxDomain+1)
+	if e-at-1 > maxDomain {
+		return hit{}, false
+	}
+	for e > at+1 && (in[e-1] == '.' || in[e-1] == '-') {
+		e--
+	}
+	if !isDomain(in[at+1 : e]) {
+		return hit{}, false
+	}
+	return hit{s, e, famEmail}, true
+}
+
+// isDomain reports whether d is a dotted host name whose last label, the
+// top-level domain, has two or more letters.
+func isDomain(d string) bool {
+	dot := strings.LastIndexByte(d, '.')
+	if dot <= 0 || d[0] == '.' || d[0] == '-' || strings.Contains(d, "..") {
+		return false
+	}
+	tld := d[dot+1:]
+	if len(tld) < 2 {
+		return false
+	}
+	for i := 0; i < len(tld); i++ {
+		if !isLetter(tld[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchHexStart tries the identifiers that begin with a hexadecimal digit
+// at the word start in[i]: UUIDs, IPv6 and IPv4 addresses, Telegram bot
+// tokens and card numbers. A short look at the leading run of hex digits
+// picks the one candidate worth trying, so words pay almost nothing.
+func matchHexStart(in string, i, lo int) (hit, bool) {
+	h := skip(in, i, cHex)
+	var next byte
+	if h < len(in) {
+		next = in[h]
+	}
+	switch {
+	case h-i == 8 && next == '-':
+		if m, ok := matchUUID(in, i); ok {
+			return m, true
+		}
+	case h-i <= 4 && next == ':':
+		if p := prev(in, i, lo); p == ':' || p == '.' {
+			return hit{}, false
+		}
+		return matchIPv6(in, i)
+	}
+	if !isDigit(in[i]) {
+		return hit{}, false
+	}
+	d := skip(in, i, cDigit)
+	if d < len(in) && in[d] == '.' {
+		if m, ok := matchIPv4(in, i, lo); ok {
+			return m, true
+		}
+	}
+	if d-i >= 8 && d-i <= 10 && d < len(in) && in[d] == ':' {
+		if m, ok := matchTelegram(in, i, d); ok {
+			return m, true
+		}
+	}
+	return matchCard(in, i)
+}
+
+// prev returns the byte before in[i]. At lo, the end of the previous
+// finding, that is the closing ']' of its placeholder.
+func prev(in string, i, lo int) byte {
+	if i <= lo {
+		return ']'
+	}
+	return in[i-1]
+}
+
+// matchUUID matches 8-4-4-4-12 hexadecimal digits.
+func matchUUID(in string, i int) (hit, bool) {
+	j := i
+	for k, n := range [...]int{8, 4, 4, 4, 12} {
+		if k > 0 {
+			if j >= len(in) || in[j] != '-' {
+				return hit{}, false
+			}
+			j++
+		}
+		e := skipMax(in, j, cHex, n+1)
+		if e-j != n {
+			return hit{}, false
+		}
+		j = e
+	}
+	if is(in, j, cWord) {
+		return hit{}, false
+	}
+	return hit{i, j, famUUID}, true
+}
+
+// parseIPv4 parses four dot-separated decimal octets at in[i:].
+func parseIPv4(in string, i int) (end int, ip [4]int, ok bool) {
+	j := i
+	for k := range ip {
+		if k > 0 {
+			if j >= len(in) || in[j] != '.' {
+				return 0, ip, false
+			}
+			j++
+		}
+		v, d := 0, 0
+		for j < len(in) && isDigit(in[j]) && d < 4 {
+			v = v*10 + int(in[j]-'0')
+			j++
+			d++
+		}
+		if d == 0 || d > 3 || v > 255 {
+			return 0, ip, false
+		}
+		ip[k] = v
+	}
+	return j, ip, true
+}
+
+// matchIPv4 matches a dotted-quad address that is not part of a longer
+// dotted sequence (a version such as 1.2.3.4.5), not loopback and not
+// 0.0.0.0.
+func matchIPv4(in string, i, lo int) (hit, bool) {
+	if prev(in, i, lo) == '.' {
+		return hit{}, false
+	}
+	e, ip, ok := parseIPv4(in, i)
+	if !ok || is(in, e, cWord) || e+1 < len(in) && in[e] == '.' && isDigit(in[e+1]) {
+		return hit{}, false
+	}
+	if ip[0] == 127 || ip == [4]int{} {
+		return hit{}, false
+	}
+	return hit{i, e, famIP}, true
+}
+
+// matchIPv6 matches an IPv6 address in any of its text forms (RFC 4291,
+// with "::" compression and a dotted IPv4 tail). Loopback and the
+// unspecified address are left alone, as are compressed forms with fewer
+// than four hex digits, which are more often C++ or Rust paths (a::b).
+func matchIPv6(in string, i int) (hit, bool) {
+	var g [8]uint16
+	ng, double, digits := 0, -1, 0
+	v4loop := false
+	j := i
+	if strings.HasPrefix(in[j:], "::") {
+		double = 0
+		j += 2
+	}
+	for ng < 8 {
+		k, v := j, 0
+		for k < len(in) && k-j < 5 && chars[in[k]]&cHex != 0 {
+			v = v<<4 | hexVal(in[k])
+			k++
+		}
+		if k == j {
+			break
+		}
+		if k < len(in) && in[k] == '.' {
+			e, ip, ok := parseIPv4(in, j)
+			if !ok || ng > 6 {
+				return hit{}, false
+			}
+			g[ng], g[ng+1] = uint16(ip[0]<<8|ip[1]), uint16(ip[2]<<8|ip[3])
+			ng += 2
+			digits += 8
+			v4loop = ip[0] == 127 || ip == [4]int{}
+			j = e
+			break
+		}
+		if k-j > 4 {
+			return hit{}, false
+		}
+		g[ng] = uint16(v)
+		ng++
+		digits += k - j
+		j = k
+		if strings.HasPrefix(in[j:], "::") {
+			if double >= 0 {
+				return hit{}, false
+			}
+			double = ng
+			j += 2
+			continue
+		}
+		if j+1 < len(in) && in[j] == ':' && chars[in[j+1]]&cHex != 0 {
+			j++
+			continue
+		}
+		break
+	}
+	if double < 0 && ng != 8 || double >= 0 && (ng > 7 || digits < 4) {
+		return hit{}, false
+	}
+	if j < len(in) {
+		c := in[j]
+		if chars[c]&cWord != 0 ||
+			c == ':' && (is(in, j+1, cHex) || strings.HasPrefix(in[j+1:], ":")) ||
+			c == '.' && is(in, j+1, cDigit) {
+			return hit{}, false
+		}
+	}
+	if v4loop || isLoopback6(g[:ng]) {
+		return hit{}, false
+	}
+	return hit{i, j, famIP}, true
+}
+
+// isLoopback6 reports whether the groups of an address are all zero but
+// for a last group of 0 or 1 (::, ::1 and their long forms).
+func isLoopback6(g []uint16) bool {
+	for k, v := range g {
+		if v != 0 && (k < len(g)-1 || v != 1) {
+			return false
+		}
+	}
+	return true
+}
+
+func hexVal(c byte) int {
+	switch {
+	case isDigit(c):
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	default:
+		return int(c-'A') + 10
+	}
+}
+
+// matchCard matches a payment card number: 13 to 19 digits, optionally in
+// groups separated by single spaces or dashes, that pass the Luhn check and
+// start with a major network's digit (2 to 6). Of several group boundaries
+// that would do, the longest valid number wins.
+func matchCard(in string, i int) (hit, bool) {
+	if in[i] < '2' || in[i] > '6' {
+		return hit{}, false
+	}
+	var digits [19]byte
+	nd, j, best := 0, i, -1
+	for {
+		g := j
+		j = skipMax(in, j, cDigit, len(digits)+1)
+		if nd+j-g > len(digits) {
+			break
+		}
+		nd += copy(digits[nd:], in[g:j])
+		if nd >= 13 && !is(in, j, cWord) && !(j+1 < len(in) && in[j] == '.' && isDigit(in[j+1])) && luhn(digits[:nd]) {
+			best = j
+		}
+		if j+1 < len(in) && (in[j] == ' ' || in[j] == '-') && isDigit(in[j+1]) {
+			j++
+			continue
+		}
+		break
+	}
+	if best < 0 {
+		return hit{}, false
+	}
+	return hit{i, best, famCard}, true
+}
+
+// luhn reports whether the decimal digits pass the Luhn checksum.
+func luhn(digits []byte) bool {
+	sum := 0
+	double := false
+	for k := len(digits) - 1; k >= 0; k-- {
+		d := int(digits[k] - '0')
+		if double {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+// matchIBAN matches an International Bank Account Number: two letters, two
+// check digits and up to 30 upper-case letters or digits, compact or in
+// groups of four separated by single spaces, with a valid ISO 7064 mod-97
+// checksum. Of several group boundaries that would do, the longest valid
+// number wins.
+func matchIBAN(in string, i int) (hit, bool) {
+	if i+4 > len(in) || !isUpper(in[i]) || !isUpper(in[i+1]) || !isDigit(in[i+2]) || !isDigit(in[i+3]) {
+		return hit{}, false
+	}
+	// m is the BBAN read so far, mod 97. The country code and check digits
+	// count as if they followed it.
+	m, n, j, best := 0, 4, i+4, -1
+	for {
+		if j < len(in) && in[j] == ' ' && n%4 == 0 && is(in, j+1, cUpperDigit) {
+			j++
+		}
+		if j >= len(in) || chars[in[j]]&cUpperDigit == 0 || n == 34 {
+			break
+		}
+		m = mod97(m, in[j])
+		n++
+		j++
+		if n >= 15 && !is(in, j, cAlnum) {
+			c := m
+			for k := i; k < i+4; k++ {
+				c = mod97(c, in[k])
+			}
+			if c == 1 {
+				best = j
+			}
+		}
+	}
+	if best < 0 {
+		return hit{}, false
+	}
+	return hit{i, best, famIBAN}, true
+}
+
+// mod97 appends one IBAN character to the number m (mod 97): a digit as
+// itself, a letter as 10 to 35.
+func mod97(m int, c byte) int {
+	if isDigit(c) {
+		return (m*10 + int(c-'0')) % 97
+	}
+	return (m*100 + int(c-'A') + 10) % 97
+}
+
+// matchPhone matches an international phone number at the '+' in[i]: a
+// country code and further digit groups, 8 to 15 digits in all, separated
+// by up to two of space, dash, dot or parenthesis. Groups are taken while
+// the total stays within 15 digits.
+func matchPhone(in string, i int) (hit, bool) {
+	j := i + 1
+	if !is(in, j, cDigit) {
+		return hit{}, false
+	}
+	nd, end := 0, -1
+	for {
+		g := j
+		j = skipMax(in, j, cDigit, 16)
+		if nd+j-g > 15 {
+			break
+		}
+		nd += j - g
+		end = j
+		k := j
+		for k < len(in) && k-j < 2 && strings.IndexByte(" -.()", in[k]) >= 0 {
+			k++
+		}
+		if k == j || !is(in, k, cDigit) {
+			break
+		}
+		j = k
+	}
+	if nd < 8 || is(in, end, cWord) {
+		return hit{}, false
+	}
+	return hit{i, end, famPhone}, true
+}
+
+// matchHome matches the user name in a home directory path at in[i]:
+// /home/<name>, /Users/<name>, \Users\<name> (C:\Users\...), and the
+// JSON-escaped \\Users\\<name>. The hit covers only the name.
+func matchHome(in string, i int) (hit, bool) {
+	rest := in[i:]
+	var p int
+	switch {
+	case strings.HasPrefix(rest, "/home/"):
+		p = len("/home/")
+	case strings.HasPrefix(rest, "/Users/"), strings.HasPrefix(rest, `\Users\`), strings.HasPrefix(rest, `\users\`):
+		p = len("/Users/")
+	case strings.HasPrefix(rest, `\\Users\\`), strings.HasPrefix(rest, `\\users\\`):
+		p = len(`\\Users\\`)
+	default:
+		return hit{}, false
+	}
+	j := i + p
+	e := skip(in, j, cUser)
+	for e > j && in[e-1] == '.' {
+		e--
+	}
+	if e == j || in[j] == '.' || in[j] == '-' || in[j:e] == "Shared" {
+		return hit{}, false
+	}
+	return hit{j, e, famHomeUser}, true
+}
+
+// matchPEM matches a PEM private key block, from its BEGIN line through its
+// END line, or to the end of the input if the block was cut short.
+func matchPEM(in string, i int) (hit, bool) {
+	const begin, end, dashes = "-----BEGIN ", "-----END ", "-----"
+	if !strings.HasPrefix(in[i:], begin) {
+		return hit{}, false
+	}
+	j := i + len(begin)
+	k := strings.Index(in[j:min(j+64, len(in))], dashes)
+	if k < 0 {
+		return hit{}, false
+	}
+	label := in[j : j+k]
+	if !strings.Contains(label, "PRIVATE KEY") || strings.ContainsAny(label, "\r\n") {
+		return hit{}, false
+	}
+	j += k + len(dashes)
+	k = strings.Index(in[j:], end)
+	if k < 0 {
+		return hit{i, len(in), famPrivateKey}, true
+	}
+	j += k + len(end)
+	if k = strings.Index(in[j:min(j+64, len(in))], dashes); k >= 0 {
+		j += k + len(dashes)
+	}
+	return hit{i, j, famPrivateKey}, true
+}

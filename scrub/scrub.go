@@ -1,0 +1,508 @@
+package scrub
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// placeholderPrefix begins every placeholder: [REDACTED:<family>] or, for
+// identifiers under WithKeyedHash, [REDACTED:<family>:<8 hex digits>].
+const placeholderPrefix = "[REDACTED:"
+
+// hashBytes is how many bytes of the HMAC a keyed placeholder shows.
+const hashBytes = 4
+
+// Match is one finding: the bytes in[Start:End] of the input belong to the
+// named family.
+type Match struct {
+	Start, End int    // byte offsets into the input
+	Family     string // e.g. "github_token", "email"
+}
+
+// A Scrubber finds secrets and identifiers in text and replaces them with
+// typed placeholders. It is immutable after New and safe for concurrent use
+// by multiple goroutines.
+type Scrubber struct {
+	names   []string // family names: the built-ins, then those of extra patterns
+	holders []string // the placeholder of each family
+	on      []bool   // whether each family is enabled
+	extras  []extra
+	allow   map[string]struct{}
+	key     []byte // HMAC key for identifiers; nil for plain placeholders
+}
+
+// extra is a pattern added with WithPattern.
+type extra struct {
+	fam    family
+	re     *regexp.Regexp
+	prefix string // a literal every match starts with, or ""
+}
+
+// An Option configures a Scrubber made by New.
+type Option func(*options)
+
+type options struct {
+	only, without []string
+	onlySet       bool
+	patterns      []pattern
+	allow         []string
+	key           []byte
+}
+
+type pattern struct {
+	family string
+	re     *regexp.Regexp
+}
+
+// WithoutFamilies disables the named families. New panics on a name that is
+// neither built in (see Families) nor given to WithPattern.
+func WithoutFamilies(names ...string) Option {
+	return func(o *options) { o.without = append(o.without, names...) }
+}
+
+// WithOnlyFamilies enables the named families and disables every other,
+// including those of patterns added with WithPattern unless they are named.
+// WithoutFamilies still applies on top. New panics on an unknown name.
+func WithOnlyFamilies(names ...string) Option {
+	return func(o *options) {
+		o.only = append(o.only, names...)
+		o.onlySet = true
+	}
+}
+
+// WithPattern adds a pattern whose matches are redacted as family, which may
+// be a built-in family or a new name of lower-case letters, digits and
+// underscores.
+//
+// Extra patterns cost far more than the built-in families: each runs the
+// regexp engine over the input. When every match of re starts with a literal
+// (such as "corp_" in `\bcorp_[a-z0-9]{32}\b`), a substring search for that
+// literal skips the engine on inputs without it, and clean input stays fast.
+// A pattern without such a literal runs on every input; expect roughly the
+// cost of Go's regexp package on the whole text. A pattern is also
+// responsible for its own false positives and must not match placeholders,
+// or scrubbing would not be idempotent. Overlapping findings are merged.
+func WithPattern(family string, re *regexp.Regexp) Option {
+	return func(o *options) { o.patterns = append(o.patterns, pattern{family, re}) }
+}
+
+// WithAllow lists exact values that are never redacted, such as a
+// well-known test e-mail address. A finding whose text equals one of them
+// is left in place.
+func WithAllow(values ...string) Option {
+	return func(o *options) { o.allow = append(o.allow, values...) }
+}
+
+// WithKeyedHash makes identifiers (email, card, iban, phone, ip, uuid,
+// home_user) redact to a stable pseudonym, [REDACTED:email:ab12cd34]: the
+// first four bytes of HMAC-SHA256(key, value) in hex. Equal values give
+// equal placeholders within one Scrubber, so a reader can still tell two
+// users apart; secrets always get the plain [REDACTED:family].
+func WithKeyedHash(key []byte) Option {
+	return func(o *options) { o.key = slices.Clone(key) }
+}
+
+// New returns a Scrubber with every built-in family enabled, changed by
+// opts. It panics on an unknown family name or an invalid pattern, which
+// are programming errors.
+func New(opts ...Option) *Scrubber {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Scrubber{names: slices.Clone(familyNames[:])}
+	for _, p := range o.patterns {
+		if p.re == nil || !validFamilyName(p.family) {
+			panic(fmt.Sprintf("scrub: WithPattern(%q, %v): need a non-nil regexp and a family name of [a-z0-9_]", p.family, p.re))
+		}
+		f := slices.Index(s.names, p.family)
+		if f < 0 {
+			f = len(s.names)
+			s.names = append(s.names, p.family)
+		}
+		s.extras = append(s.extras, extra{fam: f, re: p.re, prefix: literalPrefix(p.re)})
+	}
+	s.holders = make([]string, len(s.names))
+	s.on = make([]bool, len(s.names))
+	for f, name := range s.names {
+		s.holders[f] = placeholderPrefix + name + "]"
+		s.on[f] = !o.onlySet
+	}
+	for _, name := range o.only {
+		s.on[s.mustFamily(name)] = true
+	}
+	for _, name := range o.without {
+		s.on[s.mustFamily(name)] = false
+	}
+	if len(o.allow) > 0 {
+		s.allow = make(map[string]struct{}, len(o.allow))
+		for _, v := range o.allow {
+			s.allow[v] = struct{}{}
+		}
+	}
+	s.key = o.key
+	return s
+}
+
+func (s *Scrubber) mustFamily(name string) family {
+	f := slices.Index(s.names, name)
+	if f < 0 {
+		panic(fmt.Sprintf("scrub: unknown family %q", name))
+	}
+	return f
+}
+
+// validFamilyName reports whether name can appear in a placeholder.
+func validFamilyName(name string) bool {
+	if name == "" || len(name) > 40 || !isLower(name[0]) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLower(c) && !isDigit(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+var std = New()
+
+// Default returns the package's default Scrubber, the one String uses: every
+// built-in family, no extras, plain placeholders.
+func Default() *Scrubber { return std }
+
+// String returns s with every secret and identifier found by the default
+// Scrubber replaced by its placeholder. Clean input is returned as is,
+// without allocating.
+func String(s string) string { return std.String(s) }
+
+// Families returns the names of the built-in families, sorted.
+func Families() []string {
+	names := slices.Clone(familyNames[:])
+	sort.Strings(names)
+	return names
+}
+
+// String returns in with every finding replaced by its placeholder. If
+// there is none it returns in itself, without allocating.
+func (s *Scrubber) String(in string) string {
+	var buf [16]hit
+	hits := s.collect(buf[:0], in)
+	if len(hits) == 0 {
+		return in
+	}
+	return s.replace(in, hits)
+}
+
+// Find returns the findings in in, sorted and not overlapping.
+func (s *Scrubber) Find(in string) []Match {
+	hits := s.collect(nil, in)
+	if len(hits) == 0 {
+		return nil
+	}
+	ms := make([]Match, len(hits))
+	for k, h := range hits {
+		ms[k] = Match{Start: h.start, End: h.end, Family: s.names[h.fam]}
+	}
+	return ms
+}
+
+// collect appends the findings in in to dst.
+func (s *Scrubber) collect(dst []hit, in string) []hit {
+	for i := 0; ; {
+		h, ok := s.next(in, i, len(in))
+		if !ok {
+			break
+		}
+		dst = append(dst, h)
+		i = h.end
+	}
+	if len(s.extras) > 0 {
+		dst = s.appendExtras(dst, in)
+	}
+	return dst
+}
+
+// next returns the first finding that starts at or after from and ends by
+// limit. Backward looks (an e-mail's local part, a key before '=') stop at
+// from: to them, from is the end of the previous finding, which in the
+// output is the ']' of its placeholder. That is what makes scrubbing
+// idempotent.
+//
+// This is the one pass over the input. Boring bytes (lower-case letters,
+// blanks, common punctuation) cost one table lookup each in a tight loop.
+// A digit, an upper-case letter or '_' makes the scanner try its word, from
+// the word's start; a trigger byte runs the matchers that begin with it.
+func (s *Scrubber) next(in string, from, limit int) (hit, bool) {
+	lo := from
+	tried := from // the end of the last word tried
+	for i := from; i < limit; {
+		for i < limit && chars[in[i]]&cBoring != 0 {
+			i++
+		}
+		if i >= limit {
+			break
+		}
+		c := in[i]
+		if chars[c]&cWord != 0 {
+			ws, e := wordStart(in, i, lo), skip(in, i, cWord)
+			tried = e
+			if h, ok := s.matchWordAt(in, ws, e, lo); ok && h.end <= limit {
+				if !s.allowed(in[h.start:h.end]) {
+					return h, true
+				}
+				i = max(h.end, i+1)
+				continue
+			}
+			i = e
+			continue
+		}
+		// A '-' or ':' may end the lower-case word of a prefix (sk-, glpat-)
+		// or of an IPv6 group (fe:).
+		if (c == '-' || c == ':') && i > tried && i > lo && chars[in[i-1]]&cWord != 0 {
+			tried = i
+			if h, ok := s.matchWordAt(in, wordStart(in, i, lo), i, lo); ok && h.end <= limit {
+				if !s.allowed(in[h.start:h.end]) {
+					return h, true
+				}
+				i = max(h.end, i+1)
+				continue
+			}
+		}
+		if c == '[' {
+			i += max(1, placeholderLen(in[i:]))
+			continue
+		}
+		if h, ok := s.matchPunct(in, i, lo); ok && h.end <= limit {
+			if !s.allowed(in[h.start:h.end]) {
+				return h, true
+			}
+			i = max(h.end, i+1)
+			continue
+		}
+		i++
+	}
+	return hit{}, false
+}
+
+// wordStart returns the start of the word around in[i], not before lo.
+func wordStart(in string, i, lo int) int {
+	for i > lo && chars[in[i-1]]&cWord != 0 {
+		i--
+	}
+	return i
+}
+
+// matchWordAt tries the matchers for the word in[ws:e]: those that begin at
+// its start, and an Authorization scheme ("bearer") right before it.
+func (s *Scrubber) matchWordAt(in string, ws, e, lo int) (hit, bool) {
+	if worthTrying(in, ws, e, lo) {
+		if h, ok := s.matchWord(in, ws, lo); ok {
+			return h, true
+		}
+	}
+	// "bearer " or "basic ": a blank after an 'r' or a 'c'.
+	if ws-lo > 6 && in[ws-1] == ' ' && (in[ws-2]|0x20 == 'r' || in[ws-2]|0x20 == 'c' || in[ws-2] == ' ') {
+		if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
+			return h, true
+		}
+	}
+	return hit{}, false
+}
+
+// worthTrying reports whether the word in[ws:e] (a run of [A-Za-z0-9_])
+// could begin a token or an identifier. It rules out almost every ordinary
+// word and number by its first byte, its length and the byte after it:
+// tokens are long or continue with '-' or '.'; IPv4 addresses are short
+// numbers before a '.', IPv6 groups before a ':'; card numbers start with
+// 2 to 6; the short words that matter are four-character IBAN groups and
+// "Bearer" or "Basic".
+func worthTrying(in string, ws, e, lo int) bool {
+	c := in[ws]
+	if chars[c]&cStart == 0 {
+		return false
+	}
+	w := e - ws
+	var next byte
+	if e < len(in) {
+		next = in[e]
+	}
+	if isDigit(c) {
+		if w >= 13 {
+			return true
+		}
+		// Card numbers are written in groups of four or more digits.
+		card := '2' <= c && c <= '6' && w >= 4 && skipMax(in, e+1, cDigit, 4) == e+5
+		p := prev(in, ws, lo)
+		switch next {
+		case '.':
+			return w <= 3 && is(in, e+1, cDigit) && p != '.'
+		case '-':
+			return w == 8 || card
+		case ':':
+			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
+		case ' ':
+			return card
+		}
+		return false
+	}
+	switch next {
+	case '-', '.':
+		return true
+	case ':':
+		return w <= 4 && chars[c]&cHex != 0 || w >= 10
+	case ' ':
+		switch w {
+		case 4:
+			return isUpper(c)
+		case 5:
+			return hasPrefixFold(in[ws:], "basic")
+		case 6:
+			return hasPrefixFold(in[ws:], "bearer")
+		}
+	}
+	return w >= 10
+}
+
+// matchWord tries the matchers that begin at a word start.
+func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
+	if h, ok := matchToken(in, i, lo); ok && s.on[h.fam] {
+		return h, true
+	}
+	c := in[i]
+	if chars[c]&cHex != 0 {
+		if h, ok := matchHexStart(in, i, lo); ok && s.on[h.fam] {
+			return h, true
+		}
+	}
+	if isUpper(c) {
+		if h, ok := matchIBAN(in, i); ok && s.on[h.fam] {
+			return h, true
+		}
+	}
+	return hit{}, false
+}
+
+// matchPunct tries the matchers that begin at the trigger byte in[i].
+func (s *Scrubber) matchPunct(in string, i, lo int) (hit, bool) {
+	var h hit
+	var ok bool
+	switch in[i] {
+	case '@':
+		h, ok = matchEmail(in, i, lo)
+	case ':':
+		switch {
+		case strings.HasPrefix(in[i:], "://"):
+			return s.matchURL(in, i, lo)
+		case strings.HasPrefix(in[i:], "::"):
+			if i > lo && (chars[in[i-1]]&cWord != 0 || in[i-1] == ':' || in[i-1] == '.') {
+				return hit{}, false
+			}
+			h, ok = matchIPv6(in, i)
+		default:
+			return s.matchKeyValue(in, i, lo)
+		}
+	case '=':
+		return s.matchKeyValue(in, i, lo)
+	case '+':
+		if i > lo && chars[in[i-1]]&cWord != 0 {
+			return hit{}, false
+		}
+		h, ok = matchPhone(in, i)
+	case '-':
+		if i+1 < len(in) && in[i+1] == '-' {
+			h, ok = matchPEM(in, i)
+		}
+	case '/':
+		if h, ok = matchWebhookAt(in, i, lo); !ok {
+			h, ok = matchHome(in, i)
+		}
+	case '\\':
+		h, ok = matchHome(in, i)
+	}
+	return h, ok && s.on[h.fam]
+}
+
+// placeholderLen returns the length of the placeholder at the start of s,
+// or 0 if there is none.
+func placeholderLen(s string) int {
+	if !strings.HasPrefix(s, placeholderPrefix) {
+		return 0
+	}
+	for j := len(placeholderPrefix); j < len(s) && j < 128; j++ {
+		switch c := s[j]; {
+		case c == ']':
+			if j == len(placeholderPrefix) {
+				return 0
+			}
+			return j + 1
+		case !isLower(c) && !isDigit(c) && c != '_' && c != ':':
+			return 0
+		}
+	}
+	return 0
+}
+
+func (s *Scrubber) allowed(v string) bool {
+	if s.allow == nil {
+		return false
+	}
+	_, ok := s.allow[v]
+	return ok
+}
+
+func (s *Scrubber) keyed(f family) bool {
+	return s.key != nil && isIdentifier(f)
+}
+
+// replace returns in with every hit replaced by its placeholder, built in
+// one buffer of exactly the right size.
+func (s *Scrubber) replace(in string, hits []hit) string {
+	size := len(in)
+	for _, h := range hits {
+		size += len(s.holders[h.fam]) - (h.end - h.start)
+		if s.keyed(h.fam) {
+			size += 1 + 2*hashBytes
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	var mac hash.Hash
+	prev := 0
+	for _, h := range hits {
+		b.WriteString(in[prev:h.start])
+		if s.keyed(h.fam) {
+			if mac == nil {
+				mac = hmac.New(sha256.New, s.key)
+			}
+			s.writeKeyed(&b, mac, h.fam, in[h.start:h.end])
+		} else {
+			b.WriteString(s.holders[h.fam])
+		}
+		prev = h.end
+	}
+	b.WriteString(in[prev:])
+	return b.String()
+}
+
+// writeKeyed writes [REDACTED:<family>:<hmac prefix>] for the value v.
+func (s *Scrubber) writeKeyed(b *strings.Builder, mac hash.Hash, f family, v string) {
+	mac.Reset()
+	io.WriteString(mac, v)
+	var sum [sha256.Size]byte
+	var digits [2 * hashBytes]byte
+	hex.Encode(digits[:], mac.Sum(sum[:0])[:hashBytes])
+	b.WriteString(placeholderPrefix)
+	b.WriteString(s.names[f])
+	b.WriteByte(':')
+	b.Write(digits[:])
+	b.WriteByte(']')
+}

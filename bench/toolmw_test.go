@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/events"
@@ -46,7 +47,7 @@ var discard = events.SinkFunc(func(events.Event) {})
 // DEBUG) but is on: the layer runs, as it does in production.
 var quietLogger = zerolog.New(io.Discard).Level(zerolog.InfoLevel)
 
-// toolmwSystems lists the toolmw systems: the default stack, each layer
+// toolmwSystems lists the toolmw systems: the default Stack, each layer
 // alone, and Wrap with no layer (the floor of every toolmw figure), all
 // wrapped with toolmw.Wrap as a user would.
 func toolmwSystems() []system {
@@ -55,9 +56,9 @@ func toolmwSystems() []system {
 	}
 	return []system{
 		{"toolmw_wrap", wrap()},
-		{"toolmw_default", func() toolmw.Tool { return toolmw.MustWrap(spec, noop, defaultStack(noopObservability())...) }},
-		{"toolmw_default_sdk", func() toolmw.Tool { return toolmw.MustWrap(spec, noop, defaultStack(sdkObservability())...) }},
-		{"toolmw_tracing", func() toolmw.Tool { return toolmw.MustWrap(spec, noop, sdkObservability().tracing) }},
+		{"toolmw_default", func() toolmw.Tool { return defaultStack(noopTracing(), zerolog.Nop()) }},
+		{"toolmw_default_sdk", func() toolmw.Tool { return defaultStack(sdkTracing(), quietLogger) }},
+		{"toolmw_tracing", wrap(tracing.New(sdkTracing()...))},
 		{"toolmw_logging", wrap(logging.New(quietLogger))},
 		{"toolmw_events", wrap(events.New(discard))},
 		{"toolmw_retry", wrap(retry.New())},
@@ -72,54 +73,39 @@ func toolmwSystems() []system {
 	}
 }
 
-// observability is how the tracing and logging layers of a stack are set up.
-type observability struct {
-	tracing toolmw.Middleware
-	logging toolmw.Middleware
+// defaultStack is the default Stack with every layer on: the per-attempt
+// timeout, a rate limit that never throttles, events to a discarding sink,
+// and the given tracing and logging set-up.
+func defaultStack(tracingOpts []tracing.Option, logger zerolog.Logger) toolmw.Tool {
+	stack := middleware.Default(
+		middleware.WithTracing(tracingOpts...),
+		middleware.WithLogger(logger),
+		middleware.WithEvents(discard),
+		middleware.WithRateLimit(hugeRate, hugeBurst),
+		middleware.WithTimeout(attemptTimeout),
+	)
+	return toolmw.MustWrap(spec, noop, stack.Middleware())
 }
 
-// noopObservability is the configuration of the toolmw_default benchmark:
-// the OpenTelemetry no-op tracer and meter providers and a disabled logger.
-// The tracing and logging layers document that they then step aside and
-// return the tool unchanged.
-func noopObservability() observability {
-	return observability{
-		tracing: tracing.New(
-			tracing.WithTracerProvider(tracenoop.NewTracerProvider()),
-			tracing.WithMeterProvider(metricnoop.NewMeterProvider()),
-		),
-		logging: logging.New(zerolog.Nop()),
+// noopTracing is the set-up of the toolmw_default benchmark: the
+// OpenTelemetry no-op tracer and meter providers, with the default stack's
+// disabled logger (zerolog.Nop). The tracing and logging layers document
+// that they then step aside and return the tool unchanged.
+func noopTracing() []tracing.Option {
+	return []tracing.Option{
+		tracing.WithTracerProvider(tracenoop.NewTracerProvider()),
+		tracing.WithMeterProvider(metricnoop.NewMeterProvider()),
 	}
 }
 
-// sdkObservability is a production set-up with nothing exported: the
+// sdkTracing is a production set-up with nothing exported: the
 // OpenTelemetry SDK recording every span (no exporter attached) and
-// aggregating metrics (a manual reader never collected), and a logger at
-// INFO that writes nothing for a success.
-func sdkObservability() observability {
-	return observability{
-		tracing: tracing.New(
-			tracing.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))),
-			tracing.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))),
-		),
-		logging: logging.New(quietLogger),
-	}
-}
-
-// defaultStack composes the default order of layers, outermost first:
-// tracing, logging, events, retry, breaker, ratelimit, timeout, recovery,
-// redact, classify.
-func defaultStack(o observability) []toolmw.Middleware {
-	return []toolmw.Middleware{
-		o.tracing,
-		o.logging,
-		events.New(discard),
-		retry.New(),
-		breaker.New(),
-		ratelimit.New(hugeRate, hugeBurst),
-		timeout.New(attemptTimeout),
-		recovery.New(),
-		redact.New(),
-		classify.New(),
+// aggregating metrics (a manual reader never collected). The
+// toolmw_default_sdk benchmark pairs it with a logger at INFO, which writes
+// nothing for a success.
+func sdkTracing() []tracing.Option {
+	return []tracing.Option{
+		tracing.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))),
+		tracing.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))),
 	}
 }

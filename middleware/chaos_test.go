@@ -1,0 +1,435 @@
+package middleware_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/timeout"
+	"github.com/toolmw/toolmw/middleware/tracing"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+var (
+	chaosCalls   = flag.Int("chaos.calls", 100_000, "calls made by TestChaosDefaultStack")
+	chaosWorkers = flag.Int("chaos.workers", 32, "goroutines making them")
+	chaosFor     = flag.Duration("chaos.for", 20*time.Second, "stop making new calls after this long, so a slow machine stays within CI's time")
+)
+
+// Planted secrets: none may reach a span, a WARN-or-above log line, an event
+// or the model's text. The checked fragments are the parts a scrubber must
+// remove; they are distinctive enough not to occur by chance.
+var canaries = []struct{ secret, fragment string }{
+	{"ghp_Zq8vK2mR9xT4wL7nB3cY6hJ1dF5gS0aE2uPz", "Zq8vK2mR9xT4wL7nB3cY6hJ1dF5gS0aE2uPz"},
+	{"AKIAZ7QRSTUVWXY23456", "AKIAZ7QRSTUVWXY23456"},
+	{"sk-ant-api03-Xy9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0EdCbAzYxWvUt-Ab12Cd34", "Xy9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0Ed"},
+	{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLWNhbmFyeS0xMjM0NQ", "c2lnbmF0dXJlLWNhbmFyeS0xMjM0NQ"},
+	{"carol.canary@example.org", "carol.canary"},
+	{"4556 7375 8689 9855", "8689 9855"},
+}
+
+// leak returns the first canary fragment found in b, or "".
+func leak(b []byte) string {
+	for _, c := range canaries {
+		if bytes.Contains(b, []byte(c.fragment)) {
+			return c.fragment
+		}
+	}
+	return ""
+}
+
+type behaviour int
+
+const (
+	behaveOK          behaviour = iota
+	behaveTransient             // typed transient, a secret in its message
+	behaveRefusal               // typed refusal, a secret in its message
+	behaveUntyped               // an untyped error with a secret
+	behaveDialRefused           // a foreign error the map makes transient, a secret in its text
+	behaveReset                 // a foreign error the map makes transient only if idempotent
+	behaveSlow                  // latency past the timeout, honouring the context
+	behaveIgnoreCtx             // latency past the timeout, ignoring the context
+	behavePanic                 // a panic whose value carries a secret
+)
+
+// pick chooses a behaviour from r: 75% ok, the rest spread over the faults.
+func pick(r *rand.Rand) behaviour {
+	switch n := r.IntN(100); {
+	case n < 75:
+		return behaveOK
+	case n < 81:
+		return behaveTransient
+	case n < 84:
+		return behaveRefusal
+	case n < 87:
+		return behaveUntyped
+	case n < 90:
+		return behaveDialRefused
+	case n < 93:
+		return behaveReset
+	case n < 96:
+		return behaveSlow
+	case n < 98:
+		return behaveIgnoreCtx
+	default:
+		return behavePanic
+	}
+}
+
+// retryPermitted reports whether a non-idempotent call may be executed again
+// after the tool behaved so: only when the failure was typed transient (by
+// the author, or by the map for an error raised before anything was sent).
+func retryPermitted(b behaviour) bool { return b == behaveTransient || b == behaveDialRefused }
+
+// chaosTool is a flaky tool that records every execution.
+type chaosTool struct {
+	perAttempt time.Duration
+
+	mu    sync.Mutex
+	execs map[string][]behaviour // call id → behaviour of each execution, in order
+	runs  map[*budget.Run]int    // executions per run budget
+	plan  map[string]*rand.Rand  // call id → its seeded plan
+
+	ignoring atomic.Int64 // executions that ignored their context
+}
+
+func (c *chaosTool) tool(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+	call, _ := toolmw.CallFrom(ctx)
+	run, _ := budget.RunFrom(ctx)
+	c.mu.Lock()
+	b := pick(c.plan[call.ID])
+	c.execs[call.ID] = append(c.execs[call.ID], b)
+	c.runs[run]++
+	secret := canaries[len(c.execs)%len(canaries)].secret
+	c.mu.Unlock()
+
+	switch b {
+	case behaveTransient:
+		return toolmw.Result{}, taxonomy.Transient("supplier_busy", "busy for "+secret)
+	case behaveRefusal:
+		return toolmw.Result{}, taxonomy.Refusal("not_allowed_for_customer", "declined for "+secret)
+	case behaveUntyped:
+		return toolmw.Result{}, fmt.Errorf("ledger rejected token=%s", secret)
+	case behaveDialRefused:
+		return toolmw.Result{}, fmt.Errorf("dial supplier with key %s: %w", secret, syscall.ECONNREFUSED)
+	case behaveReset:
+		return toolmw.Result{}, fmt.Errorf("read from supplier (auth %s): %w", secret, syscall.ECONNRESET)
+	case behaveSlow:
+		<-ctx.Done()
+		return toolmw.Result{}, ctx.Err()
+	case behaveIgnoreCtx:
+		c.ignoring.Add(1)
+		time.Sleep(3 * c.perAttempt)
+		return toolmw.Text("late"), nil
+	case behavePanic:
+		panic("corrupt state near " + secret)
+	}
+	return toolmw.Text("ok"), nil
+}
+
+// spanChecker is a span processor that counts spans and looks for canaries
+// in everything a span carries.
+type spanChecker struct {
+	ended  atomic.Int64
+	leaked atomic.Value // string
+}
+
+func (p *spanChecker) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (p *spanChecker) OnEnd(s sdktrace.ReadOnlySpan) {
+	p.ended.Add(1)
+	var b bytes.Buffer
+	b.WriteString(s.Name())
+	b.WriteString(s.Status().Description)
+	kvs := s.Attributes()
+	for _, e := range s.Events() {
+		b.WriteString(e.Name)
+		kvs = append(kvs, e.Attributes...)
+	}
+	for _, kv := range kvs {
+		b.WriteString(string(kv.Key))
+		b.WriteString(kv.Value.Emit())
+	}
+	if l := leak(b.Bytes()); l != "" {
+		p.leaked.Store("span: " + l)
+	}
+}
+func (p *spanChecker) Shutdown(context.Context) error   { return nil }
+func (p *spanChecker) ForceFlush(context.Context) error { return nil }
+
+// logChecker counts log lines and looks for canaries in lines at WARN or above.
+type logChecker struct {
+	lines, warn atomic.Int64
+	leaked      atomic.Value
+}
+
+func (w *logChecker) Write(p []byte) (int, error) {
+	w.lines.Add(1)
+	if bytes.Contains(p, []byte(`"level":"warn"`)) || bytes.Contains(p, []byte(`"level":"error"`)) {
+		w.warn.Add(1)
+		if l := leak(p); l != "" {
+			w.leaked.Store("log: " + l)
+		}
+	}
+	return len(p), nil
+}
+
+// TestChaosDefaultStack drives many calls through the default stack, from
+// many goroutines, against a tool that mixes transient failures, refusals,
+// foreign errors, latency past the timeout, calls that ignore their context,
+// panics and caller cancellations, and checks toolmw's promises under all of
+// it. Run it longer with -chaos.calls.
+func TestChaosDefaultStack(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	const perAttempt = 2 * time.Millisecond
+	calls, workers := *chaosCalls, *chaosWorkers
+	if testing.Short() {
+		calls = 5_000
+	}
+
+	spans := &spanChecker{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	logs := &logChecker{}
+	logger := zerolog.New(logs).Level(zerolog.InfoLevel)
+
+	var evCount atomic.Int64
+	var evLeak atomic.Value
+	emitter := events.NewEmitter(events.SinkFunc(func(e events.Event) {
+		evCount.Add(1)
+		js, _ := json.Marshal(e)
+		if l := leak(js); l != "" {
+			evLeak.Store("event: " + l)
+		}
+	}), events.WithQueueSize(calls+1))
+
+	var late, lateIgnoring atomic.Int64
+	retries := budget.NewRetry()
+	var retried atomic.Int64 // attempts after the first, as the retry layer made them
+	countRetries := func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			if c, _ := toolmw.CallFrom(ctx); c.Attempt > 1 {
+				retried.Add(1)
+			}
+			return next(ctx, args)
+		}
+	}
+
+	stack := middleware.Default(
+		middleware.WithTracing(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
+		middleware.WithLogger(logger),
+		middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond), retry.WithBudget(retries)),
+		middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
+		middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(l timeout.Late) {
+			late.Add(1)
+			if l.Result.Content == "late" {
+				lateIgnoring.Add(1)
+			}
+		})),
+	)
+	stack, err := stack.Replace(middleware.Events, emitter.Middleware())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "count", Middleware: countRetries})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tools := map[string]*chaosTool{}
+	wrapped := map[string]toolmw.Tool{}
+	for _, spec := range []toolmw.Spec{{Name: "pay"}, {Name: "search", Idempotent: true}} {
+		ct := &chaosTool{perAttempt: perAttempt, execs: map[string][]behaviour{}, runs: map[*budget.Run]int{}, plan: map[string]*rand.Rand{}}
+		for i := range calls {
+			ct.plan[callID(i)] = rand.New(rand.NewPCG(uint64(i), uint64(len(spec.Name))))
+		}
+		tools[spec.Name] = ct
+		if wrapped[spec.Name], err = stack.Wrap(spec, ct.tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	type outcome struct {
+		tool string
+		err  error
+		told string
+	}
+	outcomes := make([]outcome, calls)
+	var runsMu sync.Mutex
+	var runs []*budget.Run
+	var next, made atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var run context.Context
+			for {
+				if time.Since(start) > *chaosFor {
+					return
+				}
+				i := int(next.Add(1)) - 1
+				if i >= calls {
+					return
+				}
+				made.Add(1)
+				if i%10 == 0 || run == nil { // a run of about ten calls shares a budget
+					run = budget.WithRun(context.Background())
+					r, _ := budget.RunFrom(run)
+					runsMu.Lock()
+					runs = append(runs, r)
+					runsMu.Unlock()
+				}
+				name := "pay"
+				if i%2 == 1 {
+					name = "search"
+				}
+				ctx, cancel := context.WithCancel(toolmw.WithCallID(run, callID(i)))
+				if i%20 == 7 { // the caller gives up mid-call
+					timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
+					defer timer.Stop()
+				}
+				res, err := wrapped[name](ctx, nil)
+				cancel()
+				outcomes[i] = outcome{name, err, toolmw.ForModel(res, err)}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if n := int(made.Load()); n < calls {
+		t.Logf("chaos: the time bound (-chaos.for=%v) stopped the run after %d of %d calls", *chaosFor, n, calls)
+		if n < calls/10 {
+			t.Errorf("only %d calls in %v", n, *chaosFor)
+		}
+		calls, outcomes = n, outcomes[:n]
+	}
+
+	// Every call ended in exactly one outcome: a result, a typed error, or
+	// the caller's cancellation.
+	byKind := map[string]int{}
+	failed, returnedLate := 0, 0
+	for i, o := range outcomes {
+		if o.err == nil && strings.Contains(o.told, ">late<") {
+			returnedLate++ // a context-ignoring execution that beat its timer
+		}
+		switch _, typed := taxonomy.From(o.err); {
+		case o.err == nil:
+			byKind["ok"]++
+		case errors.Is(o.err, context.Canceled) && !typed:
+			byKind["(context.Canceled)"]++
+			failed++
+		case typed:
+			byKind[string(taxonomy.InfoOf(o.err).Kind)+"/"+taxonomy.InfoOf(o.err).Code]++
+			failed++
+		default:
+			t.Fatalf("call %d ended with an untyped error: %v", i, o.err)
+		}
+		if l := leak([]byte(o.told)); l != "" {
+			t.Fatalf("call %d: a secret reached the model: %s", i, o.told)
+		}
+	}
+
+	// Observers saw each call once.
+	if err := emitter.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := spans.ended.Load(); got != int64(calls) {
+		t.Errorf("%d spans for %d calls", got, calls)
+	}
+	if st := emitter.Stats(); st.Dropped != 0 || evCount.Load() != int64(failed) {
+		t.Errorf("%d events (stats %+v) for %d failed calls", evCount.Load(), st, failed)
+	}
+	for _, v := range []*atomic.Value{&spans.leaked, &logs.leaked, &evLeak} {
+		if l := v.Load(); l != nil {
+			t.Errorf("planted secret leaked: %s", l)
+		}
+	}
+
+	// A non-idempotent call is executed again only after a typed transient failure.
+	most := 0
+	for name, ct := range tools {
+		for id, ex := range ct.execs {
+			most = max(most, len(ex))
+			if name == "pay" {
+				for _, b := range ex[:len(ex)-1] {
+					if !retryPermitted(b) {
+						t.Fatalf("pay %s executed again after %v: %v", id, b, ex)
+					}
+				}
+			}
+		}
+	}
+
+	// Run caps hold, counted at the tool itself.
+	for _, ct := range tools {
+		for run, n := range ct.runs {
+			if run == nil || n > budget.DefaultMaxAttempts {
+				t.Fatalf("a run executed a tool %d times (cap %d)", n, budget.DefaultMaxAttempts)
+			}
+		}
+	}
+	// The retry budget holds: retries ≤ reserve + ratio × calls.
+	if limit := budget.DefaultReserve + budget.DefaultRatio*float64(calls); float64(retried.Load()) > limit+1 {
+		t.Errorf("%d retries with a budget of %.0f", retried.Load(), limit)
+	}
+
+	// Every execution that ignored its context either returned to its
+	// caller in time or was abandoned and reported late: exactly one of the
+	// two, never dropped. And the goroutines are gone.
+	ignoring := tools["pay"].ignoring.Load() + tools["search"].ignoring.Load()
+	deadline := time.Now().Add(5 * time.Second)
+	for lateIgnoring.Load()+int64(returnedLate) < ignoring && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := lateIgnoring.Load() + int64(returnedLate); got != ignoring {
+		t.Errorf("%d late reports + %d returned for %d context-ignoring executions", lateIgnoring.Load(), returnedLate, ignoring)
+	}
+	after := runtime.NumGoroutine()
+	for after > baseline && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+		after = runtime.NumGoroutine()
+	}
+	if after > baseline {
+		t.Errorf("goroutines: %d before, %d after", baseline, after)
+	}
+
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var sb strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&sb, "\n  %-50s %7d", k, byKind[k])
+	}
+	t.Logf("chaos: %d calls by %d goroutines in %v; most executions of one call %d; retries %d (budget %.0f); "+
+		"late reports %d; log lines %d (WARN+ %d); events %d; spans %d; goroutines before %d after %d; outcomes:%s",
+		calls, workers, elapsed.Round(time.Millisecond), most, retried.Load(),
+		budget.DefaultReserve+budget.DefaultRatio*float64(calls), late.Load(), logs.lines.Load(), logs.warn.Load(),
+		evCount.Load(), spans.ended.Load(), baseline, after, sb.String())
+}
+
+func callID(i int) string { return fmt.Sprintf("call_%06d", i) }

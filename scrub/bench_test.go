@@ -72,7 +72,7 @@ var baseline = regexp.MustCompile(`(?:` + strings.Join([]string{
 	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`,
 	`[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@`,
 	`[?&](?i:token|api_key|apikey|access_token|refresh_token|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-goog-signature|password|secret|key|code)=[^&\s#"']+`,
-	`(?i)\b[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key|client_?secret|auth|credentials)["']?\s*[:=]\s*["']?[^\s"',;&]{3,}`,
+	`(?i)(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key|client_?secret|auth|credentials)["']?\s*[:=]\s*["']?[^\s"',;&]{3,}`,
 	`\bhf_[A-Za-z0-9]{30,}`,
 	`\bnpm_[A-Za-z0-9]{36,}`,
 	`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`,

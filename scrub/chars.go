@@ -14,7 +14,7 @@ const (
 	cUpperDigit                    // [A-Z0-9]
 	cB64URL                        // [A-Za-z0-9_-]
 	cB64                           // [A-Za-z0-9+/]
-	cTok68                         // [A-Za-z0-9._~+/-]: RFC 7235 token68, less the '=' padding
+	cTok68                         // [A-Za-z0-9._~+/=-]: RFC 7235 token68 with '=' anywhere
 	cLocal                         // [A-Za-z0-9._%+-]: e-mail local part
 	cDomain                        // [A-Za-z0-9.-]: host names
 	cKey                           // [A-Za-z0-9_.-]: keys of key=value pairs
@@ -80,7 +80,7 @@ func buildChars() (t [256]uint16) {
 		if alnum || c == '+' || c == '/' {
 			k |= cB64
 		}
-		if alnum || strings.IndexByte("._~+/-", c) >= 0 {
+		if alnum || strings.IndexByte("._~+/=-", c) >= 0 {
 			k |= cTok68
 		}
 		if alnum || strings.IndexByte("._%+-", c) >= 0 {

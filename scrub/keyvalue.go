@@ -380,6 +380,9 @@ func (s *Scrubber) matchAuthorization(in string, v int) (hit, bool) {
 		if !plausibleValue(in[c:e]) {
 			return hit{}, false
 		}
+		if f == famSecret {
+			return s.refine(in, c, e, f)
+		}
 		return hit{c, e, f}, s.on[f]
 	}
 	if !plausibleStart(in[a:], closing != "") {

@@ -245,10 +245,7 @@ func (s *Scrubber) next(in string, from, limit int) (hit, bool) {
 	lo := from
 	tried := from // the end of the last word tried
 	for i := from; i < limit; {
-		for i < limit && chars[in[i]]&cBoring != 0 {
-			i++
-		}
-		if i >= limit {
+		if i = skipBoring(in[:limit], i); i >= limit {
 			break
 		}
 		c := in[i]
@@ -293,6 +290,15 @@ func (s *Scrubber) next(in string, from, limit int) (hit, bool) {
 	return hit{}, false
 }
 
+// skipBoring returns the index of the first byte at or after i that is not
+// boring. This loop is where clean text spends its time.
+func skipBoring(in string, i int) int {
+	for i < len(in) && chars[in[i]]&cBoring != 0 {
+		i++
+	}
+	return i
+}
+
 // wordStart returns the start of the word around in[i], not before lo.
 func wordStart(in string, i, lo int) int {
 	for i > lo && chars[in[i-1]]&cWord != 0 {
@@ -310,7 +316,7 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int) (hit, bool) {
 		}
 	}
 	// "bearer " or "basic ": a blank after an 'r' or a 'c'.
-	if ws-lo > 6 && in[ws-1] == ' ' && (in[ws-2]|0x20 == 'r' || in[ws-2]|0x20 == 'c' || in[ws-2] == ' ') {
+	if ws-lo >= 6 && in[ws-1] == ' ' && (in[ws-2]|0x20 == 'r' || in[ws-2]|0x20 == 'c' || in[ws-2] == ' ') {
 		if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
 			return h, true
 		}

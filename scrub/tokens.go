@@ -344,16 +344,11 @@ func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
 	return hit{}, false
 }
 
-// tok68End returns the end of the token68 credentials starting at in[j]:
-// with their '=' padding, but without a full stop that ends a sentence.
+// tok68End returns the end of the credentials starting at in[j]: token68
+// bytes and '=' (padding, or a key=value the credentials happen to hold),
+// without a full stop that ends a sentence.
 func tok68End(in string, j int) int {
 	e := skip(in, j, cTok68)
-	if e < len(in) && in[e] == '=' {
-		for e < len(in) && in[e] == '=' {
-			e++
-		}
-		return e
-	}
 	for e > j && in[e-1] == '.' {
 		e--
 	}

@@ -48,8 +48,8 @@ func failsafeRetryCBTimeout(tool toolmw.Tool) toolmw.Tool {
 }
 
 // gokitGobreakerRatelimit is a go-kit endpoint chain: the sony/gobreaker v1
-// breaker outside an erroring x/time/rate limiter, around an endpoint that
-// calls the tool.
+// breaker outside an erroring x/time/rate limiter (with the same limit as
+// toolmw's), around an endpoint that calls the tool.
 func gokitGobreakerRatelimit(tool toolmw.Tool) toolmw.Tool {
 	ep := func(ctx context.Context, req any) (any, error) {
 		return tool(ctx, req.(json.RawMessage))
@@ -59,7 +59,7 @@ func gokitGobreakerRatelimit(tool toolmw.Tool) toolmw.Tool {
 			Name:    "bench",
 			Timeout: 30 * time.Second,
 		})),
-		ratelimit.NewErroringLimiter(rate.NewLimiter(rate.Inf, 1)),
+		ratelimit.NewErroringLimiter(rate.NewLimiter(hugeRate, hugeBurst)),
 	)(ep)
 	return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 		resp, err := ep(ctx, args)

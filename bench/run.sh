@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # run.sh regenerates bench/RESULTS.md: the overhead, scrub and classify
 # benchmarks, five samples each, benchstat's summary, and the storm
 # simulation (which also rewrites storm.svg). The raw outputs are kept in
@@ -11,7 +11,7 @@
 #
 # It exits with the storm's status: 1 when toolmw misses a storm target.
 # Run it on a machine as quiet as you can get; the load is recorded.
-set -eu
+set -euo pipefail
 cd "$(dirname "$0")"
 out=results
 mkdir -p "$out"

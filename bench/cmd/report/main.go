@@ -146,6 +146,7 @@ func (r *report) write(w io.Writer) {
 	p("## Machine\n\n```\n%s```\n\n", r.machine)
 	p("## Commands\n\n```sh\n%s```\n\n", r.commands)
 
+	systems(p)
 	r.acceptance(p)
 	r.overhead(p, "Overhead", "Sequential: one goroutine calls the tool in a loop.")
 	r.overhead(p, "OverheadParallel", "Parallel: `b.RunParallel`, GOMAXPROCS goroutines calling one shared tool.")
@@ -159,10 +160,39 @@ func (r *report) write(w io.Writer) {
 	p("![attempts reaching the dependency per 100 calls, outage scenarios](storm.svg)\n\n")
 	p("%s\n", r.storm)
 
-	p("## benchstat\n\n```\n%s```\n", r.benchstat)
+	p("## benchstat\n\n")
+	p("benchstat wants six samples or more for a confidence interval; with five it prints ± ∞.\n\n")
+	p("```\n%s```\n", r.benchstat)
 }
 
 type printer func(format string, args ...any)
+
+// systems describes what BenchmarkOverhead runs.
+func systems(p printer) {
+	p(`## Systems
+
+Every system calls the same no-op tool, built once outside the loop as a user would build it.
+
+- direct: the tool function itself, the floor.
+- toolmw_wrap: ` + "`toolmw.Wrap`" + ` with no layer: the per-call context every toolmw figure includes.
+- toolmw_default: ` + "`middleware.Default`" + ` through ` + "`toolmw.Wrap`" + `, every layer on: a 2s per-attempt timeout,
+  a rate limit of 1e9/s that never throttles, events to a discarding sink, 3 attempts with a retry budget,
+  a breaker, recovery, redact, classify with the default map; the OpenTelemetry no-op tracer and meter
+  providers and the default disabled logger (` + "`zerolog.Nop()`" + `), with which the tracing and logging layers
+  document that they step aside.
+- toolmw_default_sdk: the same with the OpenTelemetry SDK recording every span (no exporter) and aggregating
+  metrics (a manual reader), and a logger at INFO to io.Discard (a success is written at DEBUG, so nothing).
+- toolmw_<layer>: that layer alone through Wrap, with the settings above (tracing with the SDK set-up,
+  logging with the INFO logger, permit with an allow-list, result with its defaults).
+- failsafe_retry_cb_timeout: failsafe-go v0.9.8, ` + "`failsafe.With(retryPolicy, circuitBreaker, timeout)`" + ` built once
+  (3 attempts with backoff, a breaker opening after 5 failures for 30s, a 2s timeout), called per iteration with
+  ` + "`WithContext(ctx).GetWithExecution`" + ` so the tool sees the context the timeout cancels.
+- gokit_gobreaker_ratelimit: go-kit v0.13.0 ` + "`endpoint.Chain(circuitbreaker.Gobreaker(sony/gobreaker v1), ratelimit.NewErroringLimiter(rate limiter of 1e9/s))`" + `.
+- retrygo: avast/retry-go v4.7.0 ` + "`DoWithData`" + ` with 3 attempts and the call's context.
+- backoff: cenkalti/backoff v5.0.3 ` + "`Retry`" + ` with a new exponential backoff per call and 3 tries.
+
+`)
+}
 
 func ratio(a, b float64) string {
 	if b == 0 {

@@ -121,8 +121,11 @@ func FuzzClassify(f *testing.F) {
 		if te.Unwrap() != err || te.Tool() != "fuzz" || te.RetryAfter() < 0 {
 			t.Fatalf("%v came back as %v (cause %v, retry after %v)", err, te, te.Unwrap(), te.RetryAfter())
 		}
-		if te.Retryable() && (te.Kind() == taxonomy.KindRefused || te.Code() == taxonomy.CodeUnmappedFailure) {
-			t.Fatalf("%v is retryable: %v", err, te)
+		if te.Retryable() && te.Kind() == taxonomy.KindRefused {
+			t.Fatalf("%v is a retryable refusal: %v", err, te)
+		}
+		if te.Code() == taxonomy.CodeUnmappedFailure && te.Retryable() != idempotent {
+			t.Fatalf("%v is unmapped with retryable=%v for idempotent=%v", err, te.Retryable(), idempotent)
 		}
 	})
 }

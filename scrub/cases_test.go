@@ -142,6 +142,7 @@ var cases = []testCase{
 	pos("bearer_token", "Authorization: Bearer abc.def.ghi123", "Authorization: Bearer "+r("bearer_token")),
 	pos("bearer_token", "curl -H 'Authorization: Bearer tok_9f8e7d6c5b4a' https://api", "curl -H 'Authorization: Bearer "+r("bearer_token")+"' https://api"),
 	pos("bearer_token", "retrying with bearer 9f8e7d6c5b4a3210 now", "retrying with bearer "+r("bearer_token")+" now"),
+	pos("bearer_token", "sent bearer abc.def.ghi123 upstream", "sent bearer "+r("bearer_token")+" upstream"),
 	pos("bearer_token", `{"Authorization":"Bearer `+tJWT+`"}`, `{"Authorization":"Bearer `+r("bearer_token")+`"}`),
 	neg("bearer_token", "Bearer token expired"),
 	neg("bearer_token", "Authorization: Bearer"),

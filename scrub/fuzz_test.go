@@ -23,7 +23,16 @@ var canaries = []string{
 	tSG,
 	tDOP,
 	tSkProj,
+	tTwSK,
+	tDiscord,
+	tNPM,
+	tPyPI,
+	tMailgun,
+	tShpat,
+	tXai,
+	tSlackHook,
 	"password=Hunter2Canary",
+	"Bearer Zm9vYmFyQ2FuYXJ5MTIz",
 }
 
 func FuzzScrub(f *testing.F) {
@@ -46,7 +55,12 @@ func FuzzScrub(f *testing.F) {
 	}
 	// Past findings.
 	f.Add("000000A://!"+"ghs_000000000000000000000000000000@", uint(0), uint8(0))
-	f.Add("AuthoriZAtion: BeArer ", uint(22), uint8(12)) // + " password=Hunter2Canary "
+	f.Add("AuthoriZAtion: BeArer ", uint(22), uint8(20)) // + " password=Hunter2Canary "
+	f.Add("A://:0@[0@0.AA", uint(18), uint8(0))
+	f.Add("a@b.co-"+tGHP, uint(0), uint8(0))
+	f.Add("1.2.3.4.5555-5555-5555-4444", uint(0), uint8(0))
+	f.Add("AA00 AA00 AU00000000000", uint(142), uint8(9))
+	f.Add("a@b.sk-proj-x", uint(13), uint8(11))
 	f.Fuzz(func(t *testing.T, in string, at uint, which uint8) {
 		out := String(in)
 		if again := String(out); again != out {
@@ -61,10 +75,11 @@ func FuzzScrub(f *testing.F) {
 		p := int(at % uint(len(in)+1))
 		planted := in[:p] + " " + canary + " " + in[p:]
 		got := String(planted)
-		// The canary's value, without a key, must be gone: no piece of it
-		// that the input did not already contain may survive. Pieces of 8
-		// bytes every 4 bytes catch any surviving run of 11 bytes or more.
-		secret := canary[strings.IndexByte(canary, '=')+1:]
+		// The canary's value, without its key or scheme, must be gone: no
+		// piece of it that the input did not already contain may survive.
+		// Pieces of 8 bytes every 4 bytes catch any surviving run of 11
+		// bytes or more.
+		secret := canary[strings.LastIndexAny(canary, "= ")+1:]
 		for k := 0; k+8 <= len(secret); k += 4 {
 			piece := secret[k : k+8]
 			if strings.Contains(got, piece) && !strings.Contains(in, piece) {

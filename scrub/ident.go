@@ -30,17 +30,47 @@ func matchEmail(in string, at, lo int) (hit, bool) {
 	if s == at || in[s:at] == "git" {
 		return hit{}, false
 	}
-	e := skipMax(in, at+1, cDomain, maxDomain+1)
+	e, lim := at+1, min(len(in), at+2+maxDomain)
+	for e < lim && chars[in[e]]&cDomain != 0 {
+		if (in[e] == '.' || in[e] == '-') && startsToken(in, e+1, at+1) {
+			break // a@b.com.ghp_… is a@b.com and a token
+		}
+		e++
+	}
 	if e-at-1 > maxDomain {
 		return hit{}, false
 	}
-	for e > at+1 && (in[e-1] == '.' || in[e-1] == '-') {
-		e--
+	// The longest run of labels that is a domain: in "a@b.com-ghp_…" the
+	// address is a@b.com. Settling for less than the whole run means that
+	// a finding after it does not change the address in a second pass.
+	for e > at+1 {
+		for e > at+1 && (in[e-1] == '.' || in[e-1] == '-') {
+			e--
+		}
+		if isDomain(in[at+1 : e]) {
+			return hit{s, e, famEmail}, true
+		}
+		e = at + 1 + max(0, strings.LastIndexAny(in[at+1:e], ".-"))
 	}
-	if !isDomain(in[at+1 : e]) {
-		return hit{}, false
+	return hit{}, false
+}
+
+// startsToken reports whether a vendor token starts at in[g]. Matchers that
+// read on across blanks, dashes or dots (IBANs, card and phone numbers,
+// e-mail domains) stop before such a token rather than swallow its first
+// characters. lo is as for matchToken.
+func startsToken(in string, g, lo int) bool {
+	if g >= len(in) {
+		return false
 	}
-	return hit{s, e, famEmail}, true
+	if _, ok := matchToken(in, g, lo); ok {
+		return true
+	}
+	if d := skipMax(in, g, cDigit, 11); d-g >= 8 && d-g <= 10 && d < len(in) && in[d] == ':' {
+		_, ok := matchTelegram(in, g, d)
+		return ok
+	}
+	return false
 }
 
 // isDomain reports whether d is a dotted host name whose last label, the
@@ -286,7 +316,7 @@ func matchCard(in string, i int) (hit, bool) {
 		if nd >= 13 && !is(in, j, cWord) && !(j+1 < len(in) && in[j] == '.' && isDigit(in[j+1])) && luhn(digits[:nd]) {
 			best = j
 		}
-		if j+1 < len(in) && (in[j] == ' ' || in[j] == '-') && isDigit(in[j+1]) {
+		if j+1 < len(in) && (in[j] == ' ' || in[j] == '-') && isDigit(in[j+1]) && !startsToken(in, j+1, j+1) {
 			j++
 			continue
 		}
@@ -329,7 +359,7 @@ func matchIBAN(in string, i int) (hit, bool) {
 	// count as if they followed it.
 	m, n, j, best := 0, 4, i+4, -1
 	for {
-		if j < len(in) && in[j] == ' ' && n%4 == 0 && is(in, j+1, cUpperDigit) {
+		if j < len(in) && in[j] == ' ' && n%4 == 0 && is(in, j+1, cUpperDigit) && !startsToken(in, j+1, j+1) {
 			j++
 		}
 		if j >= len(in) || chars[in[j]]&cUpperDigit == 0 || n == 34 {
@@ -385,7 +415,7 @@ func matchPhone(in string, i int) (hit, bool) {
 		for k < len(in) && k-j < 2 && strings.IndexByte(" -.()", in[k]) >= 0 {
 			k++
 		}
-		if k == j || !is(in, k, cDigit) {
+		if k == j || !is(in, k, cDigit) || startsToken(in, k, k) {
 			break
 		}
 		j = k

@@ -388,9 +388,12 @@ func (s *Scrubber) matchAuthorization(in string, v int) (hit, bool) {
 	if !plausibleStart(in[a:], closing != "") {
 		return hit{}, false
 	}
-	e := a
-	for e < len(in) && !isSpace(in[e]) && (closing == "" || !strings.HasPrefix(in[e:], closing)) {
-		e++
+	e := valueEnd(in, a, "", stopValue)
+	if closing != "" {
+		e = a
+		for e < len(in) && !isSpace(in[e]) && !strings.HasPrefix(in[e:], closing) {
+			e++
+		}
 	}
 	if !plausibleValue(in[a:e]) {
 		return hit{}, false
@@ -431,10 +434,13 @@ func (s *Scrubber) matchURL(in string, i, lo int) (hit, bool) {
 	}
 	scheme := in[k:i]
 	a := i + len("://")
+	// The user information ends at the last '@' before the path. A '['
+	// cannot appear in it unescaped: it starts an IPv6 host, or a
+	// placeholder.
 	at, e := -1, a
 	for ; e < len(in) && e-a < 512; e++ {
 		c := in[e]
-		if c == '/' || c == '?' || c == '#' || c <= ' ' || strings.IndexByte("\"'<>`", c) >= 0 {
+		if c == '/' || c == '?' || c == '#' || c == '[' || c <= ' ' || strings.IndexByte("\"'<>`", c) >= 0 {
 			break
 		}
 		if c == '@' {
@@ -444,11 +450,9 @@ func (s *Scrubber) matchURL(in string, i, lo int) (hit, bool) {
 	if at < 0 {
 		return hit{}, false
 	}
-	// A '[' cannot appear in a user name or password unescaped; here it
-	// starts a placeholder.
 	user := in[a:at]
 	colon := strings.IndexByte(user, ':')
-	if colon < 0 || strings.IndexByte(user, '[') >= 0 {
+	if colon < 0 {
 		return hit{}, false
 	}
 	// A finding inside the user name comes first, so that a second pass,

@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestCases(t *testing.T) {
 	for _, c := range cases {

@@ -320,16 +320,29 @@ func matchAuthScheme(in string, i int) (hit, bool) {
 	return hit{j, e, f}, true
 }
 
-// matchAfterAuthScheme matches credentials that start at in[ws] after a
-// free-standing "bearer" or "basic" in any case. Capitalised schemes are
-// found at their own upper-case letter; this finds the lower-case ones,
-// which the scanner skips as boring.
+// matchAfterAuthScheme matches credentials around the word at in[ws] that
+// follow a free-standing "bearer" or "basic" in any case. Capitalised
+// schemes are found at their own upper-case letter; this finds the
+// lower-case ones, which the scanner skips as boring, from the first word
+// of the credentials it does not skip ("bearer abc.d3f": from "d3f").
 func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
-	j := ws
-	for j > lo && ws-j <= 8 && in[j-1] == ' ' {
+	r := ws
+	if in[ws-1] != ' ' {
+		if chars[in[ws-1]]&cTok68 == 0 {
+			return hit{}, false
+		}
+		for r > lo && ws-r < 64 && chars[in[r-1]]&cTok68 != 0 {
+			r--
+		}
+	}
+	j := r
+	for j > lo && r-j <= 8 && in[j-1] == ' ' {
 		j--
 	}
-	if j == ws {
+	if j == r || j-lo < len("basic") {
+		return hit{}, false
+	}
+	if c := in[j-1] | 0x20; c != 'r' && c != 'c' {
 		return hit{}, false
 	}
 	for _, scheme := range [...]string{"bearer", "basic"} {
@@ -337,7 +350,7 @@ func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
 		if p < lo || !hasPrefixFold(in[p:], scheme) || p > lo && chars[in[p-1]]&cWord != 0 {
 			continue
 		}
-		if h, ok := matchAuthScheme(in, p); ok && h.start == ws {
+		if h, ok := matchAuthScheme(in, p); ok && h.start == r {
 			return h, true
 		}
 	}

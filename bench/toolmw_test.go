@@ -47,16 +47,16 @@ var discard = events.SinkFunc(func(events.Event) {})
 // DEBUG) but is on: the layer runs, as it does in production.
 var quietLogger = zerolog.New(io.Discard).Level(zerolog.InfoLevel)
 
-// toolmwSystems lists the toolmw systems: the default Stack, each layer
-// alone, and Wrap with no layer (the floor of every toolmw figure), all
-// wrapped with toolmw.Wrap as a user would.
+// toolmwSystems lists the toolmw systems, toolmw_default first: the default
+// Stack, Wrap with no layer (the floor of every toolmw figure) and each layer
+// alone, all wrapped with toolmw.Wrap as a user would.
 func toolmwSystems() []system {
 	wrap := func(mws ...toolmw.Middleware) func() toolmw.Tool {
 		return func() toolmw.Tool { return toolmw.MustWrap(spec, noop, mws...) }
 	}
 	return []system{
-		{"toolmw_wrap", wrap()},
 		{"toolmw_default", func() toolmw.Tool { return defaultStack(noopTracing(), zerolog.Nop()) }},
+		{"toolmw_wrap", wrap()},
 		{"toolmw_default_sdk", func() toolmw.Tool { return defaultStack(sdkTracing(), quietLogger) }},
 		{"toolmw_tracing", wrap(tracing.New(sdkTracing()...))},
 		{"toolmw_logging", wrap(logging.New(quietLogger))},

@@ -233,6 +233,23 @@ func (r *report) acceptance(p printer) {
 			num(t.Ns()), num(f.Ns()), ratio(t.Ns(), f.Ns()), num(t.Allocs()), num(f.Allocs()), ratio(t.Allocs(), f.Allocs()), met,
 			num(g.Ns()), ratio(t.Ns(), g.Ns()), num(g.Allocs()), ratio(t.Allocs(), g.Allocs()))
 	}
+	p("\nThe target is judged on the ratio of the medians, as above. On a shared machine the load drifts\n")
+	p("between rounds; the ratio within each round (the two systems run one after the other) shows how\n")
+	p("much of the spread is the machine's:\n\n")
+	p("| mode | toolmw_default ÷ failsafe, per round | median |\n|---|---|---:|\n")
+	for _, mode := range []string{"Overhead", "OverheadParallel"} {
+		t, f := r.results.get(mode+"/toolmw_default"), r.results.get(mode+"/failsafe_retry_cb_timeout")
+		if t == nil || f == nil || len(t.ns) != len(f.ns) {
+			continue
+		}
+		var rounds []string
+		ratios := make([]float64, len(t.ns))
+		for i := range t.ns {
+			ratios[i] = t.ns[i] / f.ns[i]
+			rounds = append(rounds, strconv.FormatFloat(ratios[i], 'f', 2, 64))
+		}
+		p("| %s | %s | %s |\n", mode, strings.Join(rounds, ", "), strconv.FormatFloat(t.median(ratios), 'f', 2, 64))
+	}
 	p("\n")
 }
 

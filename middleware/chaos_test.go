@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/events"
@@ -38,27 +39,8 @@ var (
 	chaosFor     = flag.Duration("chaos.for", 20*time.Second, "stop making new calls after this long, so a slow machine stays within CI's time")
 )
 
-// Planted secrets: none may reach a span, a WARN-or-above log line, an event
-// or the model's text. The checked fragments are the parts a scrubber must
-// remove; they are distinctive enough not to occur by chance.
-var canaries = []struct{ secret, fragment string }{
-	{"ghp_Zq8vK2mR9xT4wL7nB3cY6hJ1dF5gS0aE2uPz", "Zq8vK2mR9xT4wL7nB3cY6hJ1dF5gS0aE2uPz"},
-	{"AKIAZ7QRSTUVWXY23456", "AKIAZ7QRSTUVWXY23456"},
-	{"sk-ant-api03-Xy9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0EdCbAzYxWvUt-Ab12Cd34", "Xy9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0Ed"},
-	{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLWNhbmFyeS0xMjM0NQ", "c2lnbmF0dXJlLWNhbmFyeS0xMjM0NQ"},
-	{"carol.canary@example.org", "carol.canary"},
-	{"4556 7375 8689 9855", "8689 9855"},
-}
-
-// leak returns the first canary fragment found in b, or "".
-func leak(b []byte) string {
-	for _, c := range canaries {
-		if bytes.Contains(b, []byte(c.fragment)) {
-			return c.fragment
-		}
-	}
-	return ""
-}
+// leak returns the family of a planted secret found in b, or "".
+func leak(b []byte) string { return canary.Leaked(string(b)) }
 
 type behaviour int
 
@@ -122,7 +104,7 @@ func (c *chaosTool) tool(ctx context.Context, _ json.RawMessage) (toolmw.Result,
 	b := pick(c.plan[call.ID])
 	c.execs[call.ID] = append(c.execs[call.ID], b)
 	c.runs[run]++
-	secret := canaries[len(c.execs)%len(canaries)].secret
+	secret := canary.Secrets[len(c.execs)%len(canary.Secrets)].Value
 	c.mu.Unlock()
 
 	switch b {

@@ -11,18 +11,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // secrets are planted canaries of several families.
-var secrets = []string{
-	"ghp_" + strings.Repeat("aB3dE5gH7k", 3) + "Zq9Xw2",          // GitHub token: ghp_ + 36 alphanumerics
-	"AKIA" + "QWERTYUIOPASDFGH",                                  // AWS access key id: AKIA + 16 upper-case
-	"sk-ant-api03-" + strings.Repeat("Xy7_Kp2-Lm9Qr4", 6) + "AA", // Anthropic API key
-	"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLW9mLXRoZS1jYW5hcnktdG9rZW4tMTIzNDU2Nzg", // JWT
-	"jane.canary@example.com", // e-mail address
-}
+var secrets = canary.Values()
 
 // failures returns the ways a tool can fail carrying secret: untyped, as the
 // cause of a typed error, wrapped around a typed error, in a typed error's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +43,8 @@ type Breaker struct {
 	isFailure func(error) bool
 	notify    func(name string, from, to State)
 
-	pending atomic.Bool // changes are queued: a fast check for flush
+	pending atomic.Bool   // changes are queued: a fast check for flush
+	recent  atomic.Uint64 // the last counted outcomes; see recentWindow
 
 	mu         sync.Mutex // guards the fields below; never held while calling out
 	openedAt   time.Time  // when the breaker last opened, by clock
@@ -71,7 +73,7 @@ func newBreaker(c *config) *Breaker {
 		MaxRequests:   c.probes,
 		Interval:      c.interval,
 		Timeout:       c.openFor,
-		ReadyToTrip:   c.readyToTrip(),
+		ReadyToTrip:   c.readyToTrip(b),
 		OnStateChange: b.stateChanged,
 		IsExcluded:    isNeutral,
 	})
@@ -131,7 +133,9 @@ func (b *Breaker) call(ctx context.Context, next toolmw.Tool, args json.RawMessa
 		}
 		var res toolmw.Result
 		res, err = next(ctx, args)
-		return res, b.verdict(ctx, err)
+		v := b.verdict(ctx, err)
+		b.record(v)
+		return res, v
 	})
 	if b.pending.Load() {
 		b.flush()
@@ -154,6 +158,44 @@ func (b *Breaker) verdict(ctx context.Context, err error) error {
 		return errNeutral
 	}
 	return errFault
+}
+
+// The last recentWindow counted outcomes (successes and failures; neutral
+// outcomes are not counted) are kept in one atomic word: bit i of the low
+// bits is 1 when the i-th most recent outcome was a failure, and the bits
+// from countShift on hold how many outcomes the window holds.
+const (
+	recentWindow = 20
+	countShift   = 32
+	windowMask   = 1<<recentWindow - 1
+)
+
+// record adds a counted outcome to the recent window.
+func (b *Breaker) record(verdict error) {
+	if verdict == errNeutral {
+		return
+	}
+	var bit uint64
+	if verdict != nil {
+		bit = 1
+	}
+	for {
+		old := b.recent.Load()
+		n := min(old>>countShift+1, recentWindow)
+		next := n<<countShift | (old<<1|bit)&windowMask
+		if b.recent.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// recentFailures returns how many of the recent counted outcomes failed,
+// and how many there are.
+func (b *Breaker) recentFailures() (failed, n uint64) {
+	w := b.recent.Load()
+	n = w >> countShift
+	mask := uint64(1)<<n - 1
+	return uint64(bits.OnesCount64(w & mask)), n
 }
 
 // openError returns circuit-open with the time left until half-open.

@@ -13,7 +13,12 @@
 // # Defaults
 //
 // A breaker opens after 5 consecutive failures ([DefaultConsecutiveFailures];
-// or use [WithFailureRatio]), stays open for 30 seconds ([DefaultOpenFor]),
+// or use [WithFailureRatio]) that are not a fluke: at least 3 in 4 of the
+// last 20 counted calls must have failed. A dead dependency fails every call
+// and opens it after the 5; a dependency failing 20% of calls independently
+// makes an occasional run of 5 failures, which must not black the tool out
+// for a whole open period (the retry layer and its budget handle those). It
+// stays open for 30 seconds ([DefaultOpenFor]),
 // then lets 1 probe through ([DefaultProbes]); the probe's success closes it,
 // its failure opens it again for another open period.
 //

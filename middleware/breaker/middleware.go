@@ -122,10 +122,22 @@ func newConfig(opts []Option) *config {
 
 func (c *config) reject(why string) { c.invalid = append(c.invalid, why) }
 
-func (c *config) readyToTrip() func(Counts) bool {
+// readyToTrip returns b's trip rule. In consecutive mode a run of failures
+// opens the breaker only when it is not a fluke: at least 3 in 4 of the last
+// 20 counted calls (or of all, while there are fewer) failed. A dependency
+// that is down fails them all and opens it after the run; one that fails
+// some calls independently (20% of them, say) makes an occasional run of 5
+// that this rule does not mistake for an outage.
+func (c *config) readyToTrip(b *Breaker) func(Counts) bool {
 	if c.failures > 0 {
 		n := c.failures
-		return func(cs Counts) bool { return cs.ConsecutiveFailures >= n }
+		return func(cs Counts) bool {
+			if cs.ConsecutiveFailures < n {
+				return false
+			}
+			failed, total := b.recentFailures()
+			return 4*failed >= 3*total
+		}
 	}
 	ratio, least := c.ratio, c.minRequests
 	return func(cs Counts) bool {
@@ -147,7 +159,9 @@ func Validate(opts ...Option) error {
 }
 
 // WithConsecutiveFailures opens a breaker after n failures in a row (n >= 1;
-// the default is [DefaultConsecutiveFailures]). It replaces WithFailureRatio.
+// the default is [DefaultConsecutiveFailures]), provided at least 3 in 4 of
+// the last 20 counted calls failed, so that independent faults amid healthy
+// calls do not open it. It replaces WithFailureRatio.
 func WithConsecutiveFailures(n int) Option {
 	return func(c *config) {
 		if n < 1 || int64(n) > math.MaxUint32 {

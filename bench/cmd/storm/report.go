@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/toolmw/toolmw/middleware/breaker"
 )
 
 // outageStats are a run's figures for an outage scenario.
@@ -94,8 +96,10 @@ func report(w io.Writer, results []result, seed uint64) int {
 	fmt.Fprintf(w, "- failsafe_retry: failsafe-go's retry policy.\n")
 	fmt.Fprintf(w, "- failsafe_retry_budget: the same with failsafe-go's retry budget (defaults: retries may be at most 20%% of the executions in flight, with at least 3 allowed).\n")
 	fmt.Fprintf(w, "- toolmw_retry: toolmw's retry layer with its retry token budget (defaults: 10%% of calls, a reserve of 10 tokens), no breaker.\n")
-	fmt.Fprintf(w, "- toolmw: the same with toolmw's breaker layer inside it (defaults: opens after 5 consecutive failures, for 30s, then 1 probe). "+
-		"gobreaker times the open period with the real clock, so the simulation holds it in virtual time in front of the real layer (see openGate).\n\n")
+	fmt.Fprintf(w, "- toolmw: the same with toolmw's breaker layer inside it, with its defaults (see package breaker: "+
+		"a run of %d failures that is not a fluke opens it for %v, then %d probe). "+
+		"gobreaker times the open period with the real clock, so the simulation holds it in virtual time in front of the real layer (see openGate).\n\n",
+		breaker.DefaultConsecutiveFailures, breaker.DefaultOpenFor, breaker.DefaultProbes)
 
 	var targets []target
 	fmt.Fprintf(w, "### Outage\n\n")

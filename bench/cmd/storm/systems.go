@@ -137,9 +137,8 @@ func buildFailsafe(withBudget bool) func(*sim, toolmw.Tool, *lockedRand) (toolmw
 }
 
 // buildToolmw is the real toolmw retry layer (three attempts, its default
-// retry token budget: 10% of calls plus a reserve of 10) and, with
-// withBreaker, the real breaker layer inside it (opens after 5 consecutive
-// failures for 30s, one probe), in the default stack's order.
+// retry token budget) and, with withBreaker, the real breaker layer with its
+// defaults inside it, in the default stack's order.
 func buildToolmw(withBreaker bool) func(*sim, toolmw.Tool, *lockedRand) (toolmw.Tool, func() int) {
 	return func(s *sim, dep toolmw.Tool, jitter *lockedRand) (toolmw.Tool, func() int) {
 		mws := []toolmw.Middleware{retry.New(

@@ -14,6 +14,8 @@ type Tool func(ctx context.Context, args json.RawMessage) (Result, error)
 
 // Middleware decorates a Tool. A middleware is called once per tool it wraps
 // (so per-tool state is made there), and the Tool it returns once per call.
+//
+// A Middleware is called once per tool it wraps; the Tools it returns must be safe for concurrent use.
 type Middleware func(Tool) Tool
 
 // Chain composes middlewares; the first is the outermost:
@@ -33,6 +35,8 @@ func Chain(mws ...Middleware) Middleware {
 // Result is what a tool returns. Content is the text shown to the model
 // (wrapped as untrusted data by [ForModel]); JSON reports whether Content is
 // a JSON document.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Result struct {
 	Content string
 	JSON    bool

@@ -16,6 +16,8 @@ type Clock interface {
 }
 
 // Timer is a one-shot timer made by a Clock.
+//
+// A Timer may be stopped from any goroutine.
 type Timer interface {
 	// C returns the channel on which the timer delivers its time.
 	C() <-chan time.Time

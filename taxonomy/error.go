@@ -11,6 +11,8 @@ import (
 // and the accessors never print the underlying cause: a cause is reachable
 // through Unwrap for errors.Is and errors.As in code, but its text, which may
 // hold secrets, is not part of the typed error's message.
+//
+// Implementations must be immutable and safe for concurrent use, as *ToolError is.
 type Error interface {
 	error
 	// Unwrap returns the cause, or nil.
@@ -293,6 +295,8 @@ func ShouldRetry(err error, idempotent bool) (retryable bool, after time.Duratio
 }
 
 // Outcome is how a call ended, as telemetry reports it.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Outcome string
 
 // The outcomes.

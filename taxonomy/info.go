@@ -12,6 +12,8 @@ import (
 // never holds the input value: Loc is a path of object keys (strings) and
 // array indices (ints), such as ["items", 2, "qty"]; an empty Loc means the
 // whole input.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type FieldError struct {
 	Type string `json:"type"` // a snake_case category such as "missing" or "int_type"
 	Loc  []any  `json:"loc"`  // the path to the offending value
@@ -49,6 +51,8 @@ func (f *FieldError) UnmarshalJSON(data []byte) error {
 // goes into an event or is rendered as a problem document. Message holds only
 // a typed error's own message (which its maker vouches for and layers scrub);
 // the text of an untyped error is withheld.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Info struct {
 	Kind       Kind         `json:"kind"`
 	Code       string       `json:"code"`
@@ -61,6 +65,8 @@ type Info struct {
 
 // Seconds is a duration that encodes in JSON as a number of seconds, as the
 // HTTP Retry-After header counts.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Seconds time.Duration
 
 // MarshalJSON encodes s as seconds, with millisecond precision.
@@ -134,6 +140,8 @@ const ProblemContentType = "application/problem+json"
 
 // Problem is an RFC 9457 problem document. Type is a URN naming the kind
 // (urn:toolmw:kind:tool-refused); the toolmw members are extensions.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Problem struct {
 	Type       string       `json:"type"`
 	Title      string       `json:"title"`

@@ -87,6 +87,8 @@ func (k *keyed) get(key string) *Breaker {
 }
 
 // An Option configures [New] or [NewBreaker].
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

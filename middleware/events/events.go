@@ -22,6 +22,8 @@ const DefaultQueueSize = 256
 
 // Event is a run event: what happened to one tool call. It carries no
 // error text beyond Told, which is what the model was shown.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Event struct {
 	Type       string           `json:"type"`                  // TypeToolError
 	Time       time.Time        `json:"time"`                  // when the call returned
@@ -45,12 +47,16 @@ type Sink interface {
 }
 
 // SinkFunc adapts a function to a Sink.
+//
+// The function is called from one delivery goroutine at a time, never from the call's goroutine.
 type SinkFunc func(Event)
 
 // Emit calls f(e).
 func (f SinkFunc) Emit(e Event) { f(e) }
 
 // Option configures an Emitter.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*Emitter)
 
 // WithQueueSize sets how many events may wait for the sink; when that many
@@ -70,6 +76,8 @@ func WithClock(c clock.Clock) Option {
 }
 
 // Stats counts what an Emitter did with its events.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Stats struct {
 	Delivered uint64 // passed to the sink, which returned
 	Panicked  uint64 // passed to the sink, which panicked

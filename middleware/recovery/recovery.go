@@ -21,6 +21,8 @@ var errPanicked = taxonomy.New(taxonomy.KindFailed, taxonomy.CodeToolPanicked, "
 type Handler func(ctx context.Context, call toolmw.Call, value any, stack []byte)
 
 // An Option configures [New].
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -14,6 +14,8 @@ import (
 
 // Late is the late outcome of a call abandoned by [WithAbandon]: what the
 // tool returned after the layer had stopped waiting for it.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Late struct {
 	Call   toolmw.Call   // the call as it started; zero when the tool was not Wrap'd
 	Result toolmw.Result // what the tool returned
@@ -23,6 +25,8 @@ type Late struct {
 }
 
 // Option configures the timeout layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -24,8 +24,9 @@
 // policy's error as the cause: its text, which may hold anything, is never
 // shown. A typed not-permitted error wrapped inside another error keeps its
 // code but not its message. An error the policy returns because the call's
-// context is done (ctx.Err(), possibly wrapped) is not a denial: it is
-// returned unchanged.
+// context is done (ctx.Err(), possibly wrapped) is not a denial: a
+// cancellation is returned unchanged, a passed deadline becomes
+// tool-timeout/deadline_exceeded (not retryable) wrapping it.
 //
 // New(nil) denies every call: a permission layer without a policy fails
 // closed.

@@ -18,6 +18,10 @@ type Policy func(ctx context.Context, call toolmw.Call) error
 // errDenied is the denial of Allow and Deny, and of any untyped policy error.
 var errDenied = taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "the call is not permitted by policy")
 
+// errDeadline is the error of a policy that gave up because the caller's
+// deadline passed: a timeout, not a denial.
+var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false)
+
 // New returns the permission middleware: each call runs only if policy
 // allows it. See the package documentation for how a denial is reported.
 func New(policy Policy) toolmw.Middleware {
@@ -38,7 +42,11 @@ func New(policy Policy) toolmw.Middleware {
 // denial turns the policy's error into the call's error.
 func denial(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
-		return err // the caller gave up: not a denial
+		// The caller gave up or ran out of time: not a denial.
+		if cerr == context.DeadlineExceeded {
+			return errDeadline.WithCause(err)
+		}
+		return err
 	}
 	te, ok := taxonomy.From(err)
 	if !ok || te.Kind() != taxonomy.KindNotPermitted {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -187,5 +188,21 @@ func TestUnwrappedTool(t *testing.T) {
 	}
 	if _, err := permit.New(permit.Deny("search"))(c.tool)(context.Background(), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestDeadlineIsATimeoutNotADenial(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	tool := wrap(t, "book", (&counter{}).tool, permit.New(func(ctx context.Context, _ toolmw.Call) error {
+		return fmt.Errorf("policy lookup: %w", ctx.Err())
+	}))
+	_, err := tool(ctx, nil)
+	te, ok := taxonomy.From(err)
+	if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || te.Retryable() {
+		t.Fatalf("err = %v, want tool-timeout/deadline_exceeded, not retryable", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, taxonomy.ErrNotPermitted) {
+		t.Fatalf("err = %v: want a timeout matching context.DeadlineExceeded, not a denial", err)
 	}
 }

@@ -17,7 +17,9 @@
 // cancelled (the limiter's tokens are as they were) and the call fails at
 // once with rate-limited/rate_limited, retryable, RetryAfter the wait it
 // would have needed. If the context is cancelled while the call waits, the
-// reservation is cancelled too and the call returns ctx.Err(). With
+// reservation is cancelled too and the call returns context.Canceled; if its
+// deadline passes meanwhile, tool-timeout/deadline_exceeded (not
+// retryable), which also matches context.DeadlineExceeded. With
 // [WithReject] a call never waits.
 //
 // A limiter that can never grant a token (a limit of 0 whose burst is used

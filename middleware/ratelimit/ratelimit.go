@@ -87,11 +87,18 @@ func (l *limiter) wait(ctx context.Context, r *rate.Reservation, now time.Time, 
 	case <-ctx.Done():
 		t.Stop()
 		r.CancelAt(l.clock.Now())
-		return ctx.Err()
+		if err := ctx.Err(); err != context.DeadlineExceeded {
+			return err
+		}
+		return errDeadline
 	}
 }
 
 var (
+	// errDeadline: the caller's deadline passed during the wait (the clock
+	// and the context's timer disagreed about when it would).
+	errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false).
+			WithCause(context.DeadlineExceeded)
 	errLimited = taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeRateLimited,
 		"the tool's rate limit is reached; try again later")
 	errNever = taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeRateLimited,

@@ -258,3 +258,28 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("err = %v, want rate-limited", err)
 	}
 }
+
+// A deadline that passes during the wait (the fake clock never reaches it;
+// the context's real timer does) ends the call with a typed timeout, and the
+// reservation is given back.
+func TestDeadlineWhileWaiting(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	lim := rate.NewLimiter(rate.Every(time.Millisecond), 1)
+	c := &counter{}
+	tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
+	tool(context.Background(), nil)
+	before := lim.TokensAt(fc.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Millisecond)
+	defer cancel()
+	_, err := tool(ctx, nil)
+	te, ok := taxonomy.From(err)
+	if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want tool-timeout/deadline_exceeded", err)
+	}
+	if after := lim.TokensAt(fc.Now()); after != before {
+		t.Fatalf("tokens = %v after the wait, want %v as before", after, before)
+	}
+	if c.n.Load() != 1 {
+		t.Fatal("the call that ran out of time ran the tool")
+	}
+}

@@ -159,3 +159,28 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// A caller's deadline that passes mid-call ends it with a typed timeout, not
+// a bare context.DeadlineExceeded, and it is not retried.
+func TestDefaultCallerDeadline(t *testing.T) {
+	calls := 0
+	slow := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		calls++
+		<-ctx.Done()
+		return toolmw.Result{}, ctx.Err()
+	}
+	tool, err := middleware.Default().Wrap(toolmw.Spec{Name: "slow", Idempotent: true}, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+	defer cancel()
+	_, err = tool(ctx, nil)
+	te, ok := taxonomy.From(err)
+	if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || te.Retryable() {
+		t.Fatalf("err = %v, want tool-timeout/deadline_exceeded, not retryable", err)
+	}
+	if calls != 1 {
+		t.Fatalf("called %d times", calls)
+	}
+}

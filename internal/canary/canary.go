@@ -1,6 +1,12 @@
 package canary
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/toolmw/toolmw/taxonomy"
+)
 
 // A Secret is a planted value and the part of it that must not survive:
 // its body without the vendor prefix, so a partly scrubbed secret is caught
@@ -44,4 +50,57 @@ func Leaked(text string) string {
 		}
 	}
 	return ""
+}
+
+// Hidden returns the ways a tool can fail with secret where no layer may
+// show it anywhere, the model included: untyped errors, and the causes and
+// wrappers of typed errors.
+func Hidden(secret string) map[string]error {
+	return map[string]error{
+		"untyped":          fmt.Errorf("dial upstream with %s: refused", secret),
+		"wrapped untyped":  fmt.Errorf("outer: %w", fmt.Errorf("inner %s", secret)),
+		"typed cause":      taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "supplier is down").WithCause(fmt.Errorf("auth %s rejected", secret)),
+		"wrapping typed":   fmt.Errorf("call with %s: %w", secret, taxonomy.Refusal("booking_not_cancellable", "non-refundable")),
+		"timeout cause":    taxonomy.Timeout(taxonomy.CodeTimeout, "too slow", true).WithCause(fmt.Errorf("waited on %s", secret)),
+		"cancelled, cause": fmt.Errorf("stopped while holding %s: %w", secret, context.Canceled),
+	}
+}
+
+// HiddenText are words of the texts Hidden's errors carry outside typed
+// messages: none may appear where the secret may not.
+var HiddenText = []string{"dial upstream", "inner ", "auth ", "call with", "waited on", "stopped while"}
+
+// InMessages returns typed errors whose own messages carry secret. The
+// model is shown a typed error's message (the redact layer scrubs it);
+// telemetry never shows it.
+func InMessages(secret string) map[string]error {
+	return map[string]error{
+		"typed own message": taxonomy.Failure("ledger_rejected", "ledger refused key "+secret),
+		"field error":       taxonomy.ArgsInvalid(taxonomy.FieldError{Type: "value_error", Loc: []any{secret}, Msg: secret}),
+		"not permitted":     taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "user "+secret+" may not"),
+		"timeout message":   taxonomy.Timeout(taxonomy.CodeTimeout, "slow for "+secret, true),
+	}
+}
+
+// MessageText are words of typed messages, Hidden's and InMessages': none
+// may appear in telemetry.
+var MessageText = []string{"supplier is down", "non-refundable", "too slow", "refused key", "may not", "slow for"}
+
+// All returns Hidden and InMessages together.
+func All(secret string) map[string]error {
+	all := Hidden(secret)
+	for name, err := range InMessages(secret) {
+		all[name] = err
+	}
+	return all
+}
+
+// Fragments returns the secret and pieces of it distinctive enough that
+// finding one means the secret leaked, even cut.
+func Fragments(secret string) []string {
+	out := []string{secret}
+	if len(secret) > 16 {
+		out = append(out, secret[len(secret)-12:], secret[4:16])
+	}
+	return out
 }

@@ -13,26 +13,10 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware/logging"
-	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // secrets are planted canaries of several families.
 var secrets = canary.Values()
-
-// failures returns the ways a tool can fail carrying secret: untyped, as the
-// cause of a typed error, wrapped around a typed error, in a typed error's
-// own message and in a field error.
-func failures(secret string) map[string]error {
-	return map[string]error{
-		"untyped":           fmt.Errorf("dial upstream with %s: refused", secret),
-		"typed cause":       taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "supplier is down").WithCause(fmt.Errorf("auth %s rejected", secret)),
-		"wrapping typed":    fmt.Errorf("call with %s: %w", secret, taxonomy.Refusal("booking_not_cancellable", "non-refundable")),
-		"typed own message": taxonomy.Failure("ledger_rejected", "ledger refused key "+secret),
-		"field error":       taxonomy.ArgsInvalid(taxonomy.FieldError{Type: "value_error", Loc: []any{secret}, Msg: secret}),
-		"not permitted":     taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "user "+secret+" may not"),
-		"timeout":           taxonomy.Timeout(taxonomy.CodeTimeout, "slow for "+secret, true),
-	}
-}
 
 // TestCanaryNothingSecretAboveDebug: with the logger at DEBUG, no line above
 // DEBUG holds a secret or any error text; the debug lines do (so the
@@ -43,7 +27,7 @@ func TestCanaryNothingSecretAboveDebug(t *testing.T) {
 	mw := logging.New(zerolog.New(&buf), logging.WithClock(clk))
 	ctx := toolmw.WithCallID(context.Background(), "call_canary")
 	for _, secret := range secrets {
-		for name, ferr := range failures(secret) {
+		for name, ferr := range canary.All(secret) {
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, failing(clk, 0, ferr), mw, retryN(2))
 			if _, err := tool(ctx, nil); err == nil {
 				t.Fatalf("%s: no error", name)
@@ -77,7 +61,7 @@ func TestCanaryNothingSecretAboveDebug(t *testing.T) {
 	}
 	text := above.String()
 	for _, secret := range secrets {
-		for _, frag := range fragments(secret) {
+		for _, frag := range canary.Fragments(secret) {
 			if strings.Contains(text, frag) {
 				t.Errorf("a line above DEBUG holds %q of a planted secret", frag)
 			}
@@ -86,7 +70,7 @@ func TestCanaryNothingSecretAboveDebug(t *testing.T) {
 			t.Errorf("the debug lines lack %q: the canary did not reach the layer", secret)
 		}
 	}
-	for _, word := range []string{"refused key", "supplier is down", "dial upstream", "non-refundable", "panicked holding", "may not", "slow for", "auth "} {
+	for _, word := range append(append(canary.HiddenText, canary.MessageText...), "panicked holding") {
 		if strings.Contains(text, word) {
 			t.Errorf("a line above DEBUG holds message text %q", word)
 		}
@@ -94,14 +78,4 @@ func TestCanaryNothingSecretAboveDebug(t *testing.T) {
 	if strings.Contains(buf.String(), "panicked holding") {
 		t.Error("a panic value was logged")
 	}
-}
-
-// fragments returns the secret and pieces of it distinctive enough that
-// finding one means the secret leaked, even cut.
-func fragments(secret string) []string {
-	out := []string{secret}
-	if len(secret) > 16 {
-		out = append(out, secret[len(secret)-12:], secret[4:16])
-	}
-	return out
 }

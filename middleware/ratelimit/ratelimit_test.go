@@ -141,32 +141,74 @@ func TestMaxWait(t *testing.T) {
 	}
 }
 
-func TestCancelWhileWaiting(t *testing.T) {
-	fc := clock.NewFake(time.Now())
-	lim := rate.NewLimiter(rate.Every(time.Second), 1)
-	c := &counter{}
-	tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
-	tool(context.Background(), nil)
-	before := lim.TokensAt(fc.Now())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() {
-		_, err := tool(ctx, nil)
-		done <- err
-	}()
-	fc.WaitForTimers(1)
-	cancel()
-	if err := <-done; err != context.Canceled {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if fc.Timers() != 0 {
-		t.Fatal("the wait's timer was not stopped")
-	}
-	if after := lim.TokensAt(fc.Now()); after != before {
-		t.Fatalf("tokens = %v after the cancelled wait, want %v as before", after, before)
-	}
-	if c.n.Load() != 1 {
-		t.Fatal("the cancelled call ran the tool")
+// A call that ends while it waits for its turn gives its reservation back
+// (the limiter's tokens are as they were) and never runs the tool: a
+// cancellation returns context.Canceled; a deadline that passes during the
+// wait (the fake clock never reaches it, the context's real timer does) a
+// typed tool-timeout/deadline_exceeded.
+func TestEndWhileWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		every time.Duration
+		ctx   func() (context.Context, context.CancelFunc)
+		end   func(fc *clock.Fake, cancel context.CancelFunc)
+		check func(t *testing.T, err error)
+	}{
+		{
+			name:  "cancelled",
+			every: time.Second,
+			ctx:   func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			end: func(fc *clock.Fake, cancel context.CancelFunc) {
+				fc.WaitForTimers(1)
+				cancel()
+			},
+			check: func(t *testing.T, err error) {
+				if err != context.Canceled {
+					t.Fatalf("err = %v, want context.Canceled", err)
+				}
+			},
+		},
+		{
+			name:  "deadline",
+			every: time.Millisecond,
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 3*time.Millisecond)
+			},
+			end: func(*clock.Fake, context.CancelFunc) {},
+			check: func(t *testing.T, err error) {
+				te, ok := taxonomy.From(err)
+				if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("err = %v, want tool-timeout/deadline_exceeded", err)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := clock.NewFake(time.Now())
+			lim := rate.NewLimiter(rate.Every(tc.every), 1)
+			c := &counter{}
+			tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
+			tool(context.Background(), nil)
+			before := lim.TokensAt(fc.Now())
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			done := make(chan error)
+			go func() {
+				_, err := tool(ctx, nil)
+				done <- err
+			}()
+			tc.end(fc, cancel)
+			tc.check(t, <-done)
+			if fc.Timers() != 0 {
+				t.Fatal("the wait's timer was not stopped")
+			}
+			if after := lim.TokensAt(fc.Now()); after != before {
+				t.Fatalf("tokens = %v after the wait, want %v as before", after, before)
+			}
+			if c.n.Load() != 1 {
+				t.Fatal("the call that ended while waiting ran the tool")
+			}
+		})
 	}
 }
 
@@ -256,30 +298,5 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrRateLimited) {
 		t.Fatalf("err = %v, want rate-limited", err)
-	}
-}
-
-// A deadline that passes during the wait (the fake clock never reaches it;
-// the context's real timer does) ends the call with a typed timeout, and the
-// reservation is given back.
-func TestDeadlineWhileWaiting(t *testing.T) {
-	fc := clock.NewFake(time.Now())
-	lim := rate.NewLimiter(rate.Every(time.Millisecond), 1)
-	c := &counter{}
-	tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
-	tool(context.Background(), nil)
-	before := lim.TokensAt(fc.Now())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Millisecond)
-	defer cancel()
-	_, err := tool(ctx, nil)
-	te, ok := taxonomy.From(err)
-	if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want tool-timeout/deadline_exceeded", err)
-	}
-	if after := lim.TokensAt(fc.Now()); after != before {
-		t.Fatalf("tokens = %v after the wait, want %v as before", after, before)
-	}
-	if c.n.Load() != 1 {
-		t.Fatal("the call that ran out of time ran the tool")
 	}
 }

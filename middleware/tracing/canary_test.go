@@ -12,32 +12,17 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware/tracing"
-	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // secrets are planted canaries of several families.
 var secrets = canary.Values()
-
-// failures returns the ways a tool can fail carrying secret: untyped, as the
-// cause of a typed error, wrapped around a typed error, in a typed error's
-// own message and in a field error.
-func failures(secret string) map[string]error {
-	return map[string]error{
-		"untyped":              fmt.Errorf("dial upstream with %s: refused", secret),
-		"typed cause":          taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "supplier is down").WithCause(fmt.Errorf("auth %s rejected", secret)),
-		"wrapping typed":       fmt.Errorf("call with %s: %w", secret, taxonomy.Refusal("booking_not_cancellable", "non-refundable")),
-		"typed own message":    taxonomy.Failure("ledger_rejected", "ledger refused key "+secret),
-		"field error":          taxonomy.ArgsInvalid(taxonomy.FieldError{Type: "value_error", Loc: []any{secret}, Msg: secret}),
-		"typed permitted deny": taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "user "+secret+" may not"),
-	}
-}
 
 func TestCanaryNoSecretOnSpansOrMetrics(t *testing.T) {
 	r := newRig(t)
 	ctx := toolmw.WithCallID(context.Background(), "call_canary")
 	calls := 0
 	for _, secret := range secrets {
-		for name, ferr := range failures(secret) {
+		for name, ferr := range canary.All(secret) {
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, script(r.clock, 0, ferr),
 				tracing.New(r.opts()...), retryN(2), tracing.Attempts(r.opts()...))
 			if _, err := tool(ctx, nil); err == nil {
@@ -80,25 +65,15 @@ func TestCanaryNoSecretOnSpansOrMetrics(t *testing.T) {
 		}
 	}
 	for _, secret := range secrets {
-		for _, frag := range fragments(secret) {
+		for _, frag := range canary.Fragments(secret) {
 			if strings.Contains(text, frag) {
 				t.Errorf("telemetry holds %q of a planted secret", frag)
 			}
 		}
 	}
-	for _, word := range []string{"refused key", "supplier is down", "dial upstream", "non-refundable", "panicked holding", "may not"} {
+	for _, word := range append(append(canary.HiddenText, canary.MessageText...), "panicked holding") {
 		if strings.Contains(text, word) {
 			t.Errorf("telemetry holds message text %q", word)
 		}
 	}
-}
-
-// fragments returns the secret and pieces of it distinctive enough that
-// finding one means the secret leaked, even cut or re-encoded.
-func fragments(secret string) []string {
-	out := []string{secret}
-	if len(secret) > 16 {
-		out = append(out, secret[len(secret)-12:], secret[4:16])
-	}
-	return out
 }

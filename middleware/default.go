@@ -160,7 +160,7 @@ func Default(opts ...Option) Stack {
 	if c.sink != nil {
 		ev = events.New(c.sink, c.events...)
 	}
-	s, err := New(
+	s, err := NewStack(
 		Layer{Tracing, tracing.New(c.tracing...)},
 		Layer{Logging, logging.New(c.logger, c.logging...)},
 		Layer{Events, ev},

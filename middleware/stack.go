@@ -24,10 +24,10 @@ type Stack struct {
 	layers []Layer
 }
 
-// New returns a Stack of the given layers, the first outermost. A nil
+// NewStack returns a Stack of the given layers, the first outermost. A nil
 // middleware, an empty name or a name used twice is a
 // tool-definition-invalid error.
-func New(layers ...Layer) (Stack, error) {
+func NewStack(layers ...Layer) (Stack, error) {
 	s := Stack{layers: make([]Layer, 0, len(layers))}
 	for _, l := range layers {
 		if err := s.check(l); err != nil {

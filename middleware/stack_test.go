@@ -33,7 +33,7 @@ func noop(context.Context, json.RawMessage) (toolmw.Result, error) { return tool
 
 func TestStackEditing(t *testing.T) {
 	var log []string
-	s, err := middleware.New(mark("a", &log), mark("b", &log), mark("c", &log))
+	s, err := middleware.NewStack(mark("a", &log), mark("b", &log), mark("c", &log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestStackEditing(t *testing.T) {
 
 func TestStackErrors(t *testing.T) {
 	var log []string
-	s, _ := middleware.New(mark("a", &log))
+	s, _ := middleware.NewStack(mark("a", &log))
 	for name, err := range map[string]error{
 		"replace unknown":  second(s.Replace("zzz", mark("z", &log).Middleware)),
 		"replace with nil": second(s.Replace("a", nil)),
@@ -83,7 +83,7 @@ func TestStackErrors(t *testing.T) {
 		"insert duplicate": second(s.InsertBefore("a", mark("a", &log))),
 		"insert nil":       second(s.InsertBefore("a", middleware.Layer{Name: "n"})),
 		"insert unnamed":   second(s.InsertBefore("a", middleware.Layer{Middleware: mark("z", &log).Middleware})),
-		"new duplicate":    second(middleware.New(mark("a", &log), mark("a", &log))),
+		"new duplicate":    second(middleware.NewStack(mark("a", &log), mark("a", &log))),
 	} {
 		if !errors.Is(err, taxonomy.ErrDefinitionInvalid) {
 			t.Errorf("%s: err = %v, want tool-definition-invalid", name, err)

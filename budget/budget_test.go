@@ -51,8 +51,8 @@ func TestRunDefault(t *testing.T) {
 	for r.Take("t") {
 		n++
 	}
-	if n != budget.DefaultMaxAttempts {
-		t.Fatalf("took %d attempts, want %d", n, budget.DefaultMaxAttempts)
+	if n != budget.DefaultRunAttempts {
+		t.Fatalf("took %d attempts, want %d", n, budget.DefaultRunAttempts)
 	}
 }
 
@@ -72,11 +72,11 @@ func TestRunConcurrentCapIsExact(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := took.Load(); got != budget.DefaultMaxAttempts {
-		t.Fatalf("took %d attempts across goroutines, want exactly %d", got, budget.DefaultMaxAttempts)
+	if got := took.Load(); got != budget.DefaultRunAttempts {
+		t.Fatalf("took %d attempts across goroutines, want exactly %d", got, budget.DefaultRunAttempts)
 	}
-	if got := r.Used("flaky"); got != budget.DefaultMaxAttempts {
-		t.Fatalf("Used = %d, want %d", got, budget.DefaultMaxAttempts)
+	if got := r.Used("flaky"); got != budget.DefaultRunAttempts {
+		t.Fatalf("Used = %d, want %d", got, budget.DefaultRunAttempts)
 	}
 }
 
@@ -123,7 +123,7 @@ func TestValidateRun(t *testing.T) {
 			}
 		})
 	}
-	if got := budget.NewRun(budget.WithMaxAttempts(0)).Limit("x"); got != budget.DefaultMaxAttempts {
+	if got := budget.NewRun(budget.WithMaxAttempts(0)).Limit("x"); got != budget.DefaultRunAttempts {
 		t.Fatalf("an invalid cap changed the limit to %d", got)
 	}
 }

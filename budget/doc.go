@@ -7,9 +7,9 @@
 //
 // An agent run puts a [Run] in its context with [WithRun]; every attempt of
 // a tool, first attempts and retries alike, takes one from it with
-// [Run.Take]. Once a tool has used its cap (12 by default) further attempts
-// are refused, so one dependency failing on every call cannot eat the whole
-// run. The retry middleware consults it on its own; a custom agent loop can
+// [Run.Take]. Once a tool has used its cap ([DefaultRunAttempts], 12)
+// further attempts are refused, so one dependency failing on every call
+// cannot eat the whole run. The retry middleware consults it on its own; a custom agent loop can
 // call [RunFrom] and [Run.Take] directly.
 //
 // # Retry budget

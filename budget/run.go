@@ -6,9 +6,16 @@ import (
 	"sync"
 )
 
-// DefaultMaxAttempts is how many attempts one tool may use across a run when
-// no other cap is given.
-const DefaultMaxAttempts = 12
+// DefaultRunAttempts is how many attempts one tool may use across a whole
+// run when no other cap is given. It counts attempts per run, not per call:
+// the retry layer's own cap per call is retry.DefaultMaxAttempts.
+const DefaultRunAttempts = 12
+
+// DefaultMaxAttempts is the former name of [DefaultRunAttempts].
+//
+// Deprecated: use [DefaultRunAttempts]; the name read like the retry layer's
+// per-call cap.
+const DefaultMaxAttempts = DefaultRunAttempts
 
 // Run caps how many attempts each tool may use across one agent run. Tools
 // are told apart by name; calls made without a name (outside toolmw.Wrap)
@@ -40,7 +47,7 @@ func (c *runConfig) reject(format string, args ...any) {
 }
 
 // WithMaxAttempts sets how many attempts each tool may use across the run
-// (default [DefaultMaxAttempts]). A value below 1 is ignored, the default
+// (default [DefaultRunAttempts]). A value below 1 is ignored, the default
 // kept, and reported by [ValidateRun].
 func WithMaxAttempts(n int) RunOption {
 	return func(c *runConfig) {
@@ -68,7 +75,7 @@ func WithToolMaxAttempts(tool string, n int) RunOption {
 }
 
 func newRunConfig(opts []RunOption) runConfig {
-	c := runConfig{max: DefaultMaxAttempts}
+	c := runConfig{max: DefaultRunAttempts}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)

@@ -386,8 +386,8 @@ func TestChaosDefaultStack(t *testing.T) {
 	// Run caps hold, counted at the tool itself.
 	for _, ct := range tools {
 		for run, n := range ct.runs {
-			if run == nil || n > budget.DefaultMaxAttempts {
-				t.Fatalf("a run executed a tool %d times (cap %d)", n, budget.DefaultMaxAttempts)
+			if run == nil || n > budget.DefaultRunAttempts {
+				t.Fatalf("a run executed a tool %d times (cap %d)", n, budget.DefaultRunAttempts)
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 // error's text.
 const (
 	msgDeadline      = "the call's deadline passed"
+	msgConnTimeout   = "the upstream service could not be reached in time"
 	msgTimeout       = "the upstream service did not answer in time"
 	msgUnreachable   = "the upstream service could not be reached"
 	msgReset         = "the connection to the upstream service broke"
@@ -52,6 +53,13 @@ const (
 	grpcUnauthenticated    uint32 = 16
 )
 
+// The built-in outcomes of a deadline error, which depend on whose deadline
+// it was rather than on a rule (see [Map.ClassifyContext]).
+var (
+	callerDeadline  = NewOutcome(taxonomy.KindTimeout, taxonomy.CodeDeadlineExceeded, RetryNever).WithMessage(msgDeadline)
+	upstreamTimeout = Timeout(taxonomy.CodeUpstreamTimeout).WithMessage(msgTimeout)
+)
+
 // DefaultRules returns the rules of [Default], for the standard library,
 // HTTP statuses and gRPC codes, in a new slice. The package documentation
 // lists them. Use it to build a map with other options:
@@ -71,10 +79,12 @@ func DefaultRules() []Rule {
 		forbidden   = NotPermitted(taxonomy.CodeUpstreamForbidden).WithMessage(msgForbidden)
 		tlsFailed   = Permanent(taxonomy.CodeUpstreamTLS).WithMessage(msgTLS)
 		unauth      = NotPermitted(taxonomy.CodeUpstreamUnauthorized).WithMessage(msgUnauthorized)
+		// A dial that timed out sent nothing: a timeout, retried always.
+		connectTimeout = NewOutcome(taxonomy.KindTimeout, taxonomy.CodeUpstreamTimeout, RetryAlways).WithMessage(msgConnTimeout)
 	)
 	return []Rule{
-		// Sentinels and concrete types.
-		Is(context.DeadlineExceeded, NewOutcome(taxonomy.KindTimeout, taxonomy.CodeDeadlineExceeded, RetryNever).WithMessage(msgDeadline)),
+		// Sentinels and concrete types. context.DeadlineExceeded has no
+		// rule: whose deadline it was decides (see ClassifyContext).
 		Is(os.ErrDeadlineExceeded, timeout),
 		Is(io.EOF, reset),
 		Is(io.ErrUnexpectedEOF, reset),
@@ -93,8 +103,15 @@ func DefaultRules() []Rule {
 		Type[tls.RecordHeaderError](tlsFailed),
 		Type[tls.AlertError](tlsFailed),
 		TypeFunc(func(e *net.OpError) (Outcome, bool) {
-			// Nothing is sent before the connection is made.
-			return unreachable, e.Op == "dial"
+			// Nothing is sent before the connection is made, so a
+			// failed or timed-out dial may always be retried.
+			if e.Op != "dial" {
+				return Outcome{}, false
+			}
+			if e.Timeout() {
+				return connectTimeout, true
+			}
+			return unreachable, true
 		}),
 
 		// Interfaces.
@@ -102,6 +119,11 @@ func DefaultRules() []Rule {
 			// A *url.Error reports the timeout of what it wraps; look
 			// inside, where a dial error says more.
 			if _, ok := e.(*url.Error); ok {
+				return Outcome{}, false
+			}
+			// context.DeadlineExceeded is a net.Error too; whose
+			// deadline it was decides, not this rule.
+			if e == context.DeadlineExceeded {
 				return Outcome{}, false
 			}
 			return timeout, e.Timeout()

@@ -42,20 +42,30 @@
 //
 // # Precedence
 //
-// [Map.ClassifyFor] decides in this order:
+// [Map.ClassifyFor] and [Map.ClassifyContext] decide in this order:
 //
 //  1. nil stays nil.
 //  2. An error with a typed error (taxonomy.From) anywhere in its chain is
 //     returned untouched: the author's word stands. So is a cancellation
 //     (errors.Is(err, context.Canceled)): a run being torn down is not a
-//     fault to classify.
+//     fault to classify. With ClassifyContext, when the call's own deadline
+//     has passed, a timeout of any sort in the chain is the caller's:
+//     tool-timeout/deadline_exceeded, never retried, whatever the rules say.
 //  3. The chain is walked outermost first, depth first through errors.Join,
 //     as errors.Is walks it. At each link the sentinel and concrete type
 //     rules are tried, then the interface rules; the first match decides.
 //  4. Only when no rule of step 3 matched at any link is the chain walked
 //     again for an HTTP status or a gRPC code, outermost first; the first
 //     status a rule covers decides.
-//  5. Otherwise the error is unmapped: tool-failed/unmapped_failure,
+//  5. A deadline error no rule claimed (errors.Is(err,
+//     context.DeadlineExceeded)) depends on whose deadline it was: with
+//     ClassifyContext and the call's context still running, a dependency's
+//     (Go's http.Client and Transport timeouts report themselves so, as
+//     does a context the tool made for its own upstream call):
+//     tool-timeout/upstream_timeout, retryable for an idempotent tool;
+//     without a context (Classify, ClassifyFor), the caller's:
+//     tool-timeout/deadline_exceeded, never retried.
+//  6. Otherwise the error is unmapped: tool-failed/unmapped_failure,
 //     permanent unless the tool is idempotent.
 //
 // Within a level, rules added later win: [Map.With] appends, so a user's
@@ -102,18 +112,23 @@
 // [Default] holds [DefaultRules]:
 //
 //	foreign error                             kind / code                               retryable
-//	context.DeadlineExceeded                  tool-timeout / deadline_exceeded          no
+//	the call's deadline passed (any timeout)  tool-timeout / deadline_exceeded          no
+//	context.DeadlineExceeded, the call's      tool-timeout / upstream_timeout           if idempotent
+//	  context still running (ClassifyContext)
+//	context.DeadlineExceeded without context  tool-timeout / deadline_exceeded          no
 //	os.ErrDeadlineExceeded                    tool-timeout / upstream_timeout           if idempotent
 //	io.EOF, io.ErrUnexpectedEOF               tool-failed / connection_reset            if idempotent
 //	syscall.ECONNRESET, EPIPE, ECONNABORTED   tool-failed / connection_reset            if idempotent
 //	syscall.ECONNREFUSED, EHOSTUNREACH,       tool-failed / upstream_unavailable        yes
 //	  ENETUNREACH
 //	*net.DNSError                             tool-failed / upstream_unavailable        yes
-//	*net.OpError with Op "dial"               tool-failed / upstream_unavailable        yes
+//	*net.OpError with Op "dial", timed out    tool-timeout / upstream_timeout           yes
+//	*net.OpError with Op "dial", otherwise    tool-failed / upstream_unavailable        yes
 //	x509 and tls certificate, handshake       tool-failed / upstream_tls_failed         no
 //	  and record errors
 //	net.Error with Timeout() true             tool-timeout / upstream_timeout           if idempotent
-//	  (a *url.Error is looked through)
+//	  (a *url.Error is looked through; Go's
+//	  http.Client and Transport timeouts)
 //	HTTP 400 and 4xx not listed               tool-failed / upstream_bad_request        no
 //	HTTP 401                                  tool-not-permitted / upstream_unauthorized no
 //	HTTP 403                                  tool-not-permitted / upstream_forbidden   no
@@ -146,8 +161,11 @@
 // 502 or 504) is retryable only for an idempotent tool. 408, 425, 429 and 503
 // say the request was not processed, so they are transient. 404, 409, 410 and
 // 422 are the dependency's answer, so they are refusals shown to the model.
-// A bare context.DeadlineExceeded means the call's own time is up, so it is
-// not retried. TLS and certificate errors are permanent upstream_tls_failed:
+// A deadline is the caller's when the call's context says so, and then
+// nothing is retried; a timeout a dependency reported while the caller's
+// time was still running is the dependency's, retried like any timeout. A
+// dial that timed out sent nothing, so it is retried even for a tool that is
+// not idempotent. TLS and certificate errors are permanent upstream_tls_failed:
 // they do not heal on retry. A gRPC Canceled or DataLoss and statuses below
 // 400 are left unmapped.
 package mapper

@@ -3,6 +3,8 @@ package mapper
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +24,8 @@ type Map struct {
 	// The compiled rules by level, newest first.
 	types, ifaces, http, grpc []compiled
 	unmapped                  [2]*taxonomy.ToolError // for a tool that is not idempotent, and one that is
+	upstreamTimeout           [2]*taxonomy.ToolError // a dependency's deadline no rule claimed, likewise
+	deadline                  [1]*taxonomy.ToolError // the caller's deadline: never retried
 }
 
 // compiled is a rule with the errors its fixed outcome makes, built once.
@@ -135,6 +139,8 @@ func build(rules []Rule, cfg config) *Map {
 		taxonomy.Failure(taxonomy.CodeUnmappedFailure, ""),
 		taxonomy.Failure(taxonomy.CodeUnmappedFailure, "").WithRetryable(true),
 	}
+	m.upstreamTimeout = [2]*taxonomy.ToolError{m.make(upstreamTimeout, false), m.make(upstreamTimeout, true)}
+	m.deadline = [1]*taxonomy.ToolError{m.make(callerDeadline, false)}
 	return m
 }
 
@@ -169,7 +175,47 @@ func (m *Map) Classify(tool string, err error) error {
 // an unmapped_failure: permanent, or retryable when the tool is idempotent
 // (the retry rule for an error nobody classified). Its message never holds err's text unless
 // the map was made [WithMessages], and then only scrubbed.
+//
+// Without the call's context the map cannot tell whose deadline passed: a
+// deadline error that no rule claims (a bare context.DeadlineExceeded) is
+// taken as the caller's. [Map.ClassifyContext] knows better.
 func (m *Map) ClassifyFor(tool string, idempotent bool, err error) error {
+	return m.classify(tool, idempotent, err, callerUnknown)
+}
+
+// ClassifyContext is [Map.ClassifyFor] for a call whose context is ctx, so
+// the map knows whose time ran out:
+//
+//   - when ctx's deadline has passed, a timeout of any sort (an error that
+//     is context.DeadlineExceeded or os.ErrDeadlineExceeded, a net.Error
+//     whose Timeout() is true, a gRPC DeadlineExceeded status) is the
+//     caller's: tool-timeout/deadline_exceeded, never retried, whatever the
+//     rules say;
+//   - when it has not, a deadline error is a dependency's (Go's http.Client
+//     and Transport timeouts report themselves as context.DeadlineExceeded,
+//     and so does a context the tool made for its own upstream call): the
+//     rules classify it, and one that no rule claims is
+//     tool-timeout/upstream_timeout, retried for an idempotent tool.
+//
+// The classify layer calls it with the context the tool ran in.
+func (m *Map) ClassifyContext(ctx context.Context, tool string, idempotent bool, err error) error {
+	whose := callerRunning
+	if ctx.Err() == context.DeadlineExceeded {
+		whose = callerPassed
+	}
+	return m.classify(tool, idempotent, err, whose)
+}
+
+// caller is what the map knows of the caller's deadline.
+type caller uint8
+
+const (
+	callerUnknown caller = iota // no context: Classify, ClassifyFor
+	callerRunning               // the call's context is not past its deadline
+	callerPassed                // the call's deadline has passed
+)
+
+func (m *Map) classify(tool string, idempotent bool, err error, whose caller) error {
 	if err == nil {
 		return nil
 	}
@@ -179,20 +225,44 @@ func (m *Map) ClassifyFor(tool string, idempotent bool, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
+	if whose == callerPassed && isTimeout(err) {
+		return m.finish(m.deadline[0], tool, err)
+	}
 	found, ok := walk(err, m.typeAt)
 	if !ok {
 		found, ok = walk(err, m.statusAt)
 	}
 	var te *taxonomy.ToolError
 	switch {
-	case !ok:
-		te = m.unmapped[b2i(idempotent)]
-	case found.rule != nil:
+	case ok && found.rule != nil:
 		te = found.rule.made[b2i(idempotent)]
-	default:
+	case ok:
 		te = m.make(found.out, idempotent)
+	case whose == callerRunning && errors.Is(err, context.DeadlineExceeded):
+		te = m.upstreamTimeout[b2i(idempotent)]
+	case errors.Is(err, context.DeadlineExceeded):
+		te = m.deadline[0]
+	default:
+		te = m.unmapped[b2i(idempotent)]
 	}
 	return m.finish(te, tool, err)
+}
+
+// isTimeout reports whether err says that time ran out, anywhere in its
+// chain: a deadline sentinel, a net.Error timeout or a gRPC
+// DeadlineExceeded status.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	_, ok := walk(err, func(link error) (struct{}, bool) {
+		if ne, ok := link.(net.Error); ok && ne.Timeout() {
+			return struct{}{}, true
+		}
+		code, ok := grpcCode(link)
+		return struct{}{}, ok && code == uint64(grpcDeadlineExceeded)
+	})
+	return ok
 }
 
 // finish returns te naming tool, wrapping err, with err's text when the map

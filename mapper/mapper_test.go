@@ -300,7 +300,7 @@ func TestDefaults(t *testing.T) {
 		{"net unreachable", syscall.ENETUNREACH, failed, taxonomy.CodeUpstreamUnavailable, always},
 		{"dns", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, failed, taxonomy.CodeUpstreamUnavailable, always},
 		{"dns temporary", &net.DNSError{Err: "server misbehaving", IsTemporary: true}, failed, taxonomy.CodeUpstreamUnavailable, always},
-		{"dial timeout in url error", dialTimeout, failed, taxonomy.CodeUpstreamUnavailable, always},
+		{"dial timeout in url error", dialTimeout, timeout, taxonomy.CodeUpstreamTimeout, always},
 		{"read timeout", &url.Error{Op: "Get", URL: "u", Err: &net.OpError{Op: "read", Err: timeoutErr{}}}, timeout, taxonomy.CodeUpstreamTimeout, ifIdem},
 		{"net.Error timeout", timeoutErr{}, timeout, taxonomy.CodeUpstreamTimeout, ifIdem},
 		{"x509", &url.Error{Op: "Get", URL: "u", Err: x509.UnknownAuthorityError{}}, failed, taxonomy.CodeUpstreamTLS, never},

@@ -41,6 +41,7 @@ type ToolError struct {
 	retryAfter time.Duration
 	fields     []FieldError
 	cause      error
+	final      bool
 }
 
 var _ Error = (*ToolError)(nil)
@@ -160,6 +161,16 @@ func (e *ToolError) WithFields(fields ...FieldError) *ToolError {
 	return c
 }
 
+// WithFinal returns a copy of e marked final: a retry layer has already
+// retried the call, or chose not to, so [ShouldRetry] says no whatever
+// [ToolError.Retryable] reports. Retryable keeps the underlying answer (would
+// the same call succeed if made again?) for dashboards and records.
+func (e *ToolError) WithFinal() *ToolError {
+	c := e.clone()
+	c.final = true
+	return c
+}
+
 func (e *ToolError) mayRetry() bool {
 	if e.kind == KindRefused || e.kind == KindCancelled {
 		return false
@@ -181,6 +192,10 @@ func (e *ToolError) Message() string { return e.message }
 
 // Retryable reports whether the same call may succeed if made again.
 func (e *ToolError) Retryable() bool { return e.retryable }
+
+// Final reports whether a retry layer has already decided about the call
+// that ended in e (see [ToolError.WithFinal]).
+func (e *ToolError) Final() bool { return e.final }
 
 // RetryAfter returns the retry-after hint, or 0.
 func (e *ToolError) RetryAfter() time.Duration { return e.retryAfter }
@@ -274,16 +289,17 @@ func From(err error) (Error, bool) {
 }
 
 // ShouldRetry is the retry rule: whether a call that ended in err may be made
-// again, and the least wait before it. Cancellation is never retried; a typed
-// error is retried when it says so; a bare context.DeadlineExceeded is not
-// (the caller's time is up); any other untyped error only when the caller
+// again, and the least wait before it. Cancellation is never retried; a final
+// error (one a retry layer has already decided about, see [Final]) is not; a
+// typed error is retried when it says so; a bare context.DeadlineExceeded is
+// not (the caller's time is up); any other untyped error only when the caller
 // says the tool is idempotent.
 func ShouldRetry(err error, idempotent bool) (retryable bool, after time.Duration) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false, 0
 	}
 	if te, ok := From(err); ok {
-		if !te.Retryable() {
+		if !te.Retryable() || isFinal(te) {
 			return false, 0
 		}
 		return true, te.RetryAfter()
@@ -292,6 +308,43 @@ func ShouldRetry(err error, idempotent bool) (retryable bool, after time.Duratio
 		return false, 0
 	}
 	return idempotent, 0
+}
+
+// Final returns err marked final, for a retry layer handing its last word to
+// the loop: [ShouldRetry] then says no, while [InfoOf] still reports the
+// underlying kind, code, retryability and RetryAfter. An error ShouldRetry
+// already refuses, nil and a cancellation are returned as they are. A
+// *ToolError that is err itself is copied with [ToolError.WithFinal]; any
+// other error comes back as a *ToolError with the record [InfoOf] gives it
+// (for an untyped error: tool-failed/unmapped_failure, retryable as
+// idempotent says), wrapping err, so errors.Is and errors.As still see err's
+// chain.
+func Final(err error, idempotent bool) error {
+	if ok, _ := ShouldRetry(err, idempotent); !ok {
+		return err
+	}
+	if te, ok := err.(*ToolError); ok {
+		return te.WithFinal()
+	}
+	e := InfoOf(err).Err()
+	if _, typed := From(err); !typed {
+		e.retryable = idempotent
+	}
+	e.cause = err
+	e.final = true
+	return e
+}
+
+// IsFinal reports whether the first typed error in err's chain is final (see
+// [Final]).
+func IsFinal(err error) bool {
+	te, ok := From(err)
+	return ok && isFinal(te)
+}
+
+func isFinal(te Error) bool {
+	f, ok := te.(interface{ Final() bool })
+	return ok && f.Final()
 }
 
 // Outcome is how a call ended, as telemetry reports it.

@@ -58,6 +58,7 @@ type Info struct {
 	Code       string       `json:"code"`
 	Tool       string       `json:"tool,omitempty"`
 	Retryable  bool         `json:"retryable"`
+	Final      bool         `json:"final,omitempty"` // a retry layer has decided: ShouldRetry says no
 	RetryAfter Seconds      `json:"retry_after,omitempty"`
 	Message    string       `json:"message,omitempty"`
 	Fields     []FieldError `json:"errors,omitempty"`
@@ -102,6 +103,7 @@ func InfoOf(err error) Info {
 			Code:       te.Code(),
 			Tool:       te.Tool(),
 			Retryable:  te.Retryable(),
+			Final:      isFinal(te),
 			RetryAfter: Seconds(te.RetryAfter()),
 		}
 		if m, ok := te.(interface{ Message() string }); ok {
@@ -122,13 +124,14 @@ func InfoOf(err error) Info {
 }
 
 // Err returns a typed error equivalent to the one the record was made from:
-// the same kind, code, tool, retryability, retry-after, message and field
-// errors. The cause does not cross.
+// the same kind, code, tool, retryability, finality, retry-after, message and
+// field errors. The cause does not cross.
 func (i Info) Err() *ToolError {
 	e := New(i.Kind, i.Code, i.Message)
 	e.tool = i.Tool
 	e.retryable = i.Retryable && e.mayRetry()
 	e.retryAfter = time.Duration(i.RetryAfter)
+	e.final = i.Final
 	if len(i.Fields) > 0 {
 		e.fields = append([]FieldError(nil), i.Fields...)
 	}

@@ -43,7 +43,7 @@ func New(opts ...Option) toolmw.Middleware {
 				return res, nil
 			}
 			call, _ := toolmw.CallFrom(ctx)
-			return res, m.ClassifyFor(call.Tool, call.Idempotent, err)
+			return res, m.ClassifyContext(ctx, call.Tool, call.Idempotent, err)
 		}
 	}
 }

@@ -13,6 +13,14 @@
 // Idempotent. Without a Call (a tool not made by toolmw.Wrap) the name is ""
 // and the tool is taken as not idempotent.
 //
+// The map is also given the context the tool ran in (mapper.Map.ClassifyContext),
+// so it knows whose time ran out: when that context's deadline has passed,
+// a timeout is the caller's (tool-timeout/deadline_exceeded, never
+// retried); when it has not, a deadline error came from a dependency — an
+// http.Client or Transport timeout reports itself as
+// context.DeadlineExceeded — and is tool-timeout/upstream_timeout, retried
+// for an idempotent tool.
+//
 // As mapper.Map.ClassifyFor promises: nil stays nil, a typed error and a
 // cancellation pass through unchanged, and anything else becomes a
 // *taxonomy.ToolError whose message never holds the foreign text. The

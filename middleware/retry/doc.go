@@ -11,8 +11,16 @@
 // call's idempotency:
 //
 //   - a typed error is retried when it says it is retryable (a transient
-//     failure, an idempotent timeout, circuit-open, rate-limited), after
-//     max(backoff, its RetryAfter);
+//     failure, an idempotent timeout, rate-limited), after max(backoff, its
+//     RetryAfter);
+//   - an open breaker (circuit-open) ends the call at once, with the
+//     breaker's error and its RetryAfter (the time until it lets a probe
+//     through), with or without a deadline: sleeping out an open period
+//     holds the call for nothing, since the breaker usually opens again.
+//     Only when the breaker will let a probe through within this retry's
+//     backoff ceiling (min(cap, base·2^(k-1)), the longest backoff the layer
+//     would wait anyway; circuit_half_open carries no hint) is the wait
+//     taken and the call retried;
 //   - a refusal, a permission denial or any other non-retryable error is
 //     returned at once, unchanged;
 //   - a cancellation is never retried: the context's error comes back as is,
@@ -23,7 +31,17 @@
 //     not made twice on a guess.
 //
 // When the attempts are used up ([WithMaxAttempts] counts attempts, not
-// retries) the last error is returned unchanged.
+// retries) the last error is returned with its kind, code and RetryAfter.
+//
+// # Final means final
+//
+// Whatever leaves the layer is its last word on the call: an error that
+// [taxonomy.ShouldRetry] would still retry is marked with [taxonomy.Final],
+// so a loop that follows the one retry rule does not multiply the attempts
+// the layer already made. [taxonomy.InfoOf] still reports the underlying
+// retryability (and final: true) for dashboards and records; an untyped
+// error comes back as tool-failed/unmapped_failure wrapping it. A chain
+// without a retry layer marks nothing, and the loop's ShouldRetry decides.
 //
 // # Failing closed
 //
@@ -41,7 +59,9 @@
 //     ([budget.WithRun]): run-limit-exceeded/run_attempts_exhausted;
 //   - the retry token budget is empty: retry-budget-exhausted.
 //
-// They are checked in that order, before a retry token is spent.
+// They are checked in that order, before a retry token is spent: a wait
+// that is both past the deadline and over the cap is reported as past the
+// deadline, since no cap would have made it fit.
 //
 // # Budgets
 //

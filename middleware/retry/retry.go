@@ -205,17 +205,22 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 
 		retryable, after := taxonomy.ShouldRetry(err, call.Idempotent)
 		if !retryable || n >= r.maxAttempts {
-			return res, err
+			return res, taxonomy.Final(err, call.Idempotent)
 		}
 		if cerr := ctx.Err(); cerr == context.Canceled {
 			return toolmw.Result{}, cerr
 		}
-		wait := max(r.backoff(n), after)
-		if after > r.maxWait {
-			return toolmw.Result{}, stopped(last, taxonomy.CodeWaitTooLong, msgTooLong, wait)
+		if after > r.ceiling(n) && isCircuitOpen(err) {
+			// An open breaker answers at once; sleeping out its open period
+			// would hold the call for nothing (see the package docs).
+			return res, taxonomy.Final(err, call.Idempotent)
 		}
+		wait := max(r.backoff(n), after)
 		if !budget.WaitFits(ctx, r.clock.Now(), wait) {
 			return toolmw.Result{}, stopped(last, taxonomy.CodeWaitPastDeadline, msgPastDeadline, wait)
+		}
+		if after > r.maxWait {
+			return toolmw.Result{}, stopped(last, taxonomy.CodeWaitTooLong, msgTooLong, wait)
 		}
 		if run != nil && run.Remaining(call.Tool) <= 0 {
 			return toolmw.Result{}, runExhausted(last)
@@ -230,13 +235,20 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	}
 }
 
-// backoff returns the full-jitter backoff before retry k, held to maxWait.
-func (r *retrier) backoff(k int) time.Duration {
+// ceiling returns the longest backoff of retry k: min(cap, base·2^(k-1)),
+// held to maxWait.
+func (r *retrier) ceiling(k int) time.Duration {
 	ceil := r.cap
 	if shift := k - 1; shift < 63 && r.base <= r.cap>>shift {
 		ceil = r.base << shift
 	}
-	ceil = min(ceil, r.maxWait)
+	return min(ceil, r.maxWait)
+}
+
+// backoff returns the full-jitter backoff before retry k, a random duration
+// in [0, ceiling(k)).
+func (r *retrier) backoff(k int) time.Duration {
+	ceil := r.ceiling(k)
 	if ceil <= 0 {
 		return 0
 	}
@@ -248,6 +260,12 @@ func (r *retrier) backoff(k int) time.Duration {
 		return ceil - 1
 	}
 	return time.Duration(f * float64(ceil))
+}
+
+// isCircuitOpen reports whether err says a breaker refused the call.
+func isCircuitOpen(err error) bool {
+	te, ok := taxonomy.From(err)
+	return ok && te.Kind() == taxonomy.KindCircuitOpen
 }
 
 // sleep waits d on the layer's clock. A cancel returns the context's error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -109,7 +110,85 @@ func TestDecisions(t *testing.T) {
 				t.Fatalf("error %v (%s/%s), want %s/%s", err, got.Kind, got.Code, want.Kind, want.Code)
 			}
 			if _, typed := taxonomy.From(tc.err); !typed && !errors.Is(err, tc.err) {
-				t.Fatalf("untyped error not returned as is: %v", err)
+				t.Fatalf("the untyped error is not in the chain of %v", err)
+			}
+			// Final means final: the loop's retry rule never retries
+			// what the layer handed back.
+			if again, _ := taxonomy.ShouldRetry(err, tc.idempotent); again {
+				t.Fatalf("ShouldRetry says retry for the layer's final error %v", err)
+			}
+			if was, _ := taxonomy.ShouldRetry(tc.err, tc.idempotent); taxonomy.IsFinal(err) != was {
+				t.Fatalf("IsFinal = %v, want %v (marked exactly when the error itself was retryable)", taxonomy.IsFinal(err), was)
+			}
+		})
+	}
+}
+
+// TestFinalKeepsTheRecord: what the layer hands back says "do not retry"
+// to the loop, while InfoOf still reports the underlying retryability,
+// kind, code and RetryAfter, and the record crosses JSON with it.
+func TestFinalKeepsTheRecord(t *testing.T) {
+	last := taxonomy.Transient("upstream_unavailable", "down").WithRetryAfter(time.Second)
+	s := &script{errs: always(last, 3)}
+	_, err := wrap(t, false, s.tool, retry.WithClock(newInstant()), retry.WithoutBudget())(context.Background(), nil)
+	info := taxonomy.InfoOf(err)
+	if !info.Retryable || !info.Final || info.Code != "upstream_unavailable" || info.RetryAfter != taxonomy.Seconds(time.Second) {
+		t.Fatalf("InfoOf = %+v, want the transient record, retryable, final, retry_after 1s", info)
+	}
+	if again, _ := taxonomy.ShouldRetry(info.Err(), false); again {
+		t.Fatal("the record, rebuilt, says retry")
+	}
+	if again, _ := taxonomy.ShouldRetry(fmt.Errorf("loop: %w", err), true); again {
+		t.Fatal("a wrapped final error says retry")
+	}
+}
+
+// TestCircuitOpenFailsFast: an open breaker ends the call at once as
+// circuit-open/circuit_open with its RetryAfter, with or without a caller
+// deadline; only a wait no longer than this retry's backoff ceiling is
+// taken.
+func TestCircuitOpenFailsFast(t *testing.T) {
+	open := func(d time.Duration) error {
+		return taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen, "open").WithRetryAfter(d)
+	}
+	for _, tc := range []struct {
+		name     string
+		after    time.Duration
+		deadline time.Duration // 0: none
+		calls    int
+	}{
+		{"open period past the backoff, no deadline", 20 * time.Second, 0, 1},
+		{"open period past the backoff, deadline", 20 * time.Second, 5 * time.Second, 1},
+		{"open period longer than the cap on waits", time.Hour, 0, 1},
+		{"open period within the first backoff", 80 * time.Millisecond, 0, 2},
+		{"half-open, no hint", 0, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newInstant()
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, clk.Now().Add(tc.deadline))
+				defer cancel()
+			}
+			s := &script{errs: []error{open(tc.after), open(tc.after), open(tc.after)}}
+			_, err := wrap(t, true, s.tool, retry.WithClock(clk), retry.WithoutBudget(),
+				retry.WithMaxAttempts(2), retry.WithBackoff(100*time.Millisecond, time.Second))(ctx, nil)
+			if s.calls() != tc.calls {
+				t.Fatalf("tool called %d times, want %d (waits %v)", s.calls(), tc.calls, clk.waits)
+			}
+			info := taxonomy.InfoOf(err)
+			if info.Kind != taxonomy.KindCircuitOpen || info.Code != taxonomy.CodeCircuitOpen {
+				t.Fatalf("got %s/%s, want circuit-open/circuit_open", info.Kind, info.Code)
+			}
+			if time.Duration(info.RetryAfter) != tc.after {
+				t.Errorf("RetryAfter = %v, want the breaker's %v", time.Duration(info.RetryAfter), tc.after)
+			}
+			if tc.calls == 1 && len(clk.waits) != 0 {
+				t.Errorf("waited %v before failing fast", clk.waits)
+			}
+			if again, _ := taxonomy.ShouldRetry(err, true); again {
+				t.Error("ShouldRetry says retry after the layer decided")
 			}
 		})
 	}
@@ -159,7 +238,10 @@ func TestRetryAfterPastDeadline(t *testing.T) {
 		err  *taxonomy.ToolError
 	}{
 		{"transient", taxonomy.Transient("upstream_unavailable", "down").WithRetryAfter(10 * time.Second)},
-		{"circuit open", taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen, "open").WithRetryAfter(20 * time.Second)},
+		{"rate limited", taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeUpstreamRateLimited, "slow").WithRetryAfter(20 * time.Second)},
+		// Past the deadline and past the cap on waits: the deadline is
+		// named, since no cap would have made the wait fit.
+		{"past the cap too", taxonomy.Transient("upstream_unavailable", "down").WithRetryAfter(time.Hour)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clock.NewFake(time.Now())

@@ -107,7 +107,8 @@ func TestValidateRun(t *testing.T) {
 	}{
 		{"none", nil, true},
 		{"good", []budget.RunOption{budget.WithMaxAttempts(1), budget.WithToolMaxAttempts("a", 4)}, true},
-		{"zero", []budget.RunOption{budget.WithMaxAttempts(0)}, false},
+		{"zero means the default", []budget.RunOption{budget.WithMaxAttempts(0), budget.WithToolMaxAttempts("a", 0)}, true},
+		{"negative", []budget.RunOption{budget.WithMaxAttempts(-1)}, false},
 		{"negative tool", []budget.RunOption{budget.WithToolMaxAttempts("a", -1)}, false},
 	}
 	for _, tc := range tests {
@@ -123,8 +124,50 @@ func TestValidateRun(t *testing.T) {
 			}
 		})
 	}
-	if got := budget.NewRun(budget.WithMaxAttempts(0)).Limit("x"); got != budget.DefaultRunAttempts {
+	if got := budget.NewRun(budget.WithMaxAttempts(-1)).Limit("x"); got != budget.DefaultRunAttempts {
 		t.Fatalf("an invalid cap changed the limit to %d", got)
+	}
+	if got := budget.NewRun(budget.WithMaxAttempts(0)).Limit("x"); got != budget.DefaultRunAttempts {
+		t.Fatalf("WithMaxAttempts(0) gave the limit %d, want the default", got)
+	}
+	r := budget.NewRun(budget.WithMaxAttempts(5), budget.WithToolMaxAttempts("a", 2), budget.WithToolMaxAttempts("a", 0))
+	if got := r.Limit("a"); got != 5 {
+		t.Fatalf("WithToolMaxAttempts(a, 0) gave the limit %d, want the run's cap 5", got)
+	}
+}
+
+// The zero Run and the zero Retry work with the defaults rather than
+// denying everything.
+func TestZeroValues(t *testing.T) {
+	var r budget.Run
+	if got := r.Limit("t"); got != budget.DefaultRunAttempts {
+		t.Fatalf("zero Run: Limit = %d, want %d", got, budget.DefaultRunAttempts)
+	}
+	n := 0
+	for r.Take("t") {
+		n++
+	}
+	if n != budget.DefaultRunAttempts || r.Used("t") != n || r.Remaining("t") != 0 || r.Remaining("u") != budget.DefaultRunAttempts {
+		t.Fatalf("zero Run: took %d, used %d, remaining %d/%d", n, r.Used("t"), r.Remaining("t"), r.Remaining("u"))
+	}
+
+	var b budget.Retry
+	if got := b.Tokens(); got != budget.DefaultReserve {
+		t.Fatalf("zero Retry holds %v tokens, want the full default reserve %d", got, budget.DefaultReserve)
+	}
+	for i := range budget.DefaultReserve {
+		if !b.TryRetry() {
+			t.Fatalf("zero Retry refused retry %d of its reserve", i+1)
+		}
+	}
+	if b.TryRetry() {
+		t.Fatal("zero Retry allowed a retry past its reserve")
+	}
+	for range 10 { // ten calls at the default ratio earn one retry
+		b.Deposit()
+	}
+	if !b.TryRetry() || b.TryRetry() {
+		t.Fatal("zero Retry did not refill at the default ratio")
 	}
 }
 
@@ -207,14 +250,18 @@ func TestValidateRetry(t *testing.T) {
 		{"ratio above 1", budget.WithRatio(1.5), false},
 		{"ratio NaN", budget.WithRatio(math.NaN()), false},
 		{"reserve 1", budget.WithReserve(1), true},
-		{"reserve 0", budget.WithReserve(0), false},
+		{"reserve 0 means the default", budget.WithReserve(0), true},
+		{"reserve negative", budget.WithReserve(-1), false},
+		{"reserve too large", budget.WithReserve(math.MaxInt), false},
 	} {
 		if err := budget.ValidateRetry(tc.opt); (err == nil) != tc.ok {
 			t.Errorf("%s: ValidateRetry = %v, want ok=%v", tc.name, err, tc.ok)
 		}
 	}
-	if got := budget.NewRetry(budget.WithReserve(0)).Tokens(); got != budget.DefaultReserve {
-		t.Fatalf("an invalid reserve was used: %v tokens", got)
+	for _, reserve := range []int{-1, 0} {
+		if got := budget.NewRetry(budget.WithReserve(reserve)).Tokens(); got != budget.DefaultReserve {
+			t.Fatalf("WithReserve(%d) gave %v tokens, want the default %d", reserve, got, budget.DefaultReserve)
+		}
 	}
 }
 

@@ -9,8 +9,8 @@
 // a tool, first attempts and retries alike, takes one from it with
 // [Run.Take]. Once a tool has used its cap ([DefaultRunAttempts], 12)
 // further attempts are refused, so one dependency failing on every call
-// cannot eat the whole run. The retry middleware consults it on its own; a custom agent loop can
-// call [RunFrom] and [Run.Take] directly.
+// cannot eat the whole run. The retry middleware consults it on its own; a
+// custom agent loop can call [RunFrom] and [Run.Take] directly.
 //
 // # Retry budget
 //
@@ -46,6 +46,17 @@
 // end at or past the context's deadline is never started, since the attempt
 // after it could not finish in time.
 //
+// # Configuration
+//
+// The zero [Run] and the zero [Retry] are ready to use with the defaults, as
+// are [NewRun] and [NewRetry] without options. An option given 0 means its
+// default, except [WithRatio], where 0 is a real ratio (never refill). A
+// value an option cannot use (a negative cap or reserve, a ratio outside
+// [0, 1]) is ignored, the default kept, so the constructors always return a
+// working budget; [ValidateRun] and [ValidateRetry] report it at start-up.
+// Nothing here panics.
+//
 // This package imports only the standard library. Its errors are plain
-// errors; the layers turn them into typed ones.
+// errors; the layers turn them into typed ones
+// (tool-definition-invalid/option_invalid).
 package budget

@@ -22,12 +22,18 @@ const milli = 1000
 // when there is none. The bucket starts full at the reserve and never holds
 // more. See the package documentation for the bounds this gives.
 //
+// The zero Retry is ready to use: a full bucket with [DefaultRatio] and
+// [DefaultReserve]. [NewRetry] makes one with other values. A Retry must not
+// be copied after first use.
+//
 // A Retry is safe for concurrent use and lock-free; a deposit into a full
 // bucket is a single atomic load.
 type Retry struct {
-	tokens  atomic.Int64 // thousandths of a token
-	deposit int64
-	max     int64
+	// spent is how far the bucket is below full, in thousandths of a token,
+	// so that the zero value is a full bucket.
+	spent   atomic.Int64
+	deposit int64 // thousandths of a token per call
+	max     int64 // thousandths of a token; 0 only in the zero Retry, which uses the defaults
 }
 
 // RetryOption configures a [Retry].
@@ -49,8 +55,10 @@ func (c *retryConfig) reject(format string, args ...any) {
 
 // WithRatio sets the fraction of a token each call deposits (default
 // [DefaultRatio]): retries may add at most this fraction to the calls once
-// the reserve is spent. It is kept to a thousandth. A value outside [0, 1]
-// is ignored and reported by [ValidateRetry].
+// the reserve is spent. It is kept to a thousandth. 0 is a ratio like any
+// other, not the default: the bucket never refills, and retries come from
+// the reserve alone. A value outside [0, 1] is ignored and reported by
+// [ValidateRetry].
 func WithRatio(ratio float64) RetryOption {
 	return func(c *retryConfig) {
 		if !(ratio >= 0 && ratio <= 1) { // also rejects NaN
@@ -62,13 +70,14 @@ func WithRatio(ratio float64) RetryOption {
 }
 
 // WithReserve sets how many tokens the bucket starts with and may hold at
-// most (default [DefaultReserve]). A value below 1 is ignored and reported by
-// [ValidateRetry]: a bucket that cannot hold one token would never allow a
-// retry; leave the retry layer out, or give it one attempt, for that.
+// most. 0 means the default, [DefaultReserve]. A negative value, or one too
+// large to count in thousandths, is ignored and reported by [ValidateRetry].
+// For a layer that never retries, leave the retry layer out or give it one
+// attempt.
 func WithReserve(tokens int) RetryOption {
 	return func(c *retryConfig) {
-		if tokens < 1 || int64(tokens) > math.MaxInt64/milli {
-			c.reject("WithReserve(%d): the reserve must be at least 1 token", tokens)
+		if tokens < 0 || int64(tokens) > math.MaxInt64/milli {
+			c.reject("WithReserve(%d): the reserve must be within [0, %d] tokens", tokens, math.MaxInt64/milli)
 			return
 		}
 		c.reserve = tokens
@@ -76,30 +85,44 @@ func WithReserve(tokens int) RetryOption {
 }
 
 func newRetryConfig(opts []RetryOption) retryConfig {
-	c := retryConfig{ratio: DefaultRatio, reserve: DefaultReserve}
+	c := retryConfig{ratio: DefaultRatio}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
+	if c.reserve == 0 {
+		c.reserve = DefaultReserve
+	}
 	return c
 }
 
-// ValidateRetry reports the first option value [NewRetry] would ignore, or nil.
+// ValidateRetry reports the first option value [NewRetry] would ignore, or
+// nil. The error is a plain error (this package imports only the standard
+// library); a layer reporting it wraps it as a
+// tool-definition-invalid/option_invalid error.
 func ValidateRetry(opts ...RetryOption) error {
 	return newRetryConfig(opts).err
 }
 
-// NewRetry returns a full retry budget. Invalid option values are ignored
-// (see [ValidateRetry]).
+// NewRetry returns a full retry budget. Invalid option values are ignored,
+// the defaults kept (see [ValidateRetry]), so it always returns a working
+// budget.
 func NewRetry(opts ...RetryOption) *Retry {
 	c := newRetryConfig(opts)
-	b := &Retry{
+	return &Retry{
 		deposit: int64(math.Round(c.ratio * milli)),
 		max:     int64(c.reserve) * milli,
 	}
-	b.tokens.Store(b.max)
-	return b
+}
+
+// params returns the deposit per call and the capacity, in thousandths of a
+// token.
+func (b *Retry) params() (deposit, capacity int64) {
+	if b.max == 0 {
+		return DefaultRatio * milli, DefaultReserve * milli
+	}
+	return b.deposit, b.max
 }
 
 // Deposit records one call: it adds the ratio of a token, up to the reserve.
@@ -107,11 +130,12 @@ func NewRetry(opts ...RetryOption) *Retry {
 // makes a call's first attempt).
 func (b *Retry) Deposit() {
 	for {
-		v := b.tokens.Load()
-		if v >= b.max {
+		v := b.spent.Load()
+		if v <= 0 {
 			return
 		}
-		if b.tokens.CompareAndSwap(v, min(v+b.deposit, b.max)) {
+		deposit, _ := b.params()
+		if b.spent.CompareAndSwap(v, max(v-deposit, 0)) {
 			return
 		}
 	}
@@ -121,12 +145,13 @@ func (b *Retry) Deposit() {
 // one. When it returns false nothing is withdrawn and the retry must not be
 // made.
 func (b *Retry) TryRetry() bool {
+	_, capacity := b.params()
 	for {
-		v := b.tokens.Load()
-		if v < milli {
+		v := b.spent.Load()
+		if capacity-v < milli {
 			return false
 		}
-		if b.tokens.CompareAndSwap(v, v-milli) {
+		if b.spent.CompareAndSwap(v, v+milli) {
 			return true
 		}
 	}
@@ -134,5 +159,6 @@ func (b *Retry) TryRetry() bool {
 
 // Tokens returns the current balance in tokens.
 func (b *Retry) Tokens() float64 {
-	return float64(b.tokens.Load()) / milli
+	_, capacity := b.params()
+	return float64(capacity-b.spent.Load()) / milli
 }

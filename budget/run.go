@@ -21,12 +21,16 @@ const DefaultMaxAttempts = DefaultRunAttempts
 // are told apart by name; calls made without a name (outside toolmw.Wrap)
 // share the name "". A Run is safe for concurrent use: the cap holds exactly
 // however many calls of a tool run at once.
+//
+// The zero Run is ready to use: every tool may take [DefaultRunAttempts].
+// [NewRun] makes one with other caps. A Run must not be copied after first
+// use.
 type Run struct {
-	max    int
+	max    int            // the cap of every tool without its own; 0 means DefaultRunAttempts
 	limits map[string]int // per-tool caps; read-only after NewRun
 
 	mu   sync.Mutex
-	used map[string]int
+	used map[string]int // made on the first Take
 }
 
 // RunOption configures a [Run].
@@ -46,13 +50,13 @@ func (c *runConfig) reject(format string, args ...any) {
 	}
 }
 
-// WithMaxAttempts sets how many attempts each tool may use across the run
-// (default [DefaultRunAttempts]). A value below 1 is ignored, the default
-// kept, and reported by [ValidateRun].
+// WithMaxAttempts sets how many attempts each tool may use across the run.
+// 0 means the default, [DefaultRunAttempts]. A negative n is ignored, the
+// default kept, and reported by [ValidateRun].
 func WithMaxAttempts(n int) RunOption {
 	return func(c *runConfig) {
-		if n < 1 {
-			c.reject("WithMaxAttempts(%d): the cap must be at least 1", n)
+		if n < 0 {
+			c.reject("WithMaxAttempts(%d): the cap must not be negative", n)
 			return
 		}
 		c.max = n
@@ -60,22 +64,26 @@ func WithMaxAttempts(n int) RunOption {
 }
 
 // WithToolMaxAttempts sets the cap of one tool, overriding [WithMaxAttempts]
-// for it. A value below 1 is ignored and reported by [ValidateRun].
+// for it. 0 means the run's cap, as if the tool had none of its own. A
+// negative n is ignored and reported by [ValidateRun].
 func WithToolMaxAttempts(tool string, n int) RunOption {
 	return func(c *runConfig) {
-		if n < 1 {
-			c.reject("WithToolMaxAttempts(%q, %d): the cap must be at least 1", tool, n)
-			return
+		switch {
+		case n < 0:
+			c.reject("WithToolMaxAttempts(%q, %d): the cap must not be negative", tool, n)
+		case n == 0:
+			delete(c.limits, tool)
+		default:
+			if c.limits == nil {
+				c.limits = make(map[string]int)
+			}
+			c.limits[tool] = n
 		}
-		if c.limits == nil {
-			c.limits = make(map[string]int)
-		}
-		c.limits[tool] = n
 	}
 }
 
 func newRunConfig(opts []RunOption) runConfig {
-	c := runConfig{max: DefaultRunAttempts}
+	var c runConfig
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -85,15 +93,18 @@ func newRunConfig(opts []RunOption) runConfig {
 }
 
 // ValidateRun reports the first option value [NewRun] would ignore, or nil.
+// The error is a plain error (this package imports only the standard
+// library); a layer reporting it wraps it as a
+// tool-definition-invalid/option_invalid error.
 func ValidateRun(opts ...RunOption) error {
 	return newRunConfig(opts).err
 }
 
-// NewRun returns a run budget. Invalid option values are ignored (see
-// [ValidateRun]).
+// NewRun returns a run budget. Invalid option values are ignored, the
+// defaults kept (see [ValidateRun]), so it always returns a working Run.
 func NewRun(opts ...RunOption) *Run {
 	c := newRunConfig(opts)
-	return &Run{max: c.max, limits: c.limits, used: make(map[string]int)}
+	return &Run{max: c.max, limits: c.limits}
 }
 
 type runKey struct{}
@@ -125,6 +136,9 @@ func (r *Run) Limit(tool string) int {
 	if n, ok := r.limits[tool]; ok {
 		return n
 	}
+	if r.max == 0 {
+		return DefaultRunAttempts
+	}
 	return r.max
 }
 
@@ -136,6 +150,9 @@ func (r *Run) Take(tool string) bool {
 	defer r.mu.Unlock()
 	if r.used[tool] >= limit {
 		return false
+	}
+	if r.used == nil {
+		r.used = make(map[string]int)
 	}
 	r.used[tool]++
 	return true

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -55,6 +58,38 @@ func TestReadmeTour(t *testing.T) {
 	if retry || after != 0 || info.Code != "booking_not_cancellable" ||
 		told != `<untrusted-data source="tool_refusal">booking_not_cancellable: this fare is non-refundable</untrusted-data>` {
 		t.Fatalf("refusal: retry=%v after=%v info=%+v told=%s", retry, after, info, told)
+	}
+
+	// Hand the map an HTTP status: a 503 from a real server on 127.0.0.1
+	// is transient, so the chain retries; a 409 is a refusal, never retried.
+	statuses := []int{http.StatusServiceUnavailable, http.StatusOK, http.StatusConflict}
+	var served atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(statuses[min(int(served.Add(1))-1, len(statuses)-1)])
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	quote, err := middleware.Default().Wrap(toolmw.Spec{Name: "quote"}, toolmw.Typed(func(ctx context.Context, _ struct{}) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			return "", mapper.ResponseError(resp)
+		}
+		return "a quote", nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := quote(ctx, json.RawMessage(`{}`)); err != nil || served.Load() != 2 {
+		t.Fatalf("503 then 200: %v %v after %d requests", res, err, served.Load())
+	}
+	_, err = quote(ctx, json.RawMessage(`{}`))
+	if again, _ := taxonomy.ShouldRetry(err, false); again || taxonomy.InfoOf(err).Code != taxonomy.CodeUpstreamConflict || served.Load() != 3 {
+		t.Fatalf("409: %v after %d requests", err, served.Load())
 	}
 
 	m := mapper.Default().With(

@@ -249,7 +249,7 @@ func scenarios() []scenario {
 		},
 		{
 			name:  "circuit_open",
-			about: "3 refused connections opened the breaker for 30s; the call fails fast, without waiting past its deadline",
+			about: "refused connections opened the breaker for 30s; the call fails fast as circuit_open with RetryAfter, never sleeping out the open period",
 			spec:  toolmw.Spec{Name: "seat_map", Idempotent: true},
 			tool: func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
 				return toolmw.Result{}, dialRefused

@@ -57,7 +57,7 @@ func TestScenarios(t *testing.T) {
 	r = got["run_budget_exhausted"]
 	check("run_budget_exhausted", r.Kind == "run-limit-exceeded")
 	r = got["circuit_open"]
-	check("circuit_open", r.Kind == "circuit-open" && r.Attempts == 1)
+	check("circuit_open", r.Kind == "circuit-open" && r.Code == "circuit_open" && r.Attempts == 1)
 	for _, r := range rows {
 		if strings.Contains(r.Told, "sk_live") {
 			t.Errorf("%s: a secret reached the model: %s", r.Scenario, r.Told)

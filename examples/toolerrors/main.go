@@ -5,7 +5,8 @@
 //	go run ./examples/toolerrors         # a table
 //	go run ./examples/toolerrors -json   # one JSON object per scenario
 //
-// It needs no network and runs in a few seconds.
+// It needs no network (two scenarios call a server it runs on 127.0.0.1)
+// and runs in a few seconds.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/mapper"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/permit"
@@ -53,6 +56,11 @@ type scenario struct {
 	args  string
 	ctx   func() (context.Context, context.CancelFunc) // nil: a 2-second deadline
 	warm  int                                          // calls made first, not shown
+
+	// server, when set, runs on 127.0.0.1 for the scenario, and the tool is
+	// onServer's, given the server's URL and the client to call it with.
+	server   http.HandlerFunc
+	onServer func(client *http.Client, url string) toolmw.Tool
 }
 
 func main() {
@@ -98,6 +106,21 @@ func run() ([]Row, error) {
 }
 
 func (sc scenario) run() (Row, error) {
+	if sc.server != nil {
+		done := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-done:
+			default:
+				sc.server(w, r)
+			}
+		}))
+		defer srv.Close()
+		defer close(done)
+		client := &http.Client{Timeout: 30 * time.Millisecond}
+		defer client.CloseIdleConnections()
+		sc.tool = sc.onServer(client, srv.URL)
+	}
 	stack := demoStack()
 	if sc.stack != nil {
 		var err error
@@ -169,6 +192,26 @@ func (e *httpError) Error() string {
 }
 func (e *httpError) StatusCode() int     { return e.code }
 func (e *httpError) Header() http.Header { return e.header }
+
+// get returns a tool that GETs url with client, as a supplier's SDK would,
+// and hands a status it did not want to the map with mapper.ResponseError.
+func get(client *http.Client, url string) toolmw.Tool {
+	return func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return toolmw.Result{}, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return toolmw.Result{}, err // a timeout, a refused connection: the map knows them
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			return toolmw.Result{}, mapper.ResponseError(resp)
+		}
+		return toolmw.Text("seats available"), nil
+	}
+}
 
 // failing returns a tool that fails with errs in turn, then succeeds.
 func failing(errs ...error) toolmw.Tool {
@@ -255,6 +298,25 @@ func scenarios() []scenario {
 				return toolmw.Result{}, dialRefused
 			},
 			warm: 1,
+		},
+		{
+			name:  "upstream_timeout",
+			about: "the supplier never answers; the http.Client's own 30ms timeout is the dependency's, not the caller's: retried for an idempotent tool",
+			spec:  toolmw.Spec{Name: "seat_availability", Idempotent: true},
+			server: func(w http.ResponseWriter, r *http.Request) {
+				<-r.Context().Done() // hangs until the client gives up
+			},
+			onServer: get,
+		},
+		{
+			name:  "http_conflict",
+			about: "the supplier answers HTTP 409 with a token in its body; mapper.ResponseError makes it a refusal, body unread",
+			spec:  toolmw.Spec{Name: "hold_seat"},
+			server: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusConflict)
+				fmt.Fprint(w, `{"error":"seat taken","debug":"api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc"}`)
+			},
+			onServer: get,
 		},
 		{
 			name:  "run_budget_exhausted",

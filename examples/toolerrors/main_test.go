@@ -21,7 +21,7 @@ func TestScenarios(t *testing.T) {
 	}
 	names := []string{"transient_then_ok", "refusal", "retry_after_past_deadline", "unmapped_non_idempotent",
 		"untyped_idempotent", "timeout_idempotent", "args_invalid", "not_permitted", "circuit_open",
-		"run_budget_exhausted", "cancelled"}
+		"upstream_timeout", "http_conflict", "run_budget_exhausted", "cancelled"}
 	if len(rows) != len(names) {
 		t.Fatalf("%d scenarios, want %d", len(rows), len(names))
 	}
@@ -56,6 +56,10 @@ func TestScenarios(t *testing.T) {
 	check("not_permitted", r.Kind == "tool-not-permitted" && r.Outcome == "refused")
 	r = got["run_budget_exhausted"]
 	check("run_budget_exhausted", r.Kind == "run-limit-exceeded")
+	r = got["upstream_timeout"]
+	check("upstream_timeout", r.Kind == "tool-timeout" && r.Code == "upstream_timeout" && r.Attempts == 3)
+	r = got["http_conflict"]
+	check("http_conflict", r.Kind == "tool-refused" && r.Code == "upstream_conflict" && r.Attempts == 1 && !strings.Contains(r.Told, "sk_live"))
 	r = got["circuit_open"]
 	check("circuit_open", r.Kind == "circuit-open" && r.Code == "circuit_open" && r.Attempts == 1)
 	for _, r := range rows {

@@ -53,10 +53,10 @@ const (
 	grpcUnauthenticated    uint32 = 16
 )
 
-// The built-in outcomes of a deadline error, which depend on whose deadline
+// The built-in verdicts of a deadline error, which depend on whose deadline
 // it was rather than on a rule (see [Map.ClassifyContext]).
 var (
-	callerDeadline  = NewOutcome(taxonomy.KindTimeout, taxonomy.CodeDeadlineExceeded, RetryNever).WithMessage(msgDeadline)
+	callerDeadline  = NewVerdict(taxonomy.KindTimeout, taxonomy.CodeDeadlineExceeded, RetryNever).WithMessage(msgDeadline)
 	upstreamTimeout = Timeout(taxonomy.CodeUpstreamTimeout).WithMessage(msgTimeout)
 )
 
@@ -80,7 +80,7 @@ func DefaultRules() []Rule {
 		tlsFailed   = Permanent(taxonomy.CodeUpstreamTLS).WithMessage(msgTLS)
 		unauth      = NotPermitted(taxonomy.CodeUpstreamUnauthorized).WithMessage(msgUnauthorized)
 		// A dial that timed out sent nothing: a timeout, retried always.
-		connectTimeout = NewOutcome(taxonomy.KindTimeout, taxonomy.CodeUpstreamTimeout, RetryAlways).WithMessage(msgConnTimeout)
+		connectTimeout = NewVerdict(taxonomy.KindTimeout, taxonomy.CodeUpstreamTimeout, RetryAlways).WithMessage(msgConnTimeout)
 	)
 	return []Rule{
 		// Sentinels and concrete types. context.DeadlineExceeded has no
@@ -102,11 +102,11 @@ func DefaultRules() []Rule {
 		Type[*tls.CertificateVerificationError](tlsFailed),
 		Type[tls.RecordHeaderError](tlsFailed),
 		Type[tls.AlertError](tlsFailed),
-		TypeFunc(func(e *net.OpError) (Outcome, bool) {
+		TypeFunc(func(e *net.OpError) (Verdict, bool) {
 			// Nothing is sent before the connection is made, so a
 			// failed or timed-out dial may always be retried.
 			if e.Op != "dial" {
-				return Outcome{}, false
+				return Verdict{}, false
 			}
 			if e.Timeout() {
 				return connectTimeout, true
@@ -115,16 +115,16 @@ func DefaultRules() []Rule {
 		}),
 
 		// Interfaces.
-		InterfaceFunc(func(e net.Error) (Outcome, bool) {
+		InterfaceFunc(func(e net.Error) (Verdict, bool) {
 			// A *url.Error reports the timeout of what it wraps; look
 			// inside, where a dial error says more.
 			if _, ok := e.(*url.Error); ok {
-				return Outcome{}, false
+				return Verdict{}, false
 			}
 			// context.DeadlineExceeded is a net.Error too; whose
 			// deadline it was decides, not this rule.
 			if e == context.DeadlineExceeded {
-				return Outcome{}, false
+				return Verdict{}, false
 			}
 			return timeout, e.Timeout()
 		}),
@@ -134,7 +134,7 @@ func DefaultRules() []Rule {
 		Status(401, unauth),
 		Status(403, forbidden),
 		Status(404, notFound),
-		Status(408, NewOutcome(taxonomy.KindTimeout, taxonomy.CodeUpstreamTimeout, RetryAlways).WithMessage(msgTimeout)),
+		Status(408, NewVerdict(taxonomy.KindTimeout, taxonomy.CodeUpstreamTimeout, RetryAlways).WithMessage(msgTimeout)),
 		Status(409, conflict),
 		Status(410, notFound),
 		Status(422, Refusal(taxonomy.CodeUpstreamUnprocessable, msgUnprocessable)),

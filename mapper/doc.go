@@ -10,7 +10,7 @@
 //
 //	m := mapper.Default().With(
 //		mapper.Is(supplier.ErrSoldOut, mapper.Refusal("fare_sold_out", "the fare is sold out")),
-//		mapper.TypeFunc(func(e *supplier.Error) (mapper.Outcome, bool) {
+//		mapper.TypeFunc(func(e *supplier.Error) (mapper.Verdict, bool) {
 //			return mapper.Transient("supplier_busy"), e.Busy
 //		}),
 //	)
@@ -34,9 +34,9 @@
 //     import grpc; it calls the two methods by reflection, only for the
 //     links it reaches at the status step.
 //
-// Each rule gives an [Outcome]: [Transient], [TransientIfIdempotent],
+// Each rule gives a [Verdict]: [Transient], [TransientIfIdempotent],
 // [Permanent], [Refusal], [Timeout], [NotPermitted], [RateLimited], or any
-// kind with [NewOutcome]. [Map.Classify] does not know whether the tool is
+// kind with [NewVerdict]. [Map.Classify] does not know whether the tool is
 // idempotent and assumes it is not; [Map.ClassifyFor] is told, and the
 // classify middleware tells it from the tool's Spec.
 //
@@ -104,8 +104,8 @@
 // *http.Response read as above. The header is a number of seconds or an
 // HTTP-date, read against the map's clock ([WithClock]); a date in the past
 // means 0, an empty, negative or malformed value is ignored, and a number
-// too large for a time.Duration saturates. Without one, the outcome's
-// [Outcome.WithRetryAfter] default applies.
+// too large for a time.Duration saturates. Without one, the verdict's
+// [Verdict.WithRetryAfter] default applies.
 //
 // # The default map
 //

@@ -61,7 +61,7 @@ func ExampleTypeFunc() {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	m := mapper.Default().
 		WithOptions(mapper.WithClock(func() time.Time { return now })).
-		With(mapper.TypeFunc(func(e *supplierError) (mapper.Outcome, bool) {
+		With(mapper.TypeFunc(func(e *supplierError) (mapper.Verdict, bool) {
 			// The supplier says 400 "stale_quote" when a fresh quote would do.
 			return mapper.Transient("quote_stale"), e.Status == 400 && e.Detail == "stale_quote"
 		}))

@@ -28,7 +28,7 @@ type Map struct {
 	deadline                  [1]*taxonomy.ToolError // the caller's deadline: never retried
 }
 
-// compiled is a rule with the errors its fixed outcome makes, built once.
+// compiled is a rule with the errors its fixed verdict makes, built once.
 type compiled struct {
 	Rule
 	made [2]*taxonomy.ToolError // for a tool that is not idempotent, and one that is
@@ -145,7 +145,7 @@ func build(rules []Rule, cfg config) *Map {
 }
 
 // make returns the error o makes, without cause or tool.
-func (m *Map) make(o Outcome, idempotent bool) *taxonomy.ToolError {
+func (m *Map) make(o Verdict, idempotent bool) *taxonomy.ToolError {
 	te := taxonomy.New(o.kind, o.code, m.cfg.scrubber.String(o.message))
 	r := o.retryable(idempotent)
 	if te.Retryable() != r {
@@ -166,7 +166,7 @@ func (m *Map) Classify(tool string, err error) error {
 
 // ClassifyFor translates err, returned by the named tool, into the taxonomy.
 // idempotent says whether the tool may be called again safely; it decides
-// the outcomes that are transient only for an idempotent tool.
+// the verdicts that are transient only for an idempotent tool.
 //
 // nil stays nil. A cancellation (errors.Is(err, context.Canceled)) and an
 // error with a typed error anywhere in its chain are returned as they are.
@@ -288,10 +288,10 @@ func (m *Map) finish(te *taxonomy.ToolError, tool string, err error) *taxonomy.T
 }
 
 // found is what a rule said about a link: a compiled rule with a fixed
-// outcome, or an outcome computed by a rule.
+// verdict, or a verdict computed by a rule.
 type found struct {
 	rule *compiled
-	out  Outcome
+	out  Verdict
 }
 
 // typeAt matches one link against the sentinel and type rules, then the

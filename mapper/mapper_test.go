@@ -88,15 +88,15 @@ func TestRules(t *testing.T) {
 		{"Type", mapper.Type[*statusErr](mapper.Permanent("matched")), fmt.Errorf("a: %w", &statusErr{}), permanent},
 		{"Type by As", mapper.Type[*statusErr](mapper.Permanent("matched")), asErr{code: 1}, permanent},
 		{"Type other", mapper.Type[*statusErr](mapper.Permanent("matched")), errOther, unmapped},
-		{"TypeFunc yes", mapper.TypeFunc(func(e *statusErr) (mapper.Outcome, bool) {
+		{"TypeFunc yes", mapper.TypeFunc(func(e *statusErr) (mapper.Verdict, bool) {
 			return mapper.Permanent("matched"), e.code == 7
 		}), &statusErr{code: 7}, permanent},
-		{"TypeFunc declines", mapper.TypeFunc(func(e *statusErr) (mapper.Outcome, bool) {
+		{"TypeFunc declines", mapper.TypeFunc(func(e *statusErr) (mapper.Verdict, bool) {
 			return mapper.Permanent("matched"), e.code == 7
 		}), &statusErr{code: 8}, unmapped},
 		{"Interface", mapper.Interface[interface{ Timeout() bool }](mapper.Permanent("matched")), timeoutErr{}, permanent},
 		{"Interface other", mapper.Interface[interface{ Timeout() bool }](mapper.Permanent("matched")), errOther, unmapped},
-		{"InterfaceFunc", mapper.InterfaceFunc(func(e net.Error) (mapper.Outcome, bool) {
+		{"InterfaceFunc", mapper.InterfaceFunc(func(e net.Error) (mapper.Verdict, bool) {
 			return mapper.Permanent("matched"), e.Timeout()
 		}), fmt.Errorf("a: %w", timeoutErr{}), permanent},
 		{"Status StatusCode", mapper.Status(418, mapper.Permanent("matched")), &statusErr{code: 418}, permanent},
@@ -129,9 +129,9 @@ type uncomparable struct{ _ []string }
 
 func (uncomparable) Error() string { return "uncomparable" }
 
-func TestOutcomes(t *testing.T) {
+func TestVerdicts(t *testing.T) {
 	tests := []struct {
-		out                    mapper.Outcome
+		out                    mapper.Verdict
 		kind                   taxonomy.Kind
 		retryable, idempotentR bool
 	}{
@@ -142,8 +142,8 @@ func TestOutcomes(t *testing.T) {
 		{mapper.Timeout("x"), taxonomy.KindTimeout, false, true},
 		{mapper.NotPermitted("x"), taxonomy.KindNotPermitted, false, false},
 		{mapper.RateLimited("x"), taxonomy.KindRateLimited, true, true},
-		{mapper.NewOutcome(taxonomy.KindTimeout, "x", mapper.RetryNever), taxonomy.KindTimeout, false, false},
-		{mapper.NewOutcome(taxonomy.KindCircuitOpen, "x", mapper.RetryAlways), taxonomy.KindCircuitOpen, true, true},
+		{mapper.NewVerdict(taxonomy.KindTimeout, "x", mapper.RetryNever), taxonomy.KindTimeout, false, false},
+		{mapper.NewVerdict(taxonomy.KindCircuitOpen, "x", mapper.RetryAlways), taxonomy.KindCircuitOpen, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
@@ -158,8 +158,8 @@ func TestOutcomes(t *testing.T) {
 			t.Fatalf("Error() = %q", got)
 		}
 	})
-	t.Run("zero outcome", func(t *testing.T) {
-		m := mapper.New().With(mapper.Is(errSentinel, mapper.Outcome{}))
+	t.Run("zero verdict", func(t *testing.T) {
+		m := mapper.New().With(mapper.Is(errSentinel, mapper.Verdict{}))
 		check(t, m.Classify("t", errSentinel), want{taxonomy.KindFailed, taxonomy.CodeInvalidCode, false})
 	})
 	t.Run("no tool", func(t *testing.T) {

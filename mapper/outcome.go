@@ -6,7 +6,7 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// Retry says when an error made from an [Outcome] is retryable.
+// Retry says when an error made from a [Verdict] is retryable.
 //
 // It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Retry uint8
@@ -22,13 +22,13 @@ const (
 	RetryIfIdempotent
 )
 
-// Outcome is what a matched foreign error becomes: a kind, a code, a
-// message, when it is retryable and a default retry-after hint. An Outcome
+// Verdict is what a matched foreign error becomes: a kind, a code, a
+// message, when it is retryable and a default retry-after hint. A Verdict
 // is a small immutable value; its With methods return modified copies.
 //
-// The zero Outcome is a permanent tool-failed error with code
+// The zero Verdict is a permanent tool-failed error with code
 // [taxonomy.CodeInvalidCode], like any error made with an empty code.
-type Outcome struct {
+type Verdict struct {
 	kind       taxonomy.Kind
 	code       string
 	message    string
@@ -36,74 +36,74 @@ type Outcome struct {
 	retryAfter time.Duration
 }
 
-// NewOutcome returns an outcome of any kind. The constructors below cover
-// the usual cases; use NewOutcome for the others, such as a timeout that is
+// NewVerdict returns a verdict of any kind. The constructors below cover
+// the usual cases; use NewVerdict for the others, such as a timeout that is
 // never retried.
-func NewOutcome(kind taxonomy.Kind, code string, retry Retry) Outcome {
-	return Outcome{kind: kind, code: code, retry: retry}
+func NewVerdict(kind taxonomy.Kind, code string, retry Retry) Verdict {
+	return Verdict{kind: kind, code: code, retry: retry}
 }
 
-// Transient returns a retryable tool-failed outcome: the dependency did not
+// Transient returns a retryable tool-failed verdict: the dependency did not
 // process the request, so the same call may succeed. A Retry-After carried by
 // the error is used as the hint.
-func Transient(code string) Outcome {
-	return NewOutcome(taxonomy.KindFailed, code, RetryAlways)
+func Transient(code string) Verdict {
+	return NewVerdict(taxonomy.KindFailed, code, RetryAlways)
 }
 
-// TransientIfIdempotent returns a tool-failed outcome that is retryable only
+// TransientIfIdempotent returns a tool-failed verdict that is retryable only
 // for an idempotent tool: the request went out and may have landed (a reset
 // connection, a 502).
-func TransientIfIdempotent(code string) Outcome {
-	return NewOutcome(taxonomy.KindFailed, code, RetryIfIdempotent)
+func TransientIfIdempotent(code string) Verdict {
+	return NewVerdict(taxonomy.KindFailed, code, RetryIfIdempotent)
 }
 
-// Permanent returns a tool-failed outcome that is never retried.
-func Permanent(code string) Outcome {
-	return NewOutcome(taxonomy.KindFailed, code, RetryNever)
+// Permanent returns a tool-failed verdict that is never retried.
+func Permanent(code string) Verdict {
+	return NewVerdict(taxonomy.KindFailed, code, RetryNever)
 }
 
-// Refusal returns a tool-refused outcome: the dependency answered no. The
+// Refusal returns a tool-refused verdict: the dependency answered no. The
 // message is shown to the model; a refusal is never retried.
-func Refusal(code, message string) Outcome {
-	return NewOutcome(taxonomy.KindRefused, code, RetryNever).WithMessage(message)
+func Refusal(code, message string) Verdict {
+	return NewVerdict(taxonomy.KindRefused, code, RetryNever).WithMessage(message)
 }
 
-// Timeout returns a tool-timeout outcome, retryable only for an idempotent
+// Timeout returns a tool-timeout verdict, retryable only for an idempotent
 // tool: a request that timed out may have had its side effect.
-func Timeout(code string) Outcome {
-	return NewOutcome(taxonomy.KindTimeout, code, RetryIfIdempotent)
+func Timeout(code string) Verdict {
+	return NewVerdict(taxonomy.KindTimeout, code, RetryIfIdempotent)
 }
 
-// NotPermitted returns a tool-not-permitted outcome, never retried.
-func NotPermitted(code string) Outcome {
-	return NewOutcome(taxonomy.KindNotPermitted, code, RetryNever)
+// NotPermitted returns a tool-not-permitted verdict, never retried.
+func NotPermitted(code string) Verdict {
+	return NewVerdict(taxonomy.KindNotPermitted, code, RetryNever)
 }
 
-// RateLimited returns a retryable rate-limited outcome: the dependency said
+// RateLimited returns a retryable rate-limited verdict: the dependency said
 // too many requests and did not process this one. A Retry-After carried by
 // the error is used as the hint.
-func RateLimited(code string) Outcome {
-	return NewOutcome(taxonomy.KindRateLimited, code, RetryAlways)
+func RateLimited(code string) Verdict {
+	return NewVerdict(taxonomy.KindRateLimited, code, RetryAlways)
 }
 
 // WithMessage returns a copy of o with a message, the text of the typed
 // error. It passes through the map's scrubber like every message the map
 // makes.
-func (o Outcome) WithMessage(message string) Outcome {
+func (o Verdict) WithMessage(message string) Verdict {
 	o.message = message
 	return o
 }
 
 // WithRetryAfter returns a copy of o with a default retry-after hint, used
-// when the outcome is retryable and the error carries no Retry-After of its
+// when the verdict is retryable and the error carries no Retry-After of its
 // own. A negative d is treated as 0.
-func (o Outcome) WithRetryAfter(d time.Duration) Outcome {
+func (o Verdict) WithRetryAfter(d time.Duration) Verdict {
 	o.retryAfter = max(d, 0)
 	return o
 }
 
 // retryable reports whether an error made from o is retryable for a tool
 // that is idempotent or not.
-func (o Outcome) retryable(idempotent bool) bool {
+func (o Verdict) retryable(idempotent bool) bool {
 	return o.retry == RetryAlways || (o.retry == RetryIfIdempotent && idempotent)
 }

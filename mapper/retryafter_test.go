@@ -106,7 +106,7 @@ func TestRetryAfterDefault(t *testing.T) {
 	if te := check(t, m.Classify("t", err), want{taxonomy.KindFailed, "busy", true}); te.RetryAfter() != 0 {
 		t.Fatalf("error's hint: RetryAfter() = %v", te.RetryAfter())
 	}
-	// A negative default is 0; a default on a permanent outcome is unused.
+	// A negative default is 0; a default on a permanent verdict is unused.
 	m = mapper.New().With(
 		mapper.Is(errSentinel, mapper.Transient("busy").WithRetryAfter(-time.Second)),
 		mapper.Is(errOther, mapper.Permanent("gone").WithRetryAfter(time.Second)),

@@ -20,17 +20,17 @@ type Rule struct {
 	level  level
 	target error                        // the sentinel of an Is rule
 	cmp    bool                         // whether target can be compared with ==
-	match  func(l link) bool            // a fixed outcome: does l match?
-	decide func(l link) (Outcome, bool) // an outcome computed from l
+	match  func(l link) bool            // a fixed verdict: does l match?
+	decide func(l link) (Verdict, bool) // a verdict computed from l
 	lo, hi uint64                       // the status codes matched, inclusive
-	out    Outcome                      // the fixed outcome
+	out    Verdict                      // the fixed verdict
 }
 
 // Is returns a rule for a sentinel: a link of the chain that is target, or
 // whose Is method reports target (errors.Is, one link at a time), becomes o.
 // A sentinel rule ranks with the concrete type rules. A nil target matches
 // nothing.
-func Is(target error, o Outcome) Rule {
+func Is(target error, o Verdict) Rule {
 	if target == nil {
 		return Rule{}
 	}
@@ -41,7 +41,7 @@ func Is(target error, o Outcome) Rule {
 // link of type T, or whose As method fills a T (errors.As, one link at a
 // time), becomes o. If T is an interface type the rule ranks as an
 // [Interface] rule.
-func Type[T error](o Outcome) Rule {
+func Type[T error](o Verdict) Rule {
 	return Rule{level: levelOf[T](), out: o, match: func(l link) bool {
 		_, ok := as[T](l)
 		return ok
@@ -49,13 +49,13 @@ func Type[T error](o Outcome) Rule {
 }
 
 // TypeFunc is [Type] with a decision that looks at the value: fn reports
-// the outcome for a link of type T, or false to let the walk go on (the
+// the verdict for a link of type T, or false to let the walk go on (the
 // rule then does not match this link). Messages fn builds are scrubbed.
-func TypeFunc[T error](fn func(T) (Outcome, bool)) Rule {
-	return Rule{level: levelOf[T](), decide: func(l link) (Outcome, bool) {
+func TypeFunc[T error](fn func(T) (Verdict, bool)) Rule {
+	return Rule{level: levelOf[T](), decide: func(l link) (Verdict, bool) {
 		v, ok := as[T](l)
 		if !ok {
-			return Outcome{}, false
+			return Verdict{}, false
 		}
 		return fn(v)
 	}}
@@ -66,7 +66,7 @@ func TypeFunc[T error](fn func(T) (Outcome, bool)) Rule {
 // becomes o. An interface rule ranks below the sentinel and concrete type
 // rules at the same link. If T is not an interface type the rule ranks as a
 // [Type] rule.
-func Interface[T any](o Outcome) Rule {
+func Interface[T any](o Verdict) Rule {
 	return Rule{level: levelOf[T](), out: o, match: func(l link) bool {
 		_, ok := as[T](l)
 		return ok
@@ -75,12 +75,12 @@ func Interface[T any](o Outcome) Rule {
 
 // InterfaceFunc is [Interface] with a decision that looks at the value, for
 // example to match a net.Error only when its Timeout method reports true.
-// fn reports the outcome, or false to let the walk go on.
-func InterfaceFunc[T any](fn func(T) (Outcome, bool)) Rule {
-	return Rule{level: levelOf[T](), decide: func(l link) (Outcome, bool) {
+// fn reports the verdict, or false to let the walk go on.
+func InterfaceFunc[T any](fn func(T) (Verdict, bool)) Rule {
+	return Rule{level: levelOf[T](), decide: func(l link) (Verdict, bool) {
 		v, ok := as[T](l)
 		if !ok {
-			return Outcome{}, false
+			return Verdict{}, false
 		}
 		return fn(v)
 	}}
@@ -88,14 +88,14 @@ func InterfaceFunc[T any](fn func(T) (Outcome, bool)) Rule {
 
 // Status returns a rule for one HTTP status code, read from the errors that
 // carry one (see the package documentation for the shapes read).
-func Status(code int, o Outcome) Rule {
+func Status(code int, o Verdict) Rule {
 	return StatusRange(code, code, o)
 }
 
 // StatusRange returns a rule for the HTTP status codes from lo to hi,
 // inclusive, such as StatusRange(500, 599, …). A range with lo > hi or
 // below 0 matches nothing.
-func StatusRange(lo, hi int, o Outcome) Rule {
+func StatusRange(lo, hi int, o Verdict) Rule {
 	if lo < 0 || hi < lo {
 		return Rule{}
 	}
@@ -106,7 +106,7 @@ func StatusRange(lo, hi int, o Outcome) Rule {
 // GRPCStatus method (see the package documentation). C is any unsigned
 // 32-bit type, so google.golang.org/grpc/codes values work as they are:
 // GRPCCode(codes.Unavailable, …). gRPC codes rank with the HTTP statuses.
-func GRPCCode[C ~uint32](code C, o Outcome) Rule {
+func GRPCCode[C ~uint32](code C, o Verdict) Rule {
 	return Rule{level: levelGRPC, lo: uint64(code), hi: uint64(code), out: o}
 }
 

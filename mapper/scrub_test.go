@@ -73,7 +73,7 @@ func TestScrubbedTranslation(t *testing.T) {
 		{"with messages", mapper.Default().WithOptions(mapper.WithMessages()), foreign, "the upstream service is unavailable: charge: POST /charge failed"},
 		{"unmapped with messages", mapper.New(mapper.WithMessages()), foreign, "[REDACTED:email]"},
 		{"rule message", mapper.New().With(mapper.Status(503, mapper.Refusal("declined", "card "+plantedCard+" declined"))), foreign, "card [REDACTED:card] declined"},
-		{"computed message", mapper.New().With(mapper.TypeFunc(func(e *leakyErr) (mapper.Outcome, bool) {
+		{"computed message", mapper.New().With(mapper.TypeFunc(func(e *leakyErr) (mapper.Verdict, bool) {
 			return mapper.Permanent("charge_failed").WithMessage("failed: " + e.Error()), true
 		})), foreign, "failed: POST /charge failed"},
 		{"keyed scrubber", mapper.New(mapper.WithMessages(), mapper.WithScrubber(scrub.New(scrub.WithKeyedHash([]byte("k"))))), foreign, "[REDACTED:email:"},

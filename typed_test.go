@@ -173,7 +173,7 @@ func TestTypedOutputs(t *testing.T) {
 		t.Fatalf("bad raw: %v", err)
 	}
 	failing := toolmw.Typed(func(ctx context.Context, _ struct{}) (int, error) { return 0, taxonomy.Refusal("no", "no") })
-	if _, err := failing(context.Background(), nil); taxonomy.OutcomeOf(err) != taxonomy.OutcomeDeclined {
+	if _, err := failing(context.Background(), nil); taxonomy.OutcomeOf(err) != taxonomy.OutcomeRefused {
 		t.Fatalf("tool error not passed through: %v", err)
 	}
 }

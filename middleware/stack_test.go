@@ -127,7 +127,7 @@ func TestDefaultEndToEnd(t *testing.T) {
 	calls = 0
 	tool, _ = stack.Wrap(toolmw.Spec{Name: "cancel", Idempotent: true}, refuse)
 	_, err = tool(context.Background(), nil)
-	if calls != 1 || taxonomy.OutcomeOf(err) != taxonomy.OutcomeDeclined {
+	if calls != 1 || taxonomy.OutcomeOf(err) != taxonomy.OutcomeRefused {
 		t.Fatalf("refusal: calls %d err %v", calls, err)
 	}
 	if told := toolmw.ForModel(toolmw.Result{}, err); strings.Contains(told, "4111") {

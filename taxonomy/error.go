@@ -354,12 +354,12 @@ type Outcome string
 
 // The outcomes.
 const (
-	OutcomeOK        Outcome = "ok"        // the tool returned a result
-	OutcomeFailed    Outcome = "failed"    // any failure not listed below
-	OutcomeDeclined  Outcome = "declined"  // the tool refused: an answer
-	OutcomeRefused   Outcome = "refused"   // a permission decision denied the call
-	OutcomeTimedOut  Outcome = "timed_out" // a timeout or the deadline
-	OutcomeCancelled Outcome = "cancelled" // the caller cancelled
+	OutcomeOK           Outcome = "ok"            // the tool returned a result
+	OutcomeFailed       Outcome = "failed"        // any failure not listed below
+	OutcomeRefused      Outcome = "refused"       // tool-refused: the tool said no, an answer
+	OutcomeNotPermitted Outcome = "not_permitted" // tool-not-permitted: a permission decision denied the call
+	OutcomeTimedOut     Outcome = "timed_out"     // a timeout or the deadline
+	OutcomeCancelled    Outcome = "cancelled"     // the caller cancelled
 )
 
 // OutcomeOf classifies how a call that returned err ended.
@@ -370,9 +370,9 @@ func OutcomeOf(err error) Outcome {
 	if te, ok := From(err); ok {
 		switch te.Kind() {
 		case KindRefused:
-			return OutcomeDeclined
-		case KindNotPermitted:
 			return OutcomeRefused
+		case KindNotPermitted:
+			return OutcomeNotPermitted
 		case KindTimeout:
 			return OutcomeTimedOut
 		case KindCancelled:

@@ -24,7 +24,7 @@ func Example() {
 	js, _ := json.Marshal(taxonomy.InfoOf(outage))
 	fmt.Println(string(js))
 	// Output:
-	// tool-refused/booking_not_cancellable retry=false after=0s outcome=declined
+	// tool-refused/booking_not_cancellable retry=false after=0s outcome=refused
 	// tool-failed/supplier_unavailable retry=true after=2s outcome=failed
 	// tool-failed/unmapped_failure retry=false after=0s outcome=failed
 	// true

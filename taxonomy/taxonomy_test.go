@@ -241,8 +241,8 @@ func TestOutcomeOf(t *testing.T) {
 	}{
 		{nil, taxonomy.OutcomeOK},
 		{errors.New("x"), taxonomy.OutcomeFailed},
-		{taxonomy.Refusal("x", ""), taxonomy.OutcomeDeclined},
-		{taxonomy.NotPermitted("x", ""), taxonomy.OutcomeRefused},
+		{taxonomy.Refusal("x", ""), taxonomy.OutcomeRefused},
+		{taxonomy.NotPermitted("x", ""), taxonomy.OutcomeNotPermitted},
 		{taxonomy.Timeout("x", "", true), taxonomy.OutcomeTimedOut},
 		{context.DeadlineExceeded, taxonomy.OutcomeTimedOut},
 		{fmt.Errorf("x: %w", context.Canceled), taxonomy.OutcomeCancelled},

@@ -283,7 +283,7 @@ func scenarios() []scenario {
 		},
 		{
 			name:  "not_permitted",
-			about: "a policy denies the call: refused, distinct from the tool declining",
+			about: "a policy denies the call: not_permitted, distinct from the tool refusing",
 			spec:  toolmw.Spec{Name: "delete_account"},
 			tool:  failing(),
 			stack: func(s middleware.Stack) (middleware.Stack, error) {

@@ -37,7 +37,7 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 	r := got["refusal"]
-	check("refusal", r.Attempts == 1 && r.Outcome == "declined" && strings.Contains(r.Told, `source="tool_refusal"`))
+	check("refusal", r.Attempts == 1 && r.Outcome == "refused" && strings.Contains(r.Told, `source="tool_refusal"`))
 	r = got["transient_then_ok"]
 	check("transient_then_ok", r.Attempts >= 2 && r.Outcome == "ok")
 	r = got["retry_after_past_deadline"]
@@ -53,7 +53,7 @@ func TestScenarios(t *testing.T) {
 	r = got["args_invalid"]
 	check("args_invalid", r.Kind == "tool-args-invalid" && r.Attempts == 1 && !strings.Contains(r.Told, "two"))
 	r = got["not_permitted"]
-	check("not_permitted", r.Kind == "tool-not-permitted" && r.Outcome == "refused")
+	check("not_permitted", r.Kind == "tool-not-permitted" && r.Outcome == "not_permitted")
 	r = got["run_budget_exhausted"]
 	check("run_budget_exhausted", r.Kind == "run-limit-exceeded")
 	r = got["upstream_timeout"]

@@ -12,7 +12,7 @@
 //
 // Every error emits, refusals and cancellations included: a run's history
 // should show that the tool said no, and that a call was cut short. The
-// Outcome field (failed, declined, refused, timed_out, cancelled) lets a
+// Outcome field (failed, refused, not_permitted, timed_out, cancelled) lets a
 // sink keep only what it wants. A successful call emits nothing and costs
 // nothing beyond the call.
 //

@@ -29,7 +29,7 @@ type Event struct {
 	Time       time.Time        `json:"time"`                  // when the call returned
 	Tool       string           `json:"tool"`                  // the tool's name, "" when unknown
 	CallID     string           `json:"call_id,omitempty"`     // the model's call id, when known
-	Outcome    taxonomy.Outcome `json:"outcome"`               // failed, declined, refused, timed_out, cancelled
+	Outcome    taxonomy.Outcome `json:"outcome"`               // failed, refused, not_permitted, timed_out, cancelled
 	Kind       taxonomy.Kind    `json:"kind"`                  // the taxonomy kind
 	Code       string           `json:"code"`                  // the taxonomy code
 	Retryable  bool             `json:"retryable"`             // whether the error is retryable

@@ -81,7 +81,7 @@ func TestEvent(t *testing.T) {
 		{name: "success emits nothing", err: nil},
 		{
 			name: "refusal", err: taxonomy.Refusal("booking_not_cancellable", "this fare is non-refundable"),
-			want: &events.Event{Outcome: taxonomy.OutcomeDeclined, Kind: taxonomy.KindRefused, Code: "booking_not_cancellable", Attempts: 1,
+			want: &events.Event{Outcome: taxonomy.OutcomeRefused, Kind: taxonomy.KindRefused, Code: "booking_not_cancellable", Attempts: 1,
 				Told: `<untrusted-data source="tool_refusal">booking_not_cancellable: this fare is non-refundable</untrusted-data>`},
 		},
 		{
@@ -97,7 +97,7 @@ func TestEvent(t *testing.T) {
 		},
 		{
 			name: "not permitted", err: taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "not for this user"),
-			want: &events.Event{Outcome: taxonomy.OutcomeRefused, Kind: taxonomy.KindNotPermitted, Code: "not_permitted", Attempts: 1,
+			want: &events.Event{Outcome: taxonomy.OutcomeNotPermitted, Kind: taxonomy.KindNotPermitted, Code: "not_permitted", Attempts: 1,
 				Told: `<untrusted-data source="tool_error">tool-not-permitted not_permitted: not for this user</untrusted-data>`},
 		},
 		{

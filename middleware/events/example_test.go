@@ -27,5 +27,5 @@ func Example() {
 	_, _ = tool(toolmw.WithCallID(context.Background(), "call_42"), nil)
 	_ = em.Flush(context.Background()) // at shutdown: deliver what is queued
 	// Output:
-	// {"type":"tool_error","time":"2025-01-02T03:04:05Z","tool":"cancel_booking","call_id":"call_42","outcome":"declined","kind":"tool-refused","code":"booking_not_cancellable","retryable":false,"attempts":1,"told":"\u003cuntrusted-data source=\"tool_refusal\"\u003ebooking_not_cancellable: this fare is non-refundable\u003c/untrusted-data\u003e"}
+	// {"type":"tool_error","time":"2025-01-02T03:04:05Z","tool":"cancel_booking","call_id":"call_42","outcome":"refused","kind":"tool-refused","code":"booking_not_cancellable","retryable":false,"attempts":1,"told":"\u003cuntrusted-data source=\"tool_refusal\"\u003ebooking_not_cancellable: this fare is non-refundable\u003c/untrusted-data\u003e"}
 }

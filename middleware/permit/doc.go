@@ -11,9 +11,9 @@
 //	})
 //
 // A denial is tool-not-permitted. Telemetry reports it as the outcome
-// "refused" (taxonomy.OutcomeRefused), and toolmw.ForModel shows it as a
-// tool_error: a permission decision, distinct from the tool's own refusal
-// (tool-refused, the outcome "declined", shown as a tool_refusal).
+// "not_permitted" (taxonomy.OutcomeNotPermitted), and toolmw.ForModel shows
+// it as a tool_error: a permission decision, distinct from the tool's own
+// refusal (tool-refused, the outcome "refused", shown as a tool_refusal).
 //
 // # The policy's error
 //

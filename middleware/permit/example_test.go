@@ -22,5 +22,5 @@ func Example() {
 	}
 	// Output:
 	// ok <untrusted-data source="tool_result">done</untrusted-data>
-	// refused <untrusted-data source="tool_error">tool-not-permitted not_permitted: the call is not permitted by policy</untrusted-data>
+	// not_permitted <untrusted-data source="tool_error">tool-not-permitted not_permitted: the call is not permitted by policy</untrusted-data>
 }

@@ -164,11 +164,11 @@ func TestDenialIsNotARefusal(t *testing.T) {
 	res, denial := deniedTool(context.Background(), nil)
 	res2, refusal := allowedTool(context.Background(), nil)
 
-	if got := taxonomy.OutcomeOf(denial); got != taxonomy.OutcomeRefused {
-		t.Errorf("denial outcome = %q, want %q", got, taxonomy.OutcomeRefused)
+	if got := taxonomy.OutcomeOf(denial); got != taxonomy.OutcomeNotPermitted {
+		t.Errorf("denial outcome = %q, want %q", got, taxonomy.OutcomeNotPermitted)
 	}
-	if got := taxonomy.OutcomeOf(refusal); got != taxonomy.OutcomeDeclined {
-		t.Errorf("refusal outcome = %q, want %q", got, taxonomy.OutcomeDeclined)
+	if got := taxonomy.OutcomeOf(refusal); got != taxonomy.OutcomeRefused {
+		t.Errorf("refusal outcome = %q, want %q", got, taxonomy.OutcomeRefused)
 	}
 	src1, _, ok1 := toolmw.ParseEnvelope(toolmw.ForModel(res, denial))
 	src2, _, ok2 := toolmw.ParseEnvelope(toolmw.ForModel(res2, refusal))

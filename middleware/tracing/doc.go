@@ -21,7 +21,7 @@
 //
 // and toolmw's own attributes, under the toolmw namespace:
 //
-//	toolmw.outcome         ok, failed, declined (the tool refused), refused (not permitted), timed_out, cancelled
+//	toolmw.outcome         ok, failed, refused (tool-refused), not_permitted (tool-not-permitted), timed_out, cancelled
 //	toolmw.attempts        the attempts made, read from the Call once the call returned
 //	toolmw.error.kind      the taxonomy kind, on error
 //	toolmw.error.code      the taxonomy code, on error
@@ -31,10 +31,10 @@
 // them; the rest is set only when the span is recording.
 //
 // The status is Error only for a failure: outcomes failed and timed_out.
-// A refusal (declined) and a permission denial (refused) are answers, and a
-// cancellation is the caller's decision, not a fault of the tool: their
-// status stays Unset, while error.type and the outcome still tell them
-// apart. The status description is the code, never the message.
+// A refusal (refused) and a permission denial (not_permitted) are answers,
+// and a cancellation is the caller's decision, not a fault of the tool:
+// their status stays Unset, while error.type and the outcome still tell
+// them apart. The status description is the code, never the message.
 //
 // No error message reaches a span: the layer never calls RecordError, never
 // reads Error() or a message, and sets only kinds, codes and outcomes, which

@@ -38,7 +38,7 @@ func Example() {
 	// gen_ai.tool.name=cancel_booking
 	// gen_ai.tool.type=function
 	// gen_ai.tool.call.id=call_42
-	// toolmw.outcome=declined
+	// toolmw.outcome=refused
 	// toolmw.attempts=1
 	// error.type=booking_not_cancellable
 	// toolmw.error.kind=tool-refused

@@ -38,7 +38,7 @@ const (
 
 // The attribute keys of toolmw's own attributes.
 const (
-	KeyOutcome   = attribute.Key("toolmw.outcome")    // taxonomy.OutcomeOf: ok, failed, declined, refused, timed_out, cancelled
+	KeyOutcome   = attribute.Key("toolmw.outcome")    // taxonomy.OutcomeOf: ok, failed, refused, not_permitted, timed_out, cancelled
 	KeyErrorKind = attribute.Key("toolmw.error.kind") // the taxonomy kind, on error
 	KeyErrorCode = attribute.Key("toolmw.error.code") // the taxonomy code, on error
 	KeyRetryable = attribute.Key("toolmw.retryable")  // whether the error is retryable, on error
@@ -249,7 +249,7 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 // cancellation by the caller are not errors of the tool.
 func isFailure(o taxonomy.Outcome) bool {
 	switch o {
-	case taxonomy.OutcomeOK, taxonomy.OutcomeDeclined, taxonomy.OutcomeRefused, taxonomy.OutcomeCancelled:
+	case taxonomy.OutcomeOK, taxonomy.OutcomeRefused, taxonomy.OutcomeNotPermitted, taxonomy.OutcomeCancelled:
 		return false
 	}
 	return true

@@ -166,18 +166,18 @@ func TestSpan(t *testing.T) {
 		},
 		{
 			name: "refusal is an answer", errs: []error{refusal}, wantErr: true, id: "call_2",
-			wantAttrs: map[string]any{"gen_ai.tool.call.id": "call_2", "toolmw.outcome": "declined", "toolmw.attempts": int64(1), "error.type": "booking_not_cancellable",
+			wantAttrs: map[string]any{"gen_ai.tool.call.id": "call_2", "toolmw.outcome": "refused", "toolmw.attempts": int64(1), "error.type": "booking_not_cancellable",
 				"toolmw.error.kind": "tool-refused", "toolmw.error.code": "booking_not_cancellable", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "declined", "error.type": "booking_not_cancellable", "toolmw.error.kind": "tool-refused", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "refused", "error.type": "booking_not_cancellable", "toolmw.error.kind": "tool-refused", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "not permitted is an answer", errs: []error{taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "policy says no")}, wantErr: true,
-			wantAttrs: map[string]any{"toolmw.outcome": "refused", "toolmw.attempts": int64(1), "error.type": "not_permitted",
+			wantAttrs: map[string]any{"toolmw.outcome": "not_permitted", "toolmw.attempts": int64(1), "error.type": "not_permitted",
 				"toolmw.error.kind": "tool-not-permitted", "toolmw.error.code": "not_permitted", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "refused", "error.type": "not_permitted", "toolmw.error.kind": "tool-not-permitted", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "not_permitted", "error.type": "not_permitted", "toolmw.error.kind": "tool-not-permitted", "toolmw.retryable": false},
 			},
 		},
 		{
@@ -336,7 +336,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("metrics %v", keys(ms))
 	}
 	okSet := "gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=ok"
-	refusedSet := "error.type=booking_not_cancellable,gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=declined"
+	refusedSet := "error.type=booking_not_cancellable,gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=refused"
 	failedSet := "error.type=upstream_unavailable,gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=failed"
 
 	d := ms[tracing.MetricDuration]

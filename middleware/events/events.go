@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -124,10 +125,6 @@ func New(sink Sink, opts ...Option) toolmw.Middleware {
 	return NewEmitter(sink, opts...).Middleware()
 }
 
-// errPanicked stands for the error of a call whose tool panicked through
-// the layer; the panic itself goes on.
-var errPanicked = taxonomy.Failure(taxonomy.CodeToolPanicked, "the tool panicked")
-
 // Middleware returns the middleware that emits a tool_error event for every
 // call that returns an error: failures, refusals, permission denials,
 // timeouts and cancellations alike (Outcome tells them apart). A successful
@@ -141,7 +138,8 @@ func (e *Emitter) Middleware() toolmw.Middleware {
 			done := false
 			defer func() {
 				if !done {
-					e.record(ctx, toolmw.Result{}, errPanicked)
+					// The tool panicked; the panic goes on.
+					e.record(ctx, toolmw.Result{}, panicked.Err)
 				}
 			}()
 			res, err = next(ctx, args)

@@ -6,12 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/internal/panicked"
 )
-
-// errPanicked is the error a recovered call returns (a Wrap'd tool names
-// itself in a copy): tool-failed/tool_panicked, not retryable.
-var errPanicked = taxonomy.New(taxonomy.KindFailed, taxonomy.CodeToolPanicked, "the tool panicked")
 
 // Handler receives a recovered panic: the call's context and Call (the zero
 // Call when the tool was not made by toolmw.Wrap), the panic value and the
@@ -52,7 +48,7 @@ func New(opts ...Option) toolmw.Middleware {
 				}
 				// A panic, or runtime.Goexit (recover returns nil, the
 				// goroutine ends anyway and nobody sees these results).
-				res, err = toolmw.Result{}, errPanicked
+				res, err = toolmw.Result{}, panicked.Err
 				if v := recover(); v != nil && c.handler != nil {
 					report(ctx, c.handler, v)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -208,7 +209,7 @@ func (l *limiter) run(ctx context.Context, a *attempt, call toolmw.Call, args js
 	}
 	late := Late{Call: call, Result: o.res, Err: o.err, Panic: o.panic, After: l.clock.Now().Sub(a.abandonedAt)}
 	if o.panic != nil {
-		late.Err = taxonomy.Failure(taxonomy.CodeToolPanicked, "the abandoned tool panicked")
+		late.Err = panicked.Err
 	}
 	l.onLate(late)
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -50,7 +51,8 @@ func (a *attempts) call(ctx context.Context, args json.RawMessage) (res toolmw.R
 	done := false
 	defer func() {
 		if !done {
-			a.finish(ctx, span, c, known, errPanicked)
+			// The tool panicked; the panic goes on.
+			a.finish(ctx, span, c, known, panicked.Err)
 		}
 	}()
 	res, err = a.next(ctx, args)

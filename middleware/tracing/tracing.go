@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -153,10 +154,6 @@ type layer struct {
 // noSpan is the span of a call when traces are off: it records nothing.
 var noSpan = trace.SpanFromContext(context.Background())
 
-// errPanicked stands for the error of a call whose tool panicked through
-// the layer; the panic itself goes on.
-var errPanicked = taxonomy.Failure(taxonomy.CodeToolPanicked, "the tool panicked")
-
 func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
 	c, known := toolmw.CallFrom(ctx)
 	lb := l.labels.Load()
@@ -176,7 +173,8 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 	done := false
 	defer func() {
 		if !done {
-			l.finish(ctx, span, lb, c.ID, known, start, measured, errPanicked)
+			// The tool panicked; the panic goes on.
+			l.finish(ctx, span, lb, c.ID, known, start, measured, panicked.Err)
 		}
 	}()
 	res, err = l.next(inner, args)

@@ -104,3 +104,17 @@ func Fragments(secret string) []string {
 	}
 	return out
 }
+
+// Find returns the family of the first canary found in text, and what of it
+// was found: its value, one of its [Fragments] or its body. It returns "",
+// "" when text holds none. It is safe for concurrent use.
+func Find(text string) (family, found string) {
+	for _, s := range Secrets {
+		for _, frag := range append(Fragments(s.Value), s.Body) {
+			if strings.Contains(text, frag) {
+				return s.Family, frag
+			}
+		}
+	}
+	return "", ""
+}

@@ -3,69 +3,20 @@ package logging
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // The messages of the two lines the layer writes.
 const (
 	msgCall   = "tool call"              // one per finished call, at its level
-	msgDetail = "tool call error detail" // the error's text, at DEBUG only
+	msgDetail = "tool call error detail" // the error's scrubbed text, at DEBUG only
 )
-
-// Option configures New.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
-type config struct {
-	success zerolog.Level
-	levels  map[taxonomy.Kind]zerolog.Level
-	clock   clock.Clock
-}
-
-// WithSuccessLevel sets the level of the line of a successful call: DEBUG
-// by default. Trace, Debug and Info are used as given; zerolog.Disabled
-// logs no successes; any level above Info is taken as Info, since a
-// success is never a warning.
-func WithSuccessLevel(level zerolog.Level) Option {
-	return func(c *config) { c.success = clamp(level, zerolog.InfoLevel) }
-}
-
-// WithLevel sets the level of the line of a call that failed with an error
-// of the given kind, in place of [DefaultLevel]'s. zerolog.Disabled logs
-// no line for that kind, not even the detail line; Fatal, Panic and NoLevel are taken as Error, so a
-// log line never stops the program.
-func WithLevel(kind taxonomy.Kind, level zerolog.Level) Option {
-	return func(c *config) {
-		if c.levels == nil {
-			c.levels = map[taxonomy.Kind]zerolog.Level{}
-		}
-		c.levels[kind] = clamp(level, zerolog.ErrorLevel)
-	}
-}
-
-// WithClock sets the clock that times calls; clock.System by default.
-func WithClock(c clock.Clock) Option {
-	return func(cfg *config) { cfg.clock = c }
-}
-
-func clamp(level, highest zerolog.Level) zerolog.Level {
-	switch {
-	case level == zerolog.Disabled:
-		return level
-	case level < zerolog.TraceLevel:
-		return zerolog.TraceLevel
-	case level > highest:
-		return highest
-	}
-	return level
-}
 
 // DefaultLevel is the level of the line of a call that failed with info:
 //
@@ -79,50 +30,93 @@ func clamp(level, highest zerolog.Level) zerolog.Level {
 //     unmapped error, a panic), tool-result-invalid,
 //     tool-definition-invalid and duplicate-tool.
 //
-// A kind not listed is a WARN when retryable and an ERROR otherwise.
-func DefaultLevel(info taxonomy.Info) zerolog.Level {
+// A kind not listed is a WARN when retryable and an ERROR otherwise. It is
+// safe for concurrent use.
+func DefaultLevel(info taxonomy.Info) slog.Level {
 	switch info.Kind {
 	case taxonomy.KindRefused, taxonomy.KindCancelled:
-		return zerolog.InfoLevel
+		return slog.LevelInfo
 	case taxonomy.KindTimeout, taxonomy.KindCircuitOpen, taxonomy.KindRateLimited,
 		taxonomy.KindRetryBudgetExhausted, taxonomy.KindRunLimitExceeded,
 		taxonomy.KindNotPermitted, taxonomy.KindArgsInvalid, taxonomy.KindNotFound:
-		return zerolog.WarnLevel
+		return slog.LevelWarn
 	case taxonomy.KindResultInvalid, taxonomy.KindDefinitionInvalid, taxonomy.KindDuplicateTool:
-		return zerolog.ErrorLevel
+		return slog.LevelError
 	}
 	if info.Retryable {
-		return zerolog.WarnLevel
+		return slog.LevelWarn
 	}
-	return zerolog.ErrorLevel
+	return slog.LevelError
 }
 
-// New returns a middleware that logs one line per finished call to logger.
-// See the package documentation for the fields and the levels. With a
-// logger whose level is above ERROR, such as zerolog.Nop(), it returns each
-// tool unchanged.
-func New(logger zerolog.Logger, opts ...Option) toolmw.Middleware {
-	cfg := config{success: zerolog.DebugLevel}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	cfg.clock = clock.Or(cfg.clock)
-	return func(next toolmw.Tool) toolmw.Tool {
-		if logger.GetLevel() > zerolog.ErrorLevel {
-			return next // the layer writes nothing above ERROR
-		}
-		l := &layer{next: next, logger: logger, cfg: cfg}
-		return l.call
-	}
+// A sink writes the layer's two lines to one logging library: zerologSink
+// and slogSink. The layer decides what is written and at which level; a
+// sink only spells it.
+type sink interface {
+	// silenced reports whether no line can be written now, so that the
+	// call need not even be timed.
+	silenced() bool
+	// call writes the line of a finished call at level, when the logger is
+	// enabled for it.
+	call(ctx context.Context, level slog.Level, f callFields)
+	// detail writes the detail line of a failed call at DEBUG, when the
+	// logger is enabled for it; only then does it read t.
+	detail(ctx context.Context, f callFields, t errText)
 }
 
-// layer is the per-tool state of New; it is read-only after New.
+// callFields are what the line of a finished call says: identifiers and
+// numbers, never text from an error. TestSourceRule holds every callFields
+// literal to that.
+type callFields struct {
+	tool, callID string
+	outcome      taxonomy.Outcome
+	failed       bool
+	kind         taxonomy.Kind
+	code         string
+	retryable    bool
+	attempts     int
+	known        bool // whether attempts is known: the context carried a toolmw.Call
+	start        time.Time
+	clock        clock.Clock
+}
+
+// end reads the clock: the time the call ended and its duration in
+// milliseconds (fractional).
+func (f *callFields) end() (time.Time, float64) {
+	now := f.clock.Now()
+	return now, float64(now.Sub(f.start)) / float64(time.Millisecond)
+}
+
+// errText is the text of a failed call's error, scrubbed as it is read. It
+// is the only text the layer logs, on the DEBUG detail line only.
+type errText struct {
+	err      error
+	scrubber *scrub.Scrubber
+}
+
+// Message returns the error's text, err.Error(), scrubbed.
+func (t errText) Message() string { return t.scrubber.String(t.err.Error()) }
+
+// Cause returns the scrubbed text of the typed error's cause, or "" when
+// it has none.
+func (t errText) Cause() string {
+	if te, ok := taxonomy.From(t.err); ok && te.Unwrap() != nil {
+		return t.scrubber.String(te.Unwrap().Error())
+	}
+	return ""
+}
+
+// layer is the per-tool state of New and NewSlog; it is read-only once
+// made.
 type layer struct {
-	next   toolmw.Tool
-	logger zerolog.Logger
-	cfg    config
+	next toolmw.Tool
+	out  sink
+	cfg  config
+}
+
+func newLayer(next toolmw.Tool, out sink, cfg config) toolmw.Tool {
+	l := &layer{next: next, out: out, cfg: cfg}
+	return l.call
 }
 
 // errPanicked stands for the error of a call whose tool panicked through
@@ -130,7 +124,7 @@ type layer struct {
 var errPanicked = taxonomy.Failure(taxonomy.CodeToolPanicked, "the tool panicked")
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
-	if zerolog.GlobalLevel() > zerolog.ErrorLevel {
+	if l.out.silenced() {
 		return l.next(ctx, args)
 	}
 	start := l.cfg.clock.Now()
@@ -146,11 +140,12 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 	return res, err
 }
 
-// log writes the line of a finished call and, for an error, the detail line.
+// log writes the line of a finished call and, for an error, the detail
+// line.
 //
-// Only the detail line, at DEBUG, carries text from the error; the line at
-// the call's level carries identifiers and numbers only. TestSourceRule
-// holds this file to that.
+// Only the detail line, at DEBUG, carries text from the error, scrubbed;
+// the line at the call's level carries identifiers and numbers only.
+// TestSourceRule holds this package's source to that.
 func (l *layer) log(ctx context.Context, start time.Time, err error) {
 	c, known := toolmw.CallFrom(ctx) // after the call: the attempts made
 	level := l.cfg.success
@@ -159,37 +154,29 @@ func (l *layer) log(ctx context.Context, start time.Time, err error) {
 		info = taxonomy.InfoOf(err)
 		level = l.levelOf(info)
 	}
-	if level == zerolog.Disabled {
+	if level == LevelOff {
 		return
 	}
-	if e := l.logger.WithLevel(level); e != nil {
-		e = e.Str("tool", c.Tool)
-		if c.ID != "" {
-			e = e.Str("call_id", c.ID)
-		}
-		e = e.Str("outcome", string(taxonomy.OutcomeOf(err)))
-		if err != nil {
-			e = e.Str("kind", string(info.Kind)).Str("code", info.Code).Bool("retryable", info.Retryable)
-		}
-		if known {
-			e = e.Int("attempts", c.Attempt)
-		}
-		ms := float64(l.cfg.clock.Now().Sub(start)) / float64(time.Millisecond)
-		e.Float64("duration_ms", ms).Msg(msgCall)
+	f := callFields{
+		tool:      c.Tool,
+		callID:    c.ID,
+		outcome:   taxonomy.OutcomeOf(err),
+		failed:    err != nil,
+		kind:      info.Kind,
+		code:      info.Code,
+		retryable: info.Retryable,
+		attempts:  c.Attempt,
+		known:     known,
+		start:     start,
+		clock:     l.cfg.clock,
 	}
-	if err == nil {
-		return
-	}
-	if d := l.logger.Debug(); d != nil {
-		d = d.Str("tool", c.Tool).Str("call_id", c.ID).Str("code", info.Code).Str("error", err.Error())
-		if te, ok := taxonomy.From(err); ok && te.Unwrap() != nil {
-			d = d.Str("cause", te.Unwrap().Error())
-		}
-		d.Msg(msgDetail)
+	l.out.call(ctx, level, f)
+	if err != nil {
+		l.out.detail(ctx, f, errText{err: err, scrubber: l.cfg.scrubber})
 	}
 }
 
-func (l *layer) levelOf(info taxonomy.Info) zerolog.Level {
+func (l *layer) levelOf(info taxonomy.Info) slog.Level {
 	if level, ok := l.cfg.levels[info.Kind]; ok {
 		return level
 	}

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/logging"
+	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -46,22 +50,6 @@ func failing(c *clock.Fake, step time.Duration, err error) toolmw.Tool {
 	}
 }
 
-func lines(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, ln := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if ln == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(ln), &m); err != nil {
-			t.Fatalf("not JSON: %q: %v", ln, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 func newClock() *clock.Fake { return clock.NewFake(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 func TestLines(t *testing.T) {
@@ -71,134 +59,184 @@ func TestLines(t *testing.T) {
 		name   string
 		err    error
 		opts   []logging.Option
-		logLvl zerolog.Level
+		logLvl slog.Level
 		want   []map[string]any
 	}{
 		{
-			name: "success at debug", logLvl: zerolog.DebugLevel,
+			name: "success at debug", logLvl: slog.LevelDebug,
 			want: []map[string]any{{"level": "debug", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
 		},
 		{
-			name: "success at info", logLvl: zerolog.InfoLevel, opts: []logging.Option{logging.WithSuccessLevel(zerolog.InfoLevel)},
+			name: "success at info", logLvl: slog.LevelInfo, opts: []logging.Option{logging.WithSuccessLevel(slog.LevelInfo)},
 			want: []map[string]any{{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
 		},
 		{
-			name: "success above info is info", logLvl: zerolog.DebugLevel, opts: []logging.Option{logging.WithSuccessLevel(zerolog.ErrorLevel)},
-			want: []map[string]any{{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
+			name: "success at trace", logLvl: slog.LevelDebug - 4, opts: []logging.Option{logging.WithSuccessLevel(slog.LevelDebug - 4)},
+			want: []map[string]any{{"level": "trace", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
 		},
 		{
-			name: "success not logged at info", logLvl: zerolog.InfoLevel,
+			name: "a success level above info is ignored", logLvl: slog.LevelDebug, opts: []logging.Option{logging.WithSuccessLevel(slog.LevelError)},
+			want: []map[string]any{{"level": "debug", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
 		},
 		{
-			name: "successes disabled", logLvl: zerolog.TraceLevel, opts: []logging.Option{logging.WithSuccessLevel(zerolog.Disabled)},
+			name: "success not logged at info", logLvl: slog.LevelInfo,
 		},
 		{
-			name: "refusal at info with debug detail", err: refusal, logLvl: zerolog.DebugLevel,
+			name: "successes disabled", logLvl: slog.LevelDebug - 4, opts: []logging.Option{logging.WithSuccessLevel(logging.LevelOff)},
+		},
+		{
+			name: "refusal at info with debug detail", err: refusal, logLvl: slog.LevelDebug,
 			want: []map[string]any{
-				{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "declined", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
+				{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "refused", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
 				{"level": "debug", "tool": "book_flight", "call_id": "call_7", "code": "booking_not_cancellable", "error": "tool-refused booking_not_cancellable: this fare is non-refundable", "message": "tool call error detail"},
 			},
 		},
 		{
-			name: "transient exhausted at warn, no detail above debug", err: transient, logLvl: zerolog.InfoLevel,
+			name: "transient exhausted at warn, no detail above debug", err: transient, logLvl: slog.LevelInfo,
 			want: []map[string]any{
 				{"level": "warn", "tool": "book_flight", "call_id": "call_7", "outcome": "failed", "kind": "tool-failed", "code": "upstream_unavailable", "retryable": true, "attempts": 3.0, "duration_ms": 4500.0, "message": "tool call"},
 			},
 		},
 		{
-			name: "detail carries the cause", err: transient, logLvl: zerolog.DebugLevel,
+			name: "detail carries the cause", err: transient, logLvl: slog.LevelDebug,
 			want: []map[string]any{
 				{"level": "warn", "tool": "book_flight", "call_id": "call_7", "outcome": "failed", "kind": "tool-failed", "code": "upstream_unavailable", "retryable": true, "attempts": 3.0, "duration_ms": 4500.0, "message": "tool call"},
 				{"level": "debug", "tool": "book_flight", "call_id": "call_7", "code": "upstream_unavailable", "error": "tool-failed upstream_unavailable: supplier down", "cause": "dial tcp: refused", "message": "tool call error detail"},
 			},
 		},
 		{
-			name: "untyped at error", err: errors.New("boom"), logLvl: zerolog.WarnLevel,
+			name: "untyped at error", err: errors.New("boom"), logLvl: slog.LevelWarn,
 			want: []map[string]any{
 				{"level": "error", "tool": "book_flight", "call_id": "call_7", "outcome": "failed", "kind": "tool-failed", "code": "unmapped_failure", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
 			},
 		},
 		{
-			name: "cancelled at info", err: fmt.Errorf("stopping: %w", context.Canceled), logLvl: zerolog.InfoLevel,
+			name: "cancelled at info", err: fmt.Errorf("stopping: %w", context.Canceled), logLvl: slog.LevelInfo,
 			want: []map[string]any{
 				{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "cancelled", "kind": "tool-cancelled", "code": "cancelled", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
 			},
 		},
 		{
-			name: "kind override", err: refusal, logLvl: zerolog.InfoLevel, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, zerolog.WarnLevel)},
+			name: "kind override", err: refusal, logLvl: slog.LevelInfo, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, slog.LevelWarn)},
 			want: []map[string]any{
-				{"level": "warn", "tool": "book_flight", "call_id": "call_7", "outcome": "declined", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
+				{"level": "warn", "tool": "book_flight", "call_id": "call_7", "outcome": "refused", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
 			},
 		},
 		{
-			name: "fatal override is error", err: refusal, logLvl: zerolog.InfoLevel, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, zerolog.FatalLevel)},
+			name: "a kind level above error is ignored", err: refusal, logLvl: slog.LevelInfo, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, slog.LevelError+4)},
 			want: []map[string]any{
-				{"level": "error", "tool": "book_flight", "call_id": "call_7", "outcome": "declined", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
+				{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "refused", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
 			},
 		},
 		{
-			name: "disabled kind", err: refusal, logLvl: zerolog.TraceLevel, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, zerolog.Disabled)},
+			name: "disabled kind", err: refusal, logLvl: slog.LevelDebug - 4, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, logging.LevelOff)},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, b := range backends {
+		for _, tt := range tests {
+			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				clk := newClock()
+				opts := append([]logging.Option{logging.WithClock(clk)}, tt.opts...)
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "book_flight"}, failing(clk, 1500*time.Millisecond, tt.err),
+					b.new(&buf, tt.logLvl, opts...), retryN(3))
+				_, err := tool(toolmw.WithCallID(context.Background(), "call_7"), nil)
+				if (err != nil) != (tt.err != nil) {
+					t.Fatalf("err = %v", err)
+				}
+				if got := lines(t, &buf); !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("lines\n got %v\nwant %v", got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// TestWithoutCall: with no toolmw.Call in the context (the layer used
+// without Wrap) the tool is "" and the call id and attempts are left out,
+// of the detail line too.
+func TestWithoutCall(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			clk := newClock()
-			opts := append([]logging.Option{logging.WithClock(clk)}, tt.opts...)
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "book_flight"}, failing(clk, 1500*time.Millisecond, tt.err),
-				logging.New(zerolog.New(&buf).Level(tt.logLvl), opts...), retryN(3))
-			_, err := tool(toolmw.WithCallID(context.Background(), "call_7"), nil)
-			if (err != nil) != (tt.err != nil) {
-				t.Fatalf("err = %v", err)
+			mw := b.new(&buf, slog.LevelDebug, logging.WithClock(clk))
+			if _, err := mw(failing(clk, time.Millisecond/4, nil))(context.Background(), nil); err != nil {
+				t.Fatal(err)
 			}
-			if got := lines(t, &buf); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("lines\n got %v\nwant %v", got, tt.want)
+			_, _ = mw(failing(clk, time.Millisecond, taxonomy.Failure("ledger_rejected", "no")))(context.Background(), nil)
+			want := []map[string]any{
+				{"level": "debug", "tool": "", "outcome": "ok", "duration_ms": 0.25, "message": "tool call"},
+				{"level": "error", "tool": "", "outcome": "failed", "kind": "tool-failed", "code": "ledger_rejected", "retryable": false, "duration_ms": 1.0, "message": "tool call"},
+				{"level": "debug", "tool": "", "code": "ledger_rejected", "error": "tool-failed ledger_rejected: no", "message": "tool call error detail"},
+			}
+			if got := lines(t, &buf); !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %v\nwant %v", got, want)
 			}
 		})
 	}
 }
 
-func TestWithoutCall(t *testing.T) {
-	var buf bytes.Buffer
-	clk := newClock()
-	tool := logging.New(zerolog.New(&buf), logging.WithClock(clk))(failing(clk, time.Millisecond/4, nil))
-	if _, err := tool(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	want := []map[string]any{{"level": "debug", "tool": "", "outcome": "ok", "duration_ms": 0.25, "message": "tool call"}}
-	if got := lines(t, &buf); !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+// TestEmptyCallIDLeftOut: a Call without an id leaves call_id out of both
+// lines, on both backends.
+func TestEmptyCallIDLeftOut(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			clk := newClock()
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, failing(clk, 0, errors.New("boom")), b.new(&buf, slog.LevelDebug, logging.WithClock(clk)))
+			_, _ = tool(context.Background(), nil)
+			got := lines(t, &buf)
+			if len(got) != 2 {
+				t.Fatalf("lines %v", got)
+			}
+			for _, ln := range got {
+				if _, ok := ln["call_id"]; ok {
+					t.Errorf("a line has call_id: %v", ln)
+				}
+			}
+		})
 	}
 }
 
 func TestPanicIsLoggedAndGoesOn(t *testing.T) {
-	var buf bytes.Buffer
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "boom"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
-		panic("the value of the panic")
-	}, logging.New(zerolog.New(&buf).Level(zerolog.InfoLevel), logging.WithClock(newClock())))
-	func() {
-		defer func() {
-			if v := recover(); v != "the value of the panic" {
-				t.Errorf("recovered %v", v)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "boom"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+				panic("the value of the panic")
+			}, b.new(&buf, slog.LevelInfo, logging.WithClock(newClock())))
+			func() {
+				defer func() {
+					if v := recover(); v != "the value of the panic" {
+						t.Errorf("recovered %v", v)
+					}
+				}()
+				_, _ = tool(context.Background(), nil)
+			}()
+			got := lines(t, &buf)
+			if len(got) != 1 || got[0]["level"] != "error" || got[0]["code"] != "tool_panicked" {
+				t.Errorf("lines %v", got)
 			}
-		}()
-		_, _ = tool(context.Background(), nil)
-	}()
-	got := lines(t, &buf)
-	if len(got) != 1 || got[0]["level"] != "error" || got[0]["code"] != "tool_panicked" {
-		t.Errorf("lines %v", got)
-	}
-	if strings.Contains(buf.String(), "value of the panic") {
-		t.Error("the panic value was logged")
+			if strings.Contains(buf.String(), "value of the panic") {
+				t.Error("the panic value was logged")
+			}
+		})
 	}
 }
 
 func TestDisabledLoggerReturnsTheToolUnchanged(t *testing.T) {
 	tool := toolmw.Tool(func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Result{}, nil })
+	same := func(mw toolmw.Middleware) bool {
+		return reflect.ValueOf(mw(tool)).Pointer() == reflect.ValueOf(tool).Pointer()
+	}
 	for _, lg := range []zerolog.Logger{zerolog.Nop(), zerolog.New(&bytes.Buffer{}).Level(zerolog.FatalLevel)} {
-		if got := logging.New(lg)(tool); reflect.ValueOf(got).Pointer() != reflect.ValueOf(tool).Pointer() {
-			t.Errorf("logger at %v: the tool was wrapped", lg.GetLevel())
+		if !same(logging.New(lg)) {
+			t.Errorf("zerolog logger at %v: the tool was wrapped", lg.GetLevel())
 		}
+	}
+	if !same(logging.NewSlog(slog.New(slog.DiscardHandler))) {
+		t.Error("slog.DiscardHandler: the tool was wrapped")
 	}
 }
 
@@ -213,29 +251,109 @@ func TestGlobalLevelSilences(t *testing.T) {
 	}
 }
 
+// TestSlogLevelVar: the slog handler is asked at each call, so its level
+// may change after the tool is wrapped.
+func TestSlogLevelVar(t *testing.T) {
+	var buf bytes.Buffer
+	var level slog.LevelVar
+	level.Set(slog.LevelError + 4)
+	clk := newClock()
+	tool := logging.NewSlog(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: &level})), logging.WithClock(clk))(failing(clk, 0, nil))
+	_, _ = tool(context.Background(), nil)
+	if buf.Len() != 0 {
+		t.Fatalf("wrote %q above ERROR", buf.String())
+	}
+	level.Set(slog.LevelDebug)
+	_, _ = tool(context.Background(), nil)
+	if got := lines(t, &buf); len(got) != 1 || got[0]["outcome"] != "ok" {
+		t.Errorf("lines %v", got)
+	}
+}
+
+// TestSlogNilIsDefault: NewSlog(nil) writes to slog.Default(), as it is at
+// the call.
+func TestSlogNilIsDefault(t *testing.T) {
+	defer slog.SetDefault(slog.Default())
+	clk := newClock()
+	tool := logging.NewSlog(nil, logging.WithClock(clk))(failing(clk, 0, taxonomy.Refusal("no_seats", "full")))
+	var buf bytes.Buffer
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	_, _ = tool(context.Background(), nil)
+	if got := lines(t, &buf); len(got) != 1 || got[0]["code"] != "no_seats" {
+		t.Errorf("lines %v", got)
+	}
+}
+
+// TestSlogKeepsLoggerAttrs: the attributes and groups of the slog logger
+// passed in are kept, as slog users expect of Logger.With.
+func TestSlogKeepsLoggerAttrs(t *testing.T) {
+	var buf bytes.Buffer
+	clk := newClock()
+	logger := slog.New(slog.NewJSONHandler(&buf, nil)).With("service", "booking")
+	tool := logging.NewSlog(logger, logging.WithClock(clk))(failing(clk, 0, taxonomy.Refusal("no_seats", "full")))
+	_, _ = tool(context.Background(), nil)
+	if got := lines(t, &buf); len(got) != 1 || got[0]["service"] != "booking" {
+		t.Errorf("lines %v", got)
+	}
+}
+
+// TestScrubberOption: the detail line is scrubbed with the configured
+// scrubber, the default one by default.
+func TestScrubberOption(t *testing.T) {
+	boom := errors.New("order ORD-12345678 for jane.canary@example.com failed")
+	orders, err := scrub.New(scrub.WithPattern("order_id", regexp.MustCompile(`\bORD-[0-9]{8}\b`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts []logging.Option
+		want string
+	}{
+		{"default", nil, "order ORD-12345678 for [REDACTED:email] failed"},
+		{"nil is the default", []logging.Option{logging.WithScrubber(nil)}, "order ORD-12345678 for [REDACTED:email] failed"},
+		{"configured", []logging.Option{logging.WithScrubber(orders)},
+			"order [REDACTED:order_id] for [REDACTED:email] failed"},
+	}
+	for _, b := range backends {
+		for _, tt := range tests {
+			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				clk := newClock()
+				opts := append([]logging.Option{logging.WithClock(clk)}, tt.opts...)
+				_, _ = b.new(&buf, slog.LevelDebug, opts...)(failing(clk, 0, boom))(context.Background(), nil)
+				got := lines(t, &buf)
+				if len(got) != 2 || got[1]["error"] != tt.want {
+					t.Errorf("lines %v\nwant error %q", got, tt.want)
+				}
+			})
+		}
+	}
+}
+
 func TestDefaultLevel(t *testing.T) {
 	tests := []struct {
 		kind      taxonomy.Kind
 		retryable bool
-		want      zerolog.Level
+		want      slog.Level
 	}{
-		{taxonomy.KindRefused, false, zerolog.InfoLevel},
-		{taxonomy.KindCancelled, false, zerolog.InfoLevel},
-		{taxonomy.KindFailed, true, zerolog.WarnLevel},
-		{taxonomy.KindFailed, false, zerolog.ErrorLevel},
-		{taxonomy.KindTimeout, false, zerolog.WarnLevel},
-		{taxonomy.KindCircuitOpen, true, zerolog.WarnLevel},
-		{taxonomy.KindRateLimited, true, zerolog.WarnLevel},
-		{taxonomy.KindRetryBudgetExhausted, false, zerolog.WarnLevel},
-		{taxonomy.KindRunLimitExceeded, false, zerolog.WarnLevel},
-		{taxonomy.KindNotPermitted, false, zerolog.WarnLevel},
-		{taxonomy.KindArgsInvalid, false, zerolog.WarnLevel},
-		{taxonomy.KindNotFound, false, zerolog.WarnLevel},
-		{taxonomy.KindResultInvalid, false, zerolog.ErrorLevel},
-		{taxonomy.KindDefinitionInvalid, false, zerolog.ErrorLevel},
-		{taxonomy.KindDuplicateTool, false, zerolog.ErrorLevel},
-		{"custom-kind", true, zerolog.WarnLevel},
-		{"custom-kind", false, zerolog.ErrorLevel},
+		{taxonomy.KindRefused, false, slog.LevelInfo},
+		{taxonomy.KindCancelled, false, slog.LevelInfo},
+		{taxonomy.KindFailed, true, slog.LevelWarn},
+		{taxonomy.KindFailed, false, slog.LevelError},
+		{taxonomy.KindTimeout, false, slog.LevelWarn},
+		{taxonomy.KindCircuitOpen, true, slog.LevelWarn},
+		{taxonomy.KindRateLimited, true, slog.LevelWarn},
+		{taxonomy.KindRetryBudgetExhausted, false, slog.LevelWarn},
+		{taxonomy.KindRunLimitExceeded, false, slog.LevelWarn},
+		{taxonomy.KindNotPermitted, false, slog.LevelWarn},
+		{taxonomy.KindArgsInvalid, false, slog.LevelWarn},
+		{taxonomy.KindNotFound, false, slog.LevelWarn},
+		{taxonomy.KindResultInvalid, false, slog.LevelError},
+		{taxonomy.KindDefinitionInvalid, false, slog.LevelError},
+		{taxonomy.KindDuplicateTool, false, slog.LevelError},
+		{"custom-kind", true, slog.LevelWarn},
+		{"custom-kind", false, slog.LevelError},
 	}
 	for _, tt := range tests {
 		if got := logging.DefaultLevel(taxonomy.Info{Kind: tt.kind, Retryable: tt.retryable}); got != tt.want {
@@ -254,10 +372,55 @@ func TestDefaultLevel(t *testing.T) {
 	}
 }
 
-func TestNilOptionIgnored(t *testing.T) {
-	var buf bytes.Buffer
-	tool := logging.New(zerolog.New(&buf), nil, logging.WithClock(nil))(failing(newClock(), 0, nil))
-	if _, err := tool(context.Background(), nil); err != nil || buf.Len() == 0 {
-		t.Fatal(err, buf.String())
+// TestNilMeansDefault: a nil Option, clock or scrubber is valid and means
+// the default.
+func TestNilMeansDefault(t *testing.T) {
+	opts := []logging.Option{nil, logging.WithClock(nil), logging.WithScrubber(nil)}
+	if err := logging.Validate(opts...); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range backends {
+		var buf bytes.Buffer
+		tool := b.new(&buf, slog.LevelDebug, opts...)(failing(newClock(), 0, nil))
+		if _, err := tool(context.Background(), nil); err != nil || buf.Len() == 0 {
+			t.Fatal(b.name, err, buf.String())
+		}
+	}
+}
+
+// TestValidate: a bad option value is a tool-definition-invalid error with
+// code option_invalid, naming the option; New and NewSlog ignore it and
+// keep the default without panicking.
+func TestValidate(t *testing.T) {
+	good := [][]logging.Option{
+		nil,
+		{logging.WithSuccessLevel(slog.LevelInfo), logging.WithSuccessLevel(slog.LevelDebug - 4), logging.WithSuccessLevel(logging.LevelOff)},
+		{logging.WithLevel(taxonomy.KindRefused, slog.LevelError), logging.WithLevel("custom-kind", logging.LevelOff)},
+		{logging.WithLevel(taxonomy.KindTimeout, slog.LevelDebug)},
+	}
+	for _, opts := range good {
+		if err := logging.Validate(opts...); err != nil {
+			t.Errorf("valid options: %v", err)
+		}
+	}
+	bad := map[string]logging.Option{
+		"WithSuccessLevel(WARN)": logging.WithSuccessLevel(slog.LevelWarn),
+		"WithLevel(":             logging.WithLevel(taxonomy.KindRefused, slog.LevelError+1),
+		`WithLevel("Not A Kind"`: logging.WithLevel("Not A Kind", slog.LevelWarn),
+		`WithLevel(""`:           logging.WithLevel("", slog.LevelWarn),
+	}
+	for want, opt := range bad {
+		err := logging.Validate(logging.WithClock(nil), opt, logging.WithSuccessLevel(slog.LevelWarn+1))
+		var te taxonomy.Error
+		if !errors.As(err, &te) || te.Kind() != taxonomy.KindDefinitionInvalid || te.Code() != taxonomy.CodeOptionInvalid {
+			t.Errorf("%s: %v, want a definition error with code option_invalid", want, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "logging: "+want) {
+			t.Errorf("%s: %q does not name the first bad option", want, err)
+		}
+		for _, b := range backends {
+			_ = b.new(io.Discard, slog.LevelDebug, opt)(failing(newClock(), 0, nil)) // no panic
+		}
 	}
 }

@@ -57,8 +57,9 @@ func (s Spec) Validate() error {
 }
 
 // Wrap validates spec and tool at start-up and returns the tool decorated
-// with mws (the first outermost). A bad name, a nil tool or a nil middleware
-// is a tool-definition-invalid error, never a surprise mid-request.
+// with mws (the first outermost). A bad name, a nil tool, a nil middleware
+// or a layer given an invalid option (see [Reject]) is a
+// tool-definition-invalid error, never a surprise mid-request.
 //
 // Each call through the returned Tool carries a [Call] in its context. A
 // typed error of type *taxonomy.ToolError that leaves the chain without a
@@ -73,6 +74,12 @@ func Wrap(spec Spec, tool Tool, mws ...Middleware) (Tool, error) {
 	for i, mw := range mws {
 		if mw == nil {
 			return nil, definitionError(spec.Name, taxonomy.CodeMiddlewareNil, fmt.Sprintf("middleware %d is nil", i))
+		}
+		if err, ok := rejected(mw); ok {
+			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" && ValidName(spec.Name) {
+				err = te.WithTool(spec.Name)
+			}
+			return nil, err
 		}
 	}
 	if spec.Type == "" {

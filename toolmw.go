@@ -20,8 +20,14 @@ type Middleware func(Tool) Tool
 
 // Chain composes middlewares; the first is the outermost:
 // Chain(a, b)(t) == a(b(t)). Nil middlewares are skipped ([Wrap] rejects
-// them instead).
+// them instead). When one of mws was made by [Reject], Chain returns it, so
+// that Wrap reports its error for the whole chain.
 func Chain(mws ...Middleware) Middleware {
+	for _, mw := range mws {
+		if _, ok := rejected(mw); ok {
+			return mw
+		}
+	}
 	return func(t Tool) Tool {
 		for i := len(mws) - 1; i >= 0; i-- {
 			if mws[i] != nil {

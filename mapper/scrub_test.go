@@ -62,6 +62,10 @@ func assertNoSecret(t *testing.T, err error) {
 
 func TestScrubbedTranslation(t *testing.T) {
 	foreign := fmt.Errorf("charge: %w", &leakyErr{code: 503})
+	keyed, err := scrub.New(scrub.WithKeyedHash([]byte("k")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		m        *mapper.Map
@@ -76,7 +80,7 @@ func TestScrubbedTranslation(t *testing.T) {
 		{"computed message", mapper.New().With(mapper.TypeFunc(func(e *leakyErr) (mapper.Verdict, bool) {
 			return mapper.Permanent("charge_failed").WithMessage("failed: " + e.Error()), true
 		})), foreign, "failed: POST /charge failed"},
-		{"keyed scrubber", mapper.New(mapper.WithMessages(), mapper.WithScrubber(scrub.New(scrub.WithKeyedHash([]byte("k"))))), foreign, "[REDACTED:email:"},
+		{"keyed scrubber", mapper.New(mapper.WithMessages(), mapper.WithScrubber(keyed)), foreign, "[REDACTED:email:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package scrub_test
 
 import (
 	"fmt"
+	"log"
 	"regexp"
 
 	"github.com/toolmw/toolmw/scrub"
@@ -20,18 +21,24 @@ func Example() {
 }
 
 func ExampleNew() {
-	s := scrub.New(
+	s, err := scrub.New(
 		scrub.WithoutFamilies("ip"),
 		scrub.WithAllow("test@example.com"),
 		scrub.WithPattern("ticket", regexp.MustCompile(`\bTCK-[0-9]{6}\b`)),
 	)
+	if err != nil {
+		log.Fatal(err) // an unknown family or a bad pattern
+	}
 	fmt.Println(s.String("TCK-004217: test@example.com and bob@example.com at 10.0.0.12"))
 	// Output:
 	// [REDACTED:ticket]: test@example.com and [REDACTED:email] at 10.0.0.12
 }
 
 func ExampleWithKeyedHash() {
-	s := scrub.New(scrub.WithKeyedHash([]byte("per-run key")))
+	s, err := scrub.New(scrub.WithKeyedHash([]byte("per-run key")))
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(s.String("bob@example.com wrote to alice@example.com; bob@example.com again"))
 	// Output:
 	// [REDACTED:email:f23ef106] wrote to [REDACTED:email:dd9f2cc8]; [REDACTED:email:f23ef106] again

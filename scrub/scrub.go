@@ -66,15 +66,15 @@ type pattern struct {
 	re     *regexp.Regexp
 }
 
-// WithoutFamilies disables the named families. New panics on a name that is
-// neither built in (see Families) nor given to WithPattern.
+// WithoutFamilies disables the named families. A name that is neither built
+// in (see Families) nor given to WithPattern is an error of New.
 func WithoutFamilies(names ...string) Option {
 	return func(o *options) { o.without = append(o.without, names...) }
 }
 
 // WithOnlyFamilies enables the named families and disables every other,
 // including those of patterns added with WithPattern unless they are named.
-// WithoutFamilies still applies on top. New panics on an unknown name.
+// WithoutFamilies still applies on top. An unknown name is an error of New.
 func WithOnlyFamilies(names ...string) Option {
 	return func(o *options) {
 		o.only = append(o.only, names...)
@@ -84,7 +84,7 @@ func WithOnlyFamilies(names ...string) Option {
 
 // WithPattern adds a pattern whose matches are redacted as family, which may
 // be a built-in family or a new name of lower-case letters, digits and
-// underscores.
+// underscores. A nil re or another family name is an error of New.
 //
 // Extra patterns cost far more than the built-in families: each runs the
 // regexp engine over the input. When every match of re starts with a literal
@@ -115,17 +115,22 @@ func WithKeyedHash(key []byte) Option {
 }
 
 // New returns a Scrubber with every built-in family enabled, changed by
-// opts. It panics on an unknown family name or an invalid pattern, which
-// are programming errors.
-func New(opts ...Option) *Scrubber {
+// opts; nil options are skipped. An unknown family name or an invalid
+// pattern is an error, and no Scrubber is returned: a scrubber that quietly
+// left a family out would let what it should catch through. The error is a
+// plain error (this package imports only the standard library); a layer
+// taking scrub options reports it as tool-definition-invalid/option_invalid.
+func New(opts ...Option) (*Scrubber, error) {
 	var o options
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	s := &Scrubber{names: slices.Clone(familyNames[:])}
 	for _, p := range o.patterns {
 		if p.re == nil || !validFamilyName(p.family) {
-			panic(fmt.Sprintf("scrub: WithPattern(%q, %v): need a non-nil regexp and a family name of [a-z0-9_]", p.family, p.re))
+			return nil, fmt.Errorf("scrub: WithPattern(%q, %v): need a non-nil regexp and a family name of [a-z0-9_]", p.family, p.re)
 		}
 		f := slices.Index(s.names, p.family)
 		if f < 0 {
@@ -141,10 +146,18 @@ func New(opts ...Option) *Scrubber {
 		s.on[f] = !o.onlySet
 	}
 	for _, name := range o.only {
-		s.on[s.mustFamily(name)] = true
+		f, err := s.family(name)
+		if err != nil {
+			return nil, err
+		}
+		s.on[f] = true
 	}
 	for _, name := range o.without {
-		s.on[s.mustFamily(name)] = false
+		f, err := s.family(name)
+		if err != nil {
+			return nil, err
+		}
+		s.on[f] = false
 	}
 	if len(o.allow) > 0 {
 		s.allow = make(map[string]struct{}, len(o.allow))
@@ -153,15 +166,16 @@ func New(opts ...Option) *Scrubber {
 		}
 	}
 	s.key = o.key
-	return s
+	return s, nil
 }
 
-func (s *Scrubber) mustFamily(name string) family {
+// family returns the index of the family called name.
+func (s *Scrubber) family(name string) (family, error) {
 	f := slices.Index(s.names, name)
 	if f < 0 {
-		panic(fmt.Sprintf("scrub: unknown family %q", name))
+		return 0, fmt.Errorf("scrub: unknown family %q", name)
 	}
-	return f
+	return f, nil
 }
 
 // validFamilyName reports whether name can appear in a placeholder.
@@ -177,7 +191,8 @@ func validFamilyName(name string) bool {
 	return true
 }
 
-var std = New()
+// std is the default Scrubber. New without options cannot fail.
+var std, _ = New()
 
 // Default returns the package's default Scrubber, the one String uses: every
 // built-in family, no extras, plain placeholders.

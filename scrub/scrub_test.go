@@ -62,7 +62,7 @@ func TestIdempotent(t *testing.T) {
 		ins = append(ins, c.in)
 	}
 	ins = append(ins, strings.Join(ins, " "), strings.Join(ins, "\n"), strings.Join(ins, ""))
-	keyed := New(WithKeyedHash([]byte("k")))
+	keyed := mustNew(t, WithKeyedHash([]byte("k")))
 	for _, in := range ins {
 		for _, s := range []*Scrubber{Default(), keyed} {
 			once := s.String(in)
@@ -151,14 +151,14 @@ func TestDirtyAllocs(t *testing.T) {
 }
 
 func TestWithoutFamilies(t *testing.T) {
-	s := New(WithoutFamilies("email", "ip"))
+	s := mustNew(t, WithoutFamilies("email", "ip"))
 	in := "bob@example.com at 10.0.0.1 with " + tGHP
 	want := "bob@example.com at 10.0.0.1 with " + r("github_token")
 	if got := s.String(in); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// A disabled vendor family falls back to the key's family.
-	s = New(WithoutFamilies("github_token"))
+	s = mustNew(t, WithoutFamilies("github_token"))
 	if got, want := s.String("token="+tGHP), "token="+r("secret"); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -168,38 +168,52 @@ func TestWithoutFamilies(t *testing.T) {
 }
 
 func TestWithOnlyFamilies(t *testing.T) {
-	s := New(WithOnlyFamilies("email"))
+	s := mustNew(t, WithOnlyFamilies("email"))
 	in := "bob@example.com at 10.0.0.1 with " + tGHP
 	want := r("email") + " at 10.0.0.1 with " + tGHP
 	if got := s.String(in); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	s = New(WithOnlyFamilies("email", "ip"), WithoutFamilies("ip"))
+	s = mustNew(t, WithOnlyFamilies("email", "ip"), WithoutFamilies("ip"))
 	if got := s.String(in); got != want {
 		t.Errorf("only+without: got %q, want %q", got, want)
 	}
 }
 
-func TestUnknownFamilyPanics(t *testing.T) {
+// mustNew returns New(opts...), failing the test on an error.
+func mustNew(t testing.TB, opts ...Option) *Scrubber {
+	t.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+// A bad option is an error of New, never a panic, and no Scrubber is made.
+func TestNewBadOptions(t *testing.T) {
 	for name, opt := range map[string]Option{
 		"without": WithoutFamilies("emial"),
 		"only":    WithOnlyFamilies("nope"),
 		"pattern": WithPattern("Bad-Name", regexp.MustCompile(`x`)),
 		"nil re":  WithPattern("corp", nil),
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: New did not panic", name)
-				}
-			}()
-			New(opt)
-		}()
+		s, err := New(WithAllow("x"), opt)
+		if err == nil || s != nil {
+			t.Errorf("%s: New = %v, %v; want nil and an error", name, s, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "scrub: ") {
+			t.Errorf("%s: error %q does not say it is scrub's", name, err)
+		}
+	}
+	if s, err := New(nil, WithoutFamilies("ip"), nil); err != nil || s.String("10.0.0.1") != "10.0.0.1" {
+		t.Errorf("nil options: New = %v, %v; want them skipped", s, err)
 	}
 }
 
 func TestWithPattern(t *testing.T) {
-	s := New(WithPattern("corp_token", regexp.MustCompile(`\bcorp_[a-z0-9]{12}\b`)))
+	s := mustNew(t, WithPattern("corp_token", regexp.MustCompile(`\bcorp_[a-z0-9]{12}\b`)))
 	in := "use corp_abcdef123456 and " + tGHP + ", not corp_short"
 	want := "use " + r("corp_token") + " and " + r("github_token") + ", not corp_short"
 	if got := s.String(in); got != want {
@@ -218,16 +232,16 @@ func TestWithPattern(t *testing.T) {
 	}
 
 	// An extra pattern may reuse a built-in family; overlaps merge.
-	s = New(WithPattern("secret", regexp.MustCompile(`(?i)internal-[0-9]+`)))
+	s = mustNew(t, WithPattern("secret", regexp.MustCompile(`(?i)internal-[0-9]+`)))
 	if got, want := s.String("id INTERNAL-42 ok"), "id "+r("secret")+" ok"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	s = New(WithPattern("wide", regexp.MustCompile(`mail [a-z]+@`)))
+	s = mustNew(t, WithPattern("wide", regexp.MustCompile(`mail [a-z]+@`)))
 	if got, want := s.String("mail bob@example.com"), r("wide"); got != want {
 		t.Errorf("overlap: got %q, want %q", got, want)
 	}
 	// Disabling the family disables the pattern.
-	s = New(WithPattern("corp_token", regexp.MustCompile(`corp_[a-z0-9]{12}`)), WithoutFamilies("corp_token"))
+	s = mustNew(t, WithPattern("corp_token", regexp.MustCompile(`corp_[a-z0-9]{12}`)), WithoutFamilies("corp_token"))
 	if got := s.String("corp_abcdef123456"); got != "corp_abcdef123456" {
 		t.Errorf("disabled pattern still redacts: %q", got)
 	}
@@ -250,7 +264,7 @@ func TestLiteralPrefix(t *testing.T) {
 }
 
 func TestWithAllow(t *testing.T) {
-	s := New(WithAllow("test@example.com", "10.0.0.1"))
+	s := mustNew(t, WithAllow("test@example.com", "10.0.0.1"))
 	in := "test@example.com and bob@example.com via 10.0.0.1 and 10.0.0.2; password=test@example.com"
 	want := "test@example.com and " + r("email") + " via 10.0.0.1 and " + r("ip") + "; password=test@example.com"
 	if got := s.String(in); got != want {
@@ -259,8 +273,8 @@ func TestWithAllow(t *testing.T) {
 }
 
 func TestWithKeyedHash(t *testing.T) {
-	a := New(WithKeyedHash([]byte("key one")))
-	b := New(WithKeyedHash([]byte("key two")))
+	a := mustNew(t, WithKeyedHash([]byte("key one")))
+	b := mustNew(t, WithKeyedHash([]byte("key two")))
 	in := "bob@example.com wrote to alice@example.com, cc bob@example.com; token=" + tGHP
 	got := a.String(in)
 	re := regexp.MustCompile(`\[REDACTED:email:([0-9a-f]{8})\]`)

@@ -3,6 +3,7 @@ package redact_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/toolmw/toolmw"
@@ -35,6 +36,16 @@ func BenchmarkSuccess(b *testing.B) { bench(b, redact.New()(ok)) }
 
 // BenchmarkSuccessResults scrubs a clean result.
 func BenchmarkSuccessResults(b *testing.B) { bench(b, redact.New(redact.WithResults())(ok)) }
+
+// BenchmarkSuccessResultsJSON scrubs a clean result of 1 KiB of JSON.
+func BenchmarkSuccessResultsJSON(b *testing.B) {
+	doc := `{"hotels":[` + strings.Repeat(`{"name":"Hotel Central","city":"Lisbon","stars":4,"price":129.5},`, 15) + `{"name":"Last","city":"Porto","stars":3,"price":80}]}`
+	tool := redact.New(redact.WithResults())(func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{Content: doc, JSON: true}, nil
+	})
+	b.SetBytes(int64(len(doc)))
+	bench(b, tool)
+}
 
 // BenchmarkRefusal scrubs a refusal holding a card number.
 func BenchmarkRefusal(b *testing.B) { bench(b, redact.New()(refuse)) }

@@ -38,8 +38,22 @@
 // (tracing, logging, events).
 //
 // [WithResults] scrubs the result's Content too. A JSON result that is no
-// longer valid JSON after scrubbing is returned with JSON false, never
-// unscrubbed.
+// longer valid JSON after scrubbing (a placeholder in place of a bare JSON
+// value, such as a card number written as a number) is returned with JSON
+// false, never unscrubbed.
+//
+// This layer is the one place results are scrubbed; the result layer only
+// checks them. Used together, put result inside redact: the tool's own
+// output is checked (size, UTF-8, JSON), then scrubbed on its way out, so a
+// redaction is never mistaken for a broken result.
+//
+// # Configuration errors
+//
+// An option given a value it cannot use is ignored and the default kept;
+// [Validate] reports it as a tool-definition-invalid/option_invalid error at
+// start-up. A nil scrubber means the default, scrub.Default(). A Scrubber
+// comes from scrub.New, which reports a bad scrub option (an unknown family,
+// a bad pattern) as its error.
 //
 // The success path without [WithResults] costs a nil check: no allocation.
 // Clean messages and results are returned as they are, without allocating.

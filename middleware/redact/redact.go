@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/toolmw/toolmw"
@@ -19,10 +20,19 @@ type Option func(*config)
 type config struct {
 	scrubber *scrub.Scrubber
 	results  bool
+	err      error // the first option value that could not be used
 }
 
-// WithScrubber sets the scrubber. The default, and a nil s, is
-// scrub.Default(). The last of WithScrubber and [WithKeyedHash] wins.
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("redact: "+format, args...))
+	}
+}
+
+// WithScrubber sets the scrubber, made with scrub.New. The default, and a
+// nil s, is scrub.Default(). The last of WithScrubber and [WithKeyedHash]
+// wins.
 func WithScrubber(s *scrub.Scrubber) Option {
 	return func(c *config) { c.scrubber = s }
 }
@@ -32,14 +42,20 @@ func WithScrubber(s *scrub.Scrubber) Option {
 // reads the same wherever this key is used and cannot be read back without
 // it. An empty key means a random key made once per process: pseudonyms are
 // stable within the process and meaningless outside it. It is
-// WithScrubber(scrub.New(scrub.WithKeyedHash(key))); the last of the two
-// wins.
+// WithScrubber with the Scrubber scrub.New(scrub.WithKeyedHash(key)) makes;
+// the last of the two wins.
 func WithKeyedHash(key []byte) Option {
 	if len(key) == 0 {
 		key = processKey()
 	}
-	s := scrub.New(scrub.WithKeyedHash(key))
-	return func(c *config) { c.scrubber = s }
+	s, err := scrub.New(scrub.WithKeyedHash(key))
+	return func(c *config) {
+		if err != nil { // scrub.New takes any key today; should that change, report it
+			c.reject("WithKeyedHash: %v", err)
+			return
+		}
+		c.scrubber = s
+	}
 }
 
 // processKey is the key of WithKeyedHash(nil): 32 random bytes, made once.
@@ -49,21 +65,34 @@ var processKey = sync.OnceValue(func() []byte {
 	return key
 })
 
-// WithResults scrubs the content of results too.
+// WithResults scrubs the content of results too. This layer is the one
+// that scrubs results; the result layer only checks them.
 func WithResults() Option {
 	return func(c *config) { c.results = true }
 }
 
-// New returns the scrubbing middleware. It holds no per-tool state; a
-// scrub.Scrubber is safe for concurrent use, so one middleware may serve
-// many tools at once.
-func New(opts ...Option) toolmw.Middleware {
+func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
+	return c
+}
+
+// Validate reports the first option value [New] would ignore, as a
+// tool-definition-invalid error with code option_invalid, or nil.
+func Validate(opts ...Option) error {
+	return newConfig(opts).err
+}
+
+// New returns the scrubbing middleware. Invalid option values are ignored,
+// the default kept (see [Validate]). It holds no per-tool state; a
+// scrub.Scrubber is safe for concurrent use, so one middleware may serve
+// many tools at once.
+func New(opts ...Option) toolmw.Middleware {
+	c := newConfig(opts)
 	s := c.scrubber
 	if s == nil {
 		s = scrub.Default()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.uber.org/goleak"
 
@@ -205,12 +206,39 @@ func TestResults(t *testing.T) {
 		t.Errorf("got %+v, %v", res, err)
 	}
 
+	// Clean content is passed on as it is, not copied.
+	clean := toolmw.Result{Content: `{"hotel":"Central","stars":4}`, JSON: true}
+	if res, err := run(redact.New(redact.WithResults()), clean, nil); err != nil || res != clean || unsafe.StringData(res.Content) != unsafe.StringData(clean.Content) {
+		t.Errorf("clean content changed: %+v, %v", res, err)
+	}
+
+	// A card number written as a JSON number: its placeholder is not JSON,
+	// so the result is passed on as text, redacted.
+	num := toolmw.Result{Content: `{"card":4111111111111111}`, JSON: true}
+	if res, err := run(redact.New(redact.WithResults()), num, nil); err != nil || strings.Contains(res.Content, "4111111111111111") || res.JSON != json.Valid([]byte(res.Content)) {
+		t.Errorf("got %+v, %v; want the card redacted and the JSON flag to agree with the content", res, err)
+	}
+
 	// A scrubber that breaks the JSON: the result is no longer marked JSON.
-	quoted := scrub.New(scrub.WithPattern("quoted_secret", regexp.MustCompile(`"secret[^"]*"`)))
+	quoted, err := scrub.New(scrub.WithPattern("quoted_secret", regexp.MustCompile(`"secret[^"]*"`)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	js = toolmw.Result{Content: `{"k":"secret-value"}`, JSON: true}
 	res, _ = run(redact.New(redact.WithResults(), redact.WithScrubber(quoted)), js, nil)
 	if res.Content != `{"k":[REDACTED:quoted_secret]}` || res.JSON {
 		t.Errorf("got %+v", res)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	opts := []redact.Option{nil, redact.WithScrubber(nil), redact.WithKeyedHash(nil), redact.WithKeyedHash([]byte("k")), redact.WithResults()}
+	if err := redact.Validate(opts...); err != nil {
+		t.Fatalf("Validate = %v, want nil", err)
+	}
+	res, _ := run(redact.New(opts...), toolmw.Text("customer "+email), nil)
+	if !strings.HasPrefix(res.Content, "customer [REDACTED:email:") {
+		t.Errorf("got %q, want a keyed placeholder", res.Content)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/result"
-	"github.com/toolmw/toolmw/scrub"
 )
 
 // A typical result: 1 KiB of JSON.
@@ -33,8 +32,3 @@ func BenchmarkText(b *testing.B) { bench(b, toolmw.Text(doc)) }
 
 // BenchmarkJSON adds the JSON check.
 func BenchmarkJSON(b *testing.B) { bench(b, toolmw.Result{Content: doc, JSON: true}) }
-
-// BenchmarkJSONScrub adds scrubbing of clean content.
-func BenchmarkJSONScrub(b *testing.B) {
-	bench(b, toolmw.Result{Content: doc, JSON: true}, result.WithScrub(scrub.Default()))
-}

@@ -1,9 +1,8 @@
 // Package result is the result-checking layer: what a tool returns must be
 // fit to enter the run before the model sees it.
 //
-//	result.New()                                          // size, UTF-8, JSON if declared
-//	result.New(result.WithMaxBytes(64 << 10))             // a tighter cap
-//	result.New(result.WithScrub(scrub.Default()))         // and redact secrets in the content
+//	result.New()                              // size, UTF-8, JSON if declared
+//	result.New(result.WithMaxBytes(64 << 10)) // a tighter cap
 //
 // A successful result is checked, in this order, and the first violation
 // fails the call with tool-result-invalid (permanent) and its own code; the
@@ -16,18 +15,17 @@
 //     declares JSON results (Spec.ResultJSON), its content is one valid JSON
 //     document → result_not_json.
 //
-// Then, with [WithScrub], secrets and identifiers in the content are replaced
-// by the scrubber's placeholders; clean content is passed on as it is. A
-// placeholder that replaces a bare JSON value (a card number written as a
-// JSON number, say) leaves content that is no longer JSON: the result is
-// then passed on with Result.JSON cleared, as text.
+// A result that passes is returned as it is: this layer only checks. To
+// scrub secrets and identifiers out of results, use the redact layer with
+// redact.WithResults, outside this one, so the tool's own output is checked
+// before it is scrubbed.
 //
 // The tool's error passes through untouched, with whatever result came with
 // it.
 //
 // # Configuration errors
 //
-// An option given a value it cannot use (a size cap below 1) is ignored and
-// the default stays; [Validate] reports it as a
+// An option given 0 means its default. An option given a value it cannot
+// use (a negative size cap) is ignored and the default stays; [Validate] reports it as a
 // tool-definition-invalid/option_invalid error at start-up.
 package result

@@ -7,11 +7,10 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/result"
-	"github.com/toolmw/toolmw/scrub"
 )
 
 func Example() {
-	mw := result.New(result.WithMaxBytes(64<<10), result.WithScrub(scrub.Default()))
+	mw := result.New(result.WithMaxBytes(64 << 10))
 	spec := toolmw.Spec{Name: "get_booking", ResultJSON: true}
 
 	broken := toolmw.MustWrap(spec, func(context.Context, json.RawMessage) (toolmw.Result, error) {
@@ -20,12 +19,12 @@ func Example() {
 	_, err := broken(context.Background(), nil)
 	fmt.Println(err)
 
-	leaky := toolmw.MustWrap(spec, func(context.Context, json.RawMessage) (toolmw.Result, error) {
-		return toolmw.JSON(map[string]string{"booking": "B-17", "contact": "ana@example.com"})
+	fine := toolmw.MustWrap(spec, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.JSON(map[string]string{"booking": "B-17", "status": "confirmed"})
 	}, mw)
-	res, _ := leaky(context.Background(), nil)
+	res, _ := fine(context.Background(), nil)
 	fmt.Println(res.Content)
 	// Output:
 	// get_booking: tool-result-invalid result_not_json: the tool's result is declared JSON and is not valid JSON
-	// {"booking":"B-17","contact":"[REDACTED:email]"}
+	// {"booking":"B-17","status":"confirmed"}
 }

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -22,7 +21,6 @@ type Option func(*config)
 
 type config struct {
 	maxBytes int
-	scrubber *scrub.Scrubber
 	invalid  []string // the options given a value they cannot use
 }
 
@@ -36,21 +34,20 @@ func newConfig(opts []Option) *config {
 	return c
 }
 
-// WithMaxBytes caps the size of a result's content at n bytes (n >= 1).
+// WithMaxBytes caps the size of a result's content at n bytes. 0 means the
+// default, [DefaultMaxBytes]; a negative n is ignored and reported by
+// [Validate].
 func WithMaxBytes(n int) Option {
 	return func(c *config) {
-		if n < 1 {
-			c.invalid = append(c.invalid, "WithMaxBytes needs n >= 1")
-			return
+		switch {
+		case n < 0:
+			c.invalid = append(c.invalid, "WithMaxBytes needs n >= 0")
+		case n == 0:
+			c.maxBytes = DefaultMaxBytes
+		default:
+			c.maxBytes = n
 		}
-		c.maxBytes = n
 	}
-}
-
-// WithScrub redacts the content of results that pass the checks with s. Nil
-// means no scrubbing, the default.
-func WithScrub(s *scrub.Scrubber) Option {
-	return func(c *config) { c.scrubber = s }
 }
 
 // Validate reports the options given a value they cannot use, as a
@@ -70,7 +67,8 @@ var (
 )
 
 // New returns the result-checking middleware. See the package documentation
-// for the checks.
+// for the checks. It only checks: a result that passes is returned as it is
+// (the redact layer is the one that scrubs results).
 func New(opts ...Option) toolmw.Middleware {
 	c := newConfig(opts)
 	errTooLarge := taxonomy.ResultInvalid(taxonomy.CodeResultTooLarge,
@@ -86,12 +84,8 @@ func New(opts ...Option) toolmw.Middleware {
 			case !utf8.ValidString(res.Content):
 				return toolmw.Result{}, errNotUTF8
 			}
-			isJSON := declaredJSON(ctx, res)
-			if isJSON && !json.Valid([]byte(res.Content)) {
+			if declaredJSON(ctx, res) && !json.Valid([]byte(res.Content)) {
 				return toolmw.Result{}, errNotJSON
-			}
-			if c.scrubber != nil {
-				res = scrubbed(c.scrubber, res, isJSON)
 			}
 			return res, nil
 		}
@@ -106,18 +100,4 @@ func declaredJSON(ctx context.Context, res toolmw.Result) bool {
 	}
 	call, ok := toolmw.CallFrom(ctx)
 	return ok && call.Spec != nil && call.Spec.ResultJSON
-}
-
-// scrubbed returns res with its content redacted. A JSON result that a
-// redaction made invalid is passed on as text.
-func scrubbed(s *scrub.Scrubber, res toolmw.Result, isJSON bool) toolmw.Result {
-	out := s.String(res.Content)
-	if out == res.Content {
-		return res
-	}
-	res.Content = out
-	if isJSON && !json.Valid([]byte(out)) {
-		res.JSON = false
-	}
-	return res
 }

@@ -81,8 +81,9 @@
 //
 // # Configuration
 //
-// Options with unusable values (zero attempts, negative durations, a
-// backoff cap below its base, a nil clock or budget) are ignored, the
-// default kept, so [New] always returns a working layer; [Validate] reports
-// them as tool-definition-invalid/option_invalid errors for a start-up check.
+// Zero and nil option values mean the defaults. An unusable value (a
+// negative number of attempts or duration, a backoff cap below its base) is
+// a tool-definition-invalid/option_invalid error: [Validate] reports it, and
+// [New] returns a toolmw.Reject middleware, so toolmw.Wrap reports it at
+// start-up and never wraps a tool with a configuration nobody asked for.
 package retry

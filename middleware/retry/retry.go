@@ -46,14 +46,16 @@ func (c *config) reject(format string, args ...any) {
 
 // WithMaxAttempts sets how many attempts a call may make, the first
 // included (default [DefaultMaxAttempts]); 1 means no retry while still
-// drawing on the run budget. A value below 1 is ignored.
+// drawing on the run budget. 0 means the default; a negative value is
+// invalid.
 func WithMaxAttempts(n int) Option {
 	return func(c *config) {
-		if n < 1 {
+		switch {
+		case n < 0:
 			c.reject("WithMaxAttempts(%d): a call makes at least 1 attempt", n)
-			return
+		case n > 0:
+			c.maxAttempts = n
 		}
-		c.maxAttempts = n
 	}
 }
 
@@ -62,7 +64,7 @@ func WithMaxAttempts(n int) Option {
 // [0, min(cap, base·2^(k-1))), or the error's RetryAfter if that is longer
 // (defaults [DefaultBaseDelay] and [DefaultMaxDelay]). A base of 0 means no
 // backoff of its own. Negative durations or a cap below the base are
-// ignored.
+// invalid.
 func WithBackoff(base, cap time.Duration) Option {
 	return func(c *config) {
 		if base < 0 || cap < base {
@@ -75,26 +77,26 @@ func WithBackoff(base, cap time.Duration) Option {
 
 // WithMaxWait caps any one wait (default [DefaultMaxWait]). A RetryAfter
 // longer than the cap ends the call at once with code retry_wait_too_long;
-// the layer's own backoff is held to the cap. A value <= 0 is ignored.
+// the layer's own backoff is held to the cap. 0 means the default; a
+// negative value is invalid.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			c.reject("WithMaxWait(%v): the cap must be positive", d)
-			return
+		switch {
+		case d < 0:
+			c.reject("WithMaxWait(%v): the cap must not be negative", d)
+		case d > 0:
+			c.maxWait = d
 		}
-		c.maxWait = d
 	}
 }
 
 // WithClock sets the clock the layer reads and waits on (default
-// clock.System). Tests pass a *clock.Fake. A nil clock is ignored.
+// clock.System). Tests pass a *clock.Fake. A nil clock means the default.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) {
-		if c == nil {
-			cfg.reject("WithClock(nil)")
-			return
+		if c != nil {
+			cfg.clock = c
 		}
-		cfg.clock = c
 	}
 }
 
@@ -102,26 +104,20 @@ func WithClock(c clock.Clock) Option {
 // value in [0, 1), called from many goroutines at once, so it must be safe
 // for concurrent use (a *rand.Rand's Float64 is not, unless guarded). The
 // default is math/rand/v2's Float64. Values outside [0, 1) are clamped. A
-// nil function is ignored.
+// nil function means the default.
 func WithRand(f func() float64) Option {
 	return func(c *config) {
-		if f == nil {
-			c.reject("WithRand(nil)")
-			return
+		if f != nil {
+			c.rand = f
 		}
-		c.rand = f
 	}
 }
 
 // WithBudget makes every tool the layer wraps draw on b, a retry token
 // budget shared, typically, by the tools of one dependency or by a whole
-// process. A nil b is ignored.
+// process. A nil b means the default, a budget per tool.
 func WithBudget(b *budget.Retry) Option {
 	return func(c *config) {
-		if b == nil {
-			c.reject("WithBudget(nil): use WithoutBudget to retry without a token budget")
-			return
-		}
 		c.budget, c.noBudget = b, false
 	}
 }
@@ -149,18 +145,22 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Validate reports the first option value [New] would ignore, as a
+// Validate reports the first invalid option value, as a
 // tool-definition-invalid error with code option_invalid, or nil.
 func Validate(opts ...Option) error {
 	return newConfig(opts).err
 }
 
 // New returns the retry layer. Each tool it wraps gets its own retry token
-// budget unless [WithBudget] or [WithoutBudget] says otherwise. Invalid
-// option values are ignored (see [Validate]). The returned Middleware and
-// the Tools it makes are safe for concurrent use.
+// budget unless [WithBudget] or [WithoutBudget] says otherwise. An invalid
+// option value makes a [toolmw.Reject] middleware: toolmw.Wrap reports it at
+// start-up (see [Validate]). The returned Middleware and the Tools it makes
+// are safe for concurrent use.
 func New(opts ...Option) toolmw.Middleware {
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		r := &retrier{config: cfg, next: next}
 		if r.budget == nil && !r.noBudget {

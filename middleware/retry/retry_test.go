@@ -609,28 +609,34 @@ func TestValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"attempts 1", retry.WithMaxAttempts(1), true},
-		{"attempts 0", retry.WithMaxAttempts(0), false},
+		{"attempts 0: the default", retry.WithMaxAttempts(0), true},
+		{"attempts negative", retry.WithMaxAttempts(-1), false},
 		{"backoff zero", retry.WithBackoff(0, 0), true},
 		{"backoff negative", retry.WithBackoff(-time.Second, time.Second), false},
 		{"backoff cap below base", retry.WithBackoff(2*time.Second, time.Second), false},
-		{"max wait zero", retry.WithMaxWait(0), false},
-		{"nil clock", retry.WithClock(nil), false},
-		{"nil rand", retry.WithRand(nil), false},
-		{"nil budget", retry.WithBudget(nil), false},
+		{"max wait zero: the default", retry.WithMaxWait(0), true},
+		{"max wait negative", retry.WithMaxWait(-time.Second), false},
+		{"nil clock: the default", retry.WithClock(nil), true},
+		{"nil rand: the default", retry.WithRand(nil), true},
+		{"nil budget: the default", retry.WithBudget(nil), true},
 		{"no budget", retry.WithoutBudget(), true},
 	} {
-		err := retry.Validate(tc.opt)
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: Validate = %v, want ok=%v", tc.name, err, tc.ok)
-			continue
-		}
-		if err != nil {
-			if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid {
-				t.Errorf("%s: %s/%s, want %s/%s", tc.name, info.Kind, info.Code, taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid)
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(how string, err error) {
+				t.Helper()
+				if (err == nil) != tc.ok {
+					t.Fatalf("%s = %v, want ok=%v", how, err, tc.ok)
+				}
+				if info := taxonomy.InfoOf(err); err != nil && (info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid) {
+					t.Fatalf("%s: %s/%s, want tool-definition-invalid/option_invalid", how, info.Kind, info.Code)
+				}
 			}
-		}
+			check("Validate", retry.Validate(tc.opt))
+			_, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, (&script{}).tool, retry.New(tc.opt))
+			check("Wrap", err)
+		})
 	}
-	// An ignored option leaves a working layer with the defaults.
+	// Zero values mean the defaults.
 	s := &script{errs: always(taxonomy.Transient("upstream_unavailable", "down"), 10)}
 	wrap(t, false, s.tool, retry.WithMaxAttempts(0), retry.WithClock(newInstant()))(context.Background(), nil)
 	if s.calls() != retry.DefaultMaxAttempts {

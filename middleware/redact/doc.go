@@ -49,11 +49,12 @@
 //
 // # Configuration errors
 //
-// An option given a value it cannot use is ignored and the default kept;
-// [Validate] reports it as a tool-definition-invalid/option_invalid error at
-// start-up. A nil scrubber means the default, scrub.Default(). A Scrubber
-// comes from scrub.New, which reports a bad scrub option (an unknown family,
-// a bad pattern) as its error.
+// A nil scrubber means the default, scrub.Default(). An option given a
+// value it cannot use is a tool-definition-invalid/option_invalid error:
+// [Validate] returns it, and [New] returns toolmw.Reject(err), so
+// toolmw.Wrap reports it at start-up. A Scrubber comes from scrub.New,
+// which returns a bad scrub option (an unknown family, a bad pattern) as
+// its error rather than panicking.
 //
 // The success path without [WithResults] costs a nil check: no allocation.
 // Clean messages and results are returned as they are, without allocating.

@@ -87,12 +87,16 @@ func Validate(opts ...Option) error {
 	return newConfig(opts).err
 }
 
-// New returns the scrubbing middleware. Invalid option values are ignored,
-// the default kept (see [Validate]). It holds no per-tool state; a
+// New returns the scrubbing middleware. Given an option value it cannot
+// use, it returns a [toolmw.Reject] of the [Validate] error, which
+// toolmw.Wrap reports at start-up. It holds no per-tool state; a
 // scrub.Scrubber is safe for concurrent use, so one middleware may serve
 // many tools at once.
 func New(opts ...Option) toolmw.Middleware {
 	c := newConfig(opts)
+	if c.err != nil {
+		return toolmw.Reject(c.err)
+	}
 	s := c.scrubber
 	if s == nil {
 		s = scrub.Default()

@@ -26,6 +26,7 @@
 // # Configuration errors
 //
 // An option given 0 means its default. An option given a value it cannot
-// use (a negative size cap) is ignored and the default stays; [Validate] reports it as a
-// tool-definition-invalid/option_invalid error at start-up.
+// use (a negative size cap) is a tool-definition-invalid/option_invalid
+// error: [Validate] returns it, and [New] returns toolmw.Reject(err), so
+// toolmw.Wrap reports it at start-up; nothing is silently ignored.
 package result

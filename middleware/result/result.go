@@ -50,15 +50,20 @@ func WithMaxBytes(n int) Option {
 	}
 }
 
-// Validate reports the options given a value they cannot use, as a
+// err returns the options given a value they cannot use, as one
 // tool-definition-invalid/option_invalid error, or nil.
-func Validate(opts ...Option) error {
-	c := newConfig(opts)
+func (c *config) err() error {
 	if len(c.invalid) == 0 {
 		return nil
 	}
 	return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
 		"result: "+strings.Join(c.invalid, "; "))
+}
+
+// Validate reports the options given a value they cannot use, as a
+// tool-definition-invalid/option_invalid error, or nil.
+func Validate(opts ...Option) error {
+	return newConfig(opts).err()
 }
 
 var (
@@ -68,9 +73,14 @@ var (
 
 // New returns the result-checking middleware. See the package documentation
 // for the checks. It only checks: a result that passes is returned as it is
-// (the redact layer is the one that scrubs results).
+// (the redact layer is the one that scrubs results). Given an option value
+// it cannot use, it returns a [toolmw.Reject] of the [Validate] error, which
+// toolmw.Wrap reports at start-up.
 func New(opts ...Option) toolmw.Middleware {
 	c := newConfig(opts)
+	if err := c.err(); err != nil {
+		return toolmw.Reject(err)
+	}
 	errTooLarge := taxonomy.ResultInvalid(taxonomy.CodeResultTooLarge,
 		"the tool's result is larger than the limit of "+strconv.Itoa(c.maxBytes)+" bytes")
 	return func(next toolmw.Tool) toolmw.Tool {

@@ -99,15 +99,18 @@ func TestValidate(t *testing.T) {
 	if te, ok := taxonomy.From(err); !ok || te.Kind() != taxonomy.KindDefinitionInvalid || te.Code() != taxonomy.CodeOptionInvalid {
 		t.Fatalf("WithMaxBytes(-1): Validate = %v", err)
 	}
-	// 0 means the default; New ignores a bad cap and keeps the default.
-	for _, n := range []int{0, -1} {
-		at := result.New(result.WithMaxBytes(n), nil)(returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes)), nil))
-		over := result.New(result.WithMaxBytes(n), nil)(returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes+1)), nil))
-		if _, err := at(context.Background(), nil); err != nil {
-			t.Fatalf("WithMaxBytes(%d), at the default cap: %v", n, err)
-		}
-		if _, err := over(context.Background(), nil); err == nil {
-			t.Fatalf("WithMaxBytes(%d), over the default cap: no error", n)
-		}
+	// Wrap reports the bad cap at start-up.
+	_, err = toolmw.Wrap(toolmw.Spec{Name: "search"}, returning(toolmw.Text("ok"), nil), result.New(result.WithMaxBytes(-1)))
+	if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid || info.Tool != "search" {
+		t.Fatalf("Wrap with WithMaxBytes(-1) = %v, want search: tool-definition-invalid/option_invalid", err)
+	}
+	// 0 means the default cap.
+	at := result.New(result.WithMaxBytes(0), nil)(returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes)), nil))
+	over := result.New(result.WithMaxBytes(0), nil)(returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes+1)), nil))
+	if _, err := at(context.Background(), nil); err != nil {
+		t.Fatalf("WithMaxBytes(0), at the default cap: %v", err)
+	}
+	if _, err := over(context.Background(), nil); err == nil {
+		t.Fatal("WithMaxBytes(0), over the default cap: no error")
 	}
 }

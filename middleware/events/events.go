@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,14 +62,26 @@ func (f SinkFunc) Emit(e Event) { f(e) }
 type Option func(*Emitter)
 
 // WithQueueSize sets how many events may wait for the sink; when that many
-// wait, new events are dropped and counted. A size below 1 means
-// DefaultQueueSize.
+// wait, new events are dropped and counted. 0 means DefaultQueueSize; a
+// negative size is invalid.
 func WithQueueSize(n int) Option {
 	return func(e *Emitter) {
-		if n >= 1 {
+		switch {
+		case n < 0:
+			if e.err == nil {
+				e.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+					fmt.Sprintf("events: WithQueueSize(%d): the size must not be negative", n))
+			}
+		case n > 0:
 			e.size = n
 		}
 	}
+}
+
+// Validate reports the first invalid option value, as a
+// tool-definition-invalid error with code option_invalid, or nil.
+func Validate(opts ...Option) error {
+	return NewEmitter(nil, opts...).err
 }
 
 // WithClock sets the clock that stamps events; clock.System by default.
@@ -96,6 +109,7 @@ type Emitter struct {
 	sink  Sink
 	clock clock.Clock
 	size  int
+	err   error // the first invalid option
 
 	mu      sync.Mutex
 	queue   []Event // a ring of size entries, made with the first event
@@ -107,7 +121,9 @@ type Emitter struct {
 }
 
 // NewEmitter returns an Emitter delivering to sink. A nil sink makes an
-// Emitter whose middleware returns each tool unchanged.
+// Emitter whose middleware returns each tool unchanged. When an option value
+// is invalid (see [Validate]), its middleware is a toolmw.Reject of that
+// error, which toolmw.Wrap reports at start-up.
 func NewEmitter(sink Sink, opts ...Option) *Emitter {
 	e := &Emitter{sink: sink, clock: clock.System, size: DefaultQueueSize}
 	for _, o := range opts {
@@ -130,6 +146,9 @@ func New(sink Sink, opts ...Option) toolmw.Middleware {
 // timeouts and cancellations alike (Outcome tells them apart). A successful
 // call costs nothing beyond the call.
 func (e *Emitter) Middleware() toolmw.Middleware {
+	if e.err != nil {
+		return toolmw.Reject(e.err)
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		if e.sink == nil {
 			return next

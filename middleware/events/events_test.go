@@ -306,7 +306,7 @@ func TestFlushIdle(t *testing.T) {
 	}
 }
 
-func TestQueueSizeBelowOneIsDefault(t *testing.T) {
+func TestQueueSizeZeroIsDefault(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
 	em := events.NewEmitter(events.SinkFunc(func(events.Event) {
@@ -327,4 +327,22 @@ func TestQueueSizeBelowOneIsDefault(t *testing.T) {
 	}
 	close(release)
 	flush(t, em)
+}
+
+func TestValidate(t *testing.T) {
+	bad := events.WithQueueSize(-1)
+	for how, err := range map[string]error{
+		"Validate": events.Validate(bad),
+		"Wrap": func() error {
+			_, err := toolmw.Wrap(toolmw.Spec{Name: "t"}, returning(nil), events.New(&collector{}, bad))
+			return err
+		}(),
+	} {
+		if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid {
+			t.Errorf("%s: %v, want tool-definition-invalid/option_invalid", how, err)
+		}
+	}
+	if err := events.Validate(events.WithQueueSize(0), events.WithClock(nil), nil); err != nil {
+		t.Errorf("zero and nil values are the defaults: %v", err)
+	}
 }

@@ -22,6 +22,12 @@ var errDenied = taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "the call is no
 // deadline passed: a timeout, not a denial.
 var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false)
 
+// Validate reports whether policy can be used, as a
+// tool-definition-invalid/option_invalid error, or nil. Every policy can: a
+// nil policy denies every call (the safe default), so it returns nil; it is
+// here so that every layer is checked the same way.
+func Validate(policy Policy) error { return nil }
+
 // New returns the permission middleware: each call runs only if policy
 // allows it. See the package documentation for how a denial is reported.
 func New(policy Policy) toolmw.Middleware {

@@ -111,6 +111,12 @@ func newConfig(opts []Option) config {
 	return c
 }
 
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil. Every value of this
+// package's options is usable (nil means the default), so it returns nil; it
+// is here so that every layer is checked the same way.
+func Validate(opts ...Option) error { return nil }
+
 // New returns a middleware that traces each tool call as one span named
 // "execute_tool {tool}" and records its duration and outcome as metrics.
 // See the package documentation for the attributes, the status and the

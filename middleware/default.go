@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -44,7 +45,7 @@ type Option func(*config)
 
 type config struct {
 	tracing     []tracing.Option
-	logger      zerolog.Logger
+	logger      func(...logging.Option) toolmw.Middleware // nil: no logs
 	logging     []logging.Option
 	sink        events.Sink
 	events      []events.Option
@@ -66,10 +67,23 @@ func WithTracing(opts ...tracing.Option) Option {
 	return func(c *config) { c.tracing = opts }
 }
 
-// WithLogger sets the logging layer's logger (default: zerolog.Nop(), no
-// logs).
+// WithLogger logs each call to a zerolog logger (default: no logs); see
+// logging.New. The last of WithLogger and [WithSlog] wins.
 func WithLogger(l zerolog.Logger, opts ...logging.Option) Option {
-	return func(c *config) { c.logger, c.logging = l, opts }
+	return func(c *config) {
+		c.logger = func(o ...logging.Option) toolmw.Middleware { return logging.New(l, o...) }
+		c.logging = opts
+	}
+}
+
+// WithSlog logs each call to a log/slog logger (default: no logs), with the
+// same lines, fields and levels as [WithLogger]; nil means slog.Default().
+// See logging.NewSlog. The last of WithLogger and WithSlog wins.
+func WithSlog(l *slog.Logger, opts ...logging.Option) Option {
+	return func(c *config) {
+		c.logger = func(o ...logging.Option) toolmw.Middleware { return logging.NewSlog(l, o...) }
+		c.logging = opts
+	}
 }
 
 // WithEvents sends a tool_error event per failed call to sink (default: no
@@ -145,12 +159,12 @@ func WithMapper(m *mapper.Map) Option {
 // per call (a call's retries then never meet an open circuit); ratelimit
 // outside retry admits a call once, however many attempts it makes.
 //
-// Zero-config defaults are safe: no logs (zerolog.Nop), the otel global
+// Zero-config defaults are safe: no logs, the otel global
 // providers, no events, no rate limit, a 30-second per-attempt timeout,
 // 3 attempts with a retry budget per tool, a breaker per tool. Options
 // configure each layer; Replace, Remove and Insert swap whole layers.
 func Default(opts ...Option) Stack {
-	c := config{logger: zerolog.Nop(), limit: rate.Inf, timeout: DefaultTimeout}
+	c := config{limit: rate.Inf, timeout: DefaultTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -160,9 +174,13 @@ func Default(opts ...Option) Stack {
 	if c.sink != nil {
 		ev = events.New(c.sink, c.events...)
 	}
+	var lg toolmw.Middleware = off
+	if c.logger != nil {
+		lg = c.logger(c.logging...)
+	}
 	s, err := NewStack(
 		Layer{Tracing, tracing.New(c.tracing...)},
-		Layer{Logging, logging.New(c.logger, c.logging...)},
+		Layer{Logging, lg},
 		Layer{Events, ev},
 		Layer{Retry, retry.New(c.retry...)},
 		Layer{Breaker, breaker.New(c.breaker...)},
@@ -193,6 +211,7 @@ func Validate(opts ...Option) error {
 		}
 	}
 	for _, err := range []error{
+		logging.Validate(c.logging...),
 		retry.Validate(c.retry...),
 		breaker.Validate(c.breaker...),
 		ratelimit.Validate(c.limit, c.burst, c.ratelimit...),

@@ -99,11 +99,15 @@ func ExampleWithLevel() {
 	// {"level":"error","tool":"delete_account","outcome":"not_permitted","kind":"tool-not-permitted","code":"not_permitted","retryable":false,"attempts":1,"duration_ms":0,"message":"tool call"}
 }
 
-// A bad option value is a typed error at start-up; New and NewSlog ignore
-// it and keep the default.
+// A bad option value is a typed error at start-up, from Validate and from
+// Wrap.
 func ExampleValidate() {
-	err := logging.Validate(logging.WithSuccessLevel(slog.LevelWarn))
-	fmt.Println(err)
+	opt := logging.WithSuccessLevel(slog.LevelWarn)
+	fmt.Println(logging.Validate(opt))
+
+	_, err := toolmw.Wrap(toolmw.Spec{Name: "cancel_booking"}, cancelBooking(clock.NewFake(time.Time{})), logging.NewSlog(slog.Default(), opt))
+	fmt.Println(errors.Is(err, taxonomy.ErrDefinitionInvalid))
 	// Output:
 	// tool-definition-invalid option_invalid: logging: WithSuccessLevel(WARN): a success is logged at INFO or below, or not at all (LevelOff)
+	// true
 }

@@ -75,10 +75,6 @@ func TestLines(t *testing.T) {
 			want: []map[string]any{{"level": "trace", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
 		},
 		{
-			name: "a success level above info is ignored", logLvl: slog.LevelDebug, opts: []logging.Option{logging.WithSuccessLevel(slog.LevelError)},
-			want: []map[string]any{{"level": "debug", "tool": "book_flight", "call_id": "call_7", "outcome": "ok", "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"}},
-		},
-		{
 			name: "success not logged at info", logLvl: slog.LevelInfo,
 		},
 		{
@@ -120,12 +116,6 @@ func TestLines(t *testing.T) {
 			name: "kind override", err: refusal, logLvl: slog.LevelInfo, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, slog.LevelWarn)},
 			want: []map[string]any{
 				{"level": "warn", "tool": "book_flight", "call_id": "call_7", "outcome": "refused", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
-			},
-		},
-		{
-			name: "a kind level above error is ignored", err: refusal, logLvl: slog.LevelInfo, opts: []logging.Option{logging.WithLevel(taxonomy.KindRefused, slog.LevelError+4)},
-			want: []map[string]any{
-				{"level": "info", "tool": "book_flight", "call_id": "call_7", "outcome": "refused", "kind": "tool-refused", "code": "booking_not_cancellable", "retryable": false, "attempts": 1.0, "duration_ms": 1500.0, "message": "tool call"},
 			},
 		},
 		{
@@ -389,8 +379,8 @@ func TestNilMeansDefault(t *testing.T) {
 }
 
 // TestValidate: a bad option value is a tool-definition-invalid error with
-// code option_invalid, naming the option; New and NewSlog ignore it and
-// keep the default without panicking.
+// code option_invalid, naming the option, from Validate and from Wrap (New
+// and NewSlog return toolmw.Reject), never a panic.
 func TestValidate(t *testing.T) {
 	good := [][]logging.Option{
 		nil,
@@ -409,10 +399,14 @@ func TestValidate(t *testing.T) {
 		`WithLevel("Not A Kind"`: logging.WithLevel("Not A Kind", slog.LevelWarn),
 		`WithLevel(""`:           logging.WithLevel("", slog.LevelWarn),
 	}
-	for want, opt := range bad {
-		err := logging.Validate(logging.WithClock(nil), opt, logging.WithSuccessLevel(slog.LevelWarn+1))
+	isOptionInvalid := func(err error) bool {
 		var te taxonomy.Error
-		if !errors.As(err, &te) || te.Kind() != taxonomy.KindDefinitionInvalid || te.Code() != taxonomy.CodeOptionInvalid {
+		return errors.As(err, &te) && te.Kind() == taxonomy.KindDefinitionInvalid && te.Code() == taxonomy.CodeOptionInvalid
+	}
+	for want, opt := range bad {
+		opts := []logging.Option{logging.WithClock(nil), opt, logging.WithSuccessLevel(slog.LevelWarn + 1)}
+		err := logging.Validate(opts...)
+		if !isOptionInvalid(err) {
 			t.Errorf("%s: %v, want a definition error with code option_invalid", want, err)
 			continue
 		}
@@ -420,7 +414,10 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: %q does not name the first bad option", want, err)
 		}
 		for _, b := range backends {
-			_ = b.new(io.Discard, slog.LevelDebug, opt)(failing(newClock(), 0, nil)) // no panic
+			tool, werr := toolmw.Wrap(toolmw.Spec{Name: "t"}, failing(newClock(), 0, nil), b.new(io.Discard, slog.LevelDebug, opts...))
+			if tool != nil || !isOptionInvalid(werr) || !strings.Contains(werr.Error(), "logging: "+want) {
+				t.Errorf("%s: %s: Wrap returned %v, want the error of Validate", b.name, want, werr)
+			}
 		}
 	}
 }

@@ -38,8 +38,8 @@ func (c *config) reject(format string, args ...any) {
 // WithSuccessLevel sets the level of the line of a successful call:
 // slog.LevelDebug by default. Any level up to slog.LevelInfo may be given
 // (below DEBUG is zerolog's TRACE), or [LevelOff] to log no successes. A
-// level above INFO is invalid, since a success is never a warning: it is
-// ignored and reported by [Validate].
+// level above INFO is invalid, since a success is never a warning (see
+// [Validate]).
 func WithSuccessLevel(level slog.Level) Option {
 	return func(c *config) {
 		if level != LevelOff && level > slog.LevelInfo {
@@ -54,8 +54,7 @@ func WithSuccessLevel(level slog.Level) Option {
 // of the given kind, in place of [DefaultLevel]'s. Any level up to
 // slog.LevelError may be given, or [LevelOff] to log no line for that kind,
 // not even the detail line. A level above ERROR (a line never stops the
-// program) or a malformed kind is invalid: the option is ignored and
-// reported by [Validate].
+// program) or a malformed kind is invalid (see [Validate]).
 func WithLevel(kind taxonomy.Kind, level slog.Level) Option {
 	return func(c *config) {
 		if !taxonomy.ValidKind(kind) {
@@ -100,10 +99,11 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Validate reports the first option value [New] and [NewSlog] would ignore,
-// as a tool-definition-invalid error with code option_invalid, or nil. A nil
-// Option, a nil clock and a nil scrubber are valid: they mean the defaults.
-// It is safe for concurrent use.
+// Validate reports the first invalid option value, as a
+// tool-definition-invalid error with code option_invalid, or nil: the error
+// with which [New] and [NewSlog] return toolmw.Reject, so that toolmw.Wrap
+// reports it at start-up. A nil Option, a nil clock and a nil scrubber are
+// valid: they mean the defaults. It is safe for concurrent use.
 func Validate(opts ...Option) error {
 	return newConfig(opts).err
 }

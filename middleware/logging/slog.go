@@ -16,12 +16,16 @@ import (
 // The handler is asked at each call whether it is enabled for the line's
 // level, so a slog.LevelVar may change the level at run time; a logger on
 // slog.DiscardHandler makes NewSlog return each tool unchanged. The records
-// carry the time of the layer's clock and no source position. Bad option
-// values are ignored (see [Validate]). The returned Middleware and the
-// Tools it makes are safe for concurrent use, as slog requires of
-// handlers.
+// carry the time of the layer's clock and no source position. Given an
+// invalid option value it returns toolmw.Reject with the error [Validate]
+// reports, so toolmw.Wrap fails at start-up; it never panics. The returned
+// Middleware and the Tools it makes are safe for concurrent use, as slog
+// requires of handlers.
 func NewSlog(logger *slog.Logger, opts ...Option) toolmw.Middleware {
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
 	var h slog.Handler
 	if logger != nil {
 		h = logger.Handler()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolmw/toolmw/internal/errchain"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -356,26 +357,7 @@ func matchCode(rules []compiled, code uint64) (found, bool) {
 // walk visits err's chain depth first, outermost first, as errors.Is does,
 // and returns the first result visit reports.
 func walk[R any](err error, visit func(error) (R, bool)) (R, bool) {
-	for err != nil {
-		if r, ok := visit(err); ok {
-			return r, true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if r, ok := walk(e, visit); ok {
-					return r, true
-				}
-			}
-			err = nil
-		default:
-			err = nil
-		}
-	}
-	var zero R
-	return zero, false
+	return errchain.Find(err, visit)
 }
 
 func b2i(b bool) int {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/toolmw/toolmw/internal/errchain"
 )
 
 // Error is implemented by every error toolmw and its layers produce. Error()
@@ -267,25 +269,12 @@ var (
 // From returns the first typed error in err's chain, walking Unwrap() error
 // and Unwrap() []error depth first, without allocating.
 func From(err error) (Error, bool) {
-	for err != nil {
-		if te, ok := err.(Error); ok {
-			return te, true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if te, ok := From(e); ok {
-					return te, true
-				}
-			}
-			return nil, false
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
+	return errchain.Find(err, asError)
+}
+
+func asError(err error) (Error, bool) {
+	te, ok := err.(Error)
+	return te, ok
 }
 
 // ShouldRetry is the retry rule: whether a call that ended in err may be made

@@ -80,11 +80,15 @@ func WithMessages() Option {
 }
 
 // New returns a map without rules, configured by opts: every error it
-// classifies is unmapped. Add rules with [Map.With].
+// classifies is unmapped. Add rules with [Map.With]. Every option value is
+// usable: nil options are skipped, and a nil clock or scrubber means the
+// default.
 func New(opts ...Option) *Map {
 	cfg := config{now: time.Now, scrubber: scrub.Default()}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	return build(nil, cfg)
 }
@@ -108,7 +112,9 @@ func (m *Map) With(rules ...Rule) *Map {
 func (m *Map) WithOptions(opts ...Option) *Map {
 	cfg := m.cfg
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	return build(m.rules, cfg)
 }

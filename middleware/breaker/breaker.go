@@ -16,22 +16,6 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// State is a breaker's state: closed (calls pass), open (calls fail fast) or
-// half-open (probes pass).
-type State = gobreaker.State
-
-// The states.
-const (
-	StateClosed   = gobreaker.StateClosed
-	StateHalfOpen = gobreaker.StateHalfOpen
-	StateOpen     = gobreaker.StateOpen
-)
-
-// Counts are a breaker's counters since it last changed state (or since the
-// last interval began, see [WithInterval]). Neutral outcomes count as
-// requests and exclusions, neither successes nor failures.
-type Counts = gobreaker.Counts
-
 // Breaker is one circuit breaker. [New] makes one per tool, or per key; make
 // one with [NewBreaker] to share it between tools with [WithShared] and to
 // read its state. A Breaker is safe for concurrent use.
@@ -41,21 +25,27 @@ type Breaker struct {
 	clock     clock.Clock
 	openFor   time.Duration
 	isFailure func(error) bool
-	notify    func(name string, from, to State)
+	notify    func(StateChangeEvent)
 
 	pending atomic.Bool   // changes are queued: a fast check for flush
 	recent  atomic.Uint64 // the last counted outcomes; see recentWindow
 
-	mu         sync.Mutex // guards the fields below; never held while calling out
-	openedAt   time.Time  // when the breaker last opened, by clock
-	queue      []change   // transitions not yet delivered to notify
-	delivering bool       // a goroutine is delivering the queue
+	// Guarded by gobreaker's lock: written and read only in the callbacks
+	// gobreaker makes while holding it.
+	state   State            // the state gobreaker last reported
+	tripped gobreaker.Counts // the counts that last tripped the breaker
+	probes  Counts           // the outcomes of the current half-open period
+
+	mu         sync.Mutex         // guards the fields below; never held while calling out
+	openedAt   time.Time          // when the breaker last opened, by clock
+	queue      []StateChangeEvent // changes not yet delivered to notify
+	delivering bool               // a goroutine is delivering the queue
 }
 
-type change struct{ from, to State }
-
 // NewBreaker returns a closed breaker configured by opts. The name is passed
-// to the state-change callback. WithShared and WithKey mean nothing here.
+// to the state-change callback. WithShared, WithKey and WithMaxKeys mean
+// nothing here. Options given a value they cannot use are ignored (see
+// [Validate]). The Breaker is safe for concurrent use.
 func NewBreaker(name string, opts ...Option) *Breaker {
 	b := newBreaker(newConfig(opts))
 	b.name.Store(&name)
@@ -69,15 +59,34 @@ func newBreaker(c *config) *Breaker {
 		isFailure: c.isFailure,
 		notify:    c.onChange,
 	}
+	trip := c.tripRule(b)
 	b.cb = gobreaker.NewCircuitBreaker[toolmw.Result](gobreaker.Settings{
-		MaxRequests:   c.probes,
-		Interval:      c.interval,
-		Timeout:       c.openFor,
-		ReadyToTrip:   c.readyToTrip(b),
+		MaxRequests: c.probes,
+		Interval:    c.interval,
+		Timeout:     gobreakerTimeout(c.openFor),
+		ReadyToTrip: func(cs gobreaker.Counts) bool {
+			if !trip(cs) {
+				return false
+			}
+			b.tripped = cs
+			return true
+		},
 		OnStateChange: b.stateChanged,
-		IsExcluded:    isNeutral,
+		IsExcluded:    b.excluded,
+		IsSuccessful:  b.successful,
 	})
 	return b
+}
+
+// gobreakerTimeout returns gobreaker's Timeout for an open period d.
+// gobreaker half-opens once its expiry has passed, strictly: one nanosecond
+// less makes a breaker half-open exactly d after it opened, when the
+// RetryAfter of its circuit-open errors says, not a nanosecond later.
+func gobreakerTimeout(d time.Duration) time.Duration {
+	if d > time.Nanosecond {
+		return d - time.Nanosecond
+	}
+	return d
 }
 
 // Name returns the breaker's name: the one given to NewBreaker, the key of a
@@ -90,16 +99,17 @@ func (b *Breaker) Name() string {
 	return ""
 }
 
-// State returns the breaker's current state.
+// State returns the breaker's current state. It may deliver state changes
+// to the callback of [WithOnStateChange] before it returns.
 func (b *Breaker) State() State {
-	s := b.cb.State()
+	s := stateOf(b.cb.State())
 	b.flush()
 	return s
 }
 
 // Counts returns the breaker's counters.
 func (b *Breaker) Counts() Counts {
-	return b.cb.Counts()
+	return countsOf(b.cb.Counts())
 }
 
 // The verdicts the layer reports to gobreaker in place of the tool's error:
@@ -110,7 +120,26 @@ var (
 	errNeutral = errors.New("breaker: neutral outcome")
 )
 
-func isNeutral(err error) bool { return err == errNeutral }
+// excluded is gobreaker's IsExcluded and successful its IsSuccessful.
+// gobreaker calls one of them, holding its lock, for each finished call of
+// the current period; in half-open they count the probes' outcomes for the
+// state-change event.
+func (b *Breaker) excluded(verdict error) bool {
+	if verdict != errNeutral {
+		return false
+	}
+	if b.state == StateHalfOpen {
+		b.probes.add(verdict)
+	}
+	return true
+}
+
+func (b *Breaker) successful(verdict error) bool {
+	if b.state == StateHalfOpen {
+		b.probes.add(verdict)
+	}
+	return verdict == nil
+}
 
 // The errors of a breaker that refuses a call. They are immutable, so they
 // are made once; the open error gets its RetryAfter per call.
@@ -208,17 +237,21 @@ func (b *Breaker) openError() error {
 
 // stateChanged is gobreaker's OnStateChange. It runs under gobreaker's lock,
 // so it only records the change; flush delivers it.
-func (b *Breaker) stateChanged(_ string, from, to State) {
-	var now time.Time
-	if to == StateOpen {
-		now = b.clock.Now()
+func (b *Breaker) stateChanged(_ string, from, to gobreaker.State) {
+	e := StateChangeEvent{From: stateOf(from), To: stateOf(to), Time: b.clock.Now()}
+	switch e.From {
+	case StateClosed:
+		e.Counts = countsOf(b.tripped)
+	case StateHalfOpen:
+		e.Counts = b.probes
 	}
+	b.state, b.probes = e.To, Counts{}
 	b.mu.Lock()
-	if to == StateOpen {
-		b.openedAt = now
+	if e.To == StateOpen {
+		b.openedAt = e.Time
 	}
 	if b.notify != nil {
-		b.queue = append(b.queue, change{from, to})
+		b.queue = append(b.queue, e)
 		b.pending.Store(true)
 	}
 	b.mu.Unlock()
@@ -248,7 +281,7 @@ func (b *Breaker) flush() {
 
 // deliver calls the callback for each change. Should the callback panic, the
 // delivery ends and the next flush delivers what is queued after.
-func (b *Breaker) deliver(batch []change) {
+func (b *Breaker) deliver(batch []StateChangeEvent) {
 	done := false
 	defer func() {
 		if !done {
@@ -258,8 +291,9 @@ func (b *Breaker) deliver(batch []change) {
 		}
 	}()
 	name := b.Name()
-	for _, c := range batch {
-		b.notify(name, c.from, c.to)
+	for _, e := range batch {
+		e.Name = name
+		b.notify(e)
 	}
 	done = true
 }
@@ -267,7 +301,8 @@ func (b *Breaker) deliver(batch []change) {
 // IsFailure is the default rule of what counts against a breaker: an untyped
 // error, and a typed error of kind tool-failed (except code
 // upstream_bad_request) or tool-timeout. Cancellation and every other kind
-// are neutral. See the package documentation for the reasons.
+// are neutral. See the package documentation for the reasons. It is safe
+// for concurrent use.
 func IsFailure(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -119,8 +122,8 @@ func TestNeutralOutcomesNeverTrip(t *testing.T) {
 			if f.n() != 100 || b.State() != breaker.StateClosed {
 				t.Fatalf("calls = %d, state = %v; want 100 calls through a closed breaker", f.n(), b.State())
 			}
-			if c := b.Counts(); c.TotalFailures != 0 || c.TotalSuccesses != 0 || c.TotalExclusions != 100 {
-				t.Fatalf("counts = %+v, want 100 exclusions", c)
+			if c := b.Counts(); c.Failures != 0 || c.Successes != 0 || c.Neutral != 100 || c.Requests != 100 {
+				t.Fatalf("counts = %+v, want 100 neutral requests", c)
 			}
 		})
 	}
@@ -178,25 +181,53 @@ func TestSuccessResetsTheRun(t *testing.T) {
 	}
 }
 
+// RetryAfter is the time left of the open period, and the period ends when
+// it says: inside the bubble gobreaker's time.Now and the breaker's clock
+// are the same fake time.
 func TestRetryAfter(t *testing.T) {
-	fc := clock.NewFake(time.Now())
-	const openFor = 30 * time.Second
-	f := &fake{err: transient}
-	tool := wrap(t, "book", f, breaker.New(breaker.WithClock(fc), breaker.WithOpenFor(openFor)))
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{err: transient}
+		tool := wrap(t, "book", f, breaker.New())
+		for range breaker.DefaultConsecutiveFailures {
+			call(tool)
+		}
+		elapsed := time.Duration(0)
+		for _, step := range []time.Duration{0, 10 * time.Second, 19 * time.Second, time.Second - time.Nanosecond} {
+			time.Sleep(step)
+			elapsed += step
+			te, ok := taxonomy.From(call(tool))
+			if !ok || te.Kind() != taxonomy.KindCircuitOpen {
+				t.Fatalf("after %v: want circuit-open", elapsed)
+			}
+			if left := breaker.DefaultOpenFor - elapsed; te.RetryAfter() != left {
+				t.Fatalf("after %v: RetryAfter = %v, want %v", elapsed, te.RetryAfter(), left)
+			}
+		}
+		time.Sleep(time.Nanosecond) // the last RetryAfter
+		before := f.n()
+		call(tool)
+		if f.n() != before+1 {
+			t.Fatal("no probe once RetryAfter had passed")
+		}
+	})
+}
+
+// WithClock's clock stamps the events and computes RetryAfter.
+func TestWithClock(t *testing.T) {
+	fc := clock.NewFake(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	rec := &recorder{}
+	tool := wrap(t, "book", &fake{err: transient}, breaker.New(breaker.WithClock(fc), breaker.WithOnStateChange(rec.record)))
 	for range breaker.DefaultConsecutiveFailures {
 		call(tool)
 	}
 	opened := fc.Now()
-	for _, elapsed := range []time.Duration{0, 10 * time.Second, 29 * time.Second} {
-		fc.Set(opened.Add(elapsed))
-		left := openFor - elapsed
-		te, ok := taxonomy.From(call(tool))
-		if !ok || te.Kind() != taxonomy.KindCircuitOpen {
-			t.Fatalf("after %v: want circuit-open", elapsed)
-		}
-		if d := te.RetryAfter() - left; d < -left/10 || d > left/10 {
-			t.Fatalf("after %v: RetryAfter = %v, want within 10%% of %v", elapsed, te.RetryAfter(), left)
-		}
+	fc.Advance(10 * time.Second)
+	te, _ := taxonomy.From(call(tool))
+	if te == nil || te.RetryAfter() != breaker.DefaultOpenFor-10*time.Second {
+		t.Fatalf("err = %v, want RetryAfter %v by the fake clock", te, breaker.DefaultOpenFor-10*time.Second)
+	}
+	if e := rec.all(); len(e) != 1 || !e[0].Time.Equal(opened) {
+		t.Fatalf("events = %+v, want one at %v", e, opened)
 	}
 }
 
@@ -205,91 +236,114 @@ type transition struct {
 	from, to breaker.State
 }
 
+// recorder keeps the state changes a breaker reports.
 type recorder struct {
-	mu  sync.Mutex
-	got []transition
+	mu     sync.Mutex
+	events []breaker.StateChangeEvent
 }
 
-func (r *recorder) record(name string, from, to breaker.State) {
+func (r *recorder) record(e breaker.StateChangeEvent) {
 	r.mu.Lock()
-	r.got = append(r.got, transition{name, from, to})
+	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
-func (r *recorder) transitions() []transition {
+func (r *recorder) all() []breaker.StateChangeEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]transition(nil), r.got...)
+	return append([]breaker.StateChangeEvent(nil), r.events...)
 }
 
+func (r *recorder) transitions() []transition {
+	var got []transition
+	for _, e := range r.all() {
+		got = append(got, transition{e.Name, e.From, e.To})
+	}
+	return got
+}
+
+// An open breaker lets one probe through once its open period has passed;
+// the probe's outcome closes it or opens it again. Each change is an event
+// with the counts that decided it.
 func TestProbe(t *testing.T) {
-	// gobreaker measures the open period with the real clock: keep it short.
-	const openFor = 2 * time.Millisecond
 	for _, probeOK := range []bool{true, false} {
 		t.Run(fmt.Sprintf("probe ok %v", probeOK), func(t *testing.T) {
-			rec := &recorder{}
-			f := &fake{err: transient}
-			tool := wrap(t, "book", f, breaker.New(breaker.WithOpenFor(openFor), breaker.WithOnStateChange(rec.record)))
-			for range breaker.DefaultConsecutiveFailures {
-				call(tool)
-			}
-			time.Sleep(openFor + time.Millisecond)
-			if probeOK {
-				f.set(nil)
-			}
-			before := f.n()
-			if err := call(tool); (err == nil) != probeOK || f.n() != before+1 {
-				t.Fatalf("probe: err = %v, tool ran %d times; want it to run once", err, f.n()-before)
-			}
-			want := []transition{
-				{"book", breaker.StateClosed, breaker.StateOpen},
-				{"book", breaker.StateOpen, breaker.StateHalfOpen},
-				{"book", breaker.StateHalfOpen, breaker.StateClosed},
-			}
-			if !probeOK {
-				want[2].to = breaker.StateOpen
-			}
-			if got := rec.transitions(); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("transitions = %v, want %v", got, want)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				rec := &recorder{}
+				f := &fake{err: transient}
+				tool := wrap(t, "book", f, breaker.New(breaker.WithOnStateChange(rec.record)))
+				for range breaker.DefaultConsecutiveFailures {
+					call(tool)
+				}
+				time.Sleep(breaker.DefaultOpenFor - time.Nanosecond)
+				if err := call(tool); !errors.Is(err, taxonomy.ErrCircuitOpen) {
+					t.Fatalf("err = %v before the open period ended, want circuit-open", err)
+				}
+				time.Sleep(time.Nanosecond)
+				if probeOK {
+					f.set(nil)
+				}
+				before := f.n()
+				if err := call(tool); (err == nil) != probeOK || f.n() != before+1 {
+					t.Fatalf("probe: err = %v, tool ran %d times; want it to run once", err, f.n()-before)
+				}
+				opened, probed := start, start.Add(breaker.DefaultOpenFor)
+				n := uint32(breaker.DefaultConsecutiveFailures)
+				want := []breaker.StateChangeEvent{
+					{Name: "book", From: breaker.StateClosed, To: breaker.StateOpen, Time: opened,
+						Counts: breaker.Counts{Requests: n, Failures: n, ConsecutiveFailures: n}},
+					{Name: "book", From: breaker.StateOpen, To: breaker.StateHalfOpen, Time: probed},
+					{Name: "book", From: breaker.StateHalfOpen, To: breaker.StateClosed, Time: probed,
+						Counts: breaker.Counts{Requests: 1, Successes: 1, ConsecutiveSuccesses: 1}},
+				}
+				if !probeOK {
+					want[2].To = breaker.StateOpen
+					want[2].Counts = breaker.Counts{Requests: 1, Failures: 1, ConsecutiveFailures: 1}
+				}
+				if got := rec.all(); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("events\n%+v\nwant\n%+v", got, want)
+				}
+			})
 		})
 	}
 }
 
 func TestHalfOpenProbesTaken(t *testing.T) {
-	const openFor = 2 * time.Millisecond
-	b := breaker.NewBreaker("upstream", breaker.WithOpenFor(openFor))
-	mw := breaker.New(breaker.WithShared(b))
-	failing := wrap(t, "a", &fake{err: transient}, mw)
-	for range breaker.DefaultConsecutiveFailures {
-		call(failing)
-	}
-	time.Sleep(openFor + time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		b := breaker.NewBreaker("upstream")
+		mw := breaker.New(breaker.WithShared(b))
+		failing := wrap(t, "a", &fake{err: transient}, mw)
+		for range breaker.DefaultConsecutiveFailures {
+			call(failing)
+		}
+		time.Sleep(breaker.DefaultOpenFor)
 
-	entered, release := make(chan struct{}), make(chan struct{})
-	slow, err := toolmw.Wrap(toolmw.Spec{Name: "b"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
-		close(entered)
-		<-release
-		return toolmw.Text("ok"), nil
-	}, mw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- call(slow) }()
-	<-entered
-	err = call(failing)
-	te, ok := taxonomy.From(err)
-	if !ok || te.Code() != taxonomy.CodeCircuitHalfOpen || !te.Retryable() || !errors.Is(err, gobreaker.ErrTooManyRequests) {
-		t.Fatalf("err = %v, want a retryable circuit-open/circuit_half_open", err)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	if s := b.State(); s != breaker.StateClosed {
-		t.Fatalf("state = %v, want closed", s)
-	}
+		entered, release := make(chan struct{}), make(chan struct{})
+		slow, err := toolmw.Wrap(toolmw.Spec{Name: "b"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			close(entered)
+			<-release
+			return toolmw.Text("ok"), nil
+		}, mw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error)
+		go func() { done <- call(slow) }()
+		<-entered
+		err = call(failing)
+		te, ok := taxonomy.From(err)
+		if !ok || te.Code() != taxonomy.CodeCircuitHalfOpen || !te.Retryable() || !errors.Is(err, gobreaker.ErrTooManyRequests) {
+			t.Fatalf("err = %v, want a retryable circuit-open/circuit_half_open", err)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatalf("probe: %v", err)
+		}
+		if s := b.State(); s != breaker.StateClosed {
+			t.Fatalf("state = %v, want closed", s)
+		}
+	})
 }
 
 func TestSharedTripsForAllTools(t *testing.T) {
@@ -346,7 +400,7 @@ func TestPerToolByDefault(t *testing.T) {
 func TestCallbackMayCallTheBreaker(t *testing.T) {
 	var b *breaker.Breaker
 	var states []breaker.State
-	b = breaker.NewBreaker("upstream", breaker.WithOnStateChange(func(name string, from, to breaker.State) {
+	b = breaker.NewBreaker("upstream", breaker.WithOnStateChange(func(breaker.StateChangeEvent) {
 		// Both take gobreaker's lock: they would deadlock if it were held.
 		states = append(states, b.State())
 		_ = b.Counts()
@@ -361,29 +415,31 @@ func TestCallbackMayCallTheBreaker(t *testing.T) {
 }
 
 func TestCallbackPanicDoesNotStopDelivery(t *testing.T) {
-	rec := &recorder{}
-	first := true
-	b := breaker.NewBreaker("upstream", breaker.WithOpenFor(time.Millisecond), breaker.WithOnStateChange(func(name string, from, to breaker.State) {
-		if first {
-			first = false
-			panic("callback bug")
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		first := true
+		b := breaker.NewBreaker("upstream", breaker.WithOnStateChange(func(e breaker.StateChangeEvent) {
+			if first {
+				first = false
+				panic("callback bug")
+			}
+			rec.record(e)
+		}))
+		tool := wrap(t, "a", &fake{err: transient}, breaker.New(breaker.WithShared(b)))
+		for range breaker.DefaultConsecutiveFailures - 1 {
+			call(tool)
 		}
-		rec.record(name, from, to)
-	}))
-	tool := wrap(t, "a", &fake{err: transient}, breaker.New(breaker.WithShared(b)))
-	for range breaker.DefaultConsecutiveFailures - 1 {
-		call(tool)
-	}
-	func() {
-		defer func() { recover() }()
-		call(tool)
-	}()
-	time.Sleep(2 * time.Millisecond)
-	call(tool) // half-open probe fails: open again
-	want := []transition{{"upstream", breaker.StateOpen, breaker.StateHalfOpen}, {"upstream", breaker.StateHalfOpen, breaker.StateOpen}}
-	if got := rec.transitions(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("transitions = %v, want %v", got, want)
-	}
+		func() {
+			defer func() { recover() }()
+			call(tool)
+		}()
+		time.Sleep(breaker.DefaultOpenFor)
+		call(tool) // half-open probe fails: open again
+		want := []transition{{"upstream", breaker.StateOpen, breaker.StateHalfOpen}, {"upstream", breaker.StateHalfOpen, breaker.StateOpen}}
+		if got := rec.transitions(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("transitions = %v, want %v", got, want)
+		}
+	})
 }
 
 func TestFailureRatio(t *testing.T) {
@@ -485,64 +541,121 @@ func TestUnwrappedTool(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	if err := breaker.Validate(breaker.WithOpenFor(time.Second), breaker.WithProbes(2), breaker.WithFailureRatio(1, 1)); err != nil {
-		t.Fatalf("valid options: %v", err)
+	// Zero and nil mean the default.
+	zero := []breaker.Option{
+		breaker.WithOpenFor(0), breaker.WithProbes(0), breaker.WithConsecutiveFailures(0),
+		breaker.WithFailureRatio(0, 0), breaker.WithInterval(0), breaker.WithMaxKeys(0),
+		breaker.WithIsFailure(nil), breaker.WithShared(nil), breaker.WithKey(nil),
+		breaker.WithClock(nil), breaker.WithOnStateChange(nil), nil,
+	}
+	good := append([]breaker.Option{breaker.WithOpenFor(time.Second), breaker.WithProbes(2),
+		breaker.WithFailureRatio(1, 1), breaker.WithFailureRatio(0.5, 0)}, zero...)
+	for i, o := range good {
+		if err := breaker.Validate(o); err != nil {
+			t.Errorf("option %d: Validate = %v, want nil", i, err)
+		}
 	}
 	bad := []breaker.Option{
-		breaker.WithOpenFor(0),
 		breaker.WithOpenFor(-time.Second),
-		breaker.WithProbes(0),
-		breaker.WithConsecutiveFailures(0),
-		breaker.WithFailureRatio(0, 10),
+		breaker.WithProbes(-1),
+		breaker.WithConsecutiveFailures(-1),
+		breaker.WithFailureRatio(-0.5, 10),
 		breaker.WithFailureRatio(1.5, 10),
-		breaker.WithFailureRatio(0.5, 0),
+		breaker.WithFailureRatio(math.NaN(), 10),
+		breaker.WithFailureRatio(0.5, -1),
 		breaker.WithInterval(-1),
-		breaker.WithIsFailure(nil),
-		breaker.WithShared(nil),
-		breaker.WithKey(nil),
+		breaker.WithMaxKeys(-1),
 	}
 	for i, o := range bad {
 		err := breaker.Validate(o)
 		te, ok := taxonomy.From(err)
-		if !ok || te.Kind() != taxonomy.KindDefinitionInvalid || te.Code() != taxonomy.CodeOptionInvalid {
-			t.Errorf("option %d: Validate = %v, want tool-definition-invalid/option_invalid", i, err)
+		if !ok || te.Kind() != taxonomy.KindDefinitionInvalid || te.Code() != taxonomy.CodeOptionInvalid || !strings.HasPrefix(te.Error(), "tool-definition-invalid option_invalid: breaker: With") {
+			t.Errorf("option %d: Validate = %v, want tool-definition-invalid/option_invalid naming the option", i, err)
 		}
 	}
-	// New ignores them and keeps the defaults.
-	f := &fake{err: transient}
-	tool := wrap(t, "a", f, breaker.New(append(bad, nil)...))
-	for range breaker.DefaultConsecutiveFailures + 3 {
+	// New ignores them and keeps the defaults; it never panics.
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{err: transient}
+		tool := wrap(t, "a", f, breaker.New(append(bad, zero...)...))
+		for range breaker.DefaultConsecutiveFailures + 3 {
+			call(tool)
+		}
+		if f.n() != breaker.DefaultConsecutiveFailures {
+			t.Fatalf("the tool ran %d times, want the default %d", f.n(), breaker.DefaultConsecutiveFailures)
+		}
+		time.Sleep(breaker.DefaultOpenFor - time.Nanosecond)
 		call(tool)
+		time.Sleep(time.Nanosecond)
+		call(tool)
+		if f.n() != breaker.DefaultConsecutiveFailures+1 {
+			t.Fatalf("the tool ran %d times, want one probe after the default open period", f.n())
+		}
+	})
+}
+
+// WithMaxKeys bounds the keyed breakers: a new key beyond it drops the key
+// used least recently, whose breaker starts closed on its next use.
+func TestMaxKeys(t *testing.T) {
+	f := &fake{err: transient}
+	mw := breaker.New(breaker.WithMaxKeys(1), breaker.WithConsecutiveFailures(1),
+		breaker.WithKey(func(c toolmw.Call) string { return c.Tool }))
+	a, b := wrap(t, "a", f, mw), wrap(t, "b", &fake{}, mw)
+	call(a)
+	if err := call(a); !errors.Is(err, taxonomy.ErrCircuitOpen) {
+		t.Fatalf("a: err = %v, want circuit-open", err)
 	}
-	if f.n() != breaker.DefaultConsecutiveFailures {
-		t.Fatalf("the tool ran %d times, want the default %d", f.n(), breaker.DefaultConsecutiveFailures)
+	call(b) // drops a
+	before := f.n()
+	call(a)
+	if f.n() != before+1 {
+		t.Fatal("a's breaker was kept past the bound")
 	}
 }
 
-func TestConcurrent(t *testing.T) {
-	rec := &recorder{}
-	b := breaker.NewBreaker("upstream", breaker.WithOnStateChange(rec.record), breaker.WithOpenFor(time.Millisecond))
-	f := &fake{err: transient}
-	tool := wrap(t, "a", f, breaker.New(breaker.WithShared(b)))
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 200 {
-				call(tool)
-				b.State()
-			}
-		}()
-	}
-	wg.Wait()
-	b.State()
-	// Transitions are delivered in order: each starts where the last ended.
-	prev := breaker.StateClosed
-	for _, tr := range rec.transitions() {
-		if tr.from != prev {
-			t.Fatalf("transition %v does not follow %v", tr, prev)
+func TestStateString(t *testing.T) {
+	for s, want := range map[breaker.State]string{
+		breaker.StateClosed: "closed", breaker.StateHalfOpen: "half-open", breaker.StateOpen: "open", 7: "State(7)",
+	} {
+		if s.String() != want {
+			t.Errorf("%d.String() = %q, want %q", int(s), s.String(), want)
 		}
-		prev = tr.to
 	}
+	var zero breaker.State
+	if zero != breaker.StateClosed {
+		t.Error("the zero State is not closed")
+	}
+}
+
+// Concurrent calls move a shared breaker through many open periods; its
+// changes reach the callback in order, each starting where the last ended.
+func TestConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		b := breaker.NewBreaker("upstream", breaker.WithOnStateChange(rec.record), breaker.WithOpenFor(5*time.Millisecond))
+		f := &fake{err: transient}
+		tool := wrap(t, "a", f, breaker.New(breaker.WithShared(b)))
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 200 {
+					call(tool)
+					b.State()
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
+		b.State()
+		prev := breaker.StateClosed
+		got := rec.all()
+		for _, e := range got {
+			if e.From != prev {
+				t.Fatalf("change %v -> %v does not follow %v", e.From, e.To, prev)
+			}
+			prev = e.To
+		}
+		if len(got) < 10 {
+			t.Fatalf("%d state changes, want many open periods", len(got))
+		}
+	})
 }

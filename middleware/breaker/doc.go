@@ -7,8 +7,12 @@
 //	breaker.New(breaker.WithOpenFor(time.Minute))     // a longer pause
 //	breaker.New(breaker.WithShared(payments))         // one breaker for every tool it wraps
 //	breaker.New(breaker.WithKey(upstreamOf))          // one breaker per upstream
+//	breaker.New(breaker.WithOnStateChange(func(e breaker.StateChangeEvent) {
+//		log.Printf("breaker %s: %v -> %v", e.Name, e.From, e.To)
+//	}))
 //
-// The layer is built on github.com/sony/gobreaker/v2.
+// The layer is built on github.com/sony/gobreaker/v2, which never shows in
+// its API: [State], [Counts] and [StateChangeEvent] are the package's own.
 //
 // # Defaults
 //
@@ -66,25 +70,51 @@
 //
 // # Time
 //
-// gobreaker measures the open period with the real clock and cannot be given
-// another one. The clock of [WithClock] is used to record when a breaker
-// opened and to compute RetryAfter, so tests drive RetryAfter with a fake
-// clock; the passage from open to half-open always takes real time.
+// gobreaker measures the open period with package time (time.Now) and cannot
+// be given another clock. A breaker half-opens exactly [WithOpenFor] after
+// it opened, when the RetryAfter of its circuit-open errors says. The clock
+// of [WithClock] stamps state changes, records when a breaker opened and
+// computes RetryAfter; a fake clock therefore drives RetryAfter but not the
+// open period. Tests drive both with testing/synctest, whose fake time is
+// what time.Now returns inside a bubble:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		// ... trip the breaker ...
+//		time.Sleep(breaker.DefaultOpenFor) // instant: the bubble's clock moves
+//		// ... the next call is the probe ...
+//	})
 //
 // # State changes
 //
-// [WithOnStateChange] observes every transition. gobreaker reports a
-// transition while holding its own lock; the breaker queues it and delivers
-// it, in order, once gobreaker has returned, so the callback never runs under
-// a lock and may call back into the breaker (for example [Breaker.State]).
-// A transition is delivered by the goroutine of the call (or of the State or
-// Counts call) that caused it, or that comes next.
+// [WithOnStateChange] observes every transition as a [StateChangeEvent]:
+// the breaker's name, the states it left and entered, the counts that
+// decided the change and its time. gobreaker reports a transition while
+// holding its own lock; the breaker queues it and delivers it, in order,
+// once gobreaker has returned, so the callback never runs under a lock and
+// may call back into the breaker (for example [Breaker.State]). A
+// transition is delivered by the goroutine of the call (or of the State
+// call) that caused it, or that comes next.
+//
+// # Keys
+//
+// [WithKey] keeps one breaker per key, made on the key's first use. At most
+// [DefaultMaxKeys] keys are kept ([WithMaxKeys]); a new key beyond the bound
+// drops the key used least recently, whose breaker starts closed again on
+// its next use.
 //
 // # Configuration errors
 //
-// An option given a value it cannot use (a non-positive open period, zero
-// probes, a ratio outside (0, 1], a nil function) is ignored and the default
-// stays, so [New] always returns a working middleware; [Validate] reports
-// such options as a tool-definition-invalid/option_invalid error at
-// start-up.
+// Zero and nil mean the default: WithOpenFor(0) is the 30 s default,
+// WithIsFailure(nil) is [IsFailure], WithShared(nil) a breaker per tool. An
+// option given a value it cannot use (a negative duration or count, a
+// ratio outside [0, 1]) is ignored and the default stays, so [New] always
+// returns a working middleware and never panics; [Validate] reports the
+// first such option as a tool-definition-invalid/option_invalid error, for
+// a start-up check.
+//
+// # Concurrency
+//
+// Everything exported is safe for concurrent use: a [Breaker], the
+// Middleware [New] returns and the Tools it makes, an [Option], [IsFailure]
+// and [Validate]. [State], [Counts] and [StateChangeEvent] are plain values.
 package breaker

@@ -14,12 +14,13 @@ import (
 
 func Example() {
 	// One breaker for every tool behind the payments API.
-	clk := clock.NewFake(time.Now())
+	clk := clock.NewFake(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	payments := breaker.NewBreaker("payments",
 		breaker.WithClock(clk),
 		breaker.WithOpenFor(30*time.Second),
-		breaker.WithOnStateChange(func(name string, from, to breaker.State) {
-			fmt.Printf("breaker %s: %v -> %v\n", name, from, to)
+		breaker.WithOnStateChange(func(e breaker.StateChangeEvent) {
+			fmt.Printf("%s breaker %s: %v -> %v after %d failures in a row\n",
+				e.Time.Format(time.TimeOnly), e.Name, e.From, e.To, e.Counts.ConsecutiveFailures)
 		}))
 	mw := breaker.New(breaker.WithShared(payments))
 
@@ -40,7 +41,7 @@ func Example() {
 	fmt.Println(err)
 	fmt.Println("retryable:", te.Retryable(), "retry after:", te.RetryAfter())
 	// Output:
-	// breaker payments: closed -> open
+	// 03:04:05 breaker payments: closed -> open after 5 failures in a row
 	// refund: circuit-open circuit_open: the circuit breaker is open: the dependency keeps failing and calls are paused
 	// retryable: true retry after: 20s
 }

@@ -14,7 +14,7 @@ import (
 func TestCallbackRunsWithoutOurLock(t *testing.T) {
 	var b *Breaker
 	calls := 0
-	b = NewBreaker("upstream", WithConsecutiveFailures(1), WithOnStateChange(func(string, State, State) {
+	b = NewBreaker("upstream", WithConsecutiveFailures(1), WithOnStateChange(func(StateChangeEvent) {
 		calls++
 		if !b.mu.TryLock() {
 			t.Error("the callback runs under the breaker's lock")

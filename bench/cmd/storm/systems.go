@@ -179,12 +179,12 @@ type openGate struct {
 	opens    int
 }
 
-func (g *openGate) changed(_ string, _, to breaker.State) {
+func (g *openGate) changed(e breaker.StateChangeEvent) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch to {
+	switch e.To {
 	case breaker.StateOpen:
-		g.open, g.openedAt = true, g.s.Now()
+		g.open, g.openedAt = true, e.Time // stamped by the simulation's clock
 		g.opens++
 	case breaker.StateClosed:
 		g.open = false

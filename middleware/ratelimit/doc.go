@@ -7,7 +7,10 @@
 //	ratelimit.New(5, 5, ratelimit.WithKey(upstreamOf))              // one limiter per upstream
 //
 // Each tool gets its own limiter, made when the layer wraps it; [WithShared]
-// and [WithKey] share limiters between tools.
+// and [WithKey] share limiters between tools. WithKey keeps at most
+// [DefaultMaxKeys] keys ([WithMaxKeys]); a new key beyond the bound drops
+// the key used least recently, whose limiter starts full again on its next
+// use.
 //
 // # Waiting
 //
@@ -31,14 +34,24 @@
 // The clock of [WithClock] tells the limiter the time and makes the wait's
 // timer, so tests are deterministic with a fake clock. The context's
 // deadline is compared with that clock's time: a fake clock should start at
-// time.Now().
+// time.Now(). With the default clock, package time, tests run the layer in
+// a testing/synctest bubble, where waits take no real time.
 //
 // # Configuration errors
 //
-// A negative (or NaN) limit is treated as 0 and a burst below 1 as 1, so
-// [New] always returns a working middleware (failing closed); an option
-// given a value it cannot use is ignored. [Validate] reports both as a
-// tool-definition-invalid/option_invalid error at start-up. A limit of
-// rate.Inf switches the layer off: New returns the tool unchanged (unless
-// WithShared gives a limiter of its own).
+// Zero and nil mean the default: a burst of 0 is 1, WithMaxWait(0) sets no
+// cap, WithShared(nil) and WithKey(nil) a limiter per tool, WithClock(nil)
+// package time. A negative (or NaN) limit is treated as 0 and a negative
+// burst as 1, so [New] always returns a working middleware (failing closed)
+// and never panics; an option given a value it cannot use (a negative
+// duration or count) is ignored. [Validate] reports the first of these as a
+// tool-definition-invalid/option_invalid error, for a start-up check. A
+// limit of rate.Inf switches the layer off: New returns the tool unchanged
+// (unless WithShared gives a limiter of its own). A limit of 0 lets the
+// burst through, then nothing.
+//
+// # Concurrency
+//
+// Everything exported is safe for concurrent use: the Middleware [New]
+// returns and the Tools it makes, an [Option], and [Validate].
 package ratelimit

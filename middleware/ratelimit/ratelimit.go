@@ -3,22 +3,24 @@ package ratelimit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
-	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/keyed"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // New returns the rate-limiting middleware: at most limit calls a second on
-// average, in bursts of at most burst, per tool unless [WithShared] or
-// [WithKey] say otherwise. With WithShared, limit and burst are not used:
-// the shared limiter has its own.
+// average, in bursts of at most burst (0 means 1), per tool unless
+// [WithShared] or [WithKey] say otherwise. With WithShared, limit and burst
+// are not used: the shared limiter has its own. A limit of rate.Inf switches
+// the layer off. Values it cannot use are ignored (see [Validate]). The
+// returned Middleware and the Tools it makes are safe for concurrent use.
 func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	c := newConfig(limit, burst, opts)
 	switch {
@@ -32,16 +34,16 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	case c.limit == rate.Inf:
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	case c.key != nil:
-		k := &keyed{config: c, limiters: make(map[string]*limiter)}
+		limiters := keyed.New(c.maxKeys, func(string) *limiter { return c.newLimiter() })
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				call, _ := toolmw.CallFrom(ctx)
-				return k.get(c.key(call)).call(ctx, next, args)
+				return limiters.Get(c.key(call)).call(ctx, next, args)
 			}
 		}
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
-		l := &limiter{config: c, lim: rate.NewLimiter(c.limit, c.burst)}
+		l := c.newLimiter()
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			return l.call(ctx, next, args)
 		}
@@ -52,6 +54,11 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 type limiter struct {
 	*config
 	lim *rate.Limiter
+}
+
+// newLimiter returns a limiter of its own, full.
+func (c *config) newLimiter() *limiter {
+	return &limiter{config: c, lim: rate.NewLimiter(c.limit, c.burst)}
 }
 
 // call takes a token, waiting for it when allowed, and runs next.
@@ -105,33 +112,13 @@ var (
 		"the tool's rate limit allows no more calls").WithRetryable(false)
 )
 
-// keyed holds the limiters of a middleware made with WithKey, shared by
-// every tool it wraps.
-type keyed struct {
-	*config
-	mu       sync.RWMutex
-	limiters map[string]*limiter
-}
-
-func (k *keyed) get(key string) *limiter {
-	k.mu.RLock()
-	l := k.limiters[key]
-	k.mu.RUnlock()
-	if l != nil {
-		return l
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if l = k.limiters[key]; l == nil {
-		l = &limiter{config: k.config, lim: rate.NewLimiter(k.limit, k.burst)}
-		k.limiters[key] = l
-	}
-	return l
-}
+// DefaultMaxKeys is how many keys a layer made with [WithKey] keeps.
+const DefaultMaxKeys = keyed.DefaultMax
 
 // An Option configures [New].
 //
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+// Options are applied once, by the constructor they are passed to; an
+// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -141,11 +128,12 @@ type config struct {
 	clock   clock.Clock
 	shared  *rate.Limiter
 	key     func(toolmw.Call) string
-	invalid []string // what was given a value it cannot use
+	maxKeys int
+	err     error // the first value the layer cannot use
 }
 
 func newConfig(limit rate.Limit, burst int, opts []Option) *config {
-	c := &config{limit: limit, burst: burst, maxWait: rate.InfDuration, clock: clock.System}
+	c := &config{maxWait: rate.InfDuration, clock: clock.System, maxKeys: DefaultMaxKeys}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
@@ -154,28 +142,37 @@ func newConfig(limit rate.Limit, burst int, opts []Option) *config {
 	if c.shared != nil {
 		return c // limit and burst are not used
 	}
-	if limit < 0 || math.IsNaN(float64(limit)) {
-		c.limit = 0
-		c.reject("the limit must be >= 0")
+	c.limit, c.burst = limit, max(burst, 1)
+	badLimit := limit < 0 || math.IsNaN(float64(limit))
+	if badLimit {
+		c.limit = 0 // fail closed
 	}
-	if burst < 1 && c.limit != rate.Inf {
-		c.burst = 1
-		c.reject("the burst must be >= 1")
+	if badLimit || burst < 0 {
+		// The arguments come before the options: theirs is the first error.
+		c.err = invalid("New(%v, %d): the limit and the burst must not be negative", limit, burst)
 	}
 	return c
 }
 
-func (c *config) reject(why string) { c.invalid = append(c.invalid, why) }
-
-// Validate reports what New(limit, burst, opts...) cannot use, as a
-// tool-definition-invalid/option_invalid error, or nil.
-func Validate(limit rate.Limit, burst int, opts ...Option) error {
-	c := newConfig(limit, burst, opts)
-	if len(c.invalid) == 0 {
-		return nil
-	}
+// invalid returns the error of a value the layer cannot use.
+func invalid(format string, args ...any) error {
 	return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-		"ratelimit: "+strings.Join(c.invalid, "; "))
+		fmt.Sprintf("ratelimit: "+format, args...))
+}
+
+// reject records the first option value the layer cannot use.
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = invalid(format, args...)
+	}
+}
+
+// Validate reports the first value New(limit, burst, opts...) cannot use,
+// as a tool-definition-invalid/option_invalid error, or nil. New ignores
+// such values (a negative limit is taken as 0, a negative burst as 1);
+// call Validate at start-up to fail fast. It is safe for concurrent use.
+func Validate(limit rate.Limit, burst int, opts ...Option) error {
+	return newConfig(limit, burst, opts).err
 }
 
 // WithReject makes calls never wait: without a free token a call fails at
@@ -184,45 +181,66 @@ func WithReject() Option {
 	return func(c *config) { c.maxWait = 0 }
 }
 
-// WithMaxWait caps how long a call waits for a token (d >= 0); a longer wait
-// fails at once as with [WithReject]. By default only the context's deadline
-// bounds the wait. WithMaxWait(0) is WithReject.
+// WithMaxWait caps how long a call waits for a token; a longer wait fails
+// at once as with [WithReject]. By default, and with 0, only the context's
+// deadline bounds the wait. A negative d is invalid.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) {
-		if d < 0 {
-			c.reject("WithMaxWait needs a duration >= 0")
-			return
+		switch {
+		case d < 0:
+			c.reject("WithMaxWait(%v): the cap must not be negative", d)
+		case d == 0:
+			c.maxWait = rate.InfDuration
+		default:
+			c.maxWait = d
 		}
-		c.maxWait = d
 	}
 }
 
-// WithClock sets the clock for the limiter and the wait. The default is
-// clock.System; nil means clock.System.
+// WithClock sets the clock for the limiter and the wait (nil means
+// clock.System).
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clock = clock.Or(clk) }
 }
 
-// WithShared makes New use lim for every tool it wraps. It replaces WithKey.
+// WithShared makes New use lim for every tool it wraps. It replaces
+// WithKey; nil means one limiter per tool.
 func WithShared(lim *rate.Limiter) Option {
 	return func(c *config) {
-		if lim == nil {
-			c.reject("WithShared needs a limiter")
-			return
+		c.shared = lim
+		if lim != nil {
+			c.key = nil
 		}
-		c.shared, c.key = lim, nil
 	}
 }
 
-// WithKey makes New keep one limiter per key, key(call), shared by every tool
-// it wraps. The limiters are made on first use and kept, so keys should be
-// few (an upstream's name, not a call id). It replaces WithShared.
+// WithKey makes New keep one limiter per key, key(call), shared by every
+// tool it wraps. Limiters are made on first use and kept, up to
+// [WithMaxKeys]; keys should be few (an upstream's name, not a call id). It
+// replaces WithShared; nil means one limiter per tool. key is called from
+// many goroutines at once.
 func WithKey(key func(toolmw.Call) string) Option {
 	return func(c *config) {
-		if key == nil {
-			c.reject("WithKey needs a function")
+		c.key = key
+		if key != nil {
+			c.shared = nil
+		}
+	}
+}
+
+// WithMaxKeys bounds how many limiters [WithKey] keeps (0 means
+// [DefaultMaxKeys]). A new key beyond the bound drops the key used least
+// recently, and its limiter with it: the key starts with a full burst on
+// its next use. A negative n is invalid.
+func WithMaxKeys(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithMaxKeys(%d): n must not be negative", n)
 			return
 		}
-		c.key, c.shared = key, nil
+		if n == 0 {
+			n = DefaultMaxKeys
+		}
+		c.maxKeys = n
 	}
 }

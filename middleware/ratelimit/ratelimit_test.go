@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -144,22 +146,22 @@ func TestMaxWait(t *testing.T) {
 // A call that ends while it waits for its turn gives its reservation back
 // (the limiter's tokens are as they were) and never runs the tool: a
 // cancellation returns context.Canceled; a deadline that passes during the
-// wait (the fake clock never reaches it, the context's real timer does) a
-// typed tool-timeout/deadline_exceeded.
+// wait (the fake clock never reaches the turn, the context's timer, on the
+// bubble's time, fires) a typed tool-timeout/deadline_exceeded.
 func TestEndWhileWaiting(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		every time.Duration
 		ctx   func() (context.Context, context.CancelFunc)
-		end   func(fc *clock.Fake, cancel context.CancelFunc)
+		end   func(cancel context.CancelFunc)
 		check func(t *testing.T, err error)
 	}{
 		{
 			name:  "cancelled",
 			every: time.Second,
 			ctx:   func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			end: func(fc *clock.Fake, cancel context.CancelFunc) {
-				fc.WaitForTimers(1)
+			end: func(cancel context.CancelFunc) {
+				synctest.Wait() // the call waits for its turn
 				cancel()
 			},
 			check: func(t *testing.T, err error) {
@@ -174,7 +176,7 @@ func TestEndWhileWaiting(t *testing.T) {
 			ctx: func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), 3*time.Millisecond)
 			},
-			end: func(*clock.Fake, context.CancelFunc) {},
+			end: func(context.CancelFunc) {},
 			check: func(t *testing.T, err error) {
 				te, ok := taxonomy.From(err)
 				if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
@@ -184,31 +186,68 @@ func TestEndWhileWaiting(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fc := clock.NewFake(time.Now())
-			lim := rate.NewLimiter(rate.Every(tc.every), 1)
-			c := &counter{}
-			tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
-			tool(context.Background(), nil)
-			before := lim.TokensAt(fc.Now())
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			done := make(chan error)
-			go func() {
-				_, err := tool(ctx, nil)
-				done <- err
-			}()
-			tc.end(fc, cancel)
-			tc.check(t, <-done)
-			if fc.Timers() != 0 {
-				t.Fatal("the wait's timer was not stopped")
-			}
-			if after := lim.TokensAt(fc.Now()); after != before {
-				t.Fatalf("tokens = %v after the wait, want %v as before", after, before)
-			}
-			if c.n.Load() != 1 {
-				t.Fatal("the call that ended while waiting ran the tool")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				fc := clock.NewFake(time.Now())
+				lim := rate.NewLimiter(rate.Every(tc.every), 1)
+				c := &counter{}
+				tool := wrap(t, "search", c, ratelimit.New(0, 0, ratelimit.WithShared(lim), ratelimit.WithClock(fc)))
+				tool(context.Background(), nil)
+				before := lim.TokensAt(fc.Now())
+				ctx, cancel := tc.ctx()
+				defer cancel()
+				done := make(chan error)
+				go func() {
+					_, err := tool(ctx, nil)
+					done <- err
+				}()
+				tc.end(cancel)
+				tc.check(t, <-done)
+				if fc.Timers() != 0 {
+					t.Fatal("the wait's timer was not stopped")
+				}
+				if after := lim.TokensAt(fc.Now()); after != before {
+					t.Fatalf("tokens = %v after the wait, want %v as before", after, before)
+				}
+				if c.n.Load() != 1 {
+					t.Fatal("the call that ended while waiting ran the tool")
+				}
+			})
 		})
+	}
+}
+
+// Without a fake clock, the wait runs on package time: in a bubble, a call
+// waits exactly its turn.
+func TestWaitOnPackageTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &counter{}
+		tool := wrap(t, "search", c, ratelimit.New(rate.Every(time.Second), 1))
+		start := time.Now()
+		for range 3 {
+			if _, err := tool(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if waited := time.Since(start); waited != 2*time.Second || c.n.Load() != 3 {
+			t.Fatalf("3 calls at 1/s took %v, ran %d; want 2s, 3", waited, c.n.Load())
+		}
+	})
+}
+
+// WithMaxKeys bounds the keyed limiters: a new key beyond it drops the key
+// used least recently, which starts with a full burst on its next use.
+func TestMaxKeys(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	mw := ratelimit.New(rate.Every(time.Minute), 1, ratelimit.WithClock(fc), ratelimit.WithReject(), ratelimit.WithMaxKeys(1),
+		ratelimit.WithKey(func(c toolmw.Call) string { return c.Tool }))
+	a, b := wrap(t, "a", &counter{}, mw), wrap(t, "b", &counter{}, mw)
+	a(context.Background(), nil)
+	if _, err := a(context.Background(), nil); !errors.Is(err, taxonomy.ErrRateLimited) {
+		t.Fatalf("a: err = %v, want rate-limited", err)
+	}
+	b(context.Background(), nil) // drops a
+	if _, err := a(context.Background(), nil); err != nil {
+		t.Fatalf("a: err = %v; its limiter was kept past the bound", err)
 	}
 }
 
@@ -276,11 +315,16 @@ func TestValidate(t *testing.T) {
 		{1, 1, nil, true},
 		{rate.Inf, 0, nil, true},
 		{0, 0, []ratelimit.Option{ratelimit.WithShared(lim)}, true},
+		{-1, -1, []ratelimit.Option{ratelimit.WithShared(lim)}, true}, // not used
+		// Zero and nil mean the default.
+		{1, 0, nil, true},
+		{1, 1, []ratelimit.Option{ratelimit.WithMaxWait(0), ratelimit.WithMaxKeys(0), ratelimit.WithClock(nil),
+			ratelimit.WithShared(nil), ratelimit.WithKey(nil), nil}, true},
 		{-1, 1, nil, false},
-		{1, 0, nil, false},
+		{rate.Limit(math.NaN()), 1, nil, false},
+		{1, -1, nil, false},
 		{1, 1, []ratelimit.Option{ratelimit.WithMaxWait(-time.Second)}, false},
-		{1, 1, []ratelimit.Option{ratelimit.WithShared(nil)}, false},
-		{1, 1, []ratelimit.Option{ratelimit.WithKey(nil)}, false},
+		{1, 1, []ratelimit.Option{ratelimit.WithMaxKeys(-1)}, false},
 	} {
 		err := ratelimit.Validate(tt.limit, tt.burst, tt.opts...)
 		if tt.ok != (err == nil) {
@@ -291,12 +335,24 @@ func TestValidate(t *testing.T) {
 			t.Errorf("Validate(%v, %d) = %v, want tool-definition-invalid/option_invalid", tt.limit, tt.burst, err)
 		}
 	}
-	// A negative limit fails closed: the burst, raised to 1, then nothing.
-	tool := wrap(t, "a", &counter{}, ratelimit.New(-5, 0, ratelimit.WithReject()))
+	// A negative limit fails closed: the burst, 1, then nothing.
+	tool := wrap(t, "a", &counter{}, ratelimit.New(-5, -3, ratelimit.WithReject()))
 	if _, err := tool(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrRateLimited) {
 		t.Fatalf("err = %v, want rate-limited", err)
 	}
+}
+
+// WithMaxWait(0) is the default: no cap, a call waits for its turn.
+func TestMaxWaitZeroIsNoCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := wrap(t, "a", &counter{}, ratelimit.New(rate.Every(time.Hour), 1, ratelimit.WithMaxWait(0)))
+		tool(context.Background(), nil)
+		start := time.Now()
+		if _, err := tool(context.Background(), nil); err != nil || time.Since(start) != time.Hour {
+			t.Fatalf("err = %v after %v, want the call to wait its hour", err, time.Since(start))
+		}
+	})
 }

@@ -21,19 +21,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" // a GitHub token shape: 36 characters after the prefix
 
+// seen keeps the panics a handler receives.
 type seen struct {
-	mu    sync.Mutex
-	calls []toolmw.Call
-	vals  []any
-	stack []byte
+	mu     sync.Mutex
+	events []recovery.PanicEvent
+	vals   []any
 }
 
-func (s *seen) handle(_ context.Context, call toolmw.Call, v any, stack []byte) {
+func (s *seen) handle(_ context.Context, e recovery.PanicEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, call)
-	s.vals = append(s.vals, v)
-	s.stack = stack
+	s.events = append(s.events, e)
+	s.vals = append(s.vals, e.Value)
 }
 
 func panicking(v any) toolmw.Tool {
@@ -49,7 +48,7 @@ func TestPanicBecomesToolPanicked(t *testing.T) {
 	} {
 		s := &seen{}
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, panicking(v), recovery.New(recovery.WithHandler(s.handle)))
-		res, err := tool(context.Background(), json.RawMessage(`{}`))
+		res, err := tool(toolmw.WithCallID(context.Background(), "call_7"), json.RawMessage(`{}`))
 		te, ok := taxonomy.From(err)
 		if !ok || te.Kind() != taxonomy.KindFailed || te.Code() != taxonomy.CodeToolPanicked || te.Retryable() || te.Tool() != "book" {
 			t.Fatalf("err = %v, want book: tool-failed/tool_panicked, permanent", err)
@@ -76,11 +75,15 @@ func TestPanicBecomesToolPanicked(t *testing.T) {
 		if errors.Unwrap(err) != nil {
 			t.Fatal("the error has a cause: the panic value could be reached")
 		}
-		if len(s.vals) != 1 || fmt.Sprint(s.vals[0]) != fmt.Sprint(v) || s.calls[0].Tool != "book" {
-			t.Fatalf("handler got %v for %v, want the panic value once with the call", s.vals, s.calls)
+		if len(s.events) != 1 {
+			t.Fatalf("handler ran %d times, want once", len(s.events))
 		}
-		if !strings.Contains(string(s.stack), "panicking") {
-			t.Fatalf("the stack does not show the panicking function:\n%s", s.stack)
+		e := s.events[0]
+		if fmt.Sprint(e.Value) != fmt.Sprint(v) || e.Tool != "book" || e.CallID != "call_7" || e.Attempt != 1 || e.Time.IsZero() {
+			t.Fatalf("handler got %+v for %v, want the panic value with the call", e, v)
+		}
+		if !strings.Contains(string(e.Stack), "panicking") {
+			t.Fatalf("the stack does not show the panicking function:\n%s", e.Stack)
 		}
 	}
 }
@@ -155,10 +158,33 @@ func TestConcurrentPanics(t *testing.T) {
 }
 
 func TestHandlerPanicIsDropped(t *testing.T) {
-	tool := recovery.New(recovery.WithHandler(func(context.Context, toolmw.Call, any, []byte) {
+	tool := recovery.New(recovery.WithHandler(func(context.Context, recovery.PanicEvent) {
 		panic("handler bug")
 	}))(panicking("boom"))
 	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrFailed) {
 		t.Fatalf("err = %v, want the panic error", err)
+	}
+}
+
+// A tool not made by toolmw.Wrap has no call: the event says so with zero
+// fields.
+func TestUnwrappedTool(t *testing.T) {
+	s := &seen{}
+	recovery.New(recovery.WithHandler(s.handle))(panicking("boom"))(context.Background(), nil)
+	if len(s.events) != 1 || s.events[0].Tool != "" || s.events[0].CallID != "" || s.events[0].Attempt != 0 || s.events[0].Value != "boom" {
+		t.Fatalf("events = %+v, want one without a call", s.events)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, opts := range [][]recovery.Option{nil, {nil}, {recovery.WithHandler(nil)}, {recovery.WithHandler((&seen{}).handle)}} {
+		if err := recovery.Validate(opts...); err != nil {
+			t.Errorf("Validate(%d options) = %v, want nil", len(opts), err)
+		}
+	}
+	// nil is the default: no handler; the panic is still recovered.
+	_, err := recovery.New(nil, recovery.WithHandler(nil))(panicking("boom"))(context.Background(), nil)
+	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeToolPanicked {
+		t.Fatalf("err = %v, want tool_panicked", err)
 	}
 }

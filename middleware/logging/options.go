@@ -73,7 +73,8 @@ func WithLevel(kind taxonomy.Kind, level slog.Level) Option {
 }
 
 // WithClock sets the clock that times calls and, with slog, stamps the
-// records; nil means the default, clock.System.
+// records; nil means the default, clock.System. The clock is read from
+// many goroutines; clock.System and a *clock.Fake are safe for that.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = c }
 }

@@ -46,15 +46,28 @@
 // # Clock
 //
 // The attempt's deadline is a context deadline, which the context package
-// fires on real time. [WithClock] sets the clock the layer reads the time
+// fires on package time. [WithClock] sets the clock the layer reads the time
 // from (to compute the deadline and how late an abandoned call came); a
-// clock.Fake therefore only makes sense reading close to real time
-// (clock.NewFake(time.Now())), and tests use timeouts of a few milliseconds.
+// clock.Fake therefore only makes sense reading close to package time
+// (clock.NewFake(time.Now())). Tests run the layer in a testing/synctest
+// bubble instead, where deadlines fire on the bubble's fake time and cost
+// no real time:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		_, err := timeout.New(2*time.Second)(slowTool)(ctx, nil) // returns at once, 2s later by time.Now
+//	})
 //
 // # Configuration
 //
 // New(d) with d <= 0 switches the layer off: it returns the tool unchanged.
-// A negative d, and options with unusable values (a nil callback or clock),
-// which are ignored, are reported by [Validate] as
-// tool-definition-invalid/option_invalid errors for a start-up check.
+// nil means the default: WithAbandon(nil) keeps the layer cooperative,
+// WithClock(nil) reads package time. [Validate] reports a negative d as a
+// tool-definition-invalid/option_invalid error, for a start-up check; New
+// never panics.
+//
+// # Concurrency
+//
+// Everything exported is safe for concurrent use: the Middleware [New]
+// returns and the Tools it makes, an [Option], and [Validate]; a [Late] is
+// a plain value.
 package timeout

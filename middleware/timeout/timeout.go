@@ -33,41 +33,22 @@ type Option func(*config)
 type config struct {
 	clock  clock.Clock
 	onLate func(Late)
-	err    error
-}
-
-func (c *config) reject(msg string) {
-	if c.err == nil {
-		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "timeout: "+msg)
-	}
 }
 
 // WithAbandon makes the layer return at the deadline without waiting for a
 // tool that ignores its context, and report what the tool returns later to
 // onLate. onLate runs on the abandoned tool's goroutine, once per abandoned
-// call, possibly from many goroutines at once, and must be safe for that. A
-// nil onLate is ignored: a late result must go somewhere.
+// call, possibly from many goroutines at once, and must be safe for that.
+// nil means the default: the layer waits for the tool (cooperative).
 func WithAbandon(onLate func(Late)) Option {
-	return func(c *config) {
-		if onLate == nil {
-			c.reject("WithAbandon(nil): the late result must be reported somewhere")
-			return
-		}
-		c.onLate = onLate
-	}
+	return func(c *config) { c.onLate = onLate }
 }
 
-// WithClock sets the clock the layer reads (default clock.System); see the
-// package documentation for why the deadline itself runs on real time. A nil
-// clock is ignored.
+// WithClock sets the clock the layer reads (nil means clock.System); see
+// the package documentation for why the deadline itself runs on package
+// time.
 func WithClock(c clock.Clock) Option {
-	return func(cfg *config) {
-		if c == nil {
-			cfg.reject("WithClock(nil)")
-			return
-		}
-		cfg.clock = c
-	}
+	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }
 
 func newConfig(opts []Option) config {
@@ -80,21 +61,21 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Validate reports a negative d or the first option value [New] would
-// ignore, as a tool-definition-invalid error with code option_invalid, or
-// nil. A d of 0 is valid: the layer is off.
+// Validate reports a negative d as a tool-definition-invalid error with
+// code option_invalid, or nil. A d of 0 is valid (the layer is off), and so
+// is every option value (nil is the default). [New] takes a negative d as
+// 0; call Validate at start-up to fail fast. It is safe for concurrent use.
 func Validate(d time.Duration, opts ...Option) error {
 	if d < 0 {
 		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
 			fmt.Sprintf("timeout: New(%v): the timeout must not be negative", d))
 	}
-	return newConfig(opts).err
+	return nil // every value of every option is usable today
 }
 
 // New returns a layer that gives each attempt at most d. With d <= 0 the
-// layer is off and returns the tool unchanged. Invalid option values are
-// ignored (see [Validate]). The returned Middleware and the Tools it makes
-// are safe for concurrent use.
+// layer is off and returns the tool unchanged (see [Validate]). The
+// returned Middleware and the Tools it makes are safe for concurrent use.
 func New(d time.Duration, opts ...Option) toolmw.Middleware {
 	cfg := newConfig(opts)
 	msg := fmt.Sprintf("the attempt did not finish within %v", d)

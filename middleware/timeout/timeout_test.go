@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -18,9 +19,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// short is the per-attempt timeout of the tests: context deadlines run on
-// real time, so it is kept to a few milliseconds.
-const short = 2 * time.Millisecond
+// limit is the per-attempt timeout of the tests. They wait for it in a
+// testing/synctest bubble, whose fake time moves at once when every
+// goroutine in it is blocked: a deadline costs no real time.
+const limit = 2 * time.Second
 
 // cooperative waits for its context and returns its error.
 func cooperative(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
@@ -34,7 +36,14 @@ func wrap(idempotent bool, tool toolmw.Tool, mw toolmw.Middleware) toolmw.Tool {
 
 func TestCooperativeTimeout(t *testing.T) {
 	for _, idempotent := range []bool{true, false} {
-		_, err := wrap(idempotent, cooperative, timeout.New(short))(context.Background(), nil)
+		var err error
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			_, err = wrap(idempotent, cooperative, timeout.New(limit))(context.Background(), nil)
+			if waited := time.Since(start); waited != limit {
+				t.Fatalf("the attempt ended after %v, want %v", waited, limit)
+			}
+		})
 		var te taxonomy.Error
 		if !errors.As(err, &te) || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeTimeout {
 			t.Fatalf("idempotent=%v: got %v, want tool-timeout/timeout", idempotent, err)
@@ -59,10 +68,12 @@ func TestSuccessAfterTheDeadlineIsKept(t *testing.T) {
 		<-ctx.Done() // the work finished anyway
 		return toolmw.Text("booked"), nil
 	}
-	res, err := wrap(false, tool, timeout.New(short))(context.Background(), nil)
-	if err != nil || res.Content != "booked" {
-		t.Fatalf("got %v, %v; want the late success", res, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		res, err := wrap(false, tool, timeout.New(limit))(context.Background(), nil)
+		if err != nil || res.Content != "booked" {
+			t.Fatalf("got %v, %v; want the late success", res, err)
+		}
+	})
 }
 
 func TestToolErrorBeforeTheDeadlineIsUnchanged(t *testing.T) {
@@ -136,9 +147,12 @@ func TestParentCancelled(t *testing.T) {
 }
 
 func TestParentDeadlinePassed(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), short)
-	defer cancel()
-	_, err := wrap(true, cooperative, timeout.New(time.Hour))(ctx, nil)
+	var err error
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		_, err = wrap(true, cooperative, timeout.New(time.Hour))(ctx, nil)
+	})
 	var te taxonomy.Error
 	if !errors.As(err, &te) || te.Code() != taxonomy.CodeDeadlineExceeded || te.Kind() != taxonomy.KindTimeout {
 		t.Fatalf("got %v, want tool-timeout/deadline_exceeded", err)
@@ -169,9 +183,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"off", 0, nil, true},
 		{"good", time.Second, []timeout.Option{timeout.WithAbandon(func(timeout.Late) {}), timeout.WithClock(clock.System)}, true},
+		{"nil means the default", time.Second, []timeout.Option{timeout.WithAbandon(nil), timeout.WithClock(nil), nil}, true},
 		{"negative", -time.Second, nil, false},
-		{"nil callback", time.Second, []timeout.Option{timeout.WithAbandon(nil)}, false},
-		{"nil clock", time.Second, []timeout.Option{timeout.WithClock(nil)}, false},
 	} {
 		err := timeout.Validate(tc.d, tc.opts...)
 		if (err == nil) != tc.ok {
@@ -183,31 +196,66 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestAbandonReportsLateResult(t *testing.T) {
-	clk := clock.NewFake(time.Now())
-	release := make(chan struct{})
-	lates := make(chan timeout.Late, 1)
-	stubborn := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
-		<-release // ignores ctx
-		return toolmw.Text("booked"), errors.New("late failure")
-	}
-	tool := wrap(false, stubborn, timeout.New(short, timeout.WithClock(clk), timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
-	ctx := toolmw.WithCallID(context.Background(), "call_1")
+// WithAbandon(nil) and WithClock(nil) are the defaults: a cooperative
+// layer on package time.
+func TestNilOptionsAreDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, err := wrap(true, cooperative, timeout.New(limit, timeout.WithAbandon(nil), timeout.WithClock(nil)))(context.Background(), nil)
+		if taxonomy.InfoOf(err).Code != taxonomy.CodeTimeout {
+			t.Fatalf("got %v, want tool-timeout/timeout", err)
+		}
+	})
+}
 
-	_, err := tool(ctx, nil)
-	if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeTimeout || info.Retryable {
-		t.Fatalf("got %v, want a non-retryable tool-timeout/timeout", err)
-	}
-	clk.Advance(5 * time.Second)
-	close(release)
-	l := <-lates
-	if l.Call.Tool != "lookup" || l.Call.ID != "call_1" || l.Result.Content != "booked" || l.Err == nil || l.Err.Error() != "late failure" {
-		t.Fatalf("late = %+v", l)
-	}
-	if l.After != 5*time.Second {
-		t.Fatalf("late by %v, want 5s", l.After)
-	}
-	// goleak in TestMain checks that the tool's goroutine has ended.
+// An abandoned call returns at its deadline; what the tool returns later
+// is reported with the call and how late it came.
+func TestAbandonReportsLateResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		lates := make(chan timeout.Late, 1)
+		stubborn := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			<-release // ignores ctx
+			return toolmw.Text("booked"), errors.New("late failure")
+		}
+		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
+		ctx := toolmw.WithCallID(context.Background(), "call_1")
+
+		start := time.Now()
+		_, err := tool(ctx, nil)
+		if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeTimeout || info.Retryable || time.Since(start) != limit {
+			t.Fatalf("got %v after %v, want a non-retryable tool-timeout/timeout after %v", err, time.Since(start), limit)
+		}
+		time.Sleep(5 * time.Second)
+		close(release)
+		l := <-lates
+		if l.Call.Tool != "lookup" || l.Call.ID != "call_1" || l.Result.Content != "booked" || l.Err == nil || l.Err.Error() != "late failure" {
+			t.Fatalf("late = %+v", l)
+		}
+		if l.After != 5*time.Second {
+			t.Fatalf("late by %v, want 5s", l.After)
+		}
+		// synctest.Test waits for the tool's goroutine to end.
+	})
+}
+
+// WithClock's clock measures how late an abandoned call came.
+func TestAbandonLateByTheClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(time.Now())
+		release := make(chan struct{})
+		lates := make(chan timeout.Late, 1)
+		stubborn := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			<-release
+			return toolmw.Text("booked"), nil
+		}
+		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithClock(clk), timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
+		tool(context.Background(), nil)
+		clk.Advance(time.Minute)
+		close(release)
+		if l := <-lates; l.After != time.Minute {
+			t.Fatalf("late by %v, want the fake clock's minute", l.After)
+		}
+	})
 }
 
 func TestAbandonPromptTool(t *testing.T) {
@@ -236,21 +284,23 @@ func TestAbandonPanic(t *testing.T) {
 		timeout.New(time.Hour, timeout.WithAbandon(func(timeout.Late) {}))(tool)(context.Background(), nil)
 	})
 	t.Run("abandoned", func(t *testing.T) {
-		release := make(chan struct{})
-		lates := make(chan timeout.Late, 1)
-		tool := func(context.Context, json.RawMessage) (toolmw.Result, error) {
-			<-release
-			panic("boom")
-		}
-		_, err := timeout.New(short, timeout.WithAbandon(func(l timeout.Late) { lates <- l }))(tool)(context.Background(), nil)
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("got %v, want the timeout", err)
-		}
-		close(release)
-		l := <-lates
-		if l.Panic != "boom" || taxonomy.InfoOf(l.Err).Code != taxonomy.CodeToolPanicked {
-			t.Fatalf("late = %+v, want the panic reported", l)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			release := make(chan struct{})
+			lates := make(chan timeout.Late, 1)
+			tool := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+				<-release
+				panic("boom")
+			}
+			_, err := timeout.New(limit, timeout.WithAbandon(func(l timeout.Late) { lates <- l }))(tool)(context.Background(), nil)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("got %v, want the timeout", err)
+			}
+			close(release)
+			l := <-lates
+			if l.Panic != "boom" || taxonomy.InfoOf(l.Err).Code != taxonomy.CodeToolPanicked {
+				t.Fatalf("late = %+v, want the panic reported", l)
+			}
+		})
 	})
 }
 

@@ -153,6 +153,32 @@ func TestTypedFieldErrorCap(t *testing.T) {
 	}
 }
 
+// Pointer fields of one type, and types that refer to themselves through a
+// pointer, are checked like any other field.
+func TestTypedPointers(t *testing.T) {
+	type stop struct {
+		City string `json:"city"`
+		Next *stop  `json:"next"`
+	}
+	type trip struct {
+		Adults   *int  `json:"adults"`
+		Children *int  `json:"children"`
+		Route    *stop `json:"route"`
+	}
+	tool := toolmw.Typed(func(ctx context.Context, in trip) (string, error) { return "ok", nil })
+	if _, err := tool(context.Background(), json.RawMessage(`{"adults":2,"children":null,"route":{"city":"Lisbon","next":{"city":"Porto","next":null}}}`)); err != nil {
+		t.Fatalf("valid input rejected: %v", err)
+	}
+	_, err := tool(context.Background(), json.RawMessage(`{"adults":null,"children":"two","route":{"city":"Lisbon","next":{"city":3}}}`))
+	want := []taxonomy.FieldError{
+		{Type: "int_type", Loc: []any{"children"}, Msg: "Input should be a valid integer"},
+		{Type: "string_type", Loc: []any{"route", "next", "city"}, Msg: "Input should be a valid string"},
+	}
+	if got := taxonomy.InfoOf(err).Fields; !reflect.DeepEqual(got, want) {
+		t.Fatalf("fields\n got %+v\nwant %+v", got, want)
+	}
+}
+
 func TestTypedEmptyArgs(t *testing.T) {
 	type none struct{}
 	tool := toolmw.Typed(func(ctx context.Context, _ none) (toolmw.Result, error) { return toolmw.Text("ran"), nil })

@@ -52,6 +52,8 @@ func (c *checker) check(s *schema, v any) {
 	}
 	switch s.kind {
 	case kAny:
+	case kPtr:
+		c.check(s.elem, v)
 	case kNever:
 		c.fail("unsupported", "This field cannot be set")
 	case kBool:

@@ -47,7 +47,7 @@ func TestStructFields(t *testing.T) {
 	expect := map[string]want{
 		"shared":   {true, kInt},
 		"Name":     {true, kString},
-		"ptr":      {false, kInt},
+		"ptr":      {false, kPtr},
 		"empty":    {false, kString},
 		"zero":     {false, kCustom},
 		"quoted":   {true, kAny},
@@ -59,6 +59,50 @@ func TestStructFields(t *testing.T) {
 	}
 	if order[len(order)-1] != "deep" {
 		t.Errorf("promoted fields come after the outer struct's: %v", order)
+	}
+}
+
+// A type that refers to itself through a pointer is checked all the way
+// down (its fields were once missing below the first level).
+func TestRecursiveType(t *testing.T) {
+	type node struct {
+		Name     string  `json:"name"`
+		Children []*node `json:"children,omitempty"`
+	}
+	m := For(reflect.TypeFor[node]())
+	var n node
+	if err := m.Decode([]byte(`{"name":"a","children":[{"name":"b","children":[{"name":"c"}]}]}`), &n); err != nil {
+		t.Fatal(err)
+	}
+	err := m.Decode([]byte(`{"name":"a","children":[{"children":[{"name":1}]}]}`), &n)
+	want := []taxonomy.FieldError{
+		{Type: "missing", Loc: []any{"children", 0, "name"}, Msg: "Field required"},
+		{Type: "string_type", Loc: []any{"children", 0, "children", 0, "name"}, Msg: "Input should be a valid string"},
+	}
+	if got := taxonomy.InfoOf(err).Fields; !reflect.DeepEqual(got, want) {
+		t.Fatalf("fields\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Two fields of one pointer type share its schema: both accept null and
+// check their values (the second once got an empty schema).
+func TestRepeatedPointerType(t *testing.T) {
+	type two struct {
+		A *int `json:"a"`
+		B *int `json:"b"`
+	}
+	m := For(reflect.TypeFor[two]())
+	var v two
+	if err := m.Decode([]byte(`{"a":null,"b":null}`), &v); err != nil {
+		t.Fatalf("null for both pointers: %v", err)
+	}
+	err := m.Decode([]byte(`{"a":"x","b":"y"}`), &v)
+	want := []taxonomy.FieldError{
+		{Type: "int_type", Loc: []any{"a"}, Msg: "Input should be a valid integer"},
+		{Type: "int_type", Loc: []any{"b"}, Msg: "Input should be a valid integer"},
+	}
+	if got := taxonomy.InfoOf(err).Fields; !reflect.DeepEqual(got, want) {
+		t.Fatalf("fields\n got %+v\nwant %+v", got, want)
 	}
 }
 

@@ -24,6 +24,7 @@ const (
 	kStruct
 	kCustom // json.Unmarshaler or encoding.TextUnmarshaler
 	kNever  // a type JSON cannot set (func, chan, complex, non-empty interface)
+	kPtr    // a pointer: null, or what elem accepts
 )
 
 // schema is the field model of one Go type, built once by schemaOf.
@@ -32,7 +33,7 @@ type schema struct {
 	typ      reflect.Type // for kInt, kUint, kFloat bit sizes and kCustom
 	nullable bool
 	text     bool    // kCustom: a TextUnmarshaler, which wants a JSON string
-	elem     *schema // kSlice, kArray, kMap values
+	elem     *schema // kSlice, kArray, kMap values; kPtr's element
 	key      *schema // kMap keys (kString, kInt, kUint or kCustom)
 	length   int     // kArray
 	fields   []field // kStruct
@@ -84,10 +85,10 @@ func build(t reflect.Type, seen map[reflect.Type]*schema) *schema {
 	case reflect.String:
 		s.kind = kString
 	case reflect.Pointer:
-		inner := build(t.Elem(), seen)
-		cp := *inner
-		cp.nullable = true
-		return &cp
+		// The element's schema is referred to, not copied: it may still be
+		// under construction (a recursive type), and seen must map t to
+		// the schema returned for it.
+		s.kind, s.nullable, s.elem = kPtr, true, build(t.Elem(), seen)
 	case reflect.Interface:
 		if t.NumMethod() == 0 {
 			s.kind, s.nullable = kAny, true

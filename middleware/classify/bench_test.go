@@ -6,18 +6,16 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/classify"
 )
-
-//go:noinline
-func ok(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
 
 //go:noinline
 func reset(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Result{}, errReset }
 
 // BenchmarkSuccess measures the success path: a nil check.
 func BenchmarkSuccess(b *testing.B) {
-	tool := classify.New()(ok)
+	tool := classify.New()(testutil.OK)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,12 +7,9 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
 )
-
-func okTool(context.Context, json.RawMessage) (toolmw.Result, error) {
-	return toolmw.Result{Content: "ok"}, nil
-}
 
 func benchCall(b *testing.B, tool toolmw.Tool, mws ...toolmw.Middleware) {
 	wrapped := toolmw.MustWrap(toolmw.Spec{Name: "bench"}, tool, mws...)
@@ -26,10 +23,10 @@ func benchCall(b *testing.B, tool toolmw.Tool, mws ...toolmw.Middleware) {
 
 // BenchmarkSuccess measures the success path: no event.
 func BenchmarkSuccess(b *testing.B) {
-	b.Run("bare", func(b *testing.B) { benchCall(b, okTool) })
+	b.Run("bare", func(b *testing.B) { benchCall(b, testutil.OK) })
 	b.Run("events", func(b *testing.B) {
 		em := events.NewEmitter(events.SinkFunc(func(events.Event) {}))
-		benchCall(b, okTool, em.Middleware())
+		benchCall(b, testutil.OK, em.Middleware())
 		_ = em.Flush(context.Background())
 	})
 }

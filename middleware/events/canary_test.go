@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
 )
 
@@ -22,7 +23,7 @@ func TestCanaryNoSecretInEvents(t *testing.T) {
 	calls := 0
 	for _, secret := range secrets {
 		for name, ferr := range canary.Hidden(secret) {
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, returning(ferr), em.Middleware(), retryN(2))
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, returning(ferr), em.Middleware(), testutil.RetryN(2))
 			if _, err := tool(ctx, nil); err == nil {
 				t.Fatalf("%s: no error", name)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -38,22 +39,6 @@ func (c *collector) all() []events.Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]events.Event(nil), c.events...)
-}
-
-// retryN stands in for the retry layer: up to n attempts while the error is
-// retryable, advancing the Call's attempt.
-func retryN(n int) toolmw.Middleware {
-	return func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			for i := 1; ; i++ {
-				toolmw.SetAttempt(ctx, i)
-				res, err := next(ctx, args)
-				if retry, _ := taxonomy.ShouldRetry(err, false); !retry || i == n {
-					return res, err
-				}
-			}
-		}
-	}
 }
 
 func returning(err error) toolmw.Tool {
@@ -110,7 +95,7 @@ func TestEvent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var sink collector
 			em := events.NewEmitter(&sink, events.WithClock(clock.NewFake(epoch)))
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "book_flight"}, returning(tt.err), em.Middleware(), retryN(3))
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "book_flight"}, returning(tt.err), em.Middleware(), testutil.RetryN(3))
 			_, err := tool(toolmw.WithCallID(context.Background(), "call_9"), nil)
 			if (err != nil) != (tt.err != nil) {
 				t.Fatalf("the call returned %v, want %v", err, tt.err)

@@ -2,20 +2,17 @@ package permit_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/permit"
 )
-
-//go:noinline
-func ok(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
 
 // BenchmarkSuccess measures the success path: an allow-list that permits the
 // call, through Wrap (so the policy sees a Call).
 func BenchmarkSuccess(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, ok, permit.New(permit.Allow("search", "get_booking")))
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.OK, permit.New(permit.Allow("search", "get_booking")))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -27,7 +24,7 @@ func BenchmarkSuccess(b *testing.B) {
 
 // BenchmarkWrapOnly is the baseline: the same Wrap without the layer.
 func BenchmarkWrapOnly(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, ok)
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.OK)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

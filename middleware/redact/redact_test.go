@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/redact"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -27,12 +28,8 @@ const (
 	email = "jane.doe@example.com"
 )
 
-func returning(res toolmw.Result, err error) toolmw.Tool {
-	return func(context.Context, json.RawMessage) (toolmw.Result, error) { return res, err }
-}
-
 func run(mw toolmw.Middleware, res toolmw.Result, err error) (toolmw.Result, error) {
-	return mw(returning(res, err))(context.Background(), nil)
+	return mw(testutil.Returning(res, err))(context.Background(), nil)
 }
 
 // assertClean fails when a planted value survives in any text of err that
@@ -246,10 +243,10 @@ func TestNoAllocation(t *testing.T) {
 	ctx := context.Background()
 	clean := taxonomy.Refusal("declined", "the card was declined")
 	for name, tool := range map[string]toolmw.Tool{
-		"success":               redact.New()(returning(toolmw.Text("customer "+email), nil)),
-		"success, clean result": redact.New(redact.WithResults())(returning(toolmw.Text("all good"), nil)),
-		"clean refusal":         redact.New()(returning(toolmw.Result{}, clean)),
-		"clean wrapped refusal": redact.New()(returning(toolmw.Result{}, fmt.Errorf("x: %w", clean))),
+		"success":               redact.New()(testutil.Returning(toolmw.Text("customer "+email), nil)),
+		"success, clean result": redact.New(redact.WithResults())(testutil.Returning(toolmw.Text("all good"), nil)),
+		"clean refusal":         redact.New()(testutil.Returning(toolmw.Result{}, clean)),
+		"clean wrapped refusal": redact.New()(testutil.Returning(toolmw.Result{}, fmt.Errorf("x: %w", clean))),
 	} {
 		if n := testing.AllocsPerRun(100, func() { _, _ = tool(ctx, nil) }); n != 0 {
 			t.Errorf("%s: %v allocs", name, n)

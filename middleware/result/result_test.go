@@ -2,7 +2,6 @@ package result_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"unsafe"
@@ -10,15 +9,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func returning(res toolmw.Result, err error) toolmw.Tool {
-	return func(context.Context, json.RawMessage) (toolmw.Result, error) { return res, err }
-}
 
 func TestChecks(t *testing.T) {
 	tests := []struct {
@@ -51,7 +47,7 @@ func TestChecks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Name = "search"
-			tool := toolmw.MustWrap(tt.spec, returning(tt.res, nil), result.New(tt.opts...))
+			tool := toolmw.MustWrap(tt.spec, testutil.Returning(tt.res, nil), result.New(tt.opts...))
 			res, err := tool(context.Background(), nil)
 			if tt.wantCode == "" {
 				if err != nil || res != tt.res {
@@ -73,7 +69,7 @@ func TestChecks(t *testing.T) {
 func TestToolErrorPassesThrough(t *testing.T) {
 	want := taxonomy.Refusal("no_seats", "the flight is full")
 	partial := toolmw.Text("\xff partial")
-	tool := result.New(result.WithMaxBytes(1))(returning(partial, want))
+	tool := result.New(result.WithMaxBytes(1))(testutil.Returning(partial, want))
 	res, err := tool(context.Background(), nil)
 	if err != want || res != partial {
 		t.Fatalf("got %+v, %v; want the tool's result and error untouched", res, err)
@@ -85,7 +81,7 @@ func TestToolErrorPassesThrough(t *testing.T) {
 func TestChecksOnly(t *testing.T) {
 	const secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 	in := toolmw.Result{Content: `{"note":"use token ` + secret + `"}`, JSON: true}
-	res, err := result.New()(returning(in, nil))(context.Background(), nil)
+	res, err := result.New()(testutil.Returning(in, nil))(context.Background(), nil)
 	if err != nil || res != in || unsafe.StringData(res.Content) != unsafe.StringData(in.Content) {
 		t.Fatalf("got %+v, %v; want the result as it came", res, err)
 	}
@@ -100,13 +96,13 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("WithMaxBytes(-1): Validate = %v", err)
 	}
 	// Wrap reports the bad cap at start-up.
-	_, err = toolmw.Wrap(toolmw.Spec{Name: "search"}, returning(toolmw.Text("ok"), nil), result.New(result.WithMaxBytes(-1)))
+	_, err = toolmw.Wrap(toolmw.Spec{Name: "search"}, testutil.Returning(toolmw.Text("ok"), nil), result.New(result.WithMaxBytes(-1)))
 	if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid || info.Tool != "search" {
 		t.Fatalf("Wrap with WithMaxBytes(-1) = %v, want search: tool-definition-invalid/option_invalid", err)
 	}
 	// 0 means the default cap.
-	at := result.New(result.WithMaxBytes(0), nil)(returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes)), nil))
-	over := result.New(result.WithMaxBytes(0), nil)(returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes+1)), nil))
+	at := result.New(result.WithMaxBytes(0), nil)(testutil.Returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes)), nil))
+	over := result.New(result.WithMaxBytes(0), nil)(testutil.Returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes+1)), nil))
 	if _, err := at(context.Background(), nil); err != nil {
 		t.Fatalf("WithMaxBytes(0), at the default cap: %v", err)
 	}

@@ -2,7 +2,6 @@ package tracing_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -12,15 +11,12 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/tracing"
 )
 
-func okTool(context.Context, json.RawMessage) (toolmw.Result, error) {
-	return toolmw.Result{Content: "ok"}, nil
-}
-
 func benchCall(b *testing.B, mws ...toolmw.Middleware) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "bench"}, okTool, mws...)
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "bench"}, testutil.OK, mws...)
 	ctx := toolmw.WithCallID(context.Background(), "call_1")
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/tracing"
 )
 
@@ -24,7 +25,7 @@ func TestCanaryNoSecretOnSpansOrMetrics(t *testing.T) {
 	for _, secret := range secrets {
 		for name, ferr := range canary.All(secret) {
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, script(r.clock, 0, ferr),
-				tracing.New(r.opts()...), retryN(2), tracing.Attempts(r.opts()...))
+				tracing.New(r.opts()...), testutil.RetryN(2), tracing.Attempts(r.opts()...))
 			if _, err := tool(ctx, nil); err == nil {
 				t.Fatalf("%s: no error", name)
 			}

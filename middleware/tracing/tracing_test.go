@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -71,22 +72,6 @@ func (r *rig) metrics(t testing.TB) map[string]metricdata.Metrics {
 		}
 	}
 	return out
-}
-
-// retryN stands in for the retry layer: it makes up to n attempts while the
-// error is retryable, advancing the Call's attempt.
-func retryN(n int) toolmw.Middleware {
-	return func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			for i := 1; ; i++ {
-				toolmw.SetAttempt(ctx, i)
-				res, err := next(ctx, args)
-				if retry, _ := taxonomy.ShouldRetry(err, false); !retry || i == n {
-					return res, err
-				}
-			}
-		}
-	}
 }
 
 // script returns a tool that returns errs[i] on its i-th call (the last one
@@ -211,7 +196,7 @@ func TestSpan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "book_flight"}, script(r.clock, time.Second, tt.errs...),
-				tracing.New(r.opts()...), retryN(3), tracing.Attempts(r.opts()...))
+				tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
 			ctx := context.Background()
 			if tt.id != "" {
 				ctx = toolmw.WithCallID(ctx, tt.id)
@@ -320,11 +305,11 @@ func TestMetrics(t *testing.T) {
 	refusal := taxonomy.Refusal("booking_not_cancellable", "non-refundable")
 	// Three calls of 250 ms, one of two attempts (2 × 250 ms), one refused.
 	ok := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 250*time.Millisecond, nil),
-		tracing.New(r.opts()...), retryN(3), tracing.Attempts(r.opts()...))
+		tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
 	flaky := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 250*time.Millisecond, transient, nil),
-		tracing.New(r.opts()...), retryN(3), tracing.Attempts(r.opts()...))
+		tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
 	refused := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 250*time.Millisecond, refusal),
-		tracing.New(r.opts()...), retryN(3), tracing.Attempts(r.opts()...))
+		tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
 	ctx := context.Background()
 	_, _ = ok(ctx, nil)
 	_, _ = ok(ctx, nil)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -36,7 +37,7 @@ import (
 var (
 	chaosCalls   = flag.Int("chaos.calls", 100_000, "calls made by TestChaosDefaultStack")
 	chaosWorkers = flag.Int("chaos.workers", 32, "goroutines making them")
-	chaosFor     = flag.Duration("chaos.for", 20*time.Second, "stop making new calls after this long, so a slow machine stays within CI's time")
+	chaosFor     = flag.Duration("chaos.for", 20*time.Second, "stop making new calls after this long (real time), so a slow machine stays within CI's time")
 )
 
 // leak returns the family of a planted secret found in b, or "".
@@ -183,241 +184,256 @@ func (w *logChecker) Write(p []byte) (int, error) {
 // panics and caller cancellations, and checks toolmw's promises under all of
 // it. Run it longer with -chaos.calls.
 func TestChaosDefaultStack(t *testing.T) {
-	baseline := runtime.NumGoroutine()
-	const perAttempt = 2 * time.Millisecond
-	calls, workers := *chaosCalls, *chaosWorkers
-	if testing.Short() {
-		calls = 5_000
-	}
-
-	spans := &spanChecker{}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
-	defer func() { _ = tp.Shutdown(context.Background()) }()
-	logs := &logChecker{}
-	logger := zerolog.New(logs).Level(zerolog.InfoLevel)
-
-	var evCount atomic.Int64
-	var evLeak atomic.Value
-	emitter := events.NewEmitter(events.SinkFunc(func(e events.Event) {
-		evCount.Add(1)
-		js, _ := json.Marshal(e)
-		if l := leak(js); l != "" {
-			evLeak.Store("event: " + l)
+	// The calls run in a testing/synctest bubble: timeouts, backoffs, open
+	// periods and the tools' latencies pass on its fake time, which moves on
+	// only when every goroutine in it is blocked, so the run waits on no
+	// real timer. The -chaos.for bound is real time, kept outside the
+	// bubble.
+	stop := make(chan struct{})
+	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
+	defer bound.Stop()
+	realStart := time.Now()
+	synctest.Test(t, func(t *testing.T) {
+		baseline := runtime.NumGoroutine()
+		const perAttempt = 2 * time.Millisecond
+		calls, workers := *chaosCalls, *chaosWorkers
+		if testing.Short() {
+			calls = 5_000
 		}
-	}), events.WithQueueSize(calls+1))
 
-	var late, lateIgnoring atomic.Int64
-	retries := budget.NewRetry()
-	var retried atomic.Int64 // attempts after the first, as the retry layer made them
-	countRetries := func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			if c, _ := toolmw.CallFrom(ctx); c.Attempt > 1 {
-				retried.Add(1)
+		spans := &spanChecker{}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		logs := &logChecker{}
+		logger := zerolog.New(logs).Level(zerolog.InfoLevel)
+
+		var evCount atomic.Int64
+		var evLeak atomic.Value
+		emitter := events.NewEmitter(events.SinkFunc(func(e events.Event) {
+			evCount.Add(1)
+			js, _ := json.Marshal(e)
+			if l := leak(js); l != "" {
+				evLeak.Store("event: " + l)
 			}
-			return next(ctx, args)
-		}
-	}
+		}), events.WithQueueSize(calls+1))
 
-	stack := middleware.Default(
-		middleware.WithTracing(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
-		middleware.WithLogger(logger),
-		middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond), retry.WithBudget(retries)),
-		middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
-		middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(l timeout.Late) {
-			late.Add(1)
-			if l.Result.Content == "late" {
-				lateIgnoring.Add(1)
+		var late, lateIgnoring atomic.Int64
+		retries := budget.NewRetry()
+		var retried atomic.Int64 // attempts after the first, as the retry layer made them
+		countRetries := func(next toolmw.Tool) toolmw.Tool {
+			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+				if c, _ := toolmw.CallFrom(ctx); c.Attempt > 1 {
+					retried.Add(1)
+				}
+				return next(ctx, args)
 			}
-		})),
-	)
-	stack, err := stack.Replace(middleware.Events, emitter.Middleware())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "count", Middleware: countRetries})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	tools := map[string]*chaosTool{}
-	wrapped := map[string]toolmw.Tool{}
-	for _, spec := range []toolmw.Spec{{Name: "pay"}, {Name: "search", Idempotent: true}} {
-		ct := &chaosTool{perAttempt: perAttempt, execs: map[string][]behaviour{}, runs: map[*budget.Run]int{}, plan: map[string]*rand.Rand{}}
-		for i := range calls {
-			ct.plan[callID(i)] = rand.New(rand.NewPCG(uint64(i), uint64(len(spec.Name))))
 		}
-		tools[spec.Name] = ct
-		if wrapped[spec.Name], err = stack.Wrap(spec, ct.tool); err != nil {
+
+		stack := middleware.Default(
+			middleware.WithTracing(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
+			middleware.WithLogger(logger),
+			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond), retry.WithBudget(retries)),
+			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(l timeout.Late) {
+				late.Add(1)
+				if l.Result.Content == "late" {
+					lateIgnoring.Add(1)
+				}
+			})),
+		)
+		stack, err := stack.Replace(middleware.Events, emitter.Middleware())
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
+		stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "count", Middleware: countRetries})
+		if err != nil {
+			t.Fatal(err)
+		}
 
-	type outcome struct {
-		tool string
-		err  error
-		told string
-	}
-	outcomes := make([]outcome, calls)
-	var runsMu sync.Mutex
-	var runs []*budget.Run
-	var next, made atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var run context.Context
-			for {
-				if time.Since(start) > *chaosFor {
-					return
-				}
-				i := int(next.Add(1)) - 1
-				if i >= calls {
-					return
-				}
-				made.Add(1)
-				if i%10 == 0 || run == nil { // a run of about ten calls shares a budget
-					run = budget.WithRun(context.Background())
-					r, _ := budget.RunFrom(run)
-					runsMu.Lock()
-					runs = append(runs, r)
-					runsMu.Unlock()
-				}
-				name := "pay"
-				if i%2 == 1 {
-					name = "search"
-				}
-				ctx, cancel := context.WithCancel(toolmw.WithCallID(run, callID(i)))
-				if i%20 == 7 { // the caller gives up mid-call
-					timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
-					defer timer.Stop()
-				}
-				res, err := wrapped[name](ctx, nil)
-				cancel()
-				outcomes[i] = outcome{name, err, toolmw.ForModel(res, err)}
+		tools := map[string]*chaosTool{}
+		wrapped := map[string]toolmw.Tool{}
+		for _, spec := range []toolmw.Spec{{Name: "pay"}, {Name: "search", Idempotent: true}} {
+			ct := &chaosTool{perAttempt: perAttempt, execs: map[string][]behaviour{}, runs: map[*budget.Run]int{}, plan: map[string]*rand.Rand{}}
+			for i := range calls {
+				ct.plan[callID(i)] = rand.New(rand.NewPCG(uint64(i), uint64(len(spec.Name))))
 			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+			tools[spec.Name] = ct
+			if wrapped[spec.Name], err = stack.Wrap(spec, ct.tool); err != nil {
+				t.Fatal(err)
+			}
+		}
 
-	// Abandoned executions go on after their calls returned (one may not
-	// even have entered the tool yet): the goroutines return to the
-	// baseline once they are all done, and only then are the tools' records
-	// complete.
-	settle := time.Now().Add(10 * time.Second)
-	after := runtime.NumGoroutine()
-	for after > baseline && time.Now().Before(settle) {
-		time.Sleep(time.Millisecond)
-		after = runtime.NumGoroutine()
-	}
-	if after > baseline {
-		t.Errorf("goroutines: %d before, %d after", baseline, after)
-	}
-	for _, ct := range tools {
-		ct.mu.Lock() // the records are complete; the lock orders the reads after the writes
-		defer ct.mu.Unlock()
-	}
-	if n := int(made.Load()); n < calls {
-		t.Logf("chaos: the time bound (-chaos.for=%v) stopped the run after %d of %d calls", *chaosFor, n, calls)
-		if n < calls/10 {
-			t.Errorf("only %d calls in %v", n, *chaosFor)
+		type outcome struct {
+			tool string
+			err  error
+			told string
 		}
-		calls, outcomes = n, outcomes[:n]
-	}
+		outcomes := make([]outcome, calls)
+		var runsMu sync.Mutex
+		var runs []*budget.Run
+		var next, made atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var run context.Context
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					i := int(next.Add(1)) - 1
+					if i >= calls {
+						return
+					}
+					made.Add(1)
+					if i%10 == 0 || run == nil { // a run of about ten calls shares a budget
+						run = budget.WithRun(context.Background())
+						r, _ := budget.RunFrom(run)
+						runsMu.Lock()
+						runs = append(runs, r)
+						runsMu.Unlock()
+					}
+					name := "pay"
+					if i%2 == 1 {
+						name = "search"
+					}
+					ctx, cancel := context.WithCancel(toolmw.WithCallID(run, callID(i)))
+					if i%20 == 7 { // the caller gives up mid-call
+						timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
+						defer timer.Stop()
+					}
+					res, err := wrapped[name](ctx, nil)
+					cancel()
+					outcomes[i] = outcome{name, err, toolmw.ForModel(res, err)}
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
 
-	// Every call ended in exactly one outcome: a result, a typed error, or
-	// the caller's cancellation.
-	byKind := map[string]int{}
-	failed, returnedLate := 0, 0
-	for i, o := range outcomes {
-		if o.err == nil && strings.Contains(o.told, ">late<") {
-			returnedLate++ // a context-ignoring execution that beat its timer
+		// Abandoned executions go on after their calls returned (one may not
+		// even have entered the tool yet): the goroutines return to the
+		// baseline once they are all done, and only then are the tools' records
+		// complete. The wait is on the bubble's time: it moves on as soon as
+		// every goroutine left is blocked, so it costs no real time.
+		settle := time.Now().Add(10 * time.Second)
+		after := runtime.NumGoroutine()
+		for after > baseline && time.Now().Before(settle) {
+			time.Sleep(time.Millisecond)
+			after = runtime.NumGoroutine()
 		}
-		switch _, typed := taxonomy.From(o.err); {
-		case o.err == nil:
-			byKind["ok"]++
-		case errors.Is(o.err, context.Canceled) && !typed:
-			byKind["(context.Canceled)"]++
-			failed++
-		case typed:
-			byKind[string(taxonomy.InfoOf(o.err).Kind)+"/"+taxonomy.InfoOf(o.err).Code]++
-			failed++
-		default:
-			t.Fatalf("call %d ended with an untyped error: %v", i, o.err)
+		if after > baseline {
+			t.Errorf("goroutines: %d before, %d after", baseline, after)
 		}
-		if l := leak([]byte(o.told)); l != "" {
-			t.Fatalf("call %d: a secret reached the model: %s", i, o.told)
+		for _, ct := range tools {
+			ct.mu.Lock() // the records are complete; the lock orders the reads after the writes
+			defer ct.mu.Unlock()
 		}
-	}
+		if n := int(made.Load()); n < calls {
+			t.Logf("chaos: the time bound (-chaos.for=%v) stopped the run after %d of %d calls", *chaosFor, n, calls)
+			if n < calls/10 {
+				t.Errorf("only %d calls in %v", n, *chaosFor)
+			}
+			calls, outcomes = n, outcomes[:n]
+		}
 
-	// Observers saw each call once.
-	if err := emitter.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := spans.ended.Load(); got != int64(calls) {
-		t.Errorf("%d spans for %d calls", got, calls)
-	}
-	if st := emitter.Stats(); st.Dropped != 0 || evCount.Load() != int64(failed) {
-		t.Errorf("%d events (stats %+v) for %d failed calls", evCount.Load(), st, failed)
-	}
-	for _, v := range []*atomic.Value{&spans.leaked, &logs.leaked, &evLeak} {
-		if l := v.Load(); l != nil {
-			t.Errorf("planted secret leaked: %s", l)
+		// Every call ended in exactly one outcome: a result, a typed error, or
+		// the caller's cancellation.
+		byKind := map[string]int{}
+		failed, returnedLate := 0, 0
+		for i, o := range outcomes {
+			if o.err == nil && strings.Contains(o.told, ">late<") {
+				returnedLate++ // a context-ignoring execution that beat its timer
+			}
+			switch _, typed := taxonomy.From(o.err); {
+			case o.err == nil:
+				byKind["ok"]++
+			case errors.Is(o.err, context.Canceled) && !typed:
+				byKind["(context.Canceled)"]++
+				failed++
+			case typed:
+				byKind[string(taxonomy.InfoOf(o.err).Kind)+"/"+taxonomy.InfoOf(o.err).Code]++
+				failed++
+			default:
+				t.Fatalf("call %d ended with an untyped error: %v", i, o.err)
+			}
+			if l := leak([]byte(o.told)); l != "" {
+				t.Fatalf("call %d: a secret reached the model: %s", i, o.told)
+			}
 		}
-	}
 
-	// A non-idempotent call is executed again only after a typed transient failure.
-	most := 0
-	for name, ct := range tools {
-		for id, ex := range ct.execs {
-			most = max(most, len(ex))
-			if name == "pay" {
-				for _, b := range ex[:len(ex)-1] {
-					if !retryPermitted(b) {
-						t.Fatalf("pay %s executed again after %v: %v", id, b, ex)
+		// Observers saw each call once.
+		if err := emitter.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := spans.ended.Load(); got != int64(calls) {
+			t.Errorf("%d spans for %d calls", got, calls)
+		}
+		if st := emitter.Stats(); st.Dropped != 0 || evCount.Load() != int64(failed) {
+			t.Errorf("%d events (stats %+v) for %d failed calls", evCount.Load(), st, failed)
+		}
+		for _, v := range []*atomic.Value{&spans.leaked, &logs.leaked, &evLeak} {
+			if l := v.Load(); l != nil {
+				t.Errorf("planted secret leaked: %s", l)
+			}
+		}
+
+		// A non-idempotent call is executed again only after a typed transient failure.
+		most := 0
+		for name, ct := range tools {
+			for id, ex := range ct.execs {
+				most = max(most, len(ex))
+				if name == "pay" {
+					for _, b := range ex[:len(ex)-1] {
+						if !retryPermitted(b) {
+							t.Fatalf("pay %s executed again after %v: %v", id, b, ex)
+						}
 					}
 				}
 			}
 		}
-	}
 
-	// Run caps hold, counted at the tool itself.
-	for _, ct := range tools {
-		for run, n := range ct.runs {
-			if run == nil || n > budget.DefaultRunAttempts {
-				t.Fatalf("a run executed a tool %d times (cap %d)", n, budget.DefaultRunAttempts)
+		// Run caps hold, counted at the tool itself.
+		for _, ct := range tools {
+			for run, n := range ct.runs {
+				if run == nil || n > budget.DefaultRunAttempts {
+					t.Fatalf("a run executed a tool %d times (cap %d)", n, budget.DefaultRunAttempts)
+				}
 			}
 		}
-	}
-	// The retry budget holds: retries ≤ reserve + ratio × calls.
-	if limit := budget.DefaultReserve + budget.DefaultRatio*float64(calls); float64(retried.Load()) > limit+1 {
-		t.Errorf("%d retries with a budget of %.0f", retried.Load(), limit)
-	}
+		// The retry budget holds: retries ≤ reserve + ratio × calls.
+		if limit := budget.DefaultReserve + budget.DefaultRatio*float64(calls); float64(retried.Load()) > limit+1 {
+			t.Errorf("%d retries with a budget of %.0f", retried.Load(), limit)
+		}
 
-	// Every execution that ignored its context either returned to its
-	// caller in time or was abandoned and reported late: exactly one of the
-	// two, never dropped.
-	ignoring := tools["pay"].ignoring.Load() + tools["search"].ignoring.Load()
-	if got := lateIgnoring.Load() + int64(returnedLate); got != ignoring {
-		t.Errorf("%d late reports + %d returned for %d context-ignoring executions", lateIgnoring.Load(), returnedLate, ignoring)
-	}
+		// Every execution that ignored its context either returned to its
+		// caller in time or was abandoned and reported late: exactly one of the
+		// two, never dropped.
+		ignoring := tools["pay"].ignoring.Load() + tools["search"].ignoring.Load()
+		if got := lateIgnoring.Load() + int64(returnedLate); got != ignoring {
+			t.Errorf("%d late reports + %d returned for %d context-ignoring executions", lateIgnoring.Load(), returnedLate, ignoring)
+		}
 
-	kinds := make([]string, 0, len(byKind))
-	for k := range byKind {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	var sb strings.Builder
-	for _, k := range kinds {
-		fmt.Fprintf(&sb, "\n  %-50s %7d", k, byKind[k])
-	}
-	t.Logf("chaos: %d calls by %d goroutines in %v; most executions of one call %d; retries %d (budget %.0f); "+
-		"late reports %d; log lines %d (WARN+ %d); events %d; spans %d; goroutines before %d after %d; outcomes:%s",
-		calls, workers, elapsed.Round(time.Millisecond), most, retried.Load(),
-		budget.DefaultReserve+budget.DefaultRatio*float64(calls), late.Load(), logs.lines.Load(), logs.warn.Load(),
-		evCount.Load(), spans.ended.Load(), baseline, after, sb.String())
+		kinds := make([]string, 0, len(byKind))
+		for k := range byKind {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		var sb strings.Builder
+		for _, k := range kinds {
+			fmt.Fprintf(&sb, "\n  %-50s %7d", k, byKind[k])
+		}
+		t.Logf("chaos: %d calls by %d goroutines in %v of the bubble's time; most executions of one call %d; retries %d (budget %.0f); "+
+			"late reports %d; log lines %d (WARN+ %d); events %d; spans %d; goroutines before %d after %d; outcomes:%s",
+			calls, workers, elapsed.Round(time.Millisecond), most, retried.Load(),
+			budget.DefaultReserve+budget.DefaultRatio*float64(calls), late.Load(), logs.lines.Load(), logs.warn.Load(),
+			evCount.Load(), spans.ended.Load(), baseline, after, sb.String())
+	})
+	t.Logf("chaos: %v of real time", time.Since(realStart).Round(time.Millisecond))
 }
 
 func callID(i int) string { return fmt.Sprintf("call_%06d", i) }

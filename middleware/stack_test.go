@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -161,26 +162,30 @@ func TestValidate(t *testing.T) {
 }
 
 // A caller's deadline that passes mid-call ends it with a typed timeout, not
-// a bare context.DeadlineExceeded, and it is not retried.
+// a bare context.DeadlineExceeded, and it is not retried. The deadline
+// passes on the fake time of a testing/synctest bubble.
 func TestDefaultCallerDeadline(t *testing.T) {
-	calls := 0
-	slow := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
-		calls++
-		<-ctx.Done()
-		return toolmw.Result{}, ctx.Err()
-	}
-	tool, err := middleware.Default().Wrap(toolmw.Spec{Name: "slow", Idempotent: true}, slow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
-	defer cancel()
-	_, err = tool(ctx, nil)
-	te, ok := taxonomy.From(err)
-	if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || te.Retryable() {
-		t.Fatalf("err = %v, want tool-timeout/deadline_exceeded, not retryable", err)
-	}
-	if calls != 1 {
-		t.Fatalf("called %d times", calls)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		slow := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			calls++
+			<-ctx.Done()
+			return toolmw.Result{}, ctx.Err()
+		}
+		tool, err := middleware.Default().Wrap(toolmw.Spec{Name: "slow", Idempotent: true}, slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err = tool(ctx, nil)
+		te, ok := taxonomy.From(err)
+		if !ok || te.Kind() != taxonomy.KindTimeout || te.Code() != taxonomy.CodeDeadlineExceeded || te.Retryable() {
+			t.Fatalf("err = %v, want tool-timeout/deadline_exceeded, not retryable", err)
+		}
+		if calls != 1 || time.Since(start) != 2*time.Second {
+			t.Fatalf("called %d times in %v; want once, ending at the deadline", calls, time.Since(start))
+		}
+	})
 }

@@ -26,6 +26,7 @@ type Breaker struct {
 	openFor   time.Duration
 	isFailure func(error) bool
 	notify    func(StateChangeEvent)
+	err       error // the first option NewBreaker could not use
 
 	pending atomic.Bool   // changes are queued: a fast check for flush
 	recent  atomic.Uint64 // the last counted outcomes; see recentWindow
@@ -44,10 +45,15 @@ type Breaker struct {
 
 // NewBreaker returns a closed breaker configured by opts. The name is passed
 // to the state-change callback. WithShared, WithKey and WithMaxKeys mean
-// nothing here. Options given a value they cannot use are ignored (see
-// [Validate]). The Breaker is safe for concurrent use.
+// nothing here. An option given a value it cannot use is ignored, and the
+// breaker keeps its default; [New] given the breaker with WithShared makes
+// a [toolmw.Reject] middleware, so toolmw.Wrap reports the error at
+// start-up (see [Validate]). NewBreaker never panics. The Breaker is safe
+// for concurrent use.
 func NewBreaker(name string, opts ...Option) *Breaker {
-	b := newBreaker(newConfig(opts))
+	c := newConfig(opts)
+	b := newBreaker(c)
+	b.err = c.err
 	b.name.Store(&name)
 	return b
 }

@@ -573,10 +573,25 @@ func TestValidate(t *testing.T) {
 			t.Errorf("option %d: Validate = %v, want tool-definition-invalid/option_invalid naming the option", i, err)
 		}
 	}
-	// New ignores them and keeps the defaults; it never panics.
+	// New makes a toolmw.Reject middleware of them: Wrap reports the error
+	// at start-up, and the tool is never wrapped. So does New given a
+	// shared breaker made with them, which keeps its defaults meanwhile.
+	for i, o := range bad {
+		for what, mw := range map[string]toolmw.Middleware{
+			"New":                   breaker.New(o),
+			"New(WithShared(bad))":  breaker.New(breaker.WithShared(breaker.NewBreaker("upstream", o))),
+			"New among good values": breaker.New(append(zero, o)...),
+		} {
+			_, err := toolmw.Wrap(toolmw.Spec{Name: "a"}, (&fake{}).tool, mw)
+			if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeOptionInvalid || !strings.HasSuffix(err.Error(), breaker.Validate(o).Error()) {
+				t.Errorf("option %d, %s: Wrap = %v, want %v", i, what, err, breaker.Validate(o))
+			}
+		}
+	}
+	// Zero and nil keep the defaults.
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{err: transient}
-		tool := wrap(t, "a", f, breaker.New(append(bad, zero...)...))
+		tool := wrap(t, "a", f, breaker.New(zero...))
 		for range breaker.DefaultConsecutiveFailures + 3 {
 			call(tool)
 		}
@@ -591,6 +606,14 @@ func TestValidate(t *testing.T) {
 			t.Fatalf("the tool ran %d times, want one probe after the default open period", f.n())
 		}
 	})
+	// By hand, a breaker made with a bad option works with the defaults.
+	b := breaker.NewBreaker("upstream", breaker.WithOpenFor(-1))
+	for range breaker.DefaultConsecutiveFailures {
+		b.State()
+	}
+	if b.State() != breaker.StateClosed {
+		t.Fatal("a breaker made with a bad option is not usable")
+	}
 }
 
 // WithMaxKeys bounds the keyed breakers: a new key beyond it drops the key

@@ -105,12 +105,14 @@
 // # Configuration errors
 //
 // Zero and nil mean the default: WithOpenFor(0) is the 30 s default,
-// WithIsFailure(nil) is [IsFailure], WithShared(nil) a breaker per tool. An
-// option given a value it cannot use (a negative duration or count, a
-// ratio outside [0, 1]) is ignored and the default stays, so [New] always
-// returns a working middleware and never panics; [Validate] reports the
-// first such option as a tool-definition-invalid/option_invalid error, for
-// a start-up check.
+// WithIsFailure(nil) is [IsFailure], WithShared(nil) a breaker per tool. A
+// value an option cannot use (a negative duration or count, a ratio outside
+// [0, 1]) makes [New] return a [toolmw.Reject] middleware, so toolmw.Wrap
+// reports the tool-definition-invalid/option_invalid error at start-up and
+// the mistake is never silently ignored; [Validate] reports the same error
+// without wrapping anything. [NewBreaker] keeps the default for such a
+// value and remembers the error: New with WithShared of that breaker is a
+// Reject too. Nothing panics.
 //
 // # Concurrency
 //

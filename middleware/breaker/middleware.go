@@ -11,12 +11,18 @@ import (
 // New returns the circuit-breaking middleware. By default each tool it wraps
 // gets its own breaker, made when it wraps the tool; [WithShared] and
 // [WithKey] share breakers between tools. See the package documentation for
-// the defaults and for what counts as a failure. Options given a value they
-// cannot use are ignored (see [Validate]). The returned Middleware and the
-// Tools it makes are safe for concurrent use.
+// the defaults and for what counts as a failure. An option given a value it
+// cannot use, or a shared Breaker made with one, makes a [toolmw.Reject]
+// middleware: toolmw.Wrap reports the error at start-up (see [Validate]).
+// The returned Middleware and the Tools it makes are safe for concurrent
+// use.
 func New(opts ...Option) toolmw.Middleware {
 	c := newConfig(opts)
 	switch {
+	case c.err != nil:
+		return toolmw.Reject(c.err)
+	case c.shared != nil && c.shared.err != nil:
+		return toolmw.Reject(c.shared.err)
 	case c.shared != nil:
 		b := c.shared
 		return func(next toolmw.Tool) toolmw.Tool {

@@ -78,9 +78,9 @@ func (c *config) reject(format string, args ...any) {
 }
 
 // Validate reports the first option given a value it cannot use, as a
-// tool-definition-invalid/option_invalid error, or nil. [New] and
-// [NewBreaker] ignore such options and keep the defaults; call Validate at
-// start-up to fail fast. It is safe for concurrent use.
+// tool-definition-invalid/option_invalid error, or nil: the error that
+// toolmw.Wrap reports for a middleware [New] made with the same options. It
+// is safe for concurrent use.
 func Validate(opts ...Option) error {
 	return newConfig(opts).err
 }

@@ -41,12 +41,12 @@
 //
 // Zero and nil mean the default: a burst of 0 is 1, WithMaxWait(0) sets no
 // cap, WithShared(nil) and WithKey(nil) a limiter per tool, WithClock(nil)
-// package time. A negative (or NaN) limit is treated as 0 and a negative
-// burst as 1, so [New] always returns a working middleware (failing closed)
-// and never panics; an option given a value it cannot use (a negative
-// duration or count) is ignored. [Validate] reports the first of these as a
-// tool-definition-invalid/option_invalid error, for a start-up check. A
-// limit of rate.Inf switches the layer off: New returns the tool unchanged
+// package time. A negative (or NaN) limit, a negative burst, or an option
+// given a value it cannot use (a negative duration or count) makes [New]
+// return a [toolmw.Reject] middleware, so toolmw.Wrap reports the
+// tool-definition-invalid/option_invalid error at start-up; [Validate]
+// reports the same error without wrapping anything. Nothing panics. A limit
+// of rate.Inf switches the layer off: New returns the tool unchanged
 // (unless WithShared gives a limiter of its own). A limit of 0 lets the
 // burst through, then nothing.
 //

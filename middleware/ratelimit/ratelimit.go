@@ -19,11 +19,14 @@ import (
 // average, in bursts of at most burst (0 means 1), per tool unless
 // [WithShared] or [WithKey] say otherwise. With WithShared, limit and burst
 // are not used: the shared limiter has its own. A limit of rate.Inf switches
-// the layer off. Values it cannot use are ignored (see [Validate]). The
-// returned Middleware and the Tools it makes are safe for concurrent use.
+// the layer off. A value it cannot use makes a [toolmw.Reject] middleware:
+// toolmw.Wrap reports the error at start-up (see [Validate]). The returned
+// Middleware and the Tools it makes are safe for concurrent use.
 func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	c := newConfig(limit, burst, opts)
 	switch {
+	case c.err != nil:
+		return toolmw.Reject(c.err)
 	case c.shared != nil:
 		l := &limiter{config: c, lim: c.shared}
 		return func(next toolmw.Tool) toolmw.Tool {
@@ -143,11 +146,7 @@ func newConfig(limit rate.Limit, burst int, opts []Option) *config {
 		return c // limit and burst are not used
 	}
 	c.limit, c.burst = limit, max(burst, 1)
-	badLimit := limit < 0 || math.IsNaN(float64(limit))
-	if badLimit {
-		c.limit = 0 // fail closed
-	}
-	if badLimit || burst < 0 {
+	if limit < 0 || math.IsNaN(float64(limit)) || burst < 0 {
 		// The arguments come before the options: theirs is the first error.
 		c.err = invalid("New(%v, %d): the limit and the burst must not be negative", limit, burst)
 	}
@@ -168,9 +167,9 @@ func (c *config) reject(format string, args ...any) {
 }
 
 // Validate reports the first value New(limit, burst, opts...) cannot use,
-// as a tool-definition-invalid/option_invalid error, or nil. New ignores
-// such values (a negative limit is taken as 0, a negative burst as 1);
-// call Validate at start-up to fail fast. It is safe for concurrent use.
+// as a tool-definition-invalid/option_invalid error, or nil: the error
+// that toolmw.Wrap reports for the middleware New makes of them. It is safe
+// for concurrent use.
 func Validate(limit rate.Limit, burst int, opts ...Option) error {
 	return newConfig(limit, burst, opts).err
 }

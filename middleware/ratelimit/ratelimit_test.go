@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -335,13 +336,15 @@ func TestValidate(t *testing.T) {
 			t.Errorf("Validate(%v, %d) = %v, want tool-definition-invalid/option_invalid", tt.limit, tt.burst, err)
 		}
 	}
-	// A negative limit fails closed: the burst, 1, then nothing.
-	tool := wrap(t, "a", &counter{}, ratelimit.New(-5, -3, ratelimit.WithReject()))
-	if _, err := tool(context.Background(), nil); err != nil {
-		t.Fatal(err)
+	// New makes a toolmw.Reject middleware of a bad value: Wrap reports it
+	// at start-up.
+	for _, mw := range []toolmw.Middleware{ratelimit.New(-5, 1), ratelimit.New(1, -1), ratelimit.New(1, 1, ratelimit.WithMaxKeys(-1))} {
+		if _, err := toolmw.Wrap(toolmw.Spec{Name: "a"}, (&counter{}).tool, mw); !errors.Is(err, taxonomy.ErrDefinitionInvalid) {
+			t.Errorf("Wrap = %v, want tool-definition-invalid", err)
+		}
 	}
-	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrRateLimited) {
-		t.Fatalf("err = %v, want rate-limited", err)
+	if err := ratelimit.Validate(-5, -1, ratelimit.WithMaxKeys(-1)); err == nil || !strings.Contains(err.Error(), "New(-5, -1)") {
+		t.Errorf("Validate = %v, want the arguments' error first", err)
 	}
 }
 

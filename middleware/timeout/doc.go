@@ -59,11 +59,12 @@
 //
 // # Configuration
 //
-// New(d) with d <= 0 switches the layer off: it returns the tool unchanged.
-// nil means the default: WithAbandon(nil) keeps the layer cooperative,
-// WithClock(nil) reads package time. [Validate] reports a negative d as a
-// tool-definition-invalid/option_invalid error, for a start-up check; New
-// never panics.
+// New(0) switches the layer off: it returns the tool unchanged. nil means
+// the default: WithAbandon(nil) keeps the layer cooperative, WithClock(nil)
+// reads package time. A negative d makes New return a [toolmw.Reject]
+// middleware, so toolmw.Wrap reports the
+// tool-definition-invalid/option_invalid error at start-up; [Validate]
+// reports the same error without wrapping anything. Nothing panics.
 //
 // # Concurrency
 //

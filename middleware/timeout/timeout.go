@@ -62,9 +62,10 @@ func newConfig(opts []Option) config {
 }
 
 // Validate reports a negative d as a tool-definition-invalid error with
-// code option_invalid, or nil. A d of 0 is valid (the layer is off), and so
-// is every option value (nil is the default). [New] takes a negative d as
-// 0; call Validate at start-up to fail fast. It is safe for concurrent use.
+// code option_invalid, or nil: the error that toolmw.Wrap reports for the
+// middleware [New] makes of it. A d of 0 is valid (the layer is off), and
+// so is every option value (nil is the default). It is safe for concurrent
+// use.
 func Validate(d time.Duration, opts ...Option) error {
 	if d < 0 {
 		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
@@ -73,14 +74,19 @@ func Validate(d time.Duration, opts ...Option) error {
 	return nil // every value of every option is usable today
 }
 
-// New returns a layer that gives each attempt at most d. With d <= 0 the
-// layer is off and returns the tool unchanged (see [Validate]). The
-// returned Middleware and the Tools it makes are safe for concurrent use.
+// New returns a layer that gives each attempt at most d. With d == 0 the
+// layer is off and returns the tool unchanged; a negative d makes a
+// [toolmw.Reject] middleware, which toolmw.Wrap reports at start-up (see
+// [Validate]). The returned Middleware and the Tools it makes are safe for
+// concurrent use.
 func New(d time.Duration, opts ...Option) toolmw.Middleware {
+	if err := Validate(d, opts...); err != nil {
+		return toolmw.Reject(err)
+	}
 	cfg := newConfig(opts)
 	msg := fmt.Sprintf("the attempt did not finish within %v", d)
 	return func(next toolmw.Tool) toolmw.Tool {
-		if d <= 0 {
+		if d == 0 {
 			return next
 		}
 		l := &limiter{config: cfg, d: d, msg: msg, next: next}

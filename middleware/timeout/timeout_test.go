@@ -167,10 +167,17 @@ func TestParentDeadlinePassed(t *testing.T) {
 
 func TestOff(t *testing.T) {
 	tool := toolmw.Tool(cooperative)
-	for _, d := range []time.Duration{0, -time.Second} {
-		if got := timeout.New(d)(tool); reflect.ValueOf(got).Pointer() != reflect.ValueOf(tool).Pointer() {
-			t.Fatalf("New(%v) did not return the tool unchanged", d)
-		}
+	if got := timeout.New(0)(tool); reflect.ValueOf(got).Pointer() != reflect.ValueOf(tool).Pointer() {
+		t.Fatal("New(0) did not return the tool unchanged")
+	}
+}
+
+// A negative timeout makes a toolmw.Reject middleware: Wrap reports it at
+// start-up.
+func TestNegativeIsReported(t *testing.T) {
+	_, err := toolmw.Wrap(toolmw.Spec{Name: "lookup"}, cooperative, timeout.New(-time.Second))
+	if err == nil || err.Error() != "lookup: "+timeout.Validate(-time.Second).Error() {
+		t.Fatalf("Wrap = %v, want %v", err, timeout.Validate(-time.Second))
 	}
 }
 

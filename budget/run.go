@@ -11,12 +11,6 @@ import (
 // the retry layer's own cap per call is retry.DefaultMaxAttempts.
 const DefaultRunAttempts = 12
 
-// DefaultMaxAttempts is the former name of [DefaultRunAttempts].
-//
-// Deprecated: use [DefaultRunAttempts]; the name read like the retry layer's
-// per-call cap.
-const DefaultMaxAttempts = DefaultRunAttempts
-
 // Run caps how many attempts each tool may use across one agent run. Tools
 // are told apart by name; calls made without a name (outside toolmw.Wrap)
 // share the name "". A Run is safe for concurrent use: the cap holds exactly

@@ -152,7 +152,7 @@ func (p *spanChecker) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	for _, kv := range kvs {
 		b.WriteString(string(kv.Key))
-		b.WriteString(kv.Value.Emit())
+		b.WriteString(kv.Value.String())
 	}
 	if l := leak(b.Bytes()); l != "" {
 		p.leaked.Store("span: " + l)

@@ -462,14 +462,14 @@ func TestRunCapAcrossConcurrentCalls(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := calls.Load(); got != budget.DefaultMaxAttempts {
-		t.Fatalf("the tool ran %d times in one run, want exactly %d", got, budget.DefaultMaxAttempts)
+	if got := calls.Load(); got != budget.DefaultRunAttempts {
+		t.Fatalf("the tool ran %d times in one run, want exactly %d", got, budget.DefaultRunAttempts)
 	}
-	if runLimited.Load() < 40-budget.DefaultMaxAttempts {
+	if runLimited.Load() < 40-budget.DefaultRunAttempts {
 		t.Fatalf("only %d calls ended run-limit-exceeded", runLimited.Load())
 	}
 	run, _ := budget.RunFrom(ctx)
-	if run.Used("search") != budget.DefaultMaxAttempts {
+	if run.Used("search") != budget.DefaultRunAttempts {
 		t.Fatalf("Used = %d", run.Used("search"))
 	}
 }

@@ -29,7 +29,7 @@ func Example() {
 	s := spans.GetSpans()[0]
 	fmt.Println(s.Name)
 	for _, kv := range s.Attributes {
-		fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+		fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 	}
 	fmt.Println("status:", s.Status.Code)
 	// Output:

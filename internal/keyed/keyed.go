@@ -7,6 +7,8 @@ package keyed
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/toolmw/toolmw"
 )
 
 // DefaultMax is how many keys a Map keeps when it is given no bound: many
@@ -96,4 +98,44 @@ func (m *Map[V]) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.m)
+}
+
+// Sharing records how a layer shares its per-tool state (a breaker, a
+// limiter) between the tools it wraps: one per tool (the zero Sharing),
+// one value T for every tool (Shared), or one per key (Key), at most Max
+// keys (0 means DefaultMax). Shared and Key replace each other. A Sharing
+// is configuration, written by options before the layer is built.
+type Sharing[T comparable] struct {
+	Shared T
+	Key    func(toolmw.Call) string
+	Max    int
+}
+
+// Share makes every tool share v; the zero T means one per tool.
+func (s *Sharing[T]) Share(v T) {
+	var zero T
+	s.Shared = v
+	if v != zero {
+		s.Key = nil
+	}
+}
+
+// ByKey keeps one value per key(call); nil means one per tool.
+func (s *Sharing[T]) ByKey(key func(toolmw.Call) string) {
+	s.Key = key
+	if key != nil {
+		var zero T
+		s.Shared = zero
+	}
+}
+
+// Bound sets Max to n (0 means DefaultMax), the value of a layer's
+// WithMaxKeys option. A negative n is not usable: Bound leaves Max as it
+// was and tells reject why.
+func (s *Sharing[T]) Bound(n int, reject func(format string, args ...any)) {
+	if n < 0 {
+		reject("WithMaxKeys(%d): n must not be negative", n)
+		return
+	}
+	s.Max = n
 }

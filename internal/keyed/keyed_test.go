@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/keyed"
 )
 
@@ -83,5 +84,40 @@ func BenchmarkGetKnown(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Get("payments")
+	}
+}
+
+func TestSharing(t *testing.T) {
+	var s keyed.Sharing[*value]
+	v := newValue("shared")
+	key := func(toolmw.Call) string { return "k" }
+	s.ByKey(key)
+	s.Share(v)
+	if s.Shared != v || s.Key != nil {
+		t.Fatal("Share did not replace ByKey")
+	}
+	s.Share(nil) // one per tool
+	if s.Shared != nil || s.Key != nil {
+		t.Fatal("Share(nil) is not one per tool")
+	}
+	s.Share(v)
+	s.ByKey(key)
+	if s.Shared != nil || s.Key == nil {
+		t.Fatal("ByKey did not replace Share")
+	}
+	s.ByKey(nil)
+	if s.Shared != nil || s.Key != nil {
+		t.Fatal("ByKey(nil) is not one per tool")
+	}
+	var why string
+	reject := func(format string, args ...any) { why = fmt.Sprintf(format, args...) }
+	s.Bound(3, reject)
+	s.Bound(-1, reject)
+	if s.Max != 3 || why != "WithMaxKeys(-1): n must not be negative" {
+		t.Fatalf("Max = %d, why = %q; want 3 kept and the negative rejected", s.Max, why)
+	}
+	s.Bound(0, reject)
+	if s.Max != 0 {
+		t.Fatal("Bound(0) is not the default")
 	}
 }

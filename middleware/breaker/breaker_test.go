@@ -78,6 +78,18 @@ func same(got, want error) bool {
 
 var transient = taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "supplier is down")
 
+// foreign is a taxonomy.Error made outside package taxonomy, of a kind the
+// breaker does not know (taxonomy.New would make it tool-failed).
+type foreign struct{}
+
+func (foreign) Error() string             { return "quota exceeded" }
+func (foreign) Unwrap() error             { return nil }
+func (foreign) Kind() taxonomy.Kind       { return "tool-quota-exceeded" }
+func (foreign) Code() string              { return "quota_exceeded" }
+func (foreign) Tool() string              { return "" }
+func (foreign) Retryable() bool           { return false }
+func (foreign) RetryAfter() time.Duration { return 0 }
+
 func TestNeutralOutcomesNeverTrip(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -98,7 +110,7 @@ func TestNeutralOutcomesNeverTrip(t *testing.T) {
 		{"upstream 429", nil, taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeUpstreamRateLimited, "429")},
 		{"inner breaker open", nil, taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen, "open")},
 		{"upstream bad request", nil, taxonomy.Failure(taxonomy.CodeUpstreamBadRequest, "400")},
-		{"unknown kind", nil, taxonomy.New("tool-quota-exceeded", "quota_exceeded", "quota")},
+		{"unknown kind", nil, foreign{}},
 		{"bare cancellation", nil, context.Canceled},
 		{"wrapped cancellation", nil, fmt.Errorf("fetch: %w", context.Canceled)},
 		{"failure caused by cancellation", nil, taxonomy.Transient("fetch_failed", "x").WithCause(context.Canceled)},

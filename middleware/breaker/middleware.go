@@ -21,17 +21,18 @@ func New(opts ...Option) toolmw.Middleware {
 	switch {
 	case c.err != nil:
 		return toolmw.Reject(c.err)
-	case c.shared != nil && c.shared.err != nil:
-		return toolmw.Reject(c.shared.err)
-	case c.shared != nil:
-		b := c.shared
+	case c.sharing.Shared != nil && c.sharing.Shared.err != nil:
+		return toolmw.Reject(c.sharing.Shared.err)
+	case c.sharing.Shared != nil:
+		b := c.sharing.Shared
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				return b.call(ctx, next, args)
 			}
 		}
-	case c.key != nil:
-		breakers := keyed.New(c.maxKeys, func(key string) *Breaker {
+	case c.sharing.Key != nil:
+		key := c.sharing.Key
+		breakers := keyed.New(c.sharing.Max, func(key string) *Breaker {
 			b := newBreaker(c)
 			b.name.Store(&key)
 			return b
@@ -39,7 +40,7 @@ func New(opts ...Option) toolmw.Middleware {
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				call, _ := toolmw.CallFrom(ctx)
-				return breakers.Get(c.key(call)).call(ctx, next, args)
+				return breakers.Get(key(call)).call(ctx, next, args)
 			}
 		}
 	}

@@ -46,9 +46,7 @@ type config struct {
 	clock       clock.Clock
 	onChange    func(StateChangeEvent)
 	isFailure   func(error) bool
-	shared      *Breaker
-	key         func(toolmw.Call) string
-	maxKeys     int
+	sharing     keyed.Sharing[*Breaker]
 	err         error // the first option given a value it cannot use
 }
 
@@ -59,7 +57,6 @@ func newConfig(opts []Option) *config {
 		probes:    DefaultProbes,
 		clock:     clock.System,
 		isFailure: IsFailure,
-		maxKeys:   DefaultMaxKeys,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -109,9 +106,16 @@ func (c *config) tripRule(b *Breaker) func(gobreaker.Counts) bool {
 	}
 }
 
-// count returns n as a uint32 count, or false when it is out of range.
-func count(n int) (uint32, bool) {
-	return uint32(n), n >= 0 && int64(n) <= math.MaxUint32
+// count returns n as a uint32 count, with 0 meaning def, or false when n is
+// negative or too large.
+func count(n int, def uint32) (uint32, bool) {
+	if n < 0 || int64(n) > math.MaxUint32 {
+		return 0, false
+	}
+	if n == 0 {
+		return def, true
+	}
+	return uint32(n), true
 }
 
 // WithConsecutiveFailures opens a breaker after n failures in a row
@@ -121,15 +125,11 @@ func count(n int) (uint32, bool) {
 // invalid.
 func WithConsecutiveFailures(n int) Option {
 	return func(c *config) {
-		u, ok := count(n)
-		if !ok {
+		if u, ok := count(n, DefaultConsecutiveFailures); ok {
+			c.failures, c.ratio, c.minRequests = u, 0, 0
+		} else {
 			c.reject("WithConsecutiveFailures(%d): n must not be negative", n)
-			return
 		}
-		if u == 0 {
-			u = DefaultConsecutiveFailures
-		}
-		c.failures, c.ratio, c.minRequests = u, 0, 0
 	}
 }
 
@@ -142,18 +142,13 @@ func WithConsecutiveFailures(n int) Option {
 // negative minRequests is invalid.
 func WithFailureRatio(ratio float64, minRequests int) Option {
 	return func(c *config) {
-		least, ok := count(minRequests)
-		if !(ratio >= 0 && ratio <= 1) || !ok {
+		least, ok := count(minRequests, DefaultMinRequests)
+		switch {
+		case !(ratio >= 0 && ratio <= 1) || !ok:
 			c.reject("WithFailureRatio(%v, %d): want 0 <= ratio <= 1 and minRequests >= 0", ratio, minRequests)
-			return
+		case ratio > 0:
+			c.failures, c.ratio, c.minRequests = 0, ratio, least
 		}
-		if ratio == 0 {
-			return
-		}
-		if least == 0 {
-			least = DefaultMinRequests
-		}
-		c.failures, c.ratio, c.minRequests = 0, ratio, least
 	}
 }
 
@@ -189,15 +184,11 @@ func WithOpenFor(d time.Duration) Option {
 // failure opens it again. A negative n is invalid.
 func WithProbes(n int) Option {
 	return func(c *config) {
-		u, ok := count(n)
-		if !ok {
+		if u, ok := count(n, DefaultProbes); ok {
+			c.probes = u
+		} else {
 			c.reject("WithProbes(%d): n must not be negative", n)
-			return
 		}
-		if u == 0 {
-			u = DefaultProbes
-		}
-		c.probes = u
 	}
 }
 
@@ -234,12 +225,7 @@ func WithIsFailure(f func(err error) bool) Option {
 // then have no effect; b has its own. It replaces WithKey; nil means one
 // breaker per tool.
 func WithShared(b *Breaker) Option {
-	return func(c *config) {
-		c.shared = b
-		if b != nil {
-			c.key = nil
-		}
-	}
+	return func(c *config) { c.sharing.Share(b) }
 }
 
 // WithKey makes New keep one breaker per key, key(call), shared by every
@@ -248,12 +234,7 @@ func WithShared(b *Breaker) Option {
 // upstream's name, not a call id). It replaces WithShared; nil means one
 // breaker per tool. key is called from many goroutines at once.
 func WithKey(key func(toolmw.Call) string) Option {
-	return func(c *config) {
-		c.key = key
-		if key != nil {
-			c.shared = nil
-		}
-	}
+	return func(c *config) { c.sharing.ByKey(key) }
 }
 
 // WithMaxKeys bounds how many breakers [WithKey] keeps (0 means
@@ -261,14 +242,5 @@ func WithKey(key func(toolmw.Call) string) Option {
 // recently, and with it its breaker's state: the key starts closed on its
 // next use. A negative n is invalid.
 func WithMaxKeys(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.reject("WithMaxKeys(%d): n must not be negative", n)
-			return
-		}
-		if n == 0 {
-			n = DefaultMaxKeys
-		}
-		c.maxKeys = n
-	}
+	return func(c *config) { c.sharing.Bound(n, c.reject) }
 }

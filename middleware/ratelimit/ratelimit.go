@@ -27,8 +27,8 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	switch {
 	case c.err != nil:
 		return toolmw.Reject(c.err)
-	case c.shared != nil:
-		l := &limiter{config: c, lim: c.shared}
+	case c.sharing.Shared != nil:
+		l := &limiter{config: c, lim: c.sharing.Shared}
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				return l.call(ctx, next, args)
@@ -36,12 +36,13 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 		}
 	case c.limit == rate.Inf:
 		return func(next toolmw.Tool) toolmw.Tool { return next }
-	case c.key != nil:
-		limiters := keyed.New(c.maxKeys, func(string) *limiter { return c.newLimiter() })
+	case c.sharing.Key != nil:
+		key := c.sharing.Key
+		limiters := keyed.New(c.sharing.Max, func(string) *limiter { return c.newLimiter() })
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				call, _ := toolmw.CallFrom(ctx)
-				return limiters.Get(c.key(call)).call(ctx, next, args)
+				return limiters.Get(key(call)).call(ctx, next, args)
 			}
 		}
 	}
@@ -129,20 +130,18 @@ type config struct {
 	burst   int
 	maxWait time.Duration
 	clock   clock.Clock
-	shared  *rate.Limiter
-	key     func(toolmw.Call) string
-	maxKeys int
+	sharing keyed.Sharing[*rate.Limiter]
 	err     error // the first value the layer cannot use
 }
 
 func newConfig(limit rate.Limit, burst int, opts []Option) *config {
-	c := &config{maxWait: rate.InfDuration, clock: clock.System, maxKeys: DefaultMaxKeys}
+	c := &config{maxWait: rate.InfDuration, clock: clock.System}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
-	if c.shared != nil {
+	if c.sharing.Shared != nil {
 		return c // limit and burst are not used
 	}
 	c.limit, c.burst = limit, max(burst, 1)
@@ -205,12 +204,7 @@ func WithClock(clk clock.Clock) Option {
 // WithShared makes New use lim for every tool it wraps. It replaces
 // WithKey; nil means one limiter per tool.
 func WithShared(lim *rate.Limiter) Option {
-	return func(c *config) {
-		c.shared = lim
-		if lim != nil {
-			c.key = nil
-		}
-	}
+	return func(c *config) { c.sharing.Share(lim) }
 }
 
 // WithKey makes New keep one limiter per key, key(call), shared by every
@@ -219,12 +213,7 @@ func WithShared(lim *rate.Limiter) Option {
 // replaces WithShared; nil means one limiter per tool. key is called from
 // many goroutines at once.
 func WithKey(key func(toolmw.Call) string) Option {
-	return func(c *config) {
-		c.key = key
-		if key != nil {
-			c.shared = nil
-		}
-	}
+	return func(c *config) { c.sharing.ByKey(key) }
 }
 
 // WithMaxKeys bounds how many limiters [WithKey] keeps (0 means
@@ -232,14 +221,5 @@ func WithKey(key func(toolmw.Call) string) Option {
 // recently, and its limiter with it: the key starts with a full burst on
 // its next use. A negative n is invalid.
 func WithMaxKeys(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.reject("WithMaxKeys(%d): n must not be negative", n)
-			return
-		}
-		if n == 0 {
-			n = DefaultMaxKeys
-		}
-		c.maxKeys = n
-	}
+	return func(c *config) { c.sharing.Bound(n, c.reject) }
 }

@@ -103,9 +103,9 @@
 // Retry-After header, from a Header() http.Header method or the
 // *http.Response read as above. The header is a number of seconds or an
 // HTTP-date, read against the map's clock ([WithClock]); a date in the past
-// means 0, an empty, negative or malformed value is ignored, and a number
-// too large for a time.Duration saturates. Without one, the verdict's
-// [Verdict.WithRetryAfter] default applies.
+// means 0, an empty, negative or malformed value is ignored, and a wait
+// longer than taxonomy.MaxRetryAfter (24 h) saturates at it. Without one,
+// the verdict's [Verdict.WithRetryAfter] default applies.
 //
 // # The default map
 //

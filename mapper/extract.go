@@ -1,12 +1,13 @@
 package mapper
 
 import (
-	"math"
 	"net/http"
 	"reflect"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // httpStatus returns the HTTP status code link carries, if any.
@@ -117,7 +118,7 @@ func callResult(f reflect.Value) (reflect.Value, bool) {
 func (m *Map) retryAfterAt(link error) (time.Duration, bool) {
 	if v, ok := link.(interface{ RetryAfter() time.Duration }); ok {
 		if d := v.RetryAfter(); d > 0 {
-			return d, true
+			return taxonomy.ClampRetryAfter(d), true
 		}
 	}
 	var h http.Header
@@ -132,13 +133,14 @@ func (m *Map) retryAfterAt(link error) (time.Duration, bool) {
 	return parseRetryAfter(h.Get("Retry-After"), m.cfg.now)
 }
 
-// maxSeconds is the largest number of seconds a Duration holds.
-const maxSeconds = math.MaxInt64 / int64(time.Second)
+// maxSeconds is the longest Retry-After, in seconds, that an error carries
+// (taxonomy.MaxRetryAfter); longer values saturate at it.
+const maxSeconds = int64(taxonomy.MaxRetryAfter / time.Second)
 
 // parseRetryAfter parses a Retry-After value (RFC 9110 §10.2.3): a number
 // of seconds, or an HTTP-date read against now (a date in the past means
 // now: 0). It reports false for an empty, negative or malformed value. A
-// number too large for a Duration saturates at the largest one.
+// value longer than taxonomy.MaxRetryAfter saturates at it.
 func parseRetryAfter(s string, now func() time.Time) (time.Duration, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -151,19 +153,15 @@ func parseRetryAfter(s string, now func() time.Time) (time.Duration, bool) {
 			if c < '0' || c > '9' {
 				return 0, false
 			}
-			if n > maxSeconds {
-				continue // saturated; keep checking the digits
+			if n <= maxSeconds { // past it, saturated; keep checking the digits
+				n = n*10 + int64(c-'0')
 			}
-			n = n*10 + int64(c-'0')
 		}
-		if n > maxSeconds {
-			return math.MaxInt64, true
-		}
-		return time.Duration(n) * time.Second, true
+		return time.Duration(min(n, maxSeconds)) * time.Second, true
 	}
 	t, err := http.ParseTime(s)
 	if err != nil {
 		return 0, false
 	}
-	return max(t.Sub(now()), 0), true
+	return taxonomy.ClampRetryAfter(t.Sub(now())), true
 }

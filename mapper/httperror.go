@@ -48,9 +48,9 @@ func ResponseError(resp *http.Response) *HTTPError {
 // *http.Response. A code outside 100–999 is recorded as 0. The Retry-After
 // header, a number of seconds or an HTTP-date (RFC 9110 §10.2.3), is read
 // against the current time; an empty, malformed, negative or over-long
-// (more than 64 bytes) value is ignored, and a number too large for a
-// time.Duration saturates (the retry layer's cap on any one wait still
-// applies).
+// (more than 64 bytes) value is ignored, and a longer wait than
+// taxonomy.MaxRetryAfter saturates at it (the retry layer's cap on any one
+// wait still applies).
 func StatusError(code int, header http.Header) *HTTPError {
 	if code < 100 || code > 999 {
 		code = 0

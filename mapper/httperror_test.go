@@ -30,7 +30,7 @@ func TestStatusError(t *testing.T) {
 		{"garbage", 503, header("soon, token=sk_live_abc"), 503, eq(0), ""},
 		{"negative", 503, header("-5"), 503, eq(0), ""},
 		{"over-long", 503, header(strings.Repeat("9", 65)), 503, eq(0), ""},
-		{"saturates", 503, header(strings.Repeat("9", 40)), 503, eq(time.Duration(1<<63 - 1)), ""},
+		{"saturates", 503, header(strings.Repeat("9", 40)), 503, eq(taxonomy.MaxRetryAfter), ""},
 		{"no header", 409, nil, 409, eq(0), "upstream answered HTTP 409 Conflict"},
 		{"unknown code", 599, nil, 599, eq(0), "upstream answered HTTP 599"},
 		{"code out of range", 12345, nil, 0, eq(0), "upstream answered without a valid HTTP status"},

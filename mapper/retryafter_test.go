@@ -26,9 +26,12 @@ func TestRetryAfterHeader(t *testing.T) {
 		{"Saturday, 01-Mar-25 12:00:30 GMT", 30 * time.Second}, // RFC 850
 		{"Sat Mar  1 12:00:45 2025", 45 * time.Second},         // ANSI C asctime
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0},       // past: now
-		{"99999999999999999999999", math.MaxInt64},             // saturates
-		{fmt.Sprint(math.MaxInt64/int64(time.Second) + 1), math.MaxInt64},
-		{fmt.Sprint(math.MaxInt64 / int64(time.Second)), time.Duration(math.MaxInt64/int64(time.Second)) * time.Second},
+		{"99999999999999999999999", taxonomy.MaxRetryAfter},    // saturates
+		{"99999999999999", taxonomy.MaxRetryAfter},
+		{fmt.Sprint(math.MaxInt64), taxonomy.MaxRetryAfter},
+		{"86400", taxonomy.MaxRetryAfter},
+		{"86399", 86399 * time.Second},
+		{now.Add(1000 * time.Hour).Format(http.TimeFormat), taxonomy.MaxRetryAfter},
 		// Ignored: no hint.
 		{"", 0},
 		{"-5", 0},

@@ -51,12 +51,13 @@ var _ Error = (*ToolError)(nil)
 // New returns an error of the given kind with a code and a message. It is
 // retryable when the kind is retryable by default (circuit-open,
 // rate-limited); use WithRetryable to say otherwise. An empty or malformed
-// code becomes [CodeInvalidCode]; an empty or malformed kind becomes
-// [KindFailed].
+// code becomes [CodeInvalidCode]; a kind that is not one of the built-in
+// kinds becomes [KindFailed].
 func New(kind Kind, code, message string) *ToolError {
 	ki, ok := lookupKind(kind)
-	if !ok && !ValidKind(kind) {
+	if !ok {
 		kind = KindFailed
+		ki, _ = lookupKind(kind)
 	}
 	if !ValidCode(code) {
 		code = CodeInvalidCode
@@ -122,12 +123,23 @@ func (e *ToolError) WithTool(name string) *ToolError {
 	return c
 }
 
-// WithRetryAfter returns a copy of e with a retry-after hint. A negative
-// duration is treated as 0.
+// WithRetryAfter returns a copy of e with a retry-after hint, clamped to
+// [0, MaxRetryAfter].
 func (e *ToolError) WithRetryAfter(d time.Duration) *ToolError {
 	c := e.clone()
-	c.retryAfter = max(d, 0)
+	c.retryAfter = ClampRetryAfter(d)
 	return c
+}
+
+// MaxRetryAfter is the longest retry-after hint an error carries: a longer
+// one, from a server's Retry-After or an error made elsewhere, is clamped to
+// it, so that every hint survives arithmetic and a JSON round trip. No
+// retry layer waits anywhere near this long (retry's own cap is 30 s).
+const MaxRetryAfter = 24 * time.Hour
+
+// ClampRetryAfter returns d held to [0, MaxRetryAfter].
+func ClampRetryAfter(d time.Duration) time.Duration {
+	return min(max(d, 0), MaxRetryAfter)
 }
 
 // WithRetryable returns a copy of e that is retryable or not. A refusal and a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +73,60 @@ func TestFinal(t *testing.T) {
 	}
 	if transient.Final() {
 		t.Fatal("Final modified its argument")
+	}
+}
+
+// foreign is a taxonomy.Error made outside the package, saying anything.
+type foreign struct {
+	kind  taxonomy.Kind
+	code  string
+	tool  string
+	after time.Duration
+	retry bool
+}
+
+func (f foreign) Error() string             { return "foreign" }
+func (f foreign) Unwrap() error             { return nil }
+func (f foreign) Kind() taxonomy.Kind       { return f.kind }
+func (f foreign) Code() string              { return f.code }
+func (f foreign) Tool() string              { return f.tool }
+func (f foreign) Retryable() bool           { return f.retry }
+func (f foreign) RetryAfter() time.Duration { return f.after }
+
+// TestInfoRoundTripsExtremes: every value an error can hold, made here or
+// elsewhere, gives a record that encodes, decodes and rebuilds the same.
+func TestInfoRoundTripsExtremes(t *testing.T) {
+	const secret = "ghp_CANARYcanary0123456789abcdefCANARY01"
+	durations := []time.Duration{-1 << 63, -time.Second, 0, time.Nanosecond, time.Millisecond, 1500 * time.Millisecond,
+		taxonomy.MaxRetryAfter, taxonomy.MaxRetryAfter + 1, 9223372036 * time.Second, 1<<63 - 1}
+	for _, d := range durations {
+		for _, err := range []error{
+			taxonomy.Transient("upstream_unavailable", "down").WithRetryAfter(d),
+			foreign{kind: taxonomy.KindRateLimited, code: "upstream_rate_limited", after: d, retry: true},
+			foreign{kind: taxonomy.Kind(secret), code: secret, tool: secret, after: d, retry: true},
+			foreign{kind: taxonomy.KindRefused, code: "x", after: d, retry: true},
+		} {
+			info := taxonomy.InfoOf(err)
+			if ra := time.Duration(info.RetryAfter); ra < 0 || ra > taxonomy.MaxRetryAfter {
+				t.Fatalf("%v: retry_after %v outside [0, MaxRetryAfter]", d, ra)
+			}
+			b, jerr := json.Marshal(info)
+			if jerr != nil {
+				t.Fatal(jerr)
+			}
+			var back taxonomy.Info
+			if jerr := json.Unmarshal(b, &back); jerr != nil {
+				t.Fatalf("%v: %s does not decode: %v", d, b, jerr)
+			}
+			if fmt.Sprint(back) != fmt.Sprint(info) || fmt.Sprint(taxonomy.InfoOf(back.Err())) != fmt.Sprint(info) {
+				t.Fatalf("%v: round trip %+v -> %s -> %+v", d, info, b, back)
+			}
+			if strings.Contains(string(b), "CANARY") {
+				t.Fatalf("the foreign error's text reached the record: %s", b)
+			}
+			if info.Kind == taxonomy.KindRefused && info.Retryable {
+				t.Fatal("a refusal from elsewhere is retryable")
+			}
+		}
 	}
 }

@@ -70,22 +70,28 @@ type Info struct {
 // It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Seconds time.Duration
 
-// MarshalJSON encodes s as seconds, with millisecond precision.
+// MarshalJSON encodes s as seconds, to the nanosecond: every duration up to
+// [MaxRetryAfter] decodes back to itself.
 func (s Seconds) MarshalJSON() ([]byte, error) {
-	ms := time.Duration(s).Milliseconds()
-	return json.Marshal(float64(ms) / 1000)
+	return json.Marshal(time.Duration(s).Seconds())
 }
 
-// UnmarshalJSON decodes a number of seconds.
+// UnmarshalJSON decodes a number of seconds, held to [0, MaxRetryAfter]
+// like every retry-after hint, so a record never fails to decode over an
+// extreme value.
 func (s *Seconds) UnmarshalJSON(data []byte) error {
 	var f float64
 	if err := json.Unmarshal(data, &f); err != nil {
 		return err
 	}
-	if f < 0 || math.IsNaN(f) || f > float64(math.MaxInt64/int64(time.Second)) {
-		return errors.New("taxonomy: retry_after out of range")
+	switch {
+	case !(f > 0): // also NaN
+		*s = 0
+	case f >= MaxRetryAfter.Seconds():
+		*s = Seconds(MaxRetryAfter)
+	default:
+		*s = Seconds(math.Round(f * float64(time.Second)))
 	}
-	*s = Seconds(math.Round(f*1000) * float64(time.Millisecond))
 	return nil
 }
 
@@ -104,7 +110,10 @@ func InfoOf(err error) Info {
 			Tool:       te.Tool(),
 			Retryable:  te.Retryable(),
 			Final:      isFinal(te),
-			RetryAfter: Seconds(te.RetryAfter()),
+			RetryAfter: Seconds(ClampRetryAfter(te.RetryAfter())),
+		}
+		if _, native := te.(*ToolError); !native {
+			info.normalise()
 		}
 		if m, ok := te.(interface{ Message() string }); ok {
 			info.Message = m.Message()
@@ -123,6 +132,41 @@ func InfoOf(err error) Info {
 	return Info{Kind: KindFailed, Code: CodeUnmappedFailure}
 }
 
+// normalise holds a record of an Error implemented outside this package to
+// the rules a *ToolError keeps by construction: a built-in kind (else
+// tool-failed), a well-formed code (else invalid_code), no tool name (it
+// may say anything; toolmw.Wrap names the tool at the chain's edge), never
+// retryable when a refusal or a cancellation.
+// What it says is data from elsewhere; nothing of it reaches a span, a log
+// or the model as given.
+func (i *Info) normalise() {
+	if _, ok := lookupKind(i.Kind); !ok {
+		i.Kind = KindFailed
+	}
+	if !ValidCode(i.Code) {
+		i.Code = CodeInvalidCode
+	}
+	i.Tool = ""
+	if i.Kind == KindRefused || i.Kind == KindCancelled {
+		i.Retryable = false
+	}
+}
+
+// validToolName reports whether name is "" or a valid tool name: 1 to 64
+// bytes of a-z, A-Z, 0-9, '_' and '-' (toolmw.ValidName's rule).
+func validToolName(name string) bool {
+	if len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Err returns a typed error equivalent to the one the record was made from:
 // the same kind, code, tool, retryability, finality, retry-after, message and
 // field errors. The cause does not cross.
@@ -130,8 +174,11 @@ func (i Info) Err() *ToolError {
 	e := New(i.Kind, i.Code, i.Message)
 	e.tool = i.Tool
 	e.retryable = i.Retryable && e.mayRetry()
-	e.retryAfter = time.Duration(i.RetryAfter)
+	e.retryAfter = ClampRetryAfter(time.Duration(i.RetryAfter))
 	e.final = i.Final
+	if !validToolName(e.tool) {
+		e.tool = ""
+	}
 	if len(i.Fields) > 0 {
 		e.fields = append([]FieldError(nil), i.Fields...)
 	}

@@ -325,10 +325,19 @@ func TestProblem(t *testing.T) {
 }
 
 func TestSecondsJSON(t *testing.T) {
-	for _, in := range []string{`-1`, `"x"`, `1e300`} {
+	var s taxonomy.Seconds
+	if err := json.Unmarshal([]byte(`"x"`), &s); err == nil {
+		t.Error(`Unmarshal("x") accepted`)
+	}
+	// Out-of-range values are held to [0, MaxRetryAfter], never refused:
+	// a record from elsewhere always decodes.
+	for in, want := range map[string]time.Duration{
+		`-1`: 0, `1e300`: taxonomy.MaxRetryAfter, `99999999999999`: taxonomy.MaxRetryAfter,
+		`0.0004`: 400 * time.Microsecond, `1.5`: 1500 * time.Millisecond,
+	} {
 		var s taxonomy.Seconds
-		if err := json.Unmarshal([]byte(in), &s); err == nil {
-			t.Errorf("Unmarshal(%s) accepted", in)
+		if err := json.Unmarshal([]byte(in), &s); err != nil || time.Duration(s) != want {
+			t.Errorf("Unmarshal(%s) = %v, %v; want %v", in, time.Duration(s), err, want)
 		}
 	}
 	var fe taxonomy.FieldError

@@ -40,6 +40,7 @@ type entry[V any] struct {
 // New returns a Map that makes the value of a new key with create and keeps
 // at most bound keys; bound < 1 means [DefaultMax]. create runs under the
 // Map's lock: it must be quick and must not call the Map.
+// The Map is safe for concurrent use.
 func New[V any](bound int, create func(key string) V) *Map[V] {
 	if bound < 1 {
 		bound = DefaultMax
@@ -48,6 +49,7 @@ func New[V any](bound int, create func(key string) V) *Map[V] {
 }
 
 // Get returns the value of key, making it on first use.
+// It is safe for concurrent use.
 func (m *Map[V]) Get(key string) V {
 	m.mu.RLock()
 	e := m.m[key]
@@ -93,7 +95,7 @@ func (m *Map[V]) dropLeastRecent() {
 	delete(m.m, oldest)
 }
 
-// Len returns how many keys the Map holds.
+// Len returns how many keys the Map holds. It is safe for concurrent use.
 func (m *Map[V]) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -105,6 +107,8 @@ func (m *Map[V]) Len() int {
 // one value T for every tool (Shared), or one per key (Key), at most Max
 // keys (0 means DefaultMax). Shared and Key replace each other. A Sharing
 // is configuration, written by options before the layer is built.
+// It is not safe for concurrent use: options write it before the layer
+// is built, and the layer only reads it.
 type Sharing[T comparable] struct {
 	Shared T
 	Key    func(toolmw.Call) string
@@ -112,6 +116,7 @@ type Sharing[T comparable] struct {
 }
 
 // Share makes every tool share v; the zero T means one per tool.
+// Not safe for concurrent use (see Sharing).
 func (s *Sharing[T]) Share(v T) {
 	var zero T
 	s.Shared = v
@@ -121,6 +126,7 @@ func (s *Sharing[T]) Share(v T) {
 }
 
 // ByKey keeps one value per key(call); nil means one per tool.
+// Not safe for concurrent use (see Sharing).
 func (s *Sharing[T]) ByKey(key func(toolmw.Call) string) {
 	s.Key = key
 	if key != nil {
@@ -131,7 +137,7 @@ func (s *Sharing[T]) ByKey(key func(toolmw.Call) string) {
 
 // Bound sets Max to n (0 means DefaultMax), the value of a layer's
 // WithMaxKeys option. A negative n is not usable: Bound leaves Max as it
-// was and tells reject why.
+// was and tells reject why. Not safe for concurrent use (see Sharing).
 func (s *Sharing[T]) Bound(n int, reject func(format string, args ...any)) {
 	if n < 0 {
 		reject("WithMaxKeys(%d): n must not be negative", n)

@@ -97,7 +97,7 @@ func gobreakerTimeout(d time.Duration) time.Duration {
 
 // Name returns the breaker's name: the one given to NewBreaker, the key of a
 // keyed breaker, or the tool's name for a per-tool breaker (known from its
-// first call).
+// first call). It is safe for concurrent use.
 func (b *Breaker) Name() string {
 	if p := b.name.Load(); p != nil {
 		return *p
@@ -107,13 +107,14 @@ func (b *Breaker) Name() string {
 
 // State returns the breaker's current state. It may deliver state changes
 // to the callback of [WithOnStateChange] before it returns.
+// It is safe for concurrent use.
 func (b *Breaker) State() State {
 	s := stateOf(b.cb.State())
 	b.flush()
 	return s
 }
 
-// Counts returns the breaker's counters.
+// Counts returns the breaker's counters. It is safe for concurrent use.
 func (b *Breaker) Counts() Counts {
 	return countsOf(b.cb.Counts())
 }

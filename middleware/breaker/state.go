@@ -20,6 +20,7 @@ const (
 )
 
 // String returns "closed", "half-open" or "open".
+// It is safe for concurrent use.
 func (s State) String() string {
 	switch s {
 	case StateClosed:

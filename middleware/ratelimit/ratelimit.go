@@ -175,6 +175,7 @@ func Validate(limit rate.Limit, burst int, opts ...Option) error {
 
 // WithReject makes calls never wait: without a free token a call fails at
 // once with rate-limited and the wait it would have needed as RetryAfter.
+// The Option may be shared between goroutines.
 func WithReject() Option {
 	return func(c *config) { c.maxWait = 0 }
 }
@@ -182,6 +183,7 @@ func WithReject() Option {
 // WithMaxWait caps how long a call waits for a token; a longer wait fails
 // at once as with [WithReject]. By default, and with 0, only the context's
 // deadline bounds the wait. A negative d is invalid.
+// The Option may be shared between goroutines.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) {
 		switch {
@@ -196,13 +198,14 @@ func WithMaxWait(d time.Duration) Option {
 }
 
 // WithClock sets the clock for the limiter and the wait (nil means
-// clock.System).
+// clock.System). The Option may be shared between goroutines.
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clock = clock.Or(clk) }
 }
 
 // WithShared makes New use lim for every tool it wraps. It replaces
 // WithKey; nil means one limiter per tool.
+// The Option may be shared between goroutines.
 func WithShared(lim *rate.Limiter) Option {
 	return func(c *config) { c.sharing.Share(lim) }
 }
@@ -220,6 +223,7 @@ func WithKey(key func(toolmw.Call) string) Option {
 // [DefaultMaxKeys]). A new key beyond the bound drops the key used least
 // recently, and its limiter with it: the key starts with a full burst on
 // its next use. A negative n is invalid.
+// The Option may be shared between goroutines.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.sharing.Bound(n, c.reject) }
 }

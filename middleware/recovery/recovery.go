@@ -52,7 +52,7 @@ func newConfig(opts []Option) config {
 
 // WithHandler hands each recovered panic to h, for debug logs. Without a
 // handler (or with nil, the default) the panic value is dropped and no
-// stack is taken.
+// stack is taken. The Option may be shared between goroutines.
 func WithHandler(h Handler) Option {
 	return func(c *config) { c.handler = h }
 }

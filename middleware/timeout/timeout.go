@@ -46,7 +46,7 @@ func WithAbandon(onLate func(Late)) Option {
 
 // WithClock sets the clock the layer reads (nil means clock.System); see
 // the package documentation for why the deadline itself runs on package
-// time.
+// time. The Option may be shared between goroutines.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }

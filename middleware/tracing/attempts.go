@@ -28,10 +28,13 @@ import (
 // tells the whole story without a sampler splitting it. WithTracerProvider
 // does not apply to Attempts.
 func Attempts(opts ...Option) toolmw.Middleware {
+	if err := Validate(opts...); err != nil {
+		return toolmw.Reject(err)
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		cfg := newConfig(opts)
 		meter := cfg.mp.Meter(ScopeName)
-		a := &attempts{next: next, count: int64Counter(meter, MetricAttempts,
+		a := &attempts{next: next, cfg: cfg, count: int64Counter(meter, MetricAttempts,
 			metric.WithDescription("Number of tool call attempts."),
 			metric.WithUnit("{attempt}"))}
 		return a.call
@@ -41,6 +44,7 @@ func Attempts(opts ...Option) toolmw.Middleware {
 // attempts is the per-tool state of Attempts.
 type attempts struct {
 	next   toolmw.Tool
+	cfg    config
 	count  metric.Int64Counter
 	labels atomic.Pointer[labels]
 }
@@ -71,6 +75,7 @@ func (a *attempts) finish(ctx context.Context, span trace.Span, c toolmw.Call, k
 	var info taxonomy.Info
 	if err != nil {
 		info = taxonomy.InfoOf(err)
+		info.Code = a.cfg.bounded(info.Code)
 	}
 	if recording {
 		var kv [5]attribute.KeyValue

@@ -21,7 +21,7 @@ func Example() {
 	cancel := func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Result{}, taxonomy.Refusal("booking_not_cancellable", "this fare is non-refundable")
 	}
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, cancel, tracing.New(tracing.WithTracerProvider(tp)))
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, cancel, tracing.New(tracing.WithTracerProvider(tp), tracing.WithCodes("booking_not_cancellable")))
 
 	ctx := toolmw.WithCallID(context.Background(), "call_42")
 	_, _ = tool(ctx, json.RawMessage(`{"booking":"ABC123"}`))

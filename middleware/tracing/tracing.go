@@ -71,6 +71,55 @@ type config struct {
 	tp    trace.TracerProvider
 	mp    metric.MeterProvider
 	clock clock.Clock
+	codes map[string]bool // the codes written as they are; nil until WithCodes
+	err   error           // the first invalid option value
+}
+
+// OtherCode is what the layer writes as error.type, toolmw.error.code and
+// the span status for a code that is neither in the taxonomy's catalogue
+// nor given to [WithCodes]: the attributes of spans and metrics take their
+// values from a bounded vocabulary, so a stream of distinct codes cannot
+// grow the metric series without bound or carry data into them.
+const OtherCode = "_OTHER"
+
+// WithCodes names codes, besides the taxonomy's built-in catalogue, that
+// the layer writes as they are: the codes your tools make
+// (booking_not_cancellable). Every other code is written as [OtherCode]. A
+// code that is not well formed (taxonomy.ValidCode) is invalid. Repeated
+// options add up.
+func WithCodes(codes ...string) Option {
+	return func(c *config) {
+		for _, code := range codes {
+			if !taxonomy.ValidCode(code) {
+				if c.err == nil {
+					c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+						"tracing: WithCodes: a code must be snake_case, at most 64 bytes")
+				}
+				continue
+			}
+			if c.codes == nil {
+				c.codes = map[string]bool{}
+			}
+			c.codes[code] = true
+		}
+	}
+}
+
+// builtinCodes is the taxonomy's catalogue of codes, as a set.
+var builtinCodes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range taxonomy.Codes() {
+		m[c.Code] = true
+	}
+	return m
+}()
+
+// bounded returns code if the layer writes it as it is, else OtherCode.
+func (c *config) bounded(code string) string {
+	if builtinCodes[code] || c.codes[code] {
+		return code
+	}
+	return OtherCode
 }
 
 // WithTracerProvider sets the provider of the tracer. By default, and when
@@ -112,10 +161,18 @@ func newConfig(opts []Option) config {
 }
 
 // Validate reports the first invalid option value as a
-// tool-definition-invalid/option_invalid error, or nil. Every value of this
-// package's options is usable (nil means the default), so it returns nil; it
-// is here so that every layer is checked the same way.
-func Validate(opts ...Option) error { return nil }
+// tool-definition-invalid/option_invalid error, or nil. Nil providers and a
+// nil clock mean the defaults; only a malformed code given to [WithCodes]
+// is invalid.
+func Validate(opts ...Option) error {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c.err
+}
 
 // New returns a middleware that traces each tool call as one span named
 // "execute_tool {tool}" and records its duration and outcome as metrics.
@@ -123,6 +180,9 @@ func Validate(opts ...Option) error { return nil }
 // metrics. With a no-op tracer provider and a no-op meter provider (the
 // types of the otel noop packages) it returns each tool unchanged.
 func New(opts ...Option) toolmw.Middleware {
+	if err := Validate(opts...); err != nil {
+		return toolmw.Reject(err)
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		cfg := newConfig(opts)
 		_, noTraces := cfg.tp.(tracenoop.TracerProvider)
@@ -130,7 +190,7 @@ func New(opts ...Option) toolmw.Middleware {
 		if noTraces && noMetrics {
 			return next
 		}
-		l := &layer{next: next, clock: cfg.clock}
+		l := &layer{next: next, clock: cfg.clock, cfg: cfg}
 		if !noTraces {
 			l.tracer = cfg.tp.Tracer(ScopeName)
 		}
@@ -151,6 +211,7 @@ func New(opts ...Option) toolmw.Middleware {
 type layer struct {
 	next     toolmw.Tool
 	clock    clock.Clock
+	cfg      config
 	tracer   trace.Tracer // nil when traces are off
 	duration metric.Float64Histogram
 	calls    metric.Int64Counter
@@ -194,6 +255,7 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 	var info taxonomy.Info
 	if err != nil {
 		info = taxonomy.InfoOf(err)
+		info.Code = l.cfg.bounded(info.Code)
 	}
 	if span.IsRecording() {
 		attempts := 0

@@ -53,7 +53,8 @@ func newRig(t testing.TB) *rig {
 }
 
 func (r *rig) opts() []tracing.Option {
-	return []tracing.Option{tracing.WithTracerProvider(r.tp), tracing.WithMeterProvider(r.mp), tracing.WithClock(r.clock)}
+	return []tracing.Option{tracing.WithTracerProvider(r.tp), tracing.WithMeterProvider(r.mp), tracing.WithClock(r.clock),
+		tracing.WithCodes("booking_not_cancellable")}
 }
 
 func (r *rig) metrics(t testing.TB) map[string]metricdata.Metrics {
@@ -442,5 +443,41 @@ func TestConcurrent(t *testing.T) {
 		if s.Name != "execute_tool "+fmt.Sprint(attrMap(s.Attributes)["gen_ai.tool.name"]) {
 			t.Fatalf("span %q labelled %v", s.Name, attrMap(s.Attributes))
 		}
+	}
+}
+
+// TestBoundedCodes: 3000 calls failing with 1500 distinct well-formed codes
+// make one metric series for all of them, and the spans never carry a code
+// that is neither built in nor registered.
+func TestBoundedCodes(t *testing.T) {
+	r := newRig(t)
+	for i := range 3000 {
+		code := fmt.Sprintf("reason_%d", i%1500)
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 0, taxonomy.Failure(code, "no")), tracing.New(r.opts()...))
+		_, _ = tool(context.Background(), nil)
+	}
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 0, taxonomy.Failure(taxonomy.CodeUpstreamError, "no")), tracing.New(r.opts()...))
+	_, _ = tool(context.Background(), nil)
+
+	series := map[string]bool{}
+	for _, dp := range r.metrics(t)[tracing.MetricCalls].Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := dp.Attributes.Value("error.type")
+		series[v.AsString()] = true
+	}
+	if len(series) != 2 || !series[tracing.OtherCode] || !series[taxonomy.CodeUpstreamError] {
+		t.Fatalf("error.type series %v, want %s and %s only", series, tracing.OtherCode, taxonomy.CodeUpstreamError)
+	}
+	for _, s := range r.spans.GetSpans() {
+		for _, kv := range s.Attributes {
+			if v := kv.Value.AsString(); strings.HasPrefix(v, "reason_") {
+				t.Fatalf("span %s carries %s=%s", s.Name, kv.Key, v)
+			}
+		}
+	}
+	if err := tracing.Validate(tracing.WithCodes("Not-A-Code")); taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
+		t.Fatalf("a malformed code: %v", err)
+	}
+	if _, err := toolmw.Wrap(toolmw.Spec{Name: "book"}, tool, tracing.New(tracing.WithCodes("x y"))); taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
+		t.Fatalf("Wrap with a malformed code: %v", err)
 	}
 }

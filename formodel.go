@@ -2,7 +2,9 @@ package toolmw
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -27,8 +29,11 @@ const (
 // A result is shown as its content; a refusal as "code: message"; any other
 // error as "kind code: message" from [taxonomy.InfoOf] (so an untyped error's
 // text is withheld), followed by the field errors as JSON for
-// tool-args-invalid. The characters &, < and > in content are escaped, so
-// content can never close or forge the envelope; [ParseEnvelope] reverses it.
+// tool-args-invalid. The characters &, < and > in content are escaped, and
+// so are look-alikes of the brackets (＜／untrusted-data＞) and the invisible
+// Unicode tag characters, as numeric references (&#xff1c;), so content can
+// never close, forge or hide text from the envelope; [ParseEnvelope]
+// reverses it.
 func ForModel(res Result, err error) string {
 	if err == nil {
 		return envelope(SourceResult, res.Content)
@@ -67,37 +72,85 @@ func envelope(source, content string) string {
 	return b.String()
 }
 
+// escapeTo writes s with the characters that could close or forge the
+// envelope escaped: &, < and > as entities, and as numeric references the
+// characters that look like the envelope's brackets (fullwidth ＜ ＞ and
+// their kin, see [lookalike]) or hide text from a reader (the Unicode tag
+// characters U+E0000–U+E007F, which models read and people do not see).
 func escapeTo(b *strings.Builder, s string) {
 	last := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
+		c := s[i]
 		var rep string
-		switch s[i] {
-		case '&':
+		size := 1
+		switch {
+		case c == '&':
 			rep = "&amp;"
-		case '<':
+		case c == '<':
 			rep = "&lt;"
-		case '>':
+		case c == '>':
 			rep = "&gt;"
+		case c >= utf8.RuneSelf:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if !lookalike(r) {
+				i += size
+				continue
+			}
+			b.WriteString(s[last:i])
+			b.WriteString("&#x")
+			b.WriteString(strconv.FormatInt(int64(r), 16))
+			b.WriteByte(';')
+			i += size
+			last = i
+			continue
 		default:
+			i++
 			continue
 		}
 		b.WriteString(s[last:i])
 		b.WriteString(rep)
-		last = i + 1
+		i += size
+		last = i
 	}
 	b.WriteString(s[last:])
 }
 
+// lookalike reports whether r is escaped as a numeric reference: a
+// character that reads as an angle bracket, or a tag character.
+func lookalike(r rune) bool {
+	switch r {
+	case '\uFF1C', '\uFF1E', // fullwidth less-than and greater-than signs
+		'\uFE64', '\uFE65', // small less-than and greater-than signs
+		'\u2039', '\u203A', // single angle quotation marks
+		'\u2329', '\u232A', // angle brackets
+		'\u3008', '\u3009', // CJK angle brackets
+		'\u27E8', '\u27E9', // mathematical angle brackets
+		'\u02C2', '\u02C3', // modifier letter arrowheads
+		'\u1438', '\u1433', // Canadian syllabics that read as < and >
+		'\u276E', '\u276F', // ornamental angle quotation marks
+		'\uFF0F': // fullwidth solidus, as in ＜／untrusted-data＞
+		return true
+	}
+	return r >= 0xE0000 && r <= 0xE007F
+}
+
 // ParseEnvelope reverses ForModel: it returns the source and the unescaped
 // content of one envelope, and false when s is not exactly one well-formed
-// envelope.
+// envelope of a source ForModel emits ([SourceResult], [SourceRefusal],
+// [SourceError]) with only the escapes ForModel writes.
 func ParseEnvelope(s string) (source, content string, ok bool) {
 	rest, found := strings.CutPrefix(s, envelopeOpen)
 	if !found {
 		return "", "", false
 	}
 	source, rest, found = strings.Cut(rest, `">`)
-	if !found || strings.ContainsAny(source, `"<>&`) {
+	if !found {
+		return "", "", false
+	}
+	switch source {
+	case SourceResult, SourceRefusal, SourceError:
+	default:
 		return "", "", false
 	}
 	body, found := strings.CutSuffix(rest, envelopeClose)
@@ -105,12 +158,15 @@ func ParseEnvelope(s string) (source, content string, ok bool) {
 		return "", "", false
 	}
 	content, ok = unescape(body)
-	return source, content, ok
+	if !ok {
+		return "", "", false
+	}
+	return source, content, true
 }
 
 func unescape(s string) (string, bool) {
 	if !strings.Contains(s, "&") {
-		return s, true
+		return s, !hasLookalike(s)
 	}
 	var b strings.Builder
 	b.Grow(len(s))
@@ -130,9 +186,34 @@ func unescape(s string) (string, bool) {
 		case strings.HasPrefix(s[i:], "&gt;"):
 			b.WriteByte('>')
 			i += 4
+		case strings.HasPrefix(s[i:], "&#x"):
+			end := strings.IndexByte(s[i:], ';')
+			if end < 0 || end > 9 {
+				return "", false
+			}
+			n, err := strconv.ParseInt(s[i+3:i+end], 16, 32)
+			// Only the references ForModel writes, spelled as it spells them.
+			if err != nil || !lookalike(rune(n)) || s[i+3:i+end] != strconv.FormatInt(n, 16) {
+				return "", false
+			}
+			b.WriteRune(rune(n))
+			i += end + 1
 		default:
 			return "", false
 		}
 	}
-	return b.String(), true
+	out := b.String()
+	// A look-alike left unescaped in the body was not written by ForModel.
+	return out, !hasLookalike(s)
+}
+
+// hasLookalike reports whether s holds a character ForModel escapes as a
+// numeric reference.
+func hasLookalike(s string) bool {
+	for _, r := range s {
+		if lookalike(r) {
+			return true
+		}
+	}
+	return false
 }

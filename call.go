@@ -2,6 +2,10 @@ package toolmw
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync/atomic"
 )
 
@@ -9,7 +13,7 @@ import (
 // through [CallFrom].
 type Call struct {
 	Tool       string // the tool's name
-	ID         string // the model's call id, set with WithCallID; may be ""
+	ID         string // the model's call id, set with WithCallID, as [SafeCallID] makes it; may be ""
 	Idempotent bool   // whether repeating the call is safe (from the Spec)
 	Attempt    int    // the current attempt, from 1; retry layers advance it
 	Spec       *Spec  // the full spec; shared and read-only
@@ -39,7 +43,9 @@ func (c *callCtx) Value(key any) any {
 }
 
 // WithCallID returns a context that gives the next call through a Wrap'd
-// tool the model's call id, so telemetry and events can name it.
+// tool the model's call id, so telemetry and events can name it. The id is
+// data from the model: the Call carries it as [SafeCallID] makes it. Keep
+// the original to answer the model.
 func WithCallID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, callIDKey, id)
 }
@@ -74,8 +80,44 @@ func SetAttempt(ctx context.Context, n int) {
 func newCall(ctx context.Context, spec *Spec) *callCtx {
 	c := &callCtx{Context: ctx, spec: spec}
 	if id, ok := ctx.Value(callIDKey).(string); ok {
-		c.id = id
+		c.id = SafeCallID(id)
 	}
 	c.attempt.Store(1)
 	return c
 }
+
+// MaxCallIDLen is the longest call id a Call carries as given.
+const MaxCallIDLen = 128
+
+// SafeCallID returns a call id as layers, logs, spans and events see it: id
+// itself when it is "" or at most [MaxCallIDLen] bytes of ASCII letters,
+// digits and "_-.:" (the shapes model APIs use, such as call_a1B2 and
+// toolu_01A…); otherwise "invalid_call_id_" and 16 hex digits of a keyed
+// hash of id, with a key made at random when the process starts. So an
+// oversize id or one holding anything else (a secret, markup, a newline)
+// never reaches a sink, while the same bad id reads the same within one
+// process. It allocates only for an id it replaces.
+func SafeCallID(id string) string {
+	if len(id) <= MaxCallIDLen && safeID(id) {
+		return id
+	}
+	m := hmac.New(sha256.New, callIDKeyBytes[:])
+	m.Write([]byte(id))
+	return "invalid_call_id_" + hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+func safeID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// callIDKeyBytes keys the hash of replaced call ids, for this process only.
+var callIDKeyBytes = func() (k [32]byte) {
+	_, _ = rand.Read(k[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return k
+}()

@@ -207,3 +207,32 @@ func TestJSONResult(t *testing.T) {
 		t.Fatalf("unencodable: %v", err)
 	}
 }
+
+func TestSafeCallID(t *testing.T) {
+	long := strings.Repeat("a", toolmw.MaxCallIDLen)
+	for _, id := range []string{"", "call_a1B2", "toolu_01A09q90qw90lq917835lq9", "fc_67.x:1-2", long} {
+		if got := toolmw.SafeCallID(id); got != id {
+			t.Errorf("SafeCallID(%q) = %q, want it unchanged", id, got)
+		}
+	}
+	for _, id := range []string{long + "a", strings.Repeat("x", 1<<20), "call_1\nlevel=error", "ghp_x token=sk_live_CANARY", "<b>", "call é"} {
+		got := toolmw.SafeCallID(id)
+		if !strings.HasPrefix(got, "invalid_call_id_") || len(got) != len("invalid_call_id_")+16 {
+			t.Errorf("SafeCallID(%.40q) = %q", id, got)
+		}
+		if toolmw.SafeCallID(id) != got {
+			t.Error("the same bad id reads differently")
+		}
+	}
+	// What the layers see through a Wrap'd tool.
+	var seen string
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "t"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		c, _ := toolmw.CallFrom(ctx)
+		seen = c.ID
+		return toolmw.Text("ok"), nil
+	})
+	_, _ = tool(toolmw.WithCallID(context.Background(), strings.Repeat("k", 1<<20)), nil)
+	if len(seen) > toolmw.MaxCallIDLen {
+		t.Fatalf("a 1 MiB call id reached the layers as %d bytes", len(seen))
+	}
+}

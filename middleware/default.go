@@ -110,8 +110,9 @@ func WithRateLimit(limit rate.Limit, burst int, opts ...ratelimit.Option) Option
 	return func(c *config) { c.limit, c.burst, c.ratelimit = limit, burst, opts }
 }
 
-// WithTimeout sets the per-attempt timeout (default DefaultTimeout; d <= 0
-// switches the layer off).
+// WithTimeout sets the per-attempt timeout (default DefaultTimeout; 0
+// switches the layer off, as timeout.New(0) does, and a negative d is
+// invalid).
 func WithTimeout(d time.Duration, opts ...timeout.Option) Option {
 	return func(c *config) { c.timeout, c.timeoutOpts = d, opts }
 }
@@ -199,10 +200,11 @@ func Default(opts ...Option) Stack {
 // off is a switched-off layer: it returns the tool unchanged.
 func off(next toolmw.Tool) toolmw.Tool { return next }
 
-// Validate reports the first option value that Default's layers would ignore
-// (each layer keeps its default for a value it cannot use), as a
-// tool-definition-invalid/option_invalid error, or nil. Call it at start-up
-// to fail fast on a bad configuration.
+// Validate reports the first invalid option value of any of Default's
+// layers, as a tool-definition-invalid/option_invalid error, or nil. Call it
+// at start-up to fail fast on a bad configuration; Stack.Wrap reports the
+// same error for the first tool it wraps, since each layer given a bad value
+// is a toolmw.Reject.
 func Validate(opts ...Option) error {
 	c := config{limit: rate.Inf, timeout: DefaultTimeout}
 	for _, o := range opts {
@@ -211,11 +213,16 @@ func Validate(opts ...Option) error {
 		}
 	}
 	for _, err := range []error{
+		tracing.Validate(c.tracing...),
 		logging.Validate(c.logging...),
+		events.Validate(c.events...),
 		retry.Validate(c.retry...),
 		breaker.Validate(c.breaker...),
 		ratelimit.Validate(c.limit, c.burst, c.ratelimit...),
 		timeout.Validate(c.timeout, c.timeoutOpts...),
+		recovery.Validate(c.recovery...),
+		redact.Validate(c.redact...),
+		classify.Validate(c.classify...),
 	} {
 		if err != nil {
 			return err

@@ -152,7 +152,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	for name, opt := range map[string]middleware.Option{
-		"attempts": middleware.WithRetry(retry.WithMaxAttempts(0)),
+		"attempts": middleware.WithRetry(retry.WithMaxAttempts(-1)),
 		"timeout":  middleware.WithTimeout(-time.Second),
 	} {
 		if err := middleware.Validate(opt); !errors.Is(err, taxonomy.ErrDefinitionInvalid) {

@@ -79,7 +79,11 @@ func (c *config) reject(format string, args ...any) {
 // toolmw.Wrap reports for a middleware [New] made with the same options. It
 // is safe for concurrent use.
 func Validate(opts ...Option) error {
-	return newConfig(opts).err
+	c := newConfig(opts)
+	if c.err == nil && c.sharing.Shared != nil {
+		return c.sharing.Shared.err // a shared Breaker made with a bad option
+	}
+	return c.err
 }
 
 // tripRule returns b's trip rule. In consecutive mode a run of failures

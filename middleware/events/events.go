@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
@@ -18,9 +20,18 @@ import (
 // an error.
 const TypeToolError = "tool_error"
 
-// DefaultQueueSize is how many events wait for the sink before new ones are
-// dropped, unless WithQueueSize says otherwise.
-const DefaultQueueSize = 256
+// Defaults of the queue's bounds: however slow or stuck the sink, an
+// Emitter holds at most this many events, of at most this many bytes in
+// all, plus the one event the sink is handling.
+const (
+	DefaultQueueSize  = 256     // events waiting for the sink; WithQueueSize
+	DefaultQueueBytes = 1 << 20 // bytes of the events waiting; WithQueueBytes
+	DefaultMaxTold    = 8 << 10 // bytes of one event's Told; WithMaxTold
+)
+
+// eventOverhead is what an Event costs beyond its strings, counted against
+// the queue's bytes.
+const eventOverhead = 128
 
 // Event is a run event: what happened to one tool call. It carries no
 // error text beyond Told, which is what the model was shown.
@@ -37,7 +48,15 @@ type Event struct {
 	Retryable  bool             `json:"retryable"`             // whether the error is retryable
 	RetryAfter taxonomy.Seconds `json:"retry_after,omitempty"` // the error's retry-after hint
 	Attempts   int              `json:"attempts"`              // the attempts made; 0 when the context carries no toolmw.Call
-	Told       string           `json:"told"`                  // toolmw.ForModel(res, err): what the model was told
+	Told       string           `json:"told"`                  // toolmw.ForModel(res, err): what the model was told, cut to WithMaxTold
+	// ToldCut reports that Told was longer than the Emitter keeps and was
+	// cut (at a character boundary) to its first WithMaxTold bytes.
+	ToldCut bool `json:"told_cut,omitempty"`
+}
+
+// size is what ev counts against the queue's bytes.
+func (ev *Event) size() int {
+	return eventOverhead + len(ev.Type) + len(ev.Tool) + len(ev.CallID) + len(ev.Outcome) + len(ev.Kind) + len(ev.Code) + len(ev.Told)
 }
 
 // Sink receives events. An Emitter calls Emit from one goroutine at a time,
@@ -68,13 +87,45 @@ func WithQueueSize(n int) Option {
 	return func(e *Emitter) {
 		switch {
 		case n < 0:
-			if e.err == nil {
-				e.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-					fmt.Sprintf("events: WithQueueSize(%d): the size must not be negative", n))
-			}
+			e.reject(fmt.Sprintf("WithQueueSize(%d): the size must not be negative", n))
 		case n > 0:
 			e.size = n
 		}
+	}
+}
+
+// WithQueueBytes sets how many bytes the events waiting for the sink may
+// hold in all (their strings plus a fixed overhead each); an event that
+// does not fit is dropped and counted. 0 means DefaultQueueBytes; a negative
+// value is invalid.
+func WithQueueBytes(n int) Option {
+	return func(e *Emitter) {
+		switch {
+		case n < 0:
+			e.reject(fmt.Sprintf("WithQueueBytes(%d): the size must not be negative", n))
+		case n > 0:
+			e.maxBytes = n
+		}
+	}
+}
+
+// WithMaxTold sets how many bytes of what the model was told an event
+// keeps; a longer Told is cut at a character boundary and the event says
+// ToldCut. 0 means DefaultMaxTold; a negative value is invalid.
+func WithMaxTold(n int) Option {
+	return func(e *Emitter) {
+		switch {
+		case n < 0:
+			e.reject(fmt.Sprintf("WithMaxTold(%d): the size must not be negative", n))
+		case n > 0:
+			e.maxTold = n
+		}
+	}
+}
+
+func (e *Emitter) reject(msg string) {
+	if e.err == nil {
+		e.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "events: "+msg)
 	}
 }
 
@@ -106,14 +157,17 @@ type Stats struct {
 // queue fills and further events are dropped and counted, while the calls
 // go on. An Emitter is safe for concurrent use.
 type Emitter struct {
-	sink  Sink
-	clock clock.Clock
-	size  int
-	err   error // the first invalid option
+	sink     Sink
+	clock    clock.Clock
+	size     int   // events the queue holds at most
+	maxBytes int   // bytes the queue holds at most
+	maxTold  int   // bytes of one event's Told
+	err      error // the first invalid option
 
 	mu      sync.Mutex
 	queue   []Event // a ring of size entries, made with the first event
 	head, n int
+	bytes   int           // the size of the queued events
 	running bool          // a goroutine is draining the queue
 	idle    chan struct{} // closed when it stops; made by Flush
 
@@ -125,7 +179,7 @@ type Emitter struct {
 // is invalid (see [Validate]), its middleware is a toolmw.Reject of that
 // error, which toolmw.Wrap reports at start-up.
 func NewEmitter(sink Sink, opts ...Option) *Emitter {
-	e := &Emitter{sink: sink, clock: clock.System, size: DefaultQueueSize}
+	e := &Emitter{sink: sink, clock: clock.System, size: DefaultQueueSize, maxBytes: DefaultQueueBytes, maxTold: DefaultMaxTold}
 	for _, o := range opts {
 		if o != nil {
 			o(e)
@@ -191,6 +245,9 @@ func (e *Emitter) record(ctx context.Context, res toolmw.Result, err error) {
 	if ev.Tool == "" {
 		ev.Tool = info.Tool
 	}
+	if len(ev.Told) > e.maxTold {
+		ev.Told, ev.ToldCut = strings.Clone(cut(ev.Told, e.maxTold)), true // a copy: the cut would pin the whole text
+	}
 	e.enqueue(ev)
 }
 
@@ -199,19 +256,30 @@ func (e *Emitter) enqueue(ev Event) {
 	if e.queue == nil {
 		e.queue = make([]Event, e.size)
 	}
-	if e.n == len(e.queue) {
+	size := ev.size()
+	if e.n == len(e.queue) || e.bytes+size > e.maxBytes {
 		e.mu.Unlock()
 		e.dropped.Add(1)
 		return
 	}
 	e.queue[(e.head+e.n)%len(e.queue)] = ev
 	e.n++
+	e.bytes += size
 	start := !e.running
 	e.running = true
 	e.mu.Unlock()
 	if start {
 		go e.drain()
 	}
+}
+
+// cut returns the first n bytes of s, less the bytes of a character n
+// would split.
+func cut(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // drain delivers queued events until the queue is empty.
@@ -231,6 +299,7 @@ func (e *Emitter) drain() {
 		e.queue[e.head] = Event{}
 		e.head = (e.head + 1) % len(e.queue)
 		e.n--
+		e.bytes -= ev.size()
 		e.mu.Unlock()
 		e.deliver(ev)
 	}

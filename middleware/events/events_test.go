@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -329,5 +332,76 @@ func TestValidate(t *testing.T) {
 	}
 	if err := events.Validate(events.WithQueueSize(0), events.WithClock(nil), nil); err != nil {
 		t.Errorf("zero and nil values are the defaults: %v", err)
+	}
+}
+
+// TestQueueBoundedInBytes: a stuck sink and calls failing with 1 MiB
+// messages. The queue keeps at most WithQueueBytes of events, each Told cut
+// to WithMaxTold, so the heap does not grow by queue size × event size
+// (256 MiB here) but by about a megabyte.
+func TestQueueBoundedInBytes(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var got []events.Event
+	em := events.NewEmitter(events.SinkFunc(func(ev events.Event) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+		got = append(got, ev)
+	}))
+	huge := strings.Repeat("x", 1<<20)
+	tool := em.Middleware()(returning(taxonomy.Failure("ledger_rejected", huge)))
+
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _ = tool(context.Background(), nil)
+	<-entered // the sink holds the first event; the rest queue
+	for range events.DefaultQueueSize {
+		_, _ = tool(context.Background(), nil)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap %d -> %d", before.HeapAlloc, after.HeapAlloc)
+	t.Logf("heap grew by %d KiB holding %d queued events (dropped %d)", grew>>10, events.DefaultQueueSize-int(em.Stats().Dropped), em.Stats().Dropped)
+	if grew > 4<<20 {
+		t.Errorf("heap grew by %d bytes; the queue's bound is %d", grew, events.DefaultQueueBytes)
+	}
+	if em.Stats().Dropped == 0 {
+		t.Error("nothing was dropped: the byte bound did not bite")
+	}
+	close(release)
+	flush(t, em)
+	for _, ev := range got {
+		if !ev.ToldCut || len(ev.Told) > events.DefaultMaxTold || !utf8.ValidString(ev.Told) {
+			t.Fatalf("Told of %d bytes, cut=%v, valid UTF-8=%v", len(ev.Told), ev.ToldCut, utf8.ValidString(ev.Told))
+		}
+	}
+	if want := uint64(len(got)) + em.Stats().Dropped; want != events.DefaultQueueSize+1 {
+		t.Errorf("delivered %d + dropped %d, want every one of %d calls accounted for", len(got), em.Stats().Dropped, events.DefaultQueueSize+1)
+	}
+}
+
+func TestValidateBounds(t *testing.T) {
+	for _, o := range []events.Option{events.WithQueueBytes(-1), events.WithMaxTold(-1)} {
+		if info := taxonomy.InfoOf(events.Validate(o)); info.Code != taxonomy.CodeOptionInvalid {
+			t.Errorf("a negative bound: %+v", info)
+		}
+	}
+	if err := events.Validate(events.WithQueueBytes(0), events.WithMaxTold(0)); err != nil {
+		t.Errorf("zero bounds are the defaults: %v", err)
+	}
+}
+
+func TestToldCutAtACharacter(t *testing.T) {
+	var got events.Event
+	em := events.NewEmitter(events.SinkFunc(func(ev events.Event) { got = ev }), events.WithMaxTold(101))
+	_, _ = em.Middleware()(returning(taxonomy.Failure("ledger_rejected", strings.Repeat("é", 100))))(context.Background(), nil)
+	flush(t, em)
+	if !got.ToldCut || len(got.Told) > 101 || !utf8.ValidString(got.Told) || !strings.HasSuffix(got.Told, "é") {
+		t.Fatalf("Told %q (%d bytes), cut=%v", got.Told, len(got.Told), got.ToldCut)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -119,10 +120,6 @@ func newLayer(next toolmw.Tool, out sink, cfg config) toolmw.Tool {
 	return l.call
 }
 
-// errPanicked stands for the error of a call whose tool panicked through
-// the layer; the panic itself goes on.
-var errPanicked = taxonomy.Failure(taxonomy.CodeToolPanicked, "the tool panicked")
-
 func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
 	if l.out.silenced() {
 		return l.next(ctx, args)
@@ -131,7 +128,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 	done := false
 	defer func() {
 		if !done {
-			l.log(ctx, start, errPanicked)
+			l.log(ctx, start, panicked.Err)
 		}
 	}()
 	res, err = l.next(ctx, args)

@@ -1,0 +1,222 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/classify"
+	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/logging"
+	"github.com/toolmw/toolmw/middleware/permit"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/middleware/recovery"
+	"github.com/toolmw/toolmw/middleware/result"
+	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/timeout"
+	"github.com/toolmw/toolmw/middleware/tracing"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// badOption is one exported option of a layer package given a value it
+// cannot use, as the layer's Validate, the layer's New through toolmw.Wrap
+// and, for a layer of the default stack, middleware.Validate and
+// Stack.Wrap see it.
+type badOption struct {
+	name     string                   // package.WithX
+	validate func() error             // the package's Validate with the bad value
+	layer    func() toolmw.Middleware // the package's New with the bad value
+	stack    middleware.Option        // the same through Default's options; nil when not a Default layer
+	none     string                   // when the option has no invalid value: why
+}
+
+func badOptions() []badOption {
+	type o = badOption
+	return []o{
+		{name: "breaker.WithConsecutiveFailures", validate: func() error { return breaker.Validate(breaker.WithConsecutiveFailures(-1)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithConsecutiveFailures(-1)) }, stack: middleware.WithBreaker(breaker.WithConsecutiveFailures(-1))},
+		{name: "breaker.WithFailureRatio", validate: func() error { return breaker.Validate(breaker.WithFailureRatio(1.5, 10)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithFailureRatio(1.5, 10)) }, stack: middleware.WithBreaker(breaker.WithFailureRatio(1.5, 10))},
+		{name: "breaker.WithInterval", validate: func() error { return breaker.Validate(breaker.WithInterval(-time.Second)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithInterval(-time.Second)) }, stack: middleware.WithBreaker(breaker.WithInterval(-time.Second))},
+		{name: "breaker.WithOpenFor", validate: func() error { return breaker.Validate(breaker.WithOpenFor(-time.Second)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithOpenFor(-time.Second)) }, stack: middleware.WithBreaker(breaker.WithOpenFor(-time.Second))},
+		{name: "breaker.WithProbes", validate: func() error { return breaker.Validate(breaker.WithProbes(-1)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithProbes(-1)) }, stack: middleware.WithBreaker(breaker.WithProbes(-1))},
+		{name: "breaker.WithMaxKeys", validate: func() error { return breaker.Validate(breaker.WithMaxKeys(-1)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithMaxKeys(-1)) }, stack: middleware.WithBreaker(breaker.WithMaxKeys(-1))},
+		{name: "breaker.WithShared", validate: func() error {
+			return breaker.Validate(breaker.WithShared(breaker.NewBreaker("b", breaker.WithProbes(-1))))
+		},
+			layer: func() toolmw.Middleware {
+				return breaker.New(breaker.WithShared(breaker.NewBreaker("b", breaker.WithProbes(-1))))
+			}},
+		{name: "breaker.WithClock", none: "nil means the system clock"},
+		{name: "breaker.WithOnStateChange", none: "nil means no callback"},
+		{name: "breaker.WithIsFailure", none: "nil means breaker.IsFailure"},
+		{name: "breaker.WithKey", none: "nil means one breaker per tool"},
+
+		{name: "classify.WithMap", none: "nil means mapper.Default()"},
+
+		{name: "events.WithQueueSize", validate: func() error { return events.Validate(events.WithQueueSize(-1)) },
+			layer: func() toolmw.Middleware {
+				return events.New(events.SinkFunc(func(events.Event) {}), events.WithQueueSize(-1))
+			},
+			stack: middleware.WithEvents(events.SinkFunc(func(events.Event) {}), events.WithQueueSize(-1))},
+		{name: "events.WithQueueBytes", validate: func() error { return events.Validate(events.WithQueueBytes(-1)) },
+			layer: func() toolmw.Middleware {
+				return events.New(events.SinkFunc(func(events.Event) {}), events.WithQueueBytes(-1))
+			},
+			stack: middleware.WithEvents(events.SinkFunc(func(events.Event) {}), events.WithQueueBytes(-1))},
+		{name: "events.WithMaxTold", validate: func() error { return events.Validate(events.WithMaxTold(-1)) },
+			layer: func() toolmw.Middleware {
+				return events.New(events.SinkFunc(func(events.Event) {}), events.WithMaxTold(-1))
+			},
+			stack: middleware.WithEvents(events.SinkFunc(func(events.Event) {}), events.WithMaxTold(-1))},
+		{name: "events.WithClock", none: "nil means the system clock"},
+
+		{name: "logging.WithSuccessLevel", validate: func() error { return logging.Validate(logging.WithSuccessLevel(slog.LevelWarn)) },
+			layer: func() toolmw.Middleware {
+				return logging.New(zerolog.New(nil), logging.WithSuccessLevel(slog.LevelWarn))
+			},
+			stack: middleware.WithLogger(zerolog.New(nil), logging.WithSuccessLevel(slog.LevelWarn))},
+		{name: "logging.WithLevel", validate: func() error { return logging.Validate(logging.WithLevel(taxonomy.KindFailed, slog.LevelError+4)) },
+			layer: func() toolmw.Middleware {
+				return logging.NewSlog(slog.New(slog.NewJSONHandler(nil, nil)), logging.WithLevel(taxonomy.KindFailed, slog.LevelError+4))
+			},
+			stack: middleware.WithSlog(slog.New(slog.NewJSONHandler(nil, nil)), logging.WithLevel(taxonomy.KindFailed, slog.LevelError+4))},
+		{name: "logging.WithClock", none: "nil means the system clock"},
+		{name: "logging.WithScrubber", none: "nil means scrub.Default()"},
+
+		{name: "ratelimit.WithMaxWait", validate: func() error { return ratelimit.Validate(1, 1, ratelimit.WithMaxWait(-time.Second)) },
+			layer: func() toolmw.Middleware { return ratelimit.New(1, 1, ratelimit.WithMaxWait(-time.Second)) },
+			stack: middleware.WithRateLimit(1, 1, ratelimit.WithMaxWait(-time.Second))},
+		{name: "ratelimit.WithMaxKeys", validate: func() error { return ratelimit.Validate(1, 1, ratelimit.WithMaxKeys(-1)) },
+			layer: func() toolmw.Middleware { return ratelimit.New(1, 1, ratelimit.WithMaxKeys(-1)) },
+			stack: middleware.WithRateLimit(1, 1, ratelimit.WithMaxKeys(-1))},
+		{name: "ratelimit.New limit", validate: func() error { return ratelimit.Validate(-1, 1) },
+			layer: func() toolmw.Middleware { return ratelimit.New(-1, 1) }, stack: middleware.WithRateLimit(-1, 1)},
+		{name: "ratelimit.WithReject", none: "takes no value"},
+		{name: "ratelimit.WithClock", none: "nil means the system clock"},
+		{name: "ratelimit.WithShared", none: "nil means one limiter per tool"},
+		{name: "ratelimit.WithKey", none: "nil means one limiter per tool"},
+
+		{name: "recovery.WithHandler", none: "nil means no handler"},
+
+		{name: "redact.WithScrubber", none: "nil means scrub.Default()"},
+		{name: "redact.WithKeyedHash", none: "an empty key means a random key per process"},
+		{name: "redact.WithResults", none: "takes no value"},
+
+		{name: "result.WithMaxBytes", validate: func() error { return result.Validate(result.WithMaxBytes(-1)) },
+			layer: func() toolmw.Middleware { return result.New(result.WithMaxBytes(-1)) }},
+
+		{name: "retry.WithMaxAttempts", validate: func() error { return retry.Validate(retry.WithMaxAttempts(-1)) },
+			layer: func() toolmw.Middleware { return retry.New(retry.WithMaxAttempts(-1)) }, stack: middleware.WithRetry(retry.WithMaxAttempts(-1))},
+		{name: "retry.WithBackoff", validate: func() error { return retry.Validate(retry.WithBackoff(time.Second, time.Millisecond)) },
+			layer: func() toolmw.Middleware { return retry.New(retry.WithBackoff(time.Second, time.Millisecond)) },
+			stack: middleware.WithRetry(retry.WithBackoff(time.Second, time.Millisecond))},
+		{name: "retry.WithMaxWait", validate: func() error { return retry.Validate(retry.WithMaxWait(-time.Second)) },
+			layer: func() toolmw.Middleware { return retry.New(retry.WithMaxWait(-time.Second)) }, stack: middleware.WithRetry(retry.WithMaxWait(-time.Second))},
+		{name: "retry.WithClock", none: "nil means the system clock"},
+		{name: "retry.WithRand", none: "nil means math/rand/v2"},
+		{name: "retry.WithBudget", none: "nil means a budget per tool"},
+		{name: "retry.WithoutBudget", none: "takes no value"},
+
+		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },
+			layer: func() toolmw.Middleware { return timeout.New(-time.Second) }, stack: middleware.WithTimeout(-time.Second)},
+		{name: "timeout.WithAbandon", none: "nil means a cooperative timeout"},
+		{name: "timeout.WithClock", none: "nil means the system clock"},
+
+		{name: "tracing.WithCodes", validate: func() error { return tracing.Validate(tracing.WithCodes("Not A Code")) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithCodes("Not A Code")) }, stack: middleware.WithTracing(tracing.WithCodes("Not A Code"))},
+		{name: "tracing.WithTracerProvider", none: "nil means the global provider"},
+		{name: "tracing.WithMeterProvider", none: "nil means the global provider"},
+		{name: "tracing.WithClock", none: "nil means the system clock"},
+	}
+}
+
+// TestEveryBadOptionIsTyped walks every exported With… of every layer
+// package (the list is checked against the source below) and asserts that a
+// bad value is a tool-definition-invalid/option_invalid error through the
+// package's Validate, through toolmw.Wrap, and for the layers of the
+// default stack through middleware.Validate and Stack.Wrap — never a panic,
+// never silence.
+func TestEveryBadOptionIsTyped(t *testing.T) {
+	tool := func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
+	spec := toolmw.Spec{Name: "search"}
+	typed := func(t *testing.T, how string, err error) {
+		t.Helper()
+		if info := taxonomy.InfoOf(err); err == nil || info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid {
+			t.Errorf("%s: %v, want tool-definition-invalid/option_invalid", how, err)
+		}
+	}
+	for _, c := range badOptions() {
+		t.Run(c.name, func(t *testing.T) {
+			if c.none != "" {
+				return
+			}
+			typed(t, "Validate", c.validate())
+			_, err := toolmw.Wrap(spec, tool, c.layer())
+			typed(t, "toolmw.Wrap", err)
+			if c.stack == nil {
+				return
+			}
+			typed(t, "middleware.Validate", middleware.Validate(c.stack))
+			_, err = middleware.Default(c.stack).Wrap(spec, tool)
+			typed(t, "Stack.Wrap", err)
+		})
+	}
+	if err := middleware.Validate(); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+	// permit's only value, a policy, has no invalid value either.
+	if err := permit.Validate(nil); err != nil {
+		t.Fatalf("permit: %v", err)
+	}
+	_ = classify.Validate()
+	_ = recovery.Validate()
+}
+
+// TestBadOptionListIsComplete fails when a layer package exports a With…
+// that badOptions does not list, so a new option cannot skip the rule.
+func TestBadOptionListIsComplete(t *testing.T) {
+	listed := map[string]bool{}
+	for _, c := range badOptions() {
+		listed[c.name] = true
+	}
+	files, err := filepath.Glob("*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !fn.Name.IsExported() || !strings.HasPrefix(fn.Name.Name, "With") {
+				continue
+			}
+			if name := f.Name.Name + "." + fn.Name.Name; !listed[name] {
+				t.Errorf("%s (%s) is not in badOptions: add its bad value, or why it has none", name, path)
+			}
+		}
+	}
+}

@@ -14,6 +14,12 @@ const (
 	CodeUnmappedFailure = "unmapped_failure"
 	// CodeToolPanicked: the tool panicked; permanent.
 	CodeToolPanicked = "tool_panicked"
+	// CodeToolExited: the tool called runtime.Goexit; permanent.
+	CodeToolExited = "tool_exited"
+	// CodeTooManyAbandoned: the tool already has as many abandoned
+	// (timed-out, still running) executions as the timeout layer allows, so
+	// the call was not started; transient.
+	CodeTooManyAbandoned = "too_many_abandoned"
 	// CodeUpstreamUnavailable: the dependency could not be reached or said it
 	// did not process the request; transient.
 	CodeUpstreamUnavailable = "upstream_unavailable"
@@ -123,6 +129,8 @@ var codes = []CodeInfo{
 	{"", CodeInvalidCode, "as made", "the maker gave an empty or malformed code", "taxonomy constructors"},
 	{KindFailed, CodeUnmappedFailure, "if idempotent", "a foreign error no mapper rule matched", "mapper (classify layer), InfoOf"},
 	{KindFailed, CodeToolPanicked, "no", "the tool panicked", "recovery layer"},
+	{KindFailed, CodeToolExited, "no", "the tool called runtime.Goexit", "recovery layer"},
+	{KindFailed, CodeTooManyAbandoned, "yes", "too many abandoned executions of the tool are still running; the call was not started", "timeout layer (WithAbandon)"},
 	{KindFailed, CodeUpstreamUnavailable, "yes", "the dependency could not be reached or did not process the request", "mapper default map"},
 	{KindFailed, CodeUpstreamError, "if idempotent", "the dependency failed while handling the request and may have acted", "mapper default map"},
 	{KindFailed, CodeConnectionReset, "if idempotent", "the connection broke after the request may have gone out", "mapper default map"},

@@ -114,6 +114,7 @@ func badOptions() []badOption {
 		{name: "ratelimit.WithKey", none: "nil means one limiter per tool"},
 
 		{name: "recovery.WithHandler", none: "nil means no handler"},
+		{name: "recovery.WithGoexit", none: "takes no value"},
 
 		{name: "redact.WithScrubber", none: "nil means scrub.Default()"},
 		{name: "redact.WithKeyedHash", none: "an empty key means a random key per process"},

@@ -24,6 +24,19 @@ func BenchmarkSuccess(b *testing.B) {
 	}
 }
 
+// BenchmarkGoexitContained measures WithGoexit: the tool on a goroutine of
+// its own, handed off and waited for.
+func BenchmarkGoexitContained(b *testing.B) {
+	tool := recovery.New(recovery.WithGoexit())(ok)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkPassThrough is the baseline: a layer that only calls the tool.
 func BenchmarkPassThrough(b *testing.B) {
 	pass := func(next toolmw.Tool) toolmw.Tool {

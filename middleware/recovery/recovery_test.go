@@ -188,3 +188,30 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("err = %v, want tool_panicked", err)
 	}
 }
+
+// TestGoexitContained: with WithGoexit, a tool that calls runtime.Goexit
+// ends the call as tool-failed/tool_exited; the caller's goroutine goes on;
+// panics and results are as without it.
+func TestGoexitContained(t *testing.T) {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "exits"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		runtime.Goexit()
+		return toolmw.Text("unreachable"), nil
+	}, recovery.New(recovery.WithGoexit()))
+	_, err := tool(context.Background(), nil)
+	if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindFailed || info.Code != taxonomy.CodeToolExited || info.Retryable {
+		t.Fatalf("got %v, want a permanent tool-failed/tool_exited", err)
+	}
+	var seen recovery.PanicEvent
+	panicky := toolmw.MustWrap(toolmw.Spec{Name: "panics"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		panic("boom")
+	}, recovery.New(recovery.WithGoexit(), recovery.WithHandler(func(_ context.Context, e recovery.PanicEvent) { seen = e })))
+	if _, err := panicky(context.Background(), nil); taxonomy.InfoOf(err).Code != taxonomy.CodeToolPanicked || seen.Value != "boom" || seen.Tool != "panics" {
+		t.Fatalf("panic: %v, handler saw %+v", err, seen)
+	}
+	ok := toolmw.MustWrap(toolmw.Spec{Name: "ok"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("fine"), nil
+	}, recovery.New(recovery.WithGoexit()))
+	if res, err := ok(context.Background(), nil); err != nil || res.Content != "fine" {
+		t.Fatalf("success: %v %v", res, err)
+	}
+}

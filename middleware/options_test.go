@@ -138,6 +138,9 @@ func badOptions() []badOption {
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },
 			layer: func() toolmw.Middleware { return timeout.New(-time.Second) }, stack: middleware.WithTimeout(-time.Second)},
 		{name: "timeout.WithAbandon", none: "nil means a cooperative timeout"},
+		{name: "timeout.WithMaxAbandoned", validate: func() error { return timeout.Validate(time.Second, timeout.WithMaxAbandoned(-1)) },
+			layer: func() toolmw.Middleware { return timeout.New(time.Second, timeout.WithMaxAbandoned(-1)) },
+			stack: middleware.WithTimeout(time.Second, timeout.WithMaxAbandoned(-1))},
 		{name: "timeout.WithClock", none: "nil means the system clock"},
 
 		{name: "tracing.WithCodes", validate: func() error { return tracing.Validate(tracing.WithCodes("Not A Code")) },

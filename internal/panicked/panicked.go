@@ -12,3 +12,8 @@ const Message = "the tool panicked"
 // permanent, without a cause. It is immutable and safe for concurrent use;
 // toolmw.Wrap names the tool in a copy.
 var Err = taxonomy.Failure(taxonomy.CodeToolPanicked, Message)
+
+// Exited is the error of a call whose tool called runtime.Goexit, where a
+// layer ran the tool on a goroutine of its own and could see it:
+// tool-failed/tool_exited, permanent.
+var Exited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")

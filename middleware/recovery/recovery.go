@@ -9,7 +9,6 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/panicked"
-	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // PanicEvent is a recovered panic, as the handler of [WithHandler] receives
@@ -120,9 +119,6 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 	return res, err
 }
 
-// errExited is the error of a call whose tool called runtime.Goexit.
-var errExited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")
-
 // layer is the middleware around one tool.
 type layer struct {
 	next    toolmw.Tool
@@ -165,7 +161,7 @@ func (l *layer) run(ctx context.Context, args json.RawMessage, e *execution) {
 					report(ctx, l.handler, v)
 				}
 			} else {
-				e.err = errExited
+				e.err = panicked.Exited
 			}
 		}
 		e.done <- struct{}{}

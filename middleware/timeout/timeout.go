@@ -31,8 +31,34 @@ type Late struct {
 type Option func(*config)
 
 type config struct {
-	clock  clock.Clock
-	onLate func(Late)
+	clock        clock.Clock
+	onLate       func(Late)
+	maxAbandoned int
+	err          error // the first invalid option value
+}
+
+// DefaultMaxAbandoned is how many abandoned executions of one tool may
+// still be running before [WithAbandon]'s layer refuses new calls.
+const DefaultMaxAbandoned = 100
+
+// WithMaxAbandoned bounds, per wrapped tool, the executions that
+// [WithAbandon] has stopped waiting for and that are still running (each
+// holds a goroutine and whatever the tool holds). While n of them run, a new
+// call is not started: it ends at once as tool-failed/too_many_abandoned,
+// retryable, since nothing ran. 0 means [DefaultMaxAbandoned]; a negative n
+// is invalid. Without WithAbandon it has no effect.
+func WithMaxAbandoned(n int) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			if c.err == nil {
+				c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+					fmt.Sprintf("timeout: WithMaxAbandoned(%d): the bound must not be negative", n))
+			}
+		case n > 0:
+			c.maxAbandoned = n
+		}
+	}
 }
 
 // WithAbandon makes the layer return at the deadline without waiting for a
@@ -52,7 +78,7 @@ func WithClock(c clock.Clock) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{clock: clock.System}
+	c := config{clock: clock.System, maxAbandoned: DefaultMaxAbandoned}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -63,15 +89,15 @@ func newConfig(opts []Option) config {
 
 // Validate reports a negative d as a tool-definition-invalid error with
 // code option_invalid, or nil: the error that toolmw.Wrap reports for the
-// middleware [New] makes of it. A d of 0 is valid (the layer is off), and
-// so is every option value (nil is the default). It is safe for concurrent
-// use.
+// middleware [New] makes of it, or the first invalid option value. A d of 0
+// is valid (the layer is off); nil options are the defaults. It is safe for
+// concurrent use.
 func Validate(d time.Duration, opts ...Option) error {
 	if d < 0 {
 		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
 			fmt.Sprintf("timeout: New(%v): the timeout must not be negative", d))
 	}
-	return nil // every value of every option is usable today
+	return newConfig(opts).err
 }
 
 // New returns a layer that gives each attempt at most d. With d == 0 the
@@ -97,10 +123,15 @@ func New(d time.Duration, opts ...Option) toolmw.Middleware {
 // limiter is the layer around one tool.
 type limiter struct {
 	config
-	d    time.Duration
-	msg  string
-	next toolmw.Tool
+	d         time.Duration
+	msg       string
+	next      toolmw.Tool
+	abandoned atomic.Int64 // abandoned executions still running
 }
+
+// errTooManyAbandoned ends a call that WithMaxAbandoned does not start.
+var errTooManyAbandoned = taxonomy.Transient(taxonomy.CodeTooManyAbandoned,
+	"too many earlier calls of this tool timed out and are still running")
 
 const msgDeadline = "the caller's deadline passed"
 
@@ -160,6 +191,9 @@ type outcome struct {
 }
 
 func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.RawMessage) (toolmw.Result, error) {
+	if l.abandoned.Load() >= int64(l.maxAbandoned) {
+		return toolmw.Result{}, errTooManyAbandoned
+	}
 	a := &attempt{done: make(chan outcome, 1)}
 	go l.run(ctx, a, call, args)
 	var o outcome
@@ -168,6 +202,7 @@ func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.R
 	case <-ctx.Done():
 		a.abandonedAt = l.clock.Now()
 		if a.state.CompareAndSwap(running, abandoned) {
+			l.abandoned.Add(1)
 			return toolmw.Result{}, ctx.Err()
 		}
 		o = <-a.done // it returned meanwhile
@@ -179,21 +214,34 @@ func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.R
 }
 
 // run calls the tool and hands its outcome to the caller, or, when the
-// caller has gone, to the late callback.
+// caller has gone, to the late callback. The hand-off is deferred, so a
+// tool that panics or calls runtime.Goexit (which ends this goroutine, not
+// the caller's) is reported too.
 func (l *limiter) run(ctx context.Context, a *attempt, call toolmw.Call, args json.RawMessage) {
 	var o outcome
-	func() {
-		defer func() {
+	returned := false
+	defer func() {
+		if !returned {
 			if p := recover(); p != nil {
 				o = outcome{panic: p}
+			} else {
+				o = outcome{err: panicked.Exited} // runtime.Goexit
 			}
-		}()
-		o.res, o.err = l.next(ctx, args)
+		}
+		l.deliver(a, call, o)
 	}()
+	o.res, o.err = l.next(ctx, args)
+	returned = true
+}
+
+// deliver hands o to the waiting caller, or to the late callback when the
+// caller has gone.
+func (l *limiter) deliver(a *attempt, call toolmw.Call, o outcome) {
 	if a.state.CompareAndSwap(running, finished) {
 		a.done <- o
 		return
 	}
+	defer l.abandoned.Add(-1)
 	late := Late{Call: call, Result: o.res, Err: o.err, Panic: o.panic, After: l.clock.Now().Sub(a.abandonedAt)}
 	if o.panic != nil {
 		late.Err = panicked.Err

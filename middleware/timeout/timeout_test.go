@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -341,4 +343,62 @@ func BenchmarkTimeoutParentSooner(b *testing.B) {
 // BenchmarkTimeoutAbandon is the success path in abandon mode.
 func BenchmarkTimeoutAbandon(b *testing.B) {
 	benchmark(b, context.Background(), timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) {})))
+}
+
+// TestMaxAbandoned: a tool that ignores its context and never returns until
+// released. With the default bound, 1000 calls leave at most
+// DefaultMaxAbandoned goroutines behind (not 1000): the others are refused
+// at once as too_many_abandoned, retryable. Once the abandoned executions
+// return (each reported late), calls are accepted again.
+func TestMaxAbandoned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var late atomic.Int32
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "stuck", Idempotent: true}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			<-release
+			return toolmw.Text("late"), nil
+		}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })))
+
+		before := runtime.NumGoroutine()
+		refused := 0
+		for range 1000 {
+			_, err := tool(context.Background(), nil)
+			switch info := taxonomy.InfoOf(err); info.Code {
+			case taxonomy.CodeTimeout:
+			case taxonomy.CodeTooManyAbandoned:
+				if !info.Retryable {
+					t.Fatal("too_many_abandoned is not retryable")
+				}
+				refused++
+			default:
+				t.Fatalf("unexpected %v", err)
+			}
+		}
+		grew := runtime.NumGoroutine() - before
+		t.Logf("1000 calls to a stuck tool: %d goroutines left behind, %d calls refused", grew, refused)
+		if grew > timeout.DefaultMaxAbandoned || refused != 1000-timeout.DefaultMaxAbandoned {
+			t.Fatalf("%d goroutines left, %d refused; want at most %d left", grew, refused, timeout.DefaultMaxAbandoned)
+		}
+		close(release)
+		synctest.Wait()
+		if late.Load() != timeout.DefaultMaxAbandoned {
+			t.Fatalf("%d late reports, want %d", late.Load(), timeout.DefaultMaxAbandoned)
+		}
+		if res, err := tool(context.Background(), nil); err != nil || res.Content != "late" {
+			t.Fatalf("after the abandoned executions returned, a call is accepted again; got %v %v", res, err)
+		}
+		synctest.Wait()
+	})
+}
+
+// TestGoexitWhenAbandonable: in abandon mode the tool runs on a goroutine of
+// its own, so a runtime.Goexit ends the call as tool_exited.
+func TestGoexitWhenAbandonable(t *testing.T) {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "exits"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		runtime.Goexit()
+		return toolmw.Result{}, nil
+	}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) {})))
+	if _, err := tool(context.Background(), nil); taxonomy.InfoOf(err).Code != taxonomy.CodeToolExited {
+		t.Fatalf("got %v, want tool_exited", err)
+	}
 }

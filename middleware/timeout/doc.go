@@ -41,7 +41,14 @@
 // side effect, and a retry may overlap it; abandon only tools for which that
 // is acceptable. In this mode a panic of the tool is re-raised in the
 // caller's goroutine when the caller is still waiting, and reported as a
-// late result when it was abandoned.
+// late result when it was abandoned; a runtime.Goexit of the tool ends only
+// its own goroutine, and the call as tool-failed/tool_exited.
+//
+// Abandoned executions are bounded: each holds a goroutine and whatever the
+// tool holds, so while [WithMaxAbandoned] of them (100 by default, per
+// wrapped tool) are still running, a new call is not started and ends at
+// once as tool-failed/too_many_abandoned, retryable. The check is made as a
+// call starts, so calls already in flight may each add one more.
 //
 // # Clock
 //

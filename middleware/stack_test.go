@@ -14,6 +14,8 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/redact"
+	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -188,4 +190,22 @@ func TestDefaultCallerDeadline(t *testing.T) {
 			t.Fatalf("called %d times in %v; want once, ending at the deadline", calls, time.Since(start))
 		}
 	})
+}
+
+// TestResultCapAfterScrubbing: with the result layer outside redact, as the
+// docs place them, the size cap holds for the scrubbed result even when
+// placeholders are longer than what they replace.
+func TestResultCapAfterScrubbing(t *testing.T) {
+	const limit = 200
+	content := strings.Repeat("ip 10.0.0.1 ", limit/12) // fits; each IP becomes a longer placeholder
+	if len(content) > limit {
+		t.Fatalf("setup: %d bytes", len(content))
+	}
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "dump"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text(content), nil
+	}, result.New(result.WithMaxBytes(limit)), redact.New(redact.WithResults()))
+	res, err := tool(context.Background(), nil)
+	if taxonomy.InfoOf(err).Code != taxonomy.CodeResultTooLarge || len(res.Content) > limit {
+		t.Fatalf("got %d bytes, %v; want result_too_large for the scrubbed result", len(res.Content), err)
+	}
 }

@@ -66,7 +66,8 @@ var processKey = sync.OnceValue(func() []byte {
 })
 
 // WithResults scrubs the content of results too. This layer is the one
-// that scrubs results; the result layer only checks them.
+// that scrubs results; the result layer only checks them, and goes outside
+// this one so that its size cap holds for the scrubbed result.
 func WithResults() Option {
 	return func(c *config) { c.results = true }
 }

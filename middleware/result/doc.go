@@ -17,8 +17,11 @@
 //
 // A result that passes is returned as it is: this layer only checks. To
 // scrub secrets and identifiers out of results, use the redact layer with
-// redact.WithResults, outside this one, so the tool's own output is checked
-// before it is scrubbed.
+// redact.WithResults inside this one (nearer the tool), so the cap holds
+// for what leaves the chain: a placeholder such as [REDACTED:github_token]
+// can be longer than what it replaces.
+//
+//	toolmw.Wrap(spec, tool, result.New(), redact.New(redact.WithResults()))
 //
 // The tool's error passes through untouched, with whatever result came with
 // it.

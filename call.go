@@ -7,6 +7,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sync/atomic"
+
+	"github.com/toolmw/toolmw/scrub"
 )
 
 // Call describes one call of a tool, as the layers and the tool itself see it
@@ -92,13 +94,13 @@ const MaxCallIDLen = 128
 // SafeCallID returns a call id as layers, logs, spans and events see it: id
 // itself when it is "" or at most [MaxCallIDLen] bytes of ASCII letters,
 // digits and "_-.:" (the shapes model APIs use, such as call_a1B2 and
-// toolu_01A…); otherwise "invalid_call_id_" and 16 hex digits of a keyed
+// toolu_01A…) in which the default scrubber finds nothing; otherwise "invalid_call_id_" and 16 hex digits of a keyed
 // hash of id, with a key made at random when the process starts. So an
-// oversize id or one holding anything else (a secret, markup, a newline)
+// oversize id or one holding anything else (a token, markup, a newline)
 // never reaches a sink, while the same bad id reads the same within one
 // process. It allocates only for an id it replaces.
 func SafeCallID(id string) string {
-	if len(id) <= MaxCallIDLen && safeID(id) {
+	if len(id) <= MaxCallIDLen && safeID(id) && scrub.String(id) == id {
 		return id
 	}
 	m := hmac.New(sha256.New, callIDKeyBytes[:])

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -210,12 +211,15 @@ func TestJSONResult(t *testing.T) {
 
 func TestSafeCallID(t *testing.T) {
 	long := strings.Repeat("a", toolmw.MaxCallIDLen)
-	for _, id := range []string{"", "call_a1B2", "toolu_01A09q90qw90lq917835lq9", "fc_67.x:1-2", long} {
+	for _, id := range []string{"", "call_a1B2", "toolu_01A09q90qw90lq917835lq9", "fc_67.x:1-2", long,
+		"call_abc123XYZ789def456GHI012", "call_0", "tc-4f2a", "toolu_01Xy9Kp2Lm4Qr7St8Uv1Wz3"} {
 		if got := toolmw.SafeCallID(id); got != id {
 			t.Errorf("SafeCallID(%q) = %q, want it unchanged", id, got)
 		}
 	}
-	for _, id := range []string{long + "a", strings.Repeat("x", 1<<20), "call_1\nlevel=error", "ghp_x token=sk_live_CANARY", "<b>", "call é"} {
+	bad := []string{long + "a", strings.Repeat("x", 1<<20), "call_1\nlevel=error", "ghp_x token=sk_live_CANARY", "<b>", "call é"}
+	bad = append(bad, canary.Values()...) // tokens in the id's own charset too
+	for _, id := range bad {
 		got := toolmw.SafeCallID(id)
 		if !strings.HasPrefix(got, "invalid_call_id_") || len(got) != len("invalid_call_id_")+16 {
 			t.Errorf("SafeCallID(%.40q) = %q", id, got)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
+	"github.com/toolmw/toolmw/internal/jsonarg"
+	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -20,9 +23,27 @@ type Spec struct {
 	// Idempotent declares that making the same call twice has the effect of
 	// making it once. Only then are untyped errors and timeouts retried.
 	Idempotent bool
-	// InputSchema is the JSON Schema of the arguments, passed to the model
-	// as is; nil when the tool takes none or the loop supplies it.
+	// InputSchema is the JSON Schema of the arguments (an object schema).
+	// Wrap fills it for a tool made by [Typed] with the schema of its input
+	// type ([schema.Plain]). Set by hand (a raw tool, a remote MCP server's
+	// tool), it is checked once at Wrap — a valid JSON Schema of an object,
+	// referring to nothing outside itself — and every call's arguments are
+	// validated against it before the tool runs (tool-args-invalid, with
+	// value-free field errors). Set for a Typed tool, it wins, and must
+	// agree with the input type: each property a field, each required
+	// field required. Nil for a raw tool that checks its own arguments.
 	InputSchema json.RawMessage
+	// MaxArgsBytes caps the size of a call's arguments, checked before they
+	// are read: 0 means [DefaultMaxArgsBytes] (1 MiB); a negative value is
+	// a definition error. Larger arguments are tool-args-invalid with code
+	// args_too_large.
+	MaxArgsBytes int
+	// Profiles lists the model APIs the tool will be offered to: Wrap
+	// reports a schema that one of them would reject as a
+	// tool-definition-invalid error at start-up, with a code naming why
+	// (schema_ref_unsupported, schema_keyword_unsupported, …). See
+	// [schema.Check]. Empty: no portability check.
+	Profiles []schema.Profile
 	// ResultJSON declares that the tool's results are JSON documents; the
 	// result layer then checks that they are.
 	ResultJSON bool
@@ -47,11 +68,21 @@ func ValidName(name string) bool {
 }
 
 // Validate reports what makes the spec unusable, as a
-// tool-definition-invalid error, or nil.
+// tool-definition-invalid error, or nil: a bad name, a negative
+// MaxArgsBytes, an unknown profile. The input schema is checked by Wrap,
+// which knows the tool.
 func (s Spec) Validate() error {
 	if !ValidName(s.Name) {
 		return definitionError(s.Name, taxonomy.CodeNameInvalid,
 			fmt.Sprintf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", truncate(s.Name, 80)))
+	}
+	if s.MaxArgsBytes < 0 {
+		return definitionError(s.Name, taxonomy.CodeOptionInvalid, "MaxArgsBytes must not be negative, got "+strconv.Itoa(s.MaxArgsBytes))
+	}
+	for _, p := range s.Profiles {
+		if p < 0 || p >= schema.Profile(len(schema.Profiles())) {
+			return definitionError(s.Name, taxonomy.CodeOptionInvalid, "unknown schema profile "+p.String())
+		}
 	}
 	return nil
 }
@@ -59,35 +90,68 @@ func (s Spec) Validate() error {
 // Wrap validates spec and tool at start-up and returns the tool decorated
 // with mws (the first outermost). A bad name, a nil tool, a nil middleware
 // or a layer given an invalid option (see [Reject]) is a
-// tool-definition-invalid error, never a surprise mid-request.
+// tool-definition-invalid error, never a surprise mid-request; so is an
+// input schema that cannot be used, or that one of spec.Profiles would
+// reject.
+//
+// A tool made by [Typed] gives the spec its input schema; a spec's own
+// InputSchema is compiled once here and checks every call's arguments
+// before the tool runs. Arguments over the size cap ([Spec.MaxArgsBytes])
+// are rejected unread. These checks run innermost, next to the tool, so
+// every layer sees their errors as it sees the tool's.
 //
 // Each call through the returned Tool carries a [Call] in its context. A
 // typed error of type *taxonomy.ToolError that leaves the chain without a
-// tool name is given the spec's name.
+// tool name is given the spec's name. A nil context is a tool-failed error
+// with code context_nil.
 func Wrap(spec Spec, tool Tool, mws ...Middleware) (Tool, error) {
+	t, _, err := wrap(spec, tool, mws)
+	return t, err
+}
+
+// wrapped is what Wrap learns about a tool, kept by a Toolbox to describe
+// it.
+type wrapped struct {
+	spec  Spec
+	typed *schema.Schema // the input schema of a Typed tool without its own
+}
+
+func wrap(spec Spec, tool Tool, mws []Middleware) (Tool, *wrapped, error) {
 	if err := spec.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tool == nil {
-		return nil, definitionError(spec.Name, taxonomy.CodeToolNil, "tool function is nil")
+		return nil, nil, definitionError(spec.Name, taxonomy.CodeToolNil, "tool function is nil")
 	}
 	for i, mw := range mws {
 		if mw == nil {
-			return nil, definitionError(spec.Name, taxonomy.CodeMiddlewareNil, fmt.Sprintf("middleware %d is nil", i))
+			return nil, nil, definitionError(spec.Name, taxonomy.CodeMiddlewareNil, fmt.Sprintf("middleware %d is nil", i))
 		}
 		if err, ok := rejected(mw); ok {
 			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" && ValidName(spec.Name) {
 				err = te.WithTool(spec.Name)
 			}
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if spec.Type == "" {
 		spec.Type = "function"
 	}
-	sp := &spec
-	next := Chain(mws...)(tool)
+	w := &wrapped{}
+	inner, err := prepare(&spec, tool, w)
+	if err != nil {
+		if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" {
+			err = te.WithTool(spec.Name)
+		}
+		return nil, nil, err
+	}
+	w.spec = spec
+	sp := &w.spec
+	next := Chain(mws...)(inner)
 	return func(ctx context.Context, args json.RawMessage) (Result, error) {
+		if ctx == nil {
+			return Result{}, errNilContext.WithTool(sp.Name)
+		}
 		res, err := next(newCall(ctx, sp), args)
 		if err != nil {
 			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" {
@@ -95,7 +159,110 @@ func Wrap(spec Spec, tool Tool, mws ...Middleware) (Tool, error) {
 			}
 		}
 		return res, err
+	}, w, nil
+}
+
+// prepare fills spec's input schema, checks it, and returns the tool with
+// the argument checks it needs in front.
+func prepare(spec *Spec, tool Tool, w *wrapped) (Tool, error) {
+	maxBytes := spec.MaxArgsBytes
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxArgsBytes
+	}
+	t, isTyped := typedOf(tool)
+	var ts *schema.Schema
+	if isTyped {
+		ts = t.inputSchema()
+		if err := ts.Err(); err != nil {
+			return nil, err
+		}
+		if maxBytes != DefaultMaxArgsBytes {
+			tool = t.bind(maxBytes)
+		}
+	}
+	var v *schema.Validator
+	switch {
+	case spec.InputSchema != nil:
+		var err error
+		if v, err = schema.Compile(spec.InputSchema); err != nil {
+			return nil, err
+		}
+		if isTyped {
+			if err := agrees(spec.InputSchema, ts); err != nil {
+				return nil, err
+			}
+		}
+	case isTyped:
+		plain, err := ts.Render(schema.Plain)
+		if err != nil {
+			return nil, err
+		}
+		spec.InputSchema = plain
+		w.typed = ts
+	}
+	for _, p := range spec.Profiles {
+		var err error
+		if w.typed != nil {
+			_, err = w.typed.Render(p)
+		} else if spec.InputSchema != nil {
+			err = schema.Check(spec.InputSchema, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case v != nil:
+		return func(ctx context.Context, args json.RawMessage) (Result, error) {
+			if err := v.Validate(args, maxBytes); err != nil {
+				return Result{}, err
+			}
+			return tool(ctx, args)
+		}, nil
+	case isTyped:
+		return tool, nil // Typed checks the size and everything else itself
+	}
+	return func(ctx context.Context, args json.RawMessage) (Result, error) {
+		if err := jsonarg.CheckSize(args, maxBytes); err != nil {
+			return Result{}, err
+		}
+		return tool(ctx, args)
 	}, nil
+}
+
+// agrees checks an explicit input schema against a Typed tool's input
+// type: every property it declares at the top level is a field of the
+// type, and every required field of the type is required by it. Deeper
+// levels are not compared: the decoder checks them on every call.
+func agrees(doc json.RawMessage, ts *schema.Schema) error {
+	var top struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaInvalid, "the input schema's properties or required list is malformed")
+	}
+	fields, required, ok := ts.Fields()
+	if !ok {
+		return nil
+	}
+	for name := range top.Properties {
+		if !fields[name] {
+			return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaTypeMismatch,
+				fmt.Sprintf("the input schema declares property %q, which %s has no field for", truncate(name, 64), ts.Type()))
+		}
+	}
+	req := map[string]bool{}
+	for _, r := range top.Required {
+		req[r] = true
+	}
+	for _, name := range required {
+		if !req[name] {
+			return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaTypeMismatch,
+				fmt.Sprintf("field %q of %s is required, and the input schema does not require it", name, ts.Type()))
+		}
+	}
+	return nil
 }
 
 // MustWrap is like Wrap but panics on a definition error; for package-level

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -16,7 +17,7 @@ type Toolbox struct {
 	mws   []Middleware
 	mu    sync.RWMutex
 	tools map[string]Tool
-	specs []Spec
+	specs []*wrapped
 }
 
 // NewToolbox returns an empty Toolbox whose tools are all wrapped with mws
@@ -31,7 +32,7 @@ func NewToolbox(mws ...Middleware) *Toolbox {
 func (b *Toolbox) Register(spec Spec, tool Tool, mws ...Middleware) error {
 	all := make([]Middleware, 0, len(b.mws)+len(mws))
 	all = append(append(all, b.mws...), mws...)
-	wrapped, err := Wrap(spec, tool, all...)
+	tool, w, err := wrap(spec, tool, all)
 	if err != nil {
 		return err
 	}
@@ -44,8 +45,8 @@ func (b *Toolbox) Register(spec Spec, tool Tool, mws ...Middleware) error {
 		return taxonomy.New(taxonomy.KindDuplicateTool, taxonomy.CodeDuplicateTool,
 			"a tool named "+spec.Name+" is already registered").WithTool(spec.Name)
 	}
-	b.tools[spec.Name] = wrapped
-	b.specs = append(b.specs, spec)
+	b.tools[spec.Name] = tool
+	b.specs = append(b.specs, w)
 	return nil
 }
 
@@ -61,12 +62,80 @@ func (b *Toolbox) Call(ctx context.Context, name string, args json.RawMessage) (
 	return tool(ctx, args)
 }
 
-// Specs returns the registered specs in registration order, to describe the
-// tools to the model. The slice is a copy.
+// Specs returns the registered specs in registration order, as Wrap
+// completed them (a Typed tool's InputSchema filled in). The slice is a
+// copy.
 func (b *Toolbox) Specs() []Spec {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return append([]Spec(nil), b.specs...)
+	out := make([]Spec, len(b.specs))
+	for i, w := range b.specs {
+		out[i] = w.spec
+	}
+	return out
+}
+
+// Definition is a tool as a model API is shown it: its name, description
+// and input schema in one profile's dialect. The JSON names are MCP's; an
+// adapter maps them onto its API's (OpenAI's "parameters", Anthropic's
+// "input_schema").
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type Definition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// noInput is the schema of a tool that says nothing of its arguments.
+var noInput = json.RawMessage(`{"type":"object"}`)
+
+// Definitions returns the registered tools' definitions in registration
+// order, their input schemas rendered for profile p: a Typed tool's from
+// its input type (rendered once per profile, then reused), a hand-written
+// one as given, after checking that p's API accepts it ([schema.Check]). A
+// tool without an input schema is shown as taking any object, except
+// under OpenAIStrict, where it is an error. The first tool p cannot
+// describe makes the error, a tool-definition-invalid one naming the tool.
+func (b *Toolbox) Definitions(p schema.Profile) ([]Definition, error) {
+	b.mu.RLock()
+	ws := append([]*wrapped(nil), b.specs...)
+	b.mu.RUnlock()
+	out := make([]Definition, 0, len(ws))
+	for _, w := range ws {
+		d, err := w.definition(p)
+		if err != nil {
+			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" {
+				err = te.WithTool(w.spec.Name)
+			}
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (w *wrapped) definition(p schema.Profile) (Definition, error) {
+	d := Definition{Name: w.spec.Name, Description: w.spec.Description}
+	switch {
+	case w.typed != nil:
+		s, err := w.typed.Render(p)
+		if err != nil {
+			return Definition{}, err
+		}
+		d.InputSchema = s
+	case w.spec.InputSchema != nil:
+		if err := schema.Check(w.spec.InputSchema, p); err != nil {
+			return Definition{}, err
+		}
+		d.InputSchema = w.spec.InputSchema
+	case p == schema.OpenAIStrict:
+		return Definition{}, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaNotStrict,
+			"the tool has no input schema, and OpenAI strict mode needs one")
+	default:
+		d.InputSchema = noInput
+	}
+	return d, nil
 }
 
 // notFound names the requested tool only when it is a valid tool name: the

@@ -66,8 +66,14 @@ const (
 	// CodeToolNotFound: no tool has the requested name.
 	CodeToolNotFound = "tool_not_found"
 
-	// CodeArgsInvalid: the arguments failed strict decoding; see the field errors.
+	// CodeArgsInvalid: the arguments failed strict decoding or the tool's
+	// input schema; see the field errors.
 	CodeArgsInvalid = "args_invalid"
+	// CodeArgsTooLarge: the arguments exceed the size cap (1 MiB unless the
+	// spec says otherwise); they were not read.
+	CodeArgsTooLarge = "args_too_large"
+	// CodeContextNil: the tool was called with a nil context.
+	CodeContextNil = "context_nil"
 
 	// CodeResultTooLarge: the result exceeds the size cap.
 	CodeResultTooLarge = "result_too_large"
@@ -110,6 +116,36 @@ const (
 	// CodeOptionInvalid: a layer was configured with a value it cannot use.
 	CodeOptionInvalid = "option_invalid"
 
+	// CodeSchemaInvalid: the tool's input schema is not a valid JSON Schema
+	// (2020-12), or cannot be compiled.
+	CodeSchemaInvalid = "schema_invalid"
+	// CodeSchemaNotObject: the tool's input schema does not describe a JSON
+	// object, as tool arguments are.
+	CodeSchemaNotObject = "schema_not_object"
+	// CodeSchemaTypeMismatch: a spec's explicit input schema disagrees with
+	// the Typed tool's input type (a property that is no field, a required
+	// field that is not required).
+	CodeSchemaTypeMismatch = "schema_type_mismatch"
+	// CodeSchemaTagInvalid: a struct tag of a Typed tool's input type cannot
+	// be used (an enum value that does not fit its field).
+	CodeSchemaTagInvalid = "schema_tag_invalid"
+	// CodeSchemaRefUnsupported: the schema uses $ref or $defs and the
+	// profile's API accepts no references (Gemini).
+	CodeSchemaRefUnsupported = "schema_ref_unsupported"
+	// CodeSchemaKeywordUnsupported: the schema uses a keyword (or a type
+	// list) the profile's API does not accept.
+	CodeSchemaKeywordUnsupported = "schema_keyword_unsupported"
+	// CodeSchemaFormatUnsupported: the schema uses a string format the
+	// profile's API does not accept.
+	CodeSchemaFormatUnsupported = "schema_format_unsupported"
+	// CodeSchemaNotStrict: the schema breaks a rule of OpenAI's strict mode
+	// (an object open to other members, a property not listed as
+	// required, a value of any type).
+	CodeSchemaNotStrict = "schema_not_strict"
+	// CodeSchemaTooComplex: the schema exceeds a size limit of the
+	// profile's API (nesting depth, number of properties or enum values).
+	CodeSchemaTooComplex = "schema_too_complex"
+
 	// CodeDuplicateTool: a tool of that name is already registered.
 	CodeDuplicateTool = "duplicate_tool"
 )
@@ -147,7 +183,9 @@ var codes = []CodeInfo{
 	{KindNotPermitted, CodeUpstreamUnauthorized, "no", "the dependency did not accept the credentials (HTTP 401)", "mapper default map"},
 	{KindNotPermitted, CodeUpstreamForbidden, "no", "the dependency denied the request (HTTP 403)", "mapper default map"},
 	{KindNotFound, CodeToolNotFound, "no", "no tool has the requested name", "Toolbox.Call"},
-	{KindArgsInvalid, CodeArgsInvalid, "no", "the arguments failed strict decoding", "Typed"},
+	{KindArgsInvalid, CodeArgsInvalid, "no", "the arguments failed strict decoding or the tool's input schema", "Typed, Wrap (input schema)"},
+	{KindArgsInvalid, CodeArgsTooLarge, "no", "the arguments exceed the size cap; they were not read", "Typed, Wrap"},
+	{KindFailed, CodeContextNil, "no", "the tool was called with a nil context", "Typed, Wrap"},
 	{KindResultInvalid, CodeResultTooLarge, "no", "the result exceeds the size cap", "result layer"},
 	{KindResultInvalid, CodeResultNotUTF8, "no", "the result is not valid UTF-8", "result layer"},
 	{KindResultInvalid, CodeResultNotJSON, "no", "the spec declares a JSON result and it is not valid JSON", "result layer, Typed"},
@@ -164,6 +202,15 @@ var codes = []CodeInfo{
 	{KindDefinitionInvalid, CodeToolNil, "no", "a nil tool function", "Wrap, Toolbox.Register"},
 	{KindDefinitionInvalid, CodeMiddlewareNil, "no", "a nil middleware", "Wrap, Toolbox.Register"},
 	{KindDefinitionInvalid, CodeOptionInvalid, "no", "a layer was configured with a value it cannot use", "layer constructors"},
+	{KindDefinitionInvalid, CodeSchemaInvalid, "no", "the input schema is not a valid JSON Schema (2020-12)", "Wrap, schema"},
+	{KindDefinitionInvalid, CodeSchemaNotObject, "no", "the input schema does not describe a JSON object", "Wrap, schema"},
+	{KindDefinitionInvalid, CodeSchemaTypeMismatch, "no", "an explicit input schema disagrees with the Typed tool's input type", "Wrap"},
+	{KindDefinitionInvalid, CodeSchemaTagInvalid, "no", "a struct tag of a Typed tool's input type cannot be used", "Wrap, schema"},
+	{KindDefinitionInvalid, CodeSchemaRefUnsupported, "no", "the schema uses $ref or $defs and the profile's API accepts no references", "Wrap, Toolbox.Definitions, schema"},
+	{KindDefinitionInvalid, CodeSchemaKeywordUnsupported, "no", "the schema uses a keyword or a type list the profile's API does not accept", "Wrap, Toolbox.Definitions, schema"},
+	{KindDefinitionInvalid, CodeSchemaFormatUnsupported, "no", "the schema uses a string format the profile's API does not accept", "Wrap, Toolbox.Definitions, schema"},
+	{KindDefinitionInvalid, CodeSchemaNotStrict, "no", "the schema breaks a rule of OpenAI's strict mode", "Wrap, Toolbox.Definitions, schema"},
+	{KindDefinitionInvalid, CodeSchemaTooComplex, "no", "the schema exceeds a size limit of the profile's API", "Wrap, Toolbox.Definitions, schema"},
 	{KindDuplicateTool, CodeDuplicateTool, "no", "a tool of that name is already registered", "Toolbox.Register"},
 }
 

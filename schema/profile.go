@@ -310,6 +310,6 @@ func definitionError(code, msg string) error {
 	return taxonomy.New(taxonomy.KindDefinitionInvalid, code, msg)
 }
 
-func itoa(i int) string      { return strconv.Itoa(i) }
-func itoa64(i int64) string  { return strconv.FormatInt(i, 10) }
-func utoa(u uint64) string   { return strconv.FormatUint(u, 10) }
+func itoa(i int) string     { return strconv.Itoa(i) }
+func itoa64(i int64) string { return strconv.FormatInt(i, 10) }
+func utoa(u uint64) string  { return strconv.FormatUint(u, 10) }

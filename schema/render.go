@@ -78,7 +78,7 @@ func (s *Schema) MustRender(p Profile) json.RawMessage {
 
 func (s *Schema) render(p Profile) (json.RawMessage, error) {
 	r := renderer{profile: p, defs: map[*jsonarg.Node]string{}, recursive: recursiveNodes(s.model.Root())}
-	root := r.node(s.model.Root(), 0)
+	root := notNull(r.node(s.model.Root(), 0))
 	if p == Plain {
 		root.keys = append([]string{"$schema"}, root.keys...)
 		root.vals["$schema"] = Dialect
@@ -343,6 +343,28 @@ func orNull(s *object) *object {
 func isNullPair(t any) bool {
 	l, ok := t.([]any)
 	return ok && len(l) == 2 && l[1] == "null"
+}
+
+// notNull returns s without null among what it accepts: the arguments'
+// root is never null (the decoder rejects it there).
+func notNull(s *object) *object {
+	if t, ok := s.get("type"); ok && isNullPair(t) {
+		s = s.clone()
+		s.set("type", t.([]any)[0])
+		if e, ok := s.get("enum"); ok {
+			l := e.([]any)
+			s.set("enum", l[:len(l)-1])
+		}
+		return s
+	}
+	if a, ok := s.get("anyOf"); ok && len(s.keys) == 1 {
+		if l := a.([]any); len(l) == 2 {
+			if t, _ := l[1].(*object).get("type"); t == "null" {
+				return l[0].(*object)
+			}
+		}
+	}
+	return s
 }
 
 // recursiveNodes returns the nodes that can contain themselves: for each

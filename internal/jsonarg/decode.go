@@ -56,7 +56,16 @@ func (m *Model) DecodeValue(args []byte, v reflect.Value, maxBytes int) error {
 	if d.peek() == 0 {
 		d.data, d.pos = []byte("{}"), 0
 	}
-	return d.run(func() { d.value(m.root, v, nil, false) })
+	return d.run(func() {
+		if d.peek() == 'n' {
+			// The arguments are an object (or whatever the type is), never
+			// null: no API sends null, and a schema's root is not nullable.
+			d.literal("null")
+			d.fail(typeName(m.root)+"_type", "Input should be "+expected(m.root)+", not null")
+			return
+		}
+		d.value(m.root, v, nil, false)
+	})
 }
 
 // Parse reads args as a generic JSON value, as a schema validator wants it
@@ -609,6 +618,8 @@ func expected(n *Node) string {
 		return "a valid array"
 	case Struct, Map:
 		return "a valid object"
+	case Ptr:
+		return expected(n.Elem)
 	}
 	return "a valid value"
 }

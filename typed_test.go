@@ -73,13 +73,29 @@ func TestTypedInvalid(t *testing.T) {
 		{"garbage", planted, []taxonomy.FieldError{{Type: "json_invalid", Loc: []any{}, Msg: "Input is not valid JSON"}}},
 		{"trailing data", `{"customer":"c","items":[]} {"x":"` + planted + `"}`, []taxonomy.FieldError{{Type: "trailing_data", Loc: []any{}, Msg: "Input has data after the JSON value"}}},
 		{"not an object", `"` + planted + `"`, []taxonomy.FieldError{{Type: "object_type", Loc: []any{}, Msg: "Input should be a valid object"}}},
-		{"unknown field", `{"customer":"c","items":[],"coupon":"` + planted + `"}`, []taxonomy.FieldError{{Type: "extra_forbidden", Loc: []any{"coupon"}, Msg: "Extra inputs are not permitted"}}},
+		{"unknown field", `{"customer":"c","items":[],"coupon":"` + planted + `"}`, []taxonomy.FieldError{{Type: "extra_forbidden", Loc: []any{"*"}, Msg: "Extra inputs are not permitted"}}},
+		{"unknown key is input", `{"customer":"c","items":[],"` + planted + `":1}`, []taxonomy.FieldError{{Type: "extra_forbidden", Loc: []any{"*"}, Msg: "Extra inputs are not permitted"}}},
 		{"case differs", `{"Customer":"c","items":[]}`, []taxonomy.FieldError{
-			{Type: "missing", Loc: []any{"customer"}, Msg: "Field required"},
-			{Type: "extra_forbidden", Loc: []any{"Customer"}, Msg: "Extra inputs are not permitted"}}},
+			{Type: "extra_forbidden", Loc: []any{"*"}, Msg: "Extra inputs are not permitted"},
+			{Type: "missing", Loc: []any{"customer"}, Msg: "Field required"}}},
 		{"missing required", `{"items":[{"sku":"A"}]}`, []taxonomy.FieldError{
-			{Type: "missing", Loc: []any{"customer"}, Msg: "Field required"},
-			{Type: "missing", Loc: []any{"items", 0, "qty"}, Msg: "Field required"}}},
+			{Type: "missing", Loc: []any{"items", 0, "qty"}, Msg: "Field required"},
+			{Type: "missing", Loc: []any{"customer"}, Msg: "Field required"}}},
+		{"duplicate key", `{"customer":"c","items":[],"customer":"` + planted + `"}`, []taxonomy.FieldError{
+			{Type: "duplicate_key", Loc: []any{"customer"}, Msg: "Keys should be unique within an object"}}},
+		{"duplicate key escaped", `{"customer":"c","items":[],"\u0063ustomer":"d"}`, []taxonomy.FieldError{
+			{Type: "duplicate_key", Loc: []any{"customer"}, Msg: "Keys should be unique within an object"}}},
+		{"duplicate map key", `{"customer":"c","items":[],"tags":{"` + planted + `":1,"` + planted + `":2}}`, []taxonomy.FieldError{
+			{Type: "duplicate_key", Loc: []any{"tags", "*"}, Msg: "Keys should be unique within an object"}}},
+		{"invalid UTF-8", "{\"customer\":\"\xff" + planted + "\",\"items\":[]}", []taxonomy.FieldError{
+			{Type: "string_unicode", Loc: []any{"customer"}, Msg: "Input should be valid UTF-8 without lone surrogates"}}},
+		{"lone surrogate", `{"customer":"\ud800","items":[]}`, []taxonomy.FieldError{
+			{Type: "string_unicode", Loc: []any{"customer"}, Msg: "Input should be valid UTF-8 without lone surrogates"}}},
+		{"invalid UTF-8 in a raw field", "{\"customer\":\"c\",\"items\":[],\"extra\":[\"\xff\"]}", []taxonomy.FieldError{
+			{Type: "string_unicode", Loc: []any{"extra", 0}, Msg: "Input should be valid UTF-8 without lone surrogates"}}},
+		{"null root", `null`, []taxonomy.FieldError{{Type: "object_type", Loc: []any{}, Msg: "Input should be a valid object, not null"}}},
+		{"number bounds", `{"customer":"c","items":[],"any":1e400}`, []taxonomy.FieldError{
+			{Type: "number_bounds", Loc: []any{"any"}, Msg: "Input should be a number of at most 64 characters, with at most 3 exponent digits, within ±1.7976931348623157e+308"}}},
 		{"wrong type nested", `{"customer":"c","items":[{"sku":"A","qty":1},{"sku":"B","qty":1},{"sku":"C","qty":"` + planted + `"}]}`, []taxonomy.FieldError{
 			{Type: "uint_type", Loc: []any{"items", 2, "qty"}, Msg: "Input should be a valid non-negative integer"}}},
 		{"overflow", `{"customer":"c","items":[{"sku":"A","qty":300}]}`, []taxonomy.FieldError{
@@ -99,11 +115,11 @@ func TestTypedInvalid(t *testing.T) {
 		{"array length", `{"customer":"c","items":[],"slots":[1]}`, []taxonomy.FieldError{
 			{Type: "array_length", Loc: []any{"slots"}, Msg: "Input should have exactly 2 items"}}},
 		{"map value type", `{"customer":"c","items":[],"tags":{"vip":"` + planted + `"}}`, []taxonomy.FieldError{
-			{Type: "int_type", Loc: []any{"tags", "vip"}, Msg: "Input should be a valid integer"}}},
+			{Type: "int_type", Loc: []any{"tags", "*"}, Msg: "Input should be a valid integer"}}},
 		{"map int key", `{"customer":"c","items":[],"by_id":{"seven":"x"}}`, []taxonomy.FieldError{
-			{Type: "int_type", Loc: []any{"by_id", "seven"}, Msg: "Input should be a valid integer"}}},
-		{"custom type", `{"customer":"c","items":[],"at":"` + planted + `"}`, []taxonomy.FieldError{
-			{Type: "value_error", Loc: []any{"at"}, Msg: "Input is not a valid time.Time"}}},
+			{Type: "int_type", Loc: []any{"by_id", "*"}, Msg: "Key should be a valid integer in canonical decimal form"}}},
+		{"time", `{"customer":"c","items":[],"at":"` + planted + `"}`, []taxonomy.FieldError{
+			{Type: "datetime_type", Loc: []any{"at"}, Msg: "Input should be an RFC 3339 date-time string such as 2006-01-02T15:04:05Z"}}},
 		{"text unmarshaler", `{"customer":"c","items":[],"addr":"` + planted + `"}`, []taxonomy.FieldError{
 			{Type: "value_error", Loc: []any{"addr"}, Msg: "Input is not a valid netip.Addr"}}},
 		{"text unmarshaler wants string", `{"customer":"c","items":[],"addr":5}`, []taxonomy.FieldError{
@@ -232,13 +248,13 @@ func FuzzTyped(f *testing.F) {
 			}
 			fixed += fe.Type + fe.Msg
 		}
-		// String values of the input never appear in the errors (keys may,
-		// in loc, truncated).
+		// Neither the string values nor the keys of the input appear in the
+		// errors, except the struct's own field names.
 		var v any
 		if json.Unmarshal(in, &v) == nil {
-			for _, s := range stringValues(v) {
-				if len(s) >= 8 && strings.Contains(string(js), s) && !strings.Contains(fixed, s) && !isKeyIn(v, s) {
-					t.Fatalf("input value %q leaked into %s", s, js)
+			for _, s := range append(stringValues(v), keysOf(v)...) {
+				if len(s) >= 8 && strings.Contains(string(js), s) && !strings.Contains(fixed, s) && !strings.Contains(orderFields, s) {
+					t.Fatalf("input %q leaked into %s", s, js)
 				}
 			}
 		}
@@ -262,20 +278,22 @@ func stringValues(v any) []string {
 	return out
 }
 
-func isKeyIn(v any, s string) bool {
+// orderFields are the JSON field names of order and its parts: they may
+// appear in a loc.
+const orderFields = "customer items sku qty express note tags at addr slots extra any by_id blob weight meta channel"
+
+func keysOf(v any) []string {
+	var out []string
 	switch x := v.(type) {
 	case []any:
 		for _, e := range x {
-			if isKeyIn(e, s) {
-				return true
-			}
+			out = append(out, keysOf(e)...)
 		}
 	case map[string]any:
 		for k, e := range x {
-			if strings.Contains(k, s) || strings.Contains(s, k) && k != "" || isKeyIn(e, s) {
-				return true
-			}
+			out = append(out, k)
+			out = append(out, keysOf(e)...)
 		}
 	}
-	return false
+	return out
 }

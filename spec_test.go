@@ -191,7 +191,9 @@ func TestTypedNullAndIntegers(t *testing.T) {
 		Name  string `json:"name,omitempty"`
 		Count int8   `json:"count"`
 	}
-	tool := toolmw.Typed(func(ctx context.Context, a args) (string, error) { return a.Name + ":" + string(rune('0'+a.Count)), nil })
+	tool := toolmw.Typed(func(ctx context.Context, a args) (string, error) {
+		return a.Name + ":" + string(rune('0'+a.Count)), nil
+	})
 	for in, want := range map[string]string{
 		`{"name":null,"count":2}`: ":2", `{"count":2.0}`: ":2", `{"count":2e0}`: ":2", `{"count":-0}`: ":0",
 	} {
@@ -248,7 +250,7 @@ func TestSchemaCanaries(t *testing.T) {
 			`{"city":"c","tags":{},` + string(v) + `:1}`,                    // unknown key
 			`{"city":"c","tags":{` + string(v) + `:"x"}}`,                   // map key, bad value
 			`{"city":"c","tags":{` + string(v) + `:1,` + string(v) + `:2}}`, // duplicate map key
-			`{"city":` + string(v) + `,"city":` + string(v) + `}`,          // duplicate field
+			`{"city":` + string(v) + `,"city":` + string(v) + `}`,           // duplicate field
 			`{"city":"c","tags":[` + string(v) + `]}`,                       // wrong kind
 			"{\"city\":\"\xff" + sec.Value + "\",\"tags\":{}}",              // invalid UTF-8
 		} {

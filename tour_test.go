@@ -18,6 +18,7 @@ import (
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/mapper"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -120,6 +121,29 @@ func TestReadmeTour(t *testing.T) {
 	}
 	if run, _ := budget.RunFrom(ctx); run.Remaining("search_flights") != 11 {
 		t.Fatalf("run budget: %d remaining", run.Remaining("search_flights"))
+	}
+
+	type forecastArgs struct {
+		City string `json:"city" jsonschema:"City name, such as Lisbon"`
+		Days int8   `json:"days,omitempty"`
+		Unit string `json:"unit,omitempty" enum:"c,f"`
+	}
+	forecast := func(ctx context.Context, a forecastArgs) (string, error) { return "sunny in " + a.City, nil }
+	box = toolmw.NewToolbox(middleware.Default().Middleware())
+	if err := box.Register(toolmw.Spec{Name: "forecast", Description: "Weather forecast."}, toolmw.Typed(forecast)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []schema.Profile{schema.OpenAIStrict, schema.MCP} {
+		defs, err := box.Definitions(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if printed := "// " + string(defs[0].InputSchema) + "\n"; !strings.Contains(readme(t), printed) {
+			t.Fatalf("the README does not show the %s definition %s", p, printed)
+		}
+	}
+	if res, err := box.Call(ctx, "forecast", json.RawMessage(`{"city":"Lisbon","days":null,"unit":null}`)); err != nil || res.Content != "sunny in Lisbon" {
+		t.Fatalf("a strict-mode call with nulls: %v %v", res, err)
 	}
 
 	myBreaker := func(next toolmw.Tool) toolmw.Tool { return next }

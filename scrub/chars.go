@@ -5,7 +5,7 @@ import "strings"
 // Byte classes. Every matcher is a loop over one or more of these sets, so a
 // single table lookup answers "may this byte continue the token?".
 const (
-	cWord       uint16 = 1 << iota // [A-Za-z0-9_]: the bytes of a word
+	cWord       uint32 = 1 << iota // [A-Za-z0-9_]: the bytes of a word
 	cStart                         // a word-start matcher may begin with this byte
 	cTrigger                       // punctuation at which a matcher may begin
 	cDigit                         // [0-9]
@@ -21,12 +21,15 @@ const (
 	cUser                          // [A-Za-z0-9_.-] and non-ASCII: user names in paths
 	cScheme                        // [A-Za-z0-9+.-]: URL schemes
 	cBoring                        // cannot begin or reveal a finding; see boring
+	cDotted                        // '.'
+	cEquals                        // '='
+	cDash                          // '-'
+	cUnderscore                    // '_'
+	cComma                         // ','
+	cTilde                         // '~'
+	cLowerDigit                    // [a-z0-9]
+	cProseOpen                     // blanks and quotes: what a value in prose follows
 )
-
-// wordStartLetters are the lower-case letters that begin a built-in token
-// prefix or a hexadecimal identifier. Digits and upper-case letters always
-// start a candidate (IP addresses, card numbers, IBANs and so on).
-const wordStartLetters = "abcdefghknprswx"
 
 // boring are the bytes the scanner skips without a second look: lower-case
 // letters, blanks and common punctuation, and all non-ASCII bytes. Every
@@ -45,19 +48,33 @@ const triggers = "@:=+-/\\["
 
 var chars = buildChars()
 
-func buildChars() (t [256]uint16) {
+func buildChars() (t [256]uint32) {
 	for i := range t {
 		c := byte(i)
 		lower := 'a' <= c && c <= 'z'
 		upper := 'A' <= c && c <= 'Z'
 		digit := '0' <= c && c <= '9'
 		alnum := lower || upper || digit
-		var k uint16
+		var k uint32
 		if alnum || c == '_' {
 			k |= cWord
 		}
-		if digit || upper || strings.IndexByte(wordStartLetters, c) >= 0 {
+		if alnum {
 			k |= cStart
+		}
+		switch c {
+		case '.':
+			k |= cDotted
+		case '=':
+			k |= cEquals
+		case '-':
+			k |= cDash
+		case '_':
+			k |= cUnderscore
+		case ',':
+			k |= cComma
+		case '~':
+			k |= cTilde
 		}
 		if strings.IndexByte(triggers, c) >= 0 {
 			k |= cTrigger
@@ -73,6 +90,12 @@ func buildChars() (t [256]uint16) {
 		}
 		if upper || digit {
 			k |= cUpperDigit
+		}
+		if lower || digit {
+			k |= cLowerDigit
+		}
+		if strings.IndexByte(" \t\"'`", c) >= 0 {
+			k |= cProseOpen
 		}
 		if alnum || c == '_' || c == '-' {
 			k |= cB64URL
@@ -108,7 +131,7 @@ func buildChars() (t [256]uint16) {
 }
 
 // skip returns the index of the first byte at or after i that is not in set.
-func skip(in string, i int, set uint16) int {
+func skip(in string, i int, set uint32) int {
 	for i < len(in) && chars[in[i]]&set != 0 {
 		i++
 	}
@@ -119,7 +142,7 @@ func skip(in string, i int, set uint16) int {
 // if the run is longer. Matchers use it wherever a long run would be
 // rejected anyway, so that every byte is looked at a bounded number of
 // times and scrubbing stays linear in the input.
-func skipMax(in string, i int, set uint16, max int) int {
+func skipMax(in string, i int, set uint32, max int) int {
 	end := min(len(in), i+max)
 	for i < end && chars[in[i]]&set != 0 {
 		i++
@@ -128,7 +151,7 @@ func skipMax(in string, i int, set uint16, max int) int {
 }
 
 // is reports whether in[i] exists and is in set.
-func is(in string, i int, set uint16) bool {
+func is(in string, i int, set uint32) bool {
 	return i < len(in) && chars[in[i]]&set != 0
 }
 

@@ -314,7 +314,7 @@ func corpus() []plant {
 		add("password", documented, "YAML", "database:\n  user: app\n  password: '{}'\n", g.str(gAlnum, 14))
 		add("password", documented, "JSON", `{"username":"ops","password":"{}"}`, g.str(gAlnum, 10)+"!")
 		add("password", documented, "env", "PGPASSWORD={} psql -h db.internal", g.str(gAlnum, 12))
-		add("secret", documented, "form", "POST /oauth/token grant_type=client_credentials&client_id=ci&client_secret={}", g.str(gB64URL, 32))
+		add("query_secret", documented, "form", "POST /oauth/token grant_type=client_credentials&client_id=ci&client_secret={}", g.str(gB64URL, 32))
 		add("secret", documented, "header", "X-Api-Key: {}", g.str(gHex, 32))
 		add("secret", documented, "JSON", `{"api_key": "{}", "region": "eu"}`, g.str(gAlnum, 24))
 		add("secret", documented, "struct", "config: {Name:billing APIToken:{} Timeout:30s}", g.str(gAlnum, 20))
@@ -433,23 +433,23 @@ func corpus() []plant {
 		addEnc("bearer_token", evasion, `escaped JSON header`, `{"req":"{\"headers\":{\"Authorization\":\"Bearer {}\"}}"}`, bt, bt)
 		sec := g.str(gAlnum, 24)
 		addEnc("secret", evasion, `double-escaped JSON`, `{"body":"{\\\"api_key\\\":\\\"{}\\\"}"}`, sec, sec)
-		url := "https://svc:" + "Qm9" + g.str(gAlnum, 10) + "@api.example.com/v1"
-		addEnc("url_password", evasion, `\/ in URL`, `{"endpoint":"{}"}`, strings.ReplaceAll(url, "/", `\/`), url[12:25])
+		pw = "Qm9" + g.str(gAlnum, 10)
+		add("url_password", evasion, `\/ in URL`, `{"endpoint":"https:\/\/svc:{}@api.example.com\/v1"}`, pw)
 	}
 	{
 		g := next()
 		pw := g.str(gAlnum, 12)
-		addEnc("password", evasion, "percent key=value", "GET /debug?data=user%3Dops%26password%3D{} 200", pw, pw)
+		add("query_secret", evasion, "percent key=value", "GET /debug?data=user%3Dops%26password%3D{} 200", pw)
 		tok := "ghp_" + g.str(gAlnum, 36)
 		addEnc("github_token", evasion, "percent _", "GET /hook?t={} 200", pct(tok, "_"), tok)
 		em := "li.wei@example.com"
 		addEnc("email", evasion, "percent @", "GET /unsubscribe?email={} 200", pct(em, "@"), em)
 		pw = g.str(gAlnum, 11)
-		addEnc("url_password", evasion, "percent URL", "redirect to {} blocked", pct("https://admin:"+pw+"@intranet.example.com/", ":/@"), pw)
+		add("url_password", evasion, "percent URL", "redirect to https%3A%2F%2Fadmin%3A{}%40intranet.example.com%2F blocked", pw)
 		pw = g.str(gAlnum, 10) + " " + g.str(gAlnum, 6)
-		addEnc("password", evasion, "percent space in value", "login?user=ops&password={}&next=/", pct(pw, " "), pw)
+		addEnc("query_secret", evasion, "percent space in value", "login?user=ops&password={}&next=/", pct(pw, " "), pw)
 		sec := g.str(gAlnum, 20)
-		addEnc("secret", evasion, "percent JSON", "GET /cb?state={}", pctAll(`{"client_secret":"`+sec+`"}`), sec)
+		addEnc("secret", evasion, "percent JSON", "GET /cb?state="+pctAll(`{"client_secret":"`)+"{}"+pctAll(`"}`), pctAll(sec), sec)
 		key := "AKIA" + g.str(gUpDig, 16)
 		addEnc("aws_access_key", evasion, "all percent", "GET /x?id={}", pctAll(key), key)
 	}
@@ -508,7 +508,7 @@ func corpus() []plant {
 		ps = append(ps, plant{family: "secret", shape: evasion, what: "JSON array 1st", msg: arr, value: a},
 			plant{family: "secret", shape: evasion, what: "JSON array 2nd", msg: arr, value: b})
 		c := g.str(gAlnum, 20)
-		add("secret", evasion, "JSON array spaced", `{"tokens": [ "{}" ]}`, c)
+		add("secret", evasion, "JSON array spaced", `{"access_tokens": [ "{}" ]}`, c)
 		add("secret", evasion, "Go %v slice", "secrets=[{} other]", g.str(gAlnum, 20))
 	}
 	{

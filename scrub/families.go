@@ -43,6 +43,38 @@ const (
 	famXAIKey
 	famOpenRouterKey
 	famCookie
+	famGoogleOAuthToken
+	famGoogleClientSecret
+	famVaultToken
+	famGrafanaToken
+	famSentryToken
+	famLinearKey
+	famNotionToken
+	famPostmanKey
+	famNewRelicKey
+	famDopplerToken
+	famAtlassianToken
+	famSupabaseToken
+	famAgeSecretKey
+	famSquareToken
+	famPulumiToken
+	famDockerHubToken
+	famPlanetScaleToken
+	famReplicateKey
+	famPerplexityKey
+	famLangSmithKey
+	famPineconeKey
+	famTavilyKey
+	famMailchimpKey
+	famAlibabaKey
+	famAzureClientSecret
+	famAWSSessionToken
+	famFacebookToken
+	famFlyioToken
+	famTerraformToken
+	famRubyGemsToken
+	famMapboxToken
+	famHerokuKey
 
 	famEmail
 	famCard
@@ -51,6 +83,8 @@ const (
 	famIP
 	famUUID
 	famHomeUser
+	famSSN
+	famMAC
 
 	numFamilies
 )
@@ -94,6 +128,39 @@ var familyNames = [numFamilies]string{
 	famOpenRouterKey:     "openrouter_key",
 	famCookie:            "cookie",
 
+	famGoogleOAuthToken:   "google_oauth_token",
+	famGoogleClientSecret: "google_client_secret",
+	famVaultToken:         "vault_token",
+	famGrafanaToken:       "grafana_token",
+	famSentryToken:        "sentry_token",
+	famLinearKey:          "linear_key",
+	famNotionToken:        "notion_token",
+	famPostmanKey:         "postman_key",
+	famNewRelicKey:        "newrelic_key",
+	famDopplerToken:       "doppler_token",
+	famAtlassianToken:     "atlassian_token",
+	famSupabaseToken:      "supabase_token",
+	famAgeSecretKey:       "age_secret_key",
+	famSquareToken:        "square_token",
+	famPulumiToken:        "pulumi_token",
+	famDockerHubToken:     "dockerhub_token",
+	famPlanetScaleToken:   "planetscale_token",
+	famReplicateKey:       "replicate_key",
+	famPerplexityKey:      "perplexity_key",
+	famLangSmithKey:       "langsmith_key",
+	famPineconeKey:        "pinecone_key",
+	famTavilyKey:          "tavily_key",
+	famMailchimpKey:       "mailchimp_key",
+	famAlibabaKey:         "alibaba_key",
+	famAzureClientSecret:  "azure_client_secret",
+	famAWSSessionToken:    "aws_session_token",
+	famFacebookToken:      "facebook_token",
+	famFlyioToken:         "flyio_token",
+	famTerraformToken:     "terraform_token",
+	famRubyGemsToken:      "rubygems_token",
+	famMapboxToken:        "mapbox_token",
+	famHerokuKey:          "heroku_key",
+
 	famEmail:    "email",
 	famCard:     "card",
 	famIBAN:     "iban",
@@ -101,6 +168,8 @@ var familyNames = [numFamilies]string{
 	famIP:       "ip",
 	famUUID:     "uuid",
 	famHomeUser: "home_user",
+	famSSN:      "ssn",
+	famMAC:      "mac_address",
 }
 
 // isIdentifier reports whether a built-in family names a person or a

@@ -107,7 +107,16 @@ func matchHexStart(in string, i, lo int) (hit, bool) {
 		if m, ok := matchUUID(in, i); ok {
 			return m, true
 		}
-	case h-i <= 4 && next == ':':
+	case h-i == 32 && next == '-':
+		if m, ok := matchHexToken(in, i); ok {
+			return m, true
+		}
+	case h-i == 2 && (next == ':' || next == '-'), h-i == 4 && next == '.':
+		if m, ok := matchMAC(in, i, lo); ok {
+			return m, true
+		}
+	}
+	if h-i <= 4 && next == ':' {
 		if p := prev(in, i, lo); p == ':' || p == '.' {
 			return hit{}, false
 		}
@@ -117,6 +126,11 @@ func matchHexStart(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	d := skip(in, i, cDigit)
+	if d-i == 3 && next == '-' {
+		if m, ok := matchSSN(in, i, lo); ok {
+			return m, true
+		}
+	}
 	if d < len(in) && in[d] == '.' {
 		if m, ok := matchIPv4(in, i, lo); ok {
 			return m, true
@@ -193,7 +207,9 @@ func matchIPv4(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	e, ip, ok := parseIPv4(in, i)
-	if !ok || is(in, e, cWord) || e+1 < len(in) && in[e] == '.' && isDigit(in[e+1]) {
+	// A dotted sequence that goes on (1.2.3.4.5) is a version, also when
+	// what follows was redacted: a second pass sees 1.2.3.4.[REDACTED:…].
+	if !ok || is(in, e, cWord) || e+1 < len(in) && in[e] == '.' && (isDigit(in[e+1]) || in[e+1] == '[') {
 		return hit{}, false
 	}
 	if ip[0] == 127 || ip == [4]int{} {
@@ -346,29 +362,62 @@ func luhn(digits []byte) bool {
 	return sum%10 == 0
 }
 
+// ibanLengths gives the length of the IBANs of each country in the
+// IBAN registry (ISO 13616).
+var ibanLengths = map[string]int{
+	"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+	"BI": 27, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27,
+	"DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27,
+	"GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HN": 28, "HR": 21, "HU": 28,
+	"IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
+	"LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22,
+	"MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18, "NO": 15, "OM": 23,
+	"PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24,
+	"SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28,
+	"TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
+}
+
 // matchIBAN matches an International Bank Account Number: two letters, two
-// check digits and up to 30 upper-case letters or digits, compact or in
-// groups of four separated by single spaces, with a valid ISO 7064 mod-97
-// checksum. Of several group boundaries that would do, the longest valid
-// number wins.
+// check digits and up to 30 letters or digits, compact or in groups of
+// four separated by single spaces or dashes, with a valid ISO 7064 mod-97
+// checksum. Letters are all upper case or, for a country of the IBAN
+// registry, all lower case. A registry country's IBAN has its length;
+// another's is from 15 to 34 characters, and of several group boundaries
+// that would do, the longest valid number wins.
 func matchIBAN(in string, i int) (hit, bool) {
-	if i+4 > len(in) || !isUpper(in[i]) || !isUpper(in[i+1]) || !isDigit(in[i+2]) || !isDigit(in[i+3]) {
+	if i+4 > len(in) || !isLetter(in[i]) || !isLetter(in[i+1]) || !isDigit(in[i+2]) || !isDigit(in[i+3]) {
 		return hit{}, false
+	}
+	lower := isLower(in[i])
+	if isLower(in[i+1]) != lower {
+		return hit{}, false
+	}
+	cc := [2]byte{in[i] &^ 0x20, in[i+1] &^ 0x20}
+	want := ibanLengths[string(cc[:])]
+	if lower && want == 0 {
+		return hit{}, false
+	}
+	set := cUpperDigit
+	if lower {
+		set = cLowerDigit
 	}
 	// m is the BBAN read so far, mod 97. The country code and check digits
 	// count as if they followed it.
 	m, n, j, best := 0, 4, i+4, -1
+	var sep byte
 	for {
-		if j < len(in) && in[j] == ' ' && n%4 == 0 && is(in, j+1, cUpperDigit) && !startsToken(in, j+1, j+1) {
+		if j < len(in) && (in[j] == ' ' || in[j] == '-') && (sep == 0 || in[j] == sep) && n%4 == 0 &&
+			is(in, j+1, set) && !startsToken(in, j+1, j+1) {
+			sep = in[j]
 			j++
 		}
-		if j >= len(in) || chars[in[j]]&cUpperDigit == 0 || n == 34 {
+		if j >= len(in) || chars[in[j]]&set == 0 || n == 34 {
 			break
 		}
 		m = mod97(m, in[j])
 		n++
 		j++
-		if n >= 15 && !is(in, j, cAlnum) {
+		if n >= 15 && (want == 0 || n == want) && !is(in, j, cAlnum) {
 			c := m
 			for k := i; k < i+4; k++ {
 				c = mod97(c, in[k])
@@ -385,12 +434,95 @@ func matchIBAN(in string, i int) (hit, bool) {
 }
 
 // mod97 appends one IBAN character to the number m (mod 97): a digit as
-// itself, a letter as 10 to 35.
+// itself, a letter of either case as 10 to 35.
 func mod97(m int, c byte) int {
 	if isDigit(c) {
 		return (m*10 + int(c-'0')) % 97
 	}
-	return (m*100 + int(c-'A') + 10) % 97
+	return (m*100 + int(c&^0x20-'A') + 10) % 97
+}
+
+// matchSSN matches a US social security number written AAA-GG-SSSS at
+// in[i], the word start: an area other than 000, 666 and 900 to 999, a
+// group other than 00 and a serial other than 0000, not part of a longer
+// run of digits and dashes.
+func matchSSN(in string, i, lo int) (hit, bool) {
+	if p := prev(in, i, lo); p == '-' || p == '.' || p == '/' || p == ':' {
+		return hit{}, false
+	}
+	e := i + len("000-00-0000")
+	if e > len(in) || !isSSNValue(in[i:e]) {
+		return hit{}, false
+	}
+	if e < len(in) && (chars[in[e]]&cWord != 0 || (in[e] == '-' || in[e] == '.') && e+1 < len(in) && (isDigit(in[e+1]) || in[e+1] == '[')) {
+		return hit{}, false
+	}
+	return hit{i, e, famSSN}, true
+}
+
+// isSSNValue reports whether v is exactly a valid social security number:
+// nine digits, grouped 3-2-4 by dashes or spaces or not.
+func isSSNValue(v string) bool {
+	var d [9]byte
+	n := 0
+	for k := 0; k < len(v); k++ {
+		switch c := v[k]; {
+		case isDigit(c) && n < 9:
+			d[n] = c
+			n++
+		case (c == '-' || c == ' ') && (n == 3 || n == 5) && k > 0 && isDigit(v[k-1]):
+		default:
+			return false
+		}
+	}
+	if n != 9 || len(v) != 9 && len(v) != 11 {
+		return false
+	}
+	area := string(d[:3])
+	return area != "000" && area != "666" && area[0] != '9' && string(d[3:5]) != "00" && string(d[5:]) != "0000"
+}
+
+// matchMAC matches a MAC address at in[i]: six groups of two hexadecimal
+// digits separated by ':' or '-' throughout, or three groups of four
+// separated by '.', not part of a longer such sequence (an IPv6 address).
+// The all-zero and broadcast addresses are left alone.
+func matchMAC(in string, i, lo int) (hit, bool) {
+	if p := prev(in, i, lo); p == ':' || p == '-' || p == '.' || chars[p]&cWord != 0 {
+		return hit{}, false
+	}
+	groups, width := 6, 2
+	sep := in[i+2]
+	if sep != ':' && sep != '-' {
+		groups, width, sep = 3, 4, '.'
+	}
+	j := i
+	digits, zero, ones := false, true, true
+	for g := 0; g < groups; g++ {
+		if g > 0 {
+			if j >= len(in) || in[j] != sep {
+				return hit{}, false
+			}
+			j++
+		}
+		e := skipMax(in, j, cHex, width+1)
+		if e-j != width {
+			return hit{}, false
+		}
+		for k := j; k < e; k++ {
+			digits = digits || isDigit(in[k])
+			zero = zero && in[k] == '0'
+			ones = ones && in[k]|0x20 == 'f'
+		}
+		j = e
+	}
+	if j < len(in) && (chars[in[j]]&cWord != 0 || in[j] == sep && j+1 < len(in) && (chars[in[j+1]]&cHex != 0 || in[j+1] == '[')) {
+		return hit{}, false
+	}
+	// A dotted form without a digit is more likely a word (dead.beef.cafe).
+	if zero || ones || sep == '.' && !digits {
+		return hit{}, false
+	}
+	return hit{i, j, famMAC}, true
 }
 
 // matchPhone matches an international phone number at the '+' in[i]: a
@@ -426,10 +558,29 @@ func matchPhone(in string, i int) (hit, bool) {
 	return hit{i, end, famPhone}, true
 }
 
+// routeWords are path segments that follow /home/ or /Users/ in web
+// routes and are nobody's user name.
+var routeWords = [...]string{
+	"dashboard", "settings", "index", "feed", "about", "profile", "account", "accounts",
+	"login", "logout", "signin", "signup", "search", "static", "assets", "public", "page",
+	"pages", "view", "views", "edit", "new", "list", "welcome", "default", "main", "me",
+	"api", "home", "user", "users", "shared", "guest", "timeline", "overview", "help",
+	"docs", "news", "blog", "latest", "popular", "trending", "recent", "explore", "content",
+}
+
+// httpMethods before a path make it a route.
+var httpMethods = [...]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+
 // matchHome matches the user name in a home directory path at in[i]:
 // /home/<name>, /Users/<name>, \Users\<name> (C:\Users\...), and the
 // JSON-escaped \\Users\\<name>. The hit covers only the name.
-func matchHome(in string, i int) (hit, bool) {
+//
+// Web routes look alike, so a home directory must begin a path (not
+// example.com/home/… or /api/Users/…), not follow an HTTP method, and have
+// a name that a user could have: starting with a letter, not a common
+// route segment (/home/dashboard), not followed by a query or fragment, not
+// a web page (/home/index.html).
+func matchHome(in string, i, lo int) (hit, bool) {
 	rest := in[i:]
 	var p int
 	switch {
@@ -442,13 +593,47 @@ func matchHome(in string, i int) (hit, bool) {
 	default:
 		return hit{}, false
 	}
+	if i > 0 {
+		// At lo, the previous finding ends right before: in a second pass a
+		// placeholder's ']'.
+		c := prev(in, i, lo)
+		if chars[c]&cWord != 0 || strings.IndexByte(".-~])}%", c) >= 0 ||
+			c == '/' && !(i >= 3 && in[i-3:i] == "://") {
+			return hit{}, false
+		}
+	}
+	if m := blanksBefore(in, i, lo); m < i {
+		k := m
+		for k > lo && m-k < 8 && isUpper(in[k-1]) {
+			k--
+		}
+		for _, method := range httpMethods {
+			if in[k:m] == method {
+				return hit{}, false
+			}
+		}
+	}
 	j := i + p
 	e := skip(in, j, cUser)
 	for e > j && in[e-1] == '.' {
 		e--
 	}
-	if e == j || in[j] == '.' || in[j] == '-' || in[j:e] == "Shared" {
+	if e == j || !isLetter(in[j]) && in[j] != '_' && in[j] < 0x80 || in[j:e] == "Shared" {
 		return hit{}, false
+	}
+	if e < len(in) && (in[e] == '?' || in[e] == '#') {
+		return hit{}, false
+	}
+	name := in[j:e]
+	for _, w := range routeWords {
+		if strings.EqualFold(name, w) {
+			return hit{}, false
+		}
+	}
+	for _, ext := range [...]string{".html", ".htm", ".php", ".asp", ".aspx", ".jsp"} {
+		if strings.HasSuffix(name, ext) {
+			return hit{}, false
+		}
 	}
 	return hit{j, e, famHomeUser}, true
 }

@@ -6,12 +6,18 @@ import (
 )
 
 // This file holds the matchers that find a secret by its context: the
-// value after a secret-ish key (key=value, key: value, "key": "value"),
-// the Authorization and Cookie headers, and credentials in URLs.
+// value after a secret-ish key (key=value, key: value, "key": "value",
+// key => value, a list of values), the Authorization and Cookie headers,
+// and credentials in URLs. prose.go has the values after secret-ish words
+// and command-line flags.
 
 const (
-	maxKey      = 64 // longest key considered
-	minValueLen = 3  // shortest value redacted after a secret-ish key
+	maxKey       = 64  // longest key considered
+	minValueLen  = 3   // shortest value redacted after a secret-ish key
+	maxQuoted    = 512 // how far a quoted value is followed across line breaks
+	maxListItems = 64  // elements of a list read after a secret-ish key
+	maxList      = 2048
+	maxUserinfo  = 512 // longest user:password in a URL
 )
 
 // kvKind says what a secret-ish key guards.
@@ -25,64 +31,123 @@ const (
 	kvAzure
 	kvCookie
 	kvAuthorization
+	kvSSN
 )
 
-// keyTerms are matched against the end of a key, lower-cased and with '_',
-// '-' and '.' removed, so "DB_PASSWORD", "dbPassword" and "db.password" are
-// all "dbpassword". Short, common terms must start a word of the key
-// ("db_pass" but not "bypass"). Earlier terms win.
-var keyTerms = [...]struct {
+// keyTerm is matched against the end of a key, lower-cased and with '_',
+// '-' and '.' removed, so "DB_PASSWORD", "dbPassword", "db-password" and
+// "db.password" are all "dbpassword", and "X-Api-Key", "x-api-key",
+// "API_KEY" and "apiKey" all end in "apikey".
+type keyTerm struct {
 	term string
-	word bool // the term must start a word of the key
+	word bool // the term must start a word of the key ("db_pass" but not "bypass")
 	kind kvKind
-}{
-	{"sharedaccesssignature", false, kvAzure},
-	{"sharedaccesskey", false, kvAzure},
-	{"accountkey", false, kvAzure},
-	{"authorization", false, kvAuthorization},
-	{"cookie", true, kvCookie},
-	{"password", false, kvPassword},
-	{"passwd", false, kvPassword},
-	{"passphrase", false, kvPassword},
-	{"pwd", true, kvPassword},
-	{"pass", true, kvPassword},
-	{"secret", false, kvSecret},
-	{"token", false, kvSecret},
-	{"credential", false, kvSecret},
-	{"credentials", false, kvSecret},
-	{"apikey", false, kvSecret},
-	{"accesskey", false, kvSecret},
-	{"privatekey", false, kvSecret},
-	{"secretkey", false, kvSecret},
-	{"signingkey", false, kvSecret},
-	{"encryptionkey", false, kvSecret},
-	{"masterkey", false, kvSecret},
-	{"signature", false, kvSecret},
-	{"auth", true, kvSecret},
+	// counts: the key may name a count rather than secrets (a plural:
+	// "api_keys" holds keys, "api_keys: 3" counts them), so a number
+	// after it is not redacted.
+	counts bool
 }
 
-// keyEnds holds the last letters of keyTerms and queryKeys, in both cases:
+// keyTerms: earlier terms win.
+var keyTerms = [...]keyTerm{
+	{"sharedaccesssignature", false, kvAzure, false},
+	{"sharedaccesskey", false, kvAzure, false},
+	{"accountkey", false, kvAzure, false},
+	{"authorization", false, kvAuthorization, false},
+	{"cookie", true, kvCookie, false},
+	{"cookies", true, kvCookie, true},
+	{"password", false, kvPassword, false},
+	{"passwords", false, kvPassword, true},
+	{"passwd", false, kvPassword, false},
+	{"passphrase", false, kvPassword, false},
+	{"passcode", false, kvPassword, false},
+	{"pwd", true, kvPassword, false},
+	{"pass", true, kvPassword, false},
+	{"secret", false, kvSecret, false},
+	{"secrets", false, kvSecret, true},
+	{"token", false, kvSecret, false},
+	{"accesstokens", false, kvSecret, true},
+	{"refreshtokens", false, kvSecret, true},
+	{"apitokens", false, kvSecret, true},
+	{"authtokens", false, kvSecret, true},
+	{"sessiontokens", false, kvSecret, true},
+	{"credential", false, kvSecret, false},
+	{"credentials", false, kvSecret, true},
+	{"apikey", false, kvSecret, false},
+	{"apikeys", false, kvSecret, true},
+	{"accesskey", false, kvSecret, false},
+	{"accesskeys", false, kvSecret, true},
+	{"privatekey", false, kvSecret, false},
+	{"secretkey", false, kvSecret, false},
+	{"signingkey", false, kvSecret, false},
+	{"encryptionkey", false, kvSecret, false},
+	{"masterkey", false, kvSecret, false},
+	{"subscriptionkey", false, kvSecret, false},
+	{"functionkey", false, kvSecret, false},
+	{"functionskey", false, kvSecret, false},
+	{"hmackey", false, kvSecret, false},
+	{"licensekey", false, kvSecret, false},
+	{"clientkey", false, kvSecret, false},
+	{"appkey", true, kvSecret, false},
+	{"sessionkey", false, kvSecret, false},
+	{"sessionid", false, kvSecret, false},
+	{"sessid", false, kvSecret, false},
+	{"signature", false, kvSecret, false},
+	{"cvv", true, kvSecret, false},
+	{"cvv2", true, kvSecret, false},
+	{"cvc", true, kvSecret, false},
+	{"ssn", true, kvSSN, false},
+	{"socialsecuritynumber", false, kvSSN, false},
+	{"socialsecurityno", false, kvSSN, false},
+	{"auth", true, kvSecret, false},
+}
+
+// queryKeys are further URL query parameters that carry secrets (signed
+// URLs, OAuth codes, sessions), compared like keyTerms but whole.
+var queryKeys = [...]string{"key", "sig", "code", "session", "sid", "jwt"}
+
+// keyEnds holds the last bytes of keyTerms and queryKeys, in both cases:
 // most keys (error:, at:, name=) are ruled out by their last byte.
 var keyEnds = func() (t [256]bool) {
-	for _, c := range []byte("dehlnstyg") {
-		t[c], t[c-'a'+'A'] = true, true
+	mark := func(s string) {
+		c := s[len(s)-1]
+		t[c] = true
+		if isLower(c) {
+			t[c-'a'+'A'] = true
+		}
+	}
+	for _, k := range keyTerms {
+		mark(k.term)
+	}
+	for _, q := range queryKeys {
+		mark(q)
 	}
 	return t
 }()
 
-// queryKeys are further URL query parameters that carry secrets (signed
-// URLs, OAuth codes, sessions), compared like keyTerms but whole.
-var queryKeys = [...]string{"key", "sig", "code", "session", "sessionid", "sid", "jwt"}
-
 // stopWords are values that say something about a secret rather than being
-// one ("token: expired", "password=none").
+// one ("token: expired", "password=none"), and configuration words that
+// name a kind of secret or where it comes from ("auth=oauth2",
+// "credentials: default").
 var stopWords = [...]string{
 	"true", "false", "yes", "null", "nil", "none", "undefined", "empty",
 	"unset", "n/a", "redacted", "hidden", "masked", "removed", "omitted",
 	"required", "optional", "missing", "invalid", "expired", "revoked",
 	"incorrect", "wrong", "not", "was", "must", "should", "cannot",
 	"has", "have", "had", "will", "for", "the", "and", "failed", "changed",
-	"provided", "needed", "bearer", "basic",
+	"provided", "needed", "bearer", "basic", "is", "are", "set", "off",
+	// Configuration words.
+	"oauth", "oauth1", "oauth2", "oidc", "openid", "saml", "saml2", "ldap", "ldaps",
+	"kerberos", "ntlm", "negotiate", "digest", "sso", "mfa", "totp", "tls", "mtls",
+	"ssl", "x509", "iam", "hmac", "jwt", "apikey", "api_key", "token", "password",
+	"secret", "plain", "plaintext", "scram", "scram-sha-256", "md5", "sha1",
+	"sha256", "env", "environment", "file", "keychain", "keyring", "vault",
+	"default", "disabled", "enabled", "enable", "disable", "local", "static",
+	"dynamic", "managed", "auto", "internal", "external", "anonymous", "anon",
+	"public", "private", "custom", "header", "query", "cookie", "session",
+	"sigv4", "aws", "gcp", "azure", "unknown", "pending", "valid", "ok",
+	"rotated", "generated", "configured", "present", "absent", "stored",
+	"sent", "used", "accepted", "rejected", "denied", "granted",
 }
 
 // normalizeKey lower-cases key into buf without '_', '-' and '.', and
@@ -110,9 +175,13 @@ func normalizeKey(key string, buf *[maxKey]byte) (norm []byte, words uint64) {
 	return buf[:n], words
 }
 
-// classifyKey says what key guards. In a URL query (query is true) a few
-// more keys count, and every kind of key is a query secret.
-func classifyKey(key string, query bool) kvKind {
+// classifyKey says what key guards, and whether it may name a count. In
+// a URL query (query is true) a few more keys count, and every kind of
+// key is a query secret.
+func classifyKey(key string, query bool) (kvKind, bool) {
+	if len(key) > maxKey {
+		return kvNone, false
+	}
 	var buf [maxKey]byte
 	norm, words := normalizeKey(key, &buf)
 	for _, t := range keyTerms {
@@ -121,26 +190,36 @@ func classifyKey(key string, query bool) kvKind {
 			continue
 		}
 		if t.kind == kvSecret && (bytes.Contains(norm, []byte("aws")) || bytes.HasSuffix(norm, []byte("secretaccesskey"))) {
-			return kvAWS
+			return kvAWS, t.counts
 		}
-		return t.kind
+		return t.kind, t.counts
 	}
 	if query {
 		for _, q := range queryKeys {
-			if string(norm) == q {
-				return kvSecret
+			if string(norm) == q || q == "session" && string(norm) == "sessionid" {
+				return kvSecret, false
 			}
 		}
 	}
-	return kvNone
+	return kvNone, false
 }
 
 // matchKeyValue matches the value after a secret-ish key at the separator
-// in[i], '=' or ':'. The key is read backwards, never before lo.
-func (s *Scrubber) matchKeyValue(in string, i, lo int) (hit, bool) {
+// in[i]: '=', ':', "=>" or ":=". The key is read backwards, never before
+// lo.
+func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool) {
 	sep := in[i]
-	if i+1 < len(in) && (in[i+1] == '=' || sep == ':' && in[i+1] == ':') {
-		return hit{}, false // ==, :=, ::
+	v := i + 1
+	code := false // Go's :=, and Makefiles'
+	if i+1 < len(in) {
+		switch n := in[i+1]; {
+		case sep == '=' && n == '>':
+			v = i + 2
+		case sep == ':' && n == '=':
+			v, code = i+2, true
+		case n == '=' || sep == ':' && n == ':':
+			return hit{}, false // ==, ::
+		}
 	}
 	// The key: optional blanks, an optional (escaped) closing quote, then
 	// key bytes.
@@ -164,45 +243,35 @@ func (s *Scrubber) matchKeyValue(in string, i, lo int) (hit, bool) {
 	if j == ke || ke-j > maxKey {
 		return hit{}, false
 	}
-	query := sep == '=' && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
-	kind := classifyKey(in[j:ke], query)
+	query := sep == '=' && v == i+1 && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
+	kind, counts := classifyKey(in[j:ke], query)
 	if kind == kvNone {
 		return hit{}, false
 	}
 
 	// The value.
-	v := i + 1
 	for v < len(in) && v-i <= 8 && (in[v] == ' ' || in[v] == '\t') {
 		v++
 	}
 	if v >= len(in) {
 		return hit{}, false
 	}
+	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':')
+}
+
+// valueAfterKey matches the value at in[v] after a key of this kind. The
+// key may name a count (counts), is a URL query parameter (query), an
+// assignment in code (code), was followed by an escaped separator (lvl),
+// or is a header name (header: a Cookie header's value is the rest of its
+// line).
+func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, counts, query, code, lvl, header bool) (hit, bool) {
 	if kind == kvAuthorization && !query {
-		return s.matchAuthorization(in, v)
+		return s.matchAuthorization(in, esc, v)
 	}
 	if strings.HasPrefix(in[v:], "-----BEGIN ") {
 		if h, ok := matchPEM(in, v); ok && s.on[famPrivateKey] {
 			return h, true
 		}
-	}
-	mode := stopValue
-	switch {
-	case query:
-		mode = stopQuery
-	case kind == kvAzure:
-		mode = stopAzure
-	case kind == kvCookie && sep == ':':
-		mode = stopLine
-	}
-	vs, closing := openValue(in, v)
-	if !plausibleStart(in[vs:], closing != "") {
-		return hit{}, false
-	}
-	ve := valueEnd(in, vs, closing, mode)
-	val := in[vs:ve]
-	if !plausibleValue(val) {
-		return hit{}, false
 	}
 	f := famSecret
 	switch {
@@ -214,6 +283,45 @@ func (s *Scrubber) matchKeyValue(in string, i, lo int) (hit, bool) {
 		f = famAzureKey
 	case kind == kvCookie:
 		f = famCookie
+	case kind == kvSSN:
+		f = famSSN
+	}
+	if in[v] == '[' {
+		if strings.HasPrefix(in[v:], placeholderPrefix) {
+			return hit{}, false
+		}
+		return s.matchList(in, esc, v, kind, f)
+	}
+	mode := stopValue
+	switch {
+	case query:
+		mode = stopQuery
+	case kind == kvAzure:
+		mode = stopAzure
+	case kind == kvCookie && header:
+		mode = stopLine
+	}
+	vs, closing := openValue(in, v)
+	if closing != "" {
+		lvl = esc.at(v)
+	}
+	if !plausibleStart(in[vs:], closing != "") {
+		return hit{}, false
+	}
+	ve := valueEnd(in, esc, vs, closing, mode, lvl)
+	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
+		ve = vs + 11 // 536 90 4412
+	}
+	val := in[vs:ve]
+	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
+		code && closing == "" && !randomish(val) {
+		return hit{}, false
+	}
+	switch {
+	case kind == kvSSN:
+		if !isSSNValue(val) {
+			return hit{}, false
+		}
 	case kind == kvAWS && len(val) == 40 && skip(val, 0, cB64) == 40:
 		f = famAWSSecretKey
 	}
@@ -232,10 +340,19 @@ func (s *Scrubber) refine(in string, vs, ve int, f family) (hit, bool) {
 // tokenFamily returns the family of the vendor token that is exactly
 // in[vs:], if any.
 func tokenFamily(in string, vs int) (family, bool) {
+	if vs >= len(in) {
+		return 0, false
+	}
 	if strings.HasPrefix(in[vs:], "-----BEGIN ") {
 		return famPrivateKey, true
 	}
 	h, ok := matchToken(in, vs, vs)
+	if !ok && chars[in[vs]]&cHex != 0 {
+		h, ok = matchHexToken(in, vs)
+	}
+	if !ok {
+		h, ok = matchShapedToken(in, vs)
+	}
 	if !ok && isDigit(in[vs]) {
 		if d := skip(in, vs, cDigit); d-vs >= 8 && d-vs <= 10 && d < len(in) && in[d] == ':' {
 			h, ok = matchTelegram(in, vs, d)
@@ -250,11 +367,12 @@ const (
 	stopQuery                   // URL query parameters
 	stopAzure                   // connection strings: only ';' and blanks
 	stopLine                    // header values: the rest of the line
+	stopList                    // elements of Go's %v of a slice
 )
 
 var valueStops = func() (t [256]uint8) {
 	for _, c := range []byte("\n\r") {
-		t[c] = stopValue | stopQuery | stopAzure | stopLine
+		t[c] = stopValue | stopQuery | stopAzure | stopLine | stopList
 	}
 	for _, c := range []byte(" \t\"'") {
 		t[c] |= stopValue | stopQuery | stopAzure
@@ -270,6 +388,9 @@ var valueStops = func() (t [256]uint8) {
 	}
 	for _, c := range []byte(";<>") {
 		t[c] |= stopAzure
+	}
+	for _, c := range []byte("[]{}\"") {
+		t[c] |= stopList
 	}
 	return t
 }()
@@ -287,22 +408,17 @@ func openValue(in string, v int) (vs int, closing string) {
 	return v, ""
 }
 
-// valueEnd returns the end of the value starting at in[vs]: the closing
-// quote (or the end of the line if it is missing; a backslash escapes the
-// byte after it), or for an unquoted value the first byte that ends a value
-// in this mode, less a full stop ending a sentence.
-func valueEnd(in string, vs int, closing string, mode uint8) int {
-	e := vs
+// valueEnd returns the end of the value starting at in[vs]: for a quoted
+// one the closing quote, for an unquoted one the first byte that ends a
+// value in this mode, less a full stop ending a sentence. lvl says
+// whether the value was opened by an escaped separator or quote: only
+// then do escaped delimiters end it.
+func valueEnd(in string, esc escMarks, vs int, closing string, mode uint8, lvl bool) int {
 	if closing != "" {
-		for e < len(in) && in[e] != '\n' && in[e] != '\r' && !strings.HasPrefix(in[e:], closing) {
-			if in[e] == '\\' {
-				e++
-			}
-			e++
-		}
-		return min(e, len(in))
+		return quotedEnd(in, esc, vs, closing, lvl)
 	}
-	for e < len(in) && valueStops[in[e]]&mode == 0 {
+	e := vs
+	for e < len(in) && (valueStops[in[e]]&mode == 0 || !lvl && esc.at(e)) {
 		e++
 	}
 	for mode == stopLine && e > vs && in[e-1] == ' ' {
@@ -311,18 +427,114 @@ func valueEnd(in string, vs int, closing string, mode uint8) int {
 	for e > vs && in[e-1] == '.' {
 		e--
 	}
+	if mode&(stopValue|stopQuery) != 0 {
+		e = wrapValue(in, vs, e)
+	}
 	return e
+}
+
+// quotedEnd returns the position of the quote that closes a value opened
+// at in[vs]: the first closing quote written like the opening one (both
+// escaped or neither) on the same line, or, when the line has none, on
+// one of the next few lines if it is followed by the end of a value there.
+// Failing both, the value ends with its line. A backslash escapes the
+// byte after it.
+func quotedEnd(in string, esc escMarks, vs int, closing string, lvl bool) int {
+	e := vs
+	for e < len(in) {
+		if strings.HasPrefix(in[e:], closing) && (closing == `\"` || esc.at(e) == lvl) {
+			return e
+		}
+		switch in[e] {
+		case '\n', '\r':
+			if c := closeAcrossLines(in, esc, e, closing, lvl); c >= 0 {
+				return c
+			}
+			return e
+		case '\\':
+			if !esc.at(e) {
+				e++
+			}
+		}
+		e++
+	}
+	return len(in)
+}
+
+// closeAcrossLines looks for the closing quote of a quoted value that
+// goes on past the line break at in[e], within maxQuoted bytes and
+// maxWraps line breaks. It returns -1 if there is none.
+func closeAcrossLines(in string, esc escMarks, e int, closing string, lvl bool) int {
+	lines := 0
+	for k := e; k < len(in) && k-e < maxQuoted; k++ {
+		switch c := in[k]; {
+		case c == '\n':
+			if lines++; lines > maxWraps {
+				return -1
+			}
+		case c == '\\' && !esc.at(k):
+			k++
+		case strings.HasPrefix(in[k:], closing) && (closing == `\"` || esc.at(k) == lvl):
+			a := k + len(closing)
+			if a == len(in) || strings.IndexByte(" \t\r\n,;:}])", in[a]) >= 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// wrapValue returns the end of an unquoted value in[vs:e] that a line
+// break may have split: a random-looking value of 8 or more bytes goes on
+// on the next line when that whole line is one random-looking run of
+// token bytes ('=' only as padding at its end), such as the rest of a key
+// that a terminal or a log line limit wrapped.
+func wrapValue(in string, vs, e int) int {
+	if e-vs < 8 || !randomish(in[vs:e]) {
+		return e
+	}
+	for wraps := 0; wraps < maxWraps; wraps++ {
+		b := lineBreak(in, e)
+		if b == 0 {
+			break
+		}
+		f := e + b
+		g := skipMax(in, f, cTok68, maxQuoted)
+		p := g
+		for p > f && in[p-1] == '=' {
+			p--
+		}
+		if g-f < 4 || g < len(in) && lineBreak(in, g) == 0 || strings.IndexByte(in[f:p], '=') >= 0 || !randomish(in[f:p]) {
+			break
+		}
+		e = g
+	}
+	return e
+}
+
+// randomish reports whether s looks generated rather than written: it has
+// a digit and a letter, or letters of both cases.
+func randomish(s string) bool {
+	var d, u, l bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		d = d || isDigit(c)
+		u = u || isUpper(c)
+		l = l || isLower(c)
+	}
+	return d && (u || l) || u && l
 }
 
 // plausibleStart reports whether a value beginning with rest could be a
 // secret: not a placeholder, not a template (${VAR}, {{ .x }}, $(cmd),
-// <token>) and, unquoted, not a nested structure. It looks only at the
-// first bytes, so that a value rejected here costs nothing to read.
+// #{x}, %(x)s, <token>) and, unquoted, not a nested object. It looks only
+// at the first bytes, so that a value rejected here costs nothing to read.
 func plausibleStart(rest string, quoted bool) bool {
 	switch {
 	case rest == "",
 		strings.HasPrefix(rest, placeholderPrefix),
 		strings.HasPrefix(rest, "${"), strings.HasPrefix(rest, "{{"), strings.HasPrefix(rest, "$("),
+		strings.HasPrefix(rest, "#{"), strings.HasPrefix(rest, "%("),
 		rest[0] == '<',
 		!quoted && (rest[0] == '{' || rest[0] == '['):
 		return false
@@ -336,24 +548,220 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" {
 		return false
 	}
-	for _, w := range stopWords {
-		if strings.EqualFold(val, w) {
-			return false
+	if len(val) <= 16 {
+		for _, w := range stopWords {
+			if strings.EqualFold(val, w) {
+				return false
+			}
 		}
 	}
 	return true
 }
 
+// codeObjects begin dotted references in code and configuration
+// (self.token, req.body.password, process.env.API_KEY).
+var codeObjects = [...]string{
+	"self", "this", "cls", "req", "request", "res", "response", "ctx", "c", "cfg",
+	"conf", "config", "settings", "opts", "options", "params", "args", "env",
+	"process", "os", "app", "s", "o", "r", "p", "t", "m", "v", "secrets", "vars",
+	"data", "body", "form", "props", "state", "user", "auth", "credentials", "creds",
+}
+
+// codeValue reports whether an unquoted value reads as code rather than as
+// a secret: a variable ($DB_PASSWORD), a call (os.getenv("X")), a dotted
+// reference (self.token, config.api_key), a file path
+// (/etc/ssl/private/server.key), or the name of a secret instead of one
+// (token = token, password=DB_PASSWORD).
+func codeValue(val string) bool {
+	switch c := val[0]; {
+	case c == '$' && len(val) > 1 && (isLetter(val[1]) || val[1] == '_'):
+		return true
+	case c == '/' || c == '~' || c == '.' && (strings.HasPrefix(val, "./") || strings.HasPrefix(val, "../")):
+		return isPath(val)
+	}
+	// An identifier or a dotted run of them, maybe called.
+	end, dots := 0, 0
+	for end < len(val) {
+		w := end
+		for end < len(val) && (chars[val[end]]&cWord != 0 || val[end] == '$') {
+			end++
+		}
+		if end == w || isDigit(val[w]) {
+			return false
+		}
+		if end == len(val) || val[end] != '.' {
+			break
+		}
+		dots++
+		end++
+	}
+	switch {
+	case end < len(val) && val[end] == '(':
+		return true
+	case end < len(val):
+		return false
+	case dots > 0:
+		first := val[:strings.IndexByte(val, '.')]
+		for _, o := range codeObjects {
+			if strings.EqualFold(first, o) {
+				return true
+			}
+		}
+		last := val[strings.LastIndexByte(val, '.')+1:]
+		k, _ := classifyKey(last, false)
+		return k != kvNone && !hasDigit(last)
+	}
+	return namesSecret(val)
+}
+
+// namesSecret reports whether the identifier val names a secret rather
+// than being one: a key term itself, or a key written like a name
+// (DB_PASSWORD, apiKey, client-secret), without digits.
+func namesSecret(val string) bool {
+	if hasDigit(val) {
+		return false
+	}
+	k, _ := classifyKey(val, false)
+	if k == kvNone {
+		return false
+	}
+	var buf [maxKey]byte
+	norm, words := normalizeKey(val, &buf)
+	if words&^1 != 0 || strings.ToUpper(val) == val {
+		return true
+	}
+	for _, t := range keyTerms {
+		if string(norm) == t.term {
+			return true
+		}
+	}
+	return false
+}
+
+// isPath reports whether val is a file path: '/'-separated names of path
+// bytes, at least two of them or one with a key-file extension.
+func isPath(val string) bool {
+	slashes := 0
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		if c == '/' {
+			slashes++
+		} else if chars[c]&cKey == 0 && c != '~' {
+			return false
+		}
+	}
+	if slashes >= 2 {
+		return true
+	}
+	for _, ext := range [...]string{".pem", ".key", ".json", ".crt", ".p12", ".pfx", ".txt", ".env", ".yaml", ".yml", ".der", ".gpg", ".asc", ".jks"} {
+		if strings.HasSuffix(val, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// isNumber reports whether val is a decimal number.
+func isNumber(val string) bool {
+	return val != "" && skip(val, 0, cDigit) == len(val)
+}
+
+// matchList matches the elements of a list after a secret-ish key at
+// in[v]: a JSON array of strings (["a", "b"], across lines too), Go's %v
+// of a slice ([a b], as in %v of an http.Header or url.Values), and Go's
+// %#v of a []string ([]string{"a", "b"}). The hit covers every element,
+// from the first one's start to the last one's end, so the list keeps its
+// brackets and the quotes outside. A list of objects or lists is left to
+// the keys inside it.
+func (s *Scrubber) matchList(in string, esc escMarks, v int, kind kvKind, f family) (hit, bool) {
+	p, closer := v+1, byte(']')
+	if strings.HasPrefix(in[v:], "[]string{") {
+		p, closer = v+len("[]string{"), '}'
+	}
+	p = skipBlanks(in, p, true)
+	if p >= len(in) {
+		return hit{}, false
+	}
+	if kind == kvAuthorization {
+		return s.matchAuthorization(in, esc, p)
+	}
+	if _, closing := openValue(in, p); closing != "" {
+		start, end := -1, -1
+		for q, k := p, 0; q < len(in) && k < maxListItems; k++ {
+			vs, closing := openValue(in, q)
+			if closing == "" {
+				break
+			}
+			if k == 0 && !plausibleStart(in[vs:], true) {
+				return hit{}, false
+			}
+			ve := quotedEnd(in, esc, vs, closing, esc.at(q))
+			if !strings.HasPrefix(in[ve:], closing) {
+				break
+			}
+			if start < 0 {
+				start = vs
+			}
+			end = ve
+			q = skipBlanks(in, ve+len(closing), true)
+			if q >= len(in) || in[q] != ',' {
+				break
+			}
+			q = skipBlanks(in, q+1, true)
+		}
+		if start < 0 || !plausibleValue(in[start:end]) || kind == kvSSN && !isSSNValue(in[start:end]) {
+			return hit{}, false
+		}
+		return s.refine(in, start, end, f)
+	}
+	// Go's %v: the elements are not quoted and the list ends at the first
+	// closer on the line.
+	if !plausibleStart(in[p:], false) {
+		return hit{}, false
+	}
+	e := p
+	for e < len(in) && e-p < maxList && valueStops[in[e]]&stopList == 0 {
+		e++
+	}
+	if e >= len(in) || in[e] != closer {
+		return hit{}, false
+	}
+	for e > p && in[e-1] == ' ' {
+		e--
+	}
+	val := in[p:e]
+	if !plausibleValue(val) || kind == kvSSN && !isSSNValue(val) || f != famCookie && codeValue(val) {
+		return hit{}, false
+	}
+	return s.refine(in, p, e, f)
+}
+
+// skipBlanks returns the first byte at or after i that is not a space or
+// a tab, nor with lines a line break.
+func skipBlanks(in string, i int, lines bool) int {
+	for i < len(in) && (in[i] == ' ' || in[i] == '\t' || lines && (in[i] == '\n' || in[i] == '\r')) {
+		i++
+	}
+	return i
+}
+
 // authSchemes are the Authorization schemes whose name is kept in front of
 // the redacted credentials.
-var authSchemes = [...]string{"bearer", "basic", "token", "digest", "negotiate", "ntlm", "dpop", "apikey", "aws4-hmac-sha256"}
+var authSchemes = [...]string{
+	"bearer", "basic", "token", "digest", "negotiate", "ntlm", "dpop", "apikey",
+	"aws4-hmac-sha256", "ssws", "flyv1", "bot", "sharedkey", "hmac", "oauth",
+}
 
 // matchAuthorization matches the credentials of an Authorization header
 // value at in[v]. A known scheme ("Bearer", "Basic", ...) stays; the
 // credentials after it go: for Bearer and Basic the token68 after the
 // scheme, for others the rest of the value. A value without a known scheme
-// is a credential itself, up to the first blank.
-func (s *Scrubber) matchAuthorization(in string, v int) (hit, bool) {
+// is a credential itself, up to the first blank. A list ([Bearer …],
+// []string{"Bearer …"}) is matched by its first element.
+func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int) (hit, bool) {
+	if in[v] == '[' && !strings.HasPrefix(in[v:], placeholderPrefix) {
+		return s.matchList(in, esc, v, kvAuthorization, famSecret)
+	}
 	a, closing := openValue(in, v)
 	w := a
 	for w < len(in) && w-a <= 16 && (chars[in[w]]&cAlnum != 0 || in[w] == '-') {
@@ -375,10 +783,15 @@ func (s *Scrubber) matchAuthorization(in string, v int) (hit, bool) {
 		case strings.EqualFold(in[a:w], "basic"):
 			e, f = tok68End(in, c), famBasicAuth
 		default:
-			e = valueEnd(in, c, closing, stopLine)
+			e = valueEnd(in, esc, c, closing, stopLine, false)
 		}
 		if !plausibleValue(in[c:e]) {
 			return hit{}, false
+		}
+		if f == famBearerToken {
+			if g, ok := tokenFamily(in[:e], c); ok && g != famJWT && s.on[g] {
+				f = g // a vendor token, such as a Google OAuth access token
+			}
 		}
 		if f == famSecret {
 			return s.refine(in, c, e, f)
@@ -388,7 +801,7 @@ func (s *Scrubber) matchAuthorization(in string, v int) (hit, bool) {
 	if !plausibleStart(in[a:], closing != "") {
 		return hit{}, false
 	}
-	e := valueEnd(in, a, "", stopValue)
+	e := valueEnd(in, esc, a, "", stopValue, false)
 	if closing != "" {
 		e = a
 		for e < len(in) && !isSpace(in[e]) && !strings.HasPrefix(in[e:], closing) {
@@ -419,9 +832,27 @@ var dbSchemes = [...]string{
 	"memcached", "nats", "oracle", "snowflake",
 }
 
+// userinfoStop marks the bytes that end the user:password part of a URL
+// whatever else: blanks and quotes, angle brackets, backticks, and '['
+// (an IPv6 host, or a placeholder).
+var userinfoStop = func() (t [256]bool) {
+	for _, c := range []byte(" \t\r\n\"'<>`[") {
+		t[c] = true
+	}
+	for c := 0; c < ' '; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
 // matchURL matches the credentials in scheme://user:password@host at the
 // ':' in[i] of "://". The scheme is read backwards, never before lo.
-func (s *Scrubber) matchURL(in string, i, lo int) (hit, bool) {
+//
+// The user name ends at the first ':'. The password may hold any byte but
+// a blank or a quote, reserved ones ('@', '/', '?', '#', ':') included, as
+// people write them: it ends at the last '@' that a host name follows. A
+// "password" of digits before a '/', '?' or '#' is a port.
+func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 	k := i
 	for k > lo && i-k < 32 && chars[in[k-1]]&cScheme != 0 {
 		k--
@@ -433,41 +864,83 @@ func (s *Scrubber) matchURL(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	scheme := in[k:i]
+	lvl := esc.at(i)
+	stops := func(e int) bool { return userinfoStop[in[e]] && (lvl || !esc.at(e)) }
 	a := i + len("://")
-	// The user information ends at the last '@' before the path. A '['
-	// cannot appear in it unescaped: it starts an IPv6 host, or a
-	// placeholder.
-	at, e := -1, a
-	for ; e < len(in) && e-a < 512; e++ {
-		c := in[e]
-		if c == '/' || c == '?' || c == '#' || c == '[' || c <= ' ' || strings.IndexByte("\"'<>`", c) >= 0 {
+	colon := -1
+	for e := a; e < len(in) && e-a < maxUserinfo && !stops(e); e++ {
+		if c := in[e]; c == ':' {
+			colon = e
+			break
+		} else if c == '/' || c == '?' || c == '#' {
 			break
 		}
-		if c == '@' {
-			at = e
-		}
 	}
-	if at < 0 {
+	if colon < 0 {
 		return hit{}, false
 	}
-	user := in[a:at]
-	colon := strings.IndexByte(user, ':')
-	if colon < 0 {
+	// The password ends at the last '@' that a host follows: a password
+	// may hold "@host/" too, and redacting a URL's host and path by
+	// mistake leaks less than leaving the rest of a password.
+	at, reserved := -1, -1
+	for e := colon + 1; e < len(in) && e-a < maxUserinfo && !stops(e); e++ {
+		switch in[e] {
+		case '/', '?', '#':
+			if reserved < 0 {
+				reserved = e
+			}
+		case '@':
+			if hostAfter(in, e+1) {
+				at = e
+			}
+		}
+	}
+	if at < 0 || at == colon+1 || reserved >= 0 && isNumber(in[colon+1:reserved]) {
 		return hit{}, false
 	}
 	// A finding inside the user name comes first, so that a second pass,
 	// which sees the password already redacted, finds the same.
-	if h, ok := s.next(in, a, a+colon); ok {
+	if h, ok := s.next(in, esc, a, colon); ok {
 		return h, true
-	}
-	password := user[colon+1:]
-	if password == "" {
-		return hit{}, false
 	}
 	for _, db := range dbSchemes {
 		if strings.EqualFold(scheme, db) {
 			return hit{a, at, famDBCredentials}, s.on[famDBCredentials]
 		}
 	}
-	return s.refine(in, a+colon+1, at, famURLPassword)
+	return s.refine(in, colon+1, at, famURLPassword)
+}
+
+// hostAfter reports whether a URL's host begins at in[h]: a host name, an
+// IPv4 or bracketed IPv6 address, or a placeholder, followed by the end of
+// the host (a port, a path, a query, a fragment, the end of the text or of
+// the URL), not by another '@'.
+func hostAfter(in string, h int) bool {
+	e := h
+	if e < len(in) && in[e] == '[' {
+		// An IPv6 address, or one that a first pass redacted (the only
+		// placeholder a host can be: what else follows '@' was no host
+		// before it was redacted either).
+		if n := placeholderLen(in[e:]); n > 0 {
+			if !strings.HasPrefix(in[e:], "[REDACTED:ip]") && !strings.HasPrefix(in[e:], "[REDACTED:ip:") {
+				return false
+			}
+			e += n
+		} else {
+			k := e + 1
+			for k < len(in) && k-e <= 48 && (chars[in[k]]&cHex != 0 || in[k] == ':' || in[k] == '.' || in[k] == '%') {
+				k++
+			}
+			if k == e+1 || k >= len(in) || in[k] != ']' {
+				return false
+			}
+			e = k + 1
+		}
+	} else {
+		e = skip(in, e, cDomain|cUnderscore)
+		if e == h {
+			return false
+		}
+	}
+	return e == len(in) || strings.IndexByte(":/?#\"' \t\r\n,;)>]}`\\", in[e]) >= 0
 }

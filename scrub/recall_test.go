@@ -5,12 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
 var update = flag.Bool("update", false, "rewrite RECALL.md from the corpus")
+
+// placeholders matches the placeholders in scrubbed text, whose family
+// names may hold a piece of a value (rubygems_token).
+var placeholders = regexp.MustCompile(`\[REDACTED:[a-z0-9_:]+\]`)
 
 // Recall bars: every documented and every common shape is removed, and
 // overall (evasions included) at least minRecall of the planted values.
@@ -24,6 +29,7 @@ func leak(out, rest, v string) string {
 	if v == "" {
 		return ""
 	}
+	out = placeholders.ReplaceAllString(out, "")
 	n := min(8, len(v))
 	for k := 0; ; k += 4 {
 		if k+n > len(v) {

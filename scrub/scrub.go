@@ -234,20 +234,35 @@ func (s *Scrubber) Find(in string) []Match {
 	return ms
 }
 
-// collect appends the findings in in to dst.
+// collect appends the findings in in to dst. A message with escapes or
+// invisible characters is matched in its decoded view, and the findings
+// mapped back (see decode.go).
 func (s *Scrubber) collect(dst []hit, in string) []hit {
-	for i := 0; ; {
-		h, ok := s.next(in, i, len(in))
-		if !ok {
-			break
-		}
-		dst = append(dst, h)
-		i = h.end
+	if k := firstEscape(in); k >= 0 {
+		w := views.Get().(*view)
+		n := len(dst)
+		dst = s.scan(dst, w.build(in, k), w.esc)
+		dst = append(dst[:n], w.mapHits(dst[n:])...)
+		w.release()
+	} else {
+		dst = s.scan(dst, in, nil)
 	}
 	if len(s.extras) > 0 {
 		dst = s.appendExtras(dst, in)
 	}
 	return dst
+}
+
+// scan appends the findings in in, marked by esc, to dst.
+func (s *Scrubber) scan(dst []hit, in string, esc escMarks) []hit {
+	for i := 0; ; {
+		h, ok := s.next(in, esc, i, len(in))
+		if !ok {
+			return dst
+		}
+		dst = append(dst, h)
+		i = h.end
+	}
 }
 
 // next returns the first finding that starts at or after from and ends by
@@ -260,7 +275,7 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 // blanks, common punctuation) cost one table lookup each in a tight loop.
 // A digit, an upper-case letter or '_' makes the scanner try its word, from
 // the word's start; a trigger byte runs the matchers that begin with it.
-func (s *Scrubber) next(in string, from, limit int) (hit, bool) {
+func (s *Scrubber) next(in string, esc escMarks, from, limit int) (hit, bool) {
 	lo := from
 	tried := -1 // the end of the last word tried
 	for i := from; i < limit; {
@@ -290,7 +305,7 @@ func (s *Scrubber) next(in string, from, limit int) (hit, bool) {
 				h, ok = s.matchWordAt(in, ws, i, lo, first)
 			}
 			if !ok || h.end > limit {
-				h, ok = s.matchPunct(in, i, lo)
+				h, ok = s.matchPunct(in, esc, i, lo)
 			}
 		}
 		switch {
@@ -337,11 +352,47 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 			return h, true
 		}
 	}
+	if ws > lo && in[ws-1] == '.' {
+		if h, ok := s.matchDotted(in, ws, lo); ok {
+			return h, true
+		}
+	}
 	// Credentials after "bearer " or "basic ": a blank after an 'r', a 'c'
 	// or another blank, or a run of token68 bytes that starts so.
 	if ws-lo >= len("basic ") && (in[ws-1] != ' ' && first ||
 		in[ws-1] == ' ' && (in[ws-2]|0x20 == 'r' || in[ws-2]|0x20 == 'c' || in[ws-2] == ' ')) {
 		if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
+			return h, true
+		}
+	}
+	// A value after a secret-ish word in prose.
+	if first && ws > lo && chars[in[ws-1]]&cProseOpen != 0 {
+		if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
+			return h, true
+		}
+	}
+	return hit{}, false
+}
+
+// dottedPrefixStarts are the first bytes of the vendor prefixes with a
+// '.' inside (hvs., dp.st., sk.eyJ), which the scanner reaches only at the
+// first word after a dot.
+const dottedPrefixStarts = "dhs"
+
+// matchDotted tries the vendor tokens whose prefix has a '.' inside and
+// whose body begins with the word at in[ws], right after a '.': the prefix
+// is one of the few words and dots before it.
+func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
+	r := ws - 1
+	for r > lo && ws-r < 12 && (chars[in[r-1]]&cLowerDigit != 0 || in[r-1] == '.') {
+		r--
+	}
+	for p := r; p < ws-1; p++ {
+		if p > lo && (chars[in[p-1]]&cWord != 0 || in[p-1] != '.' && p != r) ||
+			strings.IndexByte(dottedPrefixStarts, in[p]) < 0 {
+			continue
+		}
+		if h, ok := matchVendor(in, p); ok && h.end > ws && s.on[h.fam] {
 			return h, true
 		}
 	}
@@ -369,6 +420,10 @@ func worthTrying(in string, ws, e, lo int) bool {
 		if w >= 13 {
 			return true
 		}
+		// A Google OAuth refresh token: 1//0…
+		if next == '/' && w == 1 && c == '1' && e+1 < len(in) && in[e+1] == '/' {
+			return true
+		}
 		p := prev(in, ws, lo)
 		// A number after "<digit>." continues a dotted number (1.2.3.4.5).
 		if p == '.' && ws-2 >= lo && isDigit(in[ws-2]) {
@@ -378,9 +433,11 @@ func worthTrying(in string, ws, e, lo int) bool {
 		card := '2' <= c && c <= '6' && w >= 4 && skipMax(in, e+1, cDigit, 4) == e+5
 		switch next {
 		case '.':
-			return w <= 3 && is(in, e+1, cDigit) && p != '.'
+			// An IPv4 address, a MAC address written 3c22.fb9a.10e4.
+			return w <= 3 && is(in, e+1, cDigit) && p != '.' || w == 4 && p != '.'
 		case '-':
-			return w == 8 || card
+			// A UUID, a card, a social security number, a MAC address.
+			return w == 8 || card || w == 3 || w == 2
 		case ':':
 			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
 		case ' ':
@@ -393,10 +450,13 @@ func worthTrying(in string, ws, e, lo int) bool {
 		return true
 	case ':':
 		return w <= 4 && chars[c]&cHex != 0 || w >= 10
+	case '~':
+		return w == 5 && in[e-1] == 'Q' // an Azure AD client secret
 	case ' ':
 		switch w {
 		case 4:
-			return isUpper(c)
+			// An IBAN's first group.
+			return isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3])
 		case 5:
 			return hasPrefixFold(in[ws:], "basic")
 		case 6:
@@ -417,16 +477,19 @@ func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
 			return h, true
 		}
 	}
-	if isUpper(c) {
+	if isLetter(c) {
 		if h, ok := matchIBAN(in, i); ok && s.on[h.fam] {
 			return h, true
 		}
+	}
+	if h, ok := matchShapedToken(in, i); ok && s.on[h.fam] {
+		return h, true
 	}
 	return hit{}, false
 }
 
 // matchPunct tries the matchers that begin at the trigger byte in[i].
-func (s *Scrubber) matchPunct(in string, i, lo int) (hit, bool) {
+func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 	var h hit
 	var ok bool
 	switch in[i] {
@@ -435,17 +498,17 @@ func (s *Scrubber) matchPunct(in string, i, lo int) (hit, bool) {
 	case ':':
 		switch {
 		case strings.HasPrefix(in[i:], "://"):
-			return s.matchURL(in, i, lo)
+			return s.matchURL(in, esc, i, lo)
 		case strings.HasPrefix(in[i:], "::"):
 			if i > lo && (chars[in[i-1]]&cWord != 0 || in[i-1] == ':' || in[i-1] == '.') {
 				return hit{}, false
 			}
 			h, ok = matchIPv6(in, i)
 		default:
-			return s.matchKeyValue(in, i, lo)
+			return s.matchKeyValue(in, esc, i, lo)
 		}
 	case '=':
-		return s.matchKeyValue(in, i, lo)
+		return s.matchKeyValue(in, esc, i, lo)
 	case '+':
 		if i > lo && chars[in[i-1]]&cWord != 0 {
 			return hit{}, false
@@ -453,14 +516,18 @@ func (s *Scrubber) matchPunct(in string, i, lo int) (hit, bool) {
 		h, ok = matchPhone(in, i)
 	case '-':
 		if i+1 < len(in) && in[i+1] == '-' {
-			h, ok = matchPEM(in, i)
+			if h, ok = matchPEM(in, i); !ok {
+				return s.matchFlag(in, esc, i, lo)
+			}
+		} else if i+2 < len(in) && in[i+1] == 'u' && in[i+2] == ' ' {
+			return s.matchFlag(in, esc, i, lo)
 		}
 	case '/':
 		if h, ok = matchWebhookAt(in, i, lo); !ok {
-			h, ok = matchHome(in, i)
+			h, ok = matchHome(in, i, lo)
 		}
 	case '\\':
-		h, ok = matchHome(in, i)
+		h, ok = matchHome(in, i, lo)
 	}
 	return h, ok && s.on[h.fam]
 }

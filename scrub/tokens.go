@@ -20,21 +20,22 @@ var awsPrefixes = [...]string{
 }
 
 // exact matches a prefix of length p at in[i:], already checked by the caller,
-// followed by exactly n bytes of set and then no letter or digit.
-func exact(in string, i, p int, set uint16, n int, f family) (hit, bool) {
+// followed by exactly n bytes of set and then no letter or digit. The body
+// may be wrapped across line breaks (see wrapEnd).
+func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 	j := i + p
-	e := skipMax(in, j, set, n+1)
-	if e-j != n || is(in, e, cAlnum) {
+	e := wrapEnd(in, j, set, n, n+1)
+	if e-j-breaks(in[j:e]) != n || is(in, e, cAlnum) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true
 }
 
 // atLeast is like exact but accepts a body of min or more bytes.
-func atLeast(in string, i, p int, set uint16, min int, f family) (hit, bool) {
+func atLeast(in string, i, p int, set uint32, min int, f family) (hit, bool) {
 	j := i + p
-	e := skip(in, j, set)
-	if e-j < min || is(in, e, cAlnum) {
+	e := wrapEnd(in, j, set, min, len(in))
+	if e-j-breaks(in[j:e]) < min || is(in, e, cAlnum) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true
@@ -43,7 +44,7 @@ func atLeast(in string, i, p int, set uint16, min int, f family) (hit, bool) {
 // randomAtLeast is atLeast for prefixes short enough to begin ordinary
 // identifiers ("sk-", "xai-"): the body must also look random, which its
 // first 64 bytes decide.
-func randomAtLeast(in string, i, p int, set uint16, min int, f family) (hit, bool) {
+func randomAtLeast(in string, i, p int, set uint32, min int, f family) (hit, bool) {
 	j := i + p
 	if !mixed(in[j:skipMax(in, j, set, 64)]) {
 		return hit{}, false
@@ -84,7 +85,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		}
 		return matchAuthScheme(in, i)
 	case 'M', 'N', 'O':
-		return matchDiscordToken(in, i)
+		if h, ok := matchDiscordToken(in, i); ok {
+			return h, true
+		}
 	case 'd':
 		switch {
 		case strings.HasPrefix(rest, "dop_v1_"), strings.HasPrefix(rest, "doo_v1_"), strings.HasPrefix(rest, "dor_v1_"):
@@ -121,8 +124,13 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return atLeast(in, i, len(slackHook), cB64, 20, famSlackWebhook)
 		}
 	case 'k':
+		// Mailgun keys are 32 lower-case letters and digits; a body of hex
+		// digits only is a hash in a cache key (key-<md5>).
 		if strings.HasPrefix(rest, "key-") {
-			return exact(in, i, 4, cAlnum, 32, famMailgunKey)
+			if h, ok := exact(in, i, 4, cAlnum, 32, famMailgunKey); ok && !allHex(in[i+4:h.end]) {
+				return h, true
+			}
+			return hit{}, false
 		}
 	case 'n':
 		if strings.HasPrefix(rest, "npm_") {
@@ -160,11 +168,83 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return atLeast(in, i, 5, cB64URL, 10, famSlackToken)
 		case strings.HasPrefix(rest, "xapp-"):
 			return atLeast(in, i, 5, cB64URL, 10, famSlackToken)
+		case strings.HasPrefix(rest, "xoxe.xox") && len(rest) > 10 && rest[9] == '-':
+			return atLeast(in, i, 10, cB64URL, 10, famSlackToken)
 		case strings.HasPrefix(rest, "xai-"):
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
 	}
-	return hit{}, false
+	return matchVendor(in, i)
+}
+
+// allHex reports whether s holds only hexadecimal digits.
+func allHex(s string) bool {
+	return skip(s, 0, cHex) == len(s)
+}
+
+// matchHexToken matches the tokens that begin with a run of hexadecimal
+// digits at in[i]: Mailchimp API keys (32 hex digits, "-us" and a data
+// centre number) and Mailgun's newer keys (32-8-8 hex digits).
+func matchHexToken(in string, i int) (hit, bool) {
+	h := skipMax(in, i, cHex, 33)
+	if h-i != 32 || h+3 >= len(in) || in[h] != '-' {
+		return hit{}, false
+	}
+	if strings.HasPrefix(in[h:], "-us") && is(in, h+3, cDigit) {
+		e := skipMax(in, h+3, cDigit, 3)
+		if e-h-3 <= 2 && !is(in, e, cWord) {
+			return hit{i, e, famMailchimpKey}, true
+		}
+		return hit{}, false
+	}
+	e1 := skipMax(in, h+1, cHex, 9)
+	if e1-h-1 != 8 || e1 >= len(in) || in[e1] != '-' {
+		return hit{}, false
+	}
+	e2 := skipMax(in, e1+1, cHex, 9)
+	if e2-e1-1 != 8 || is(in, e2, cWord) {
+		return hit{}, false
+	}
+	return hit{i, e2, famMailgunKey}, true
+}
+
+// matchShapedToken matches the tokens without a prefix of their own that
+// begin at the word start in[i]: Azure AD client secrets and Terraform
+// Cloud tokens.
+func matchShapedToken(in string, i int) (hit, bool) {
+	if h, ok := matchAzureSecret(in, i); ok {
+		return h, true
+	}
+	return matchTerraform(in, i)
+}
+
+// matchAzureSecret matches an Azure AD (Entra ID) client secret at the
+// word start in[i]: three bytes, a digit, "Q~" and 31 to 34 more.
+func matchAzureSecret(in string, i int) (hit, bool) {
+	const set = cB64URL | cDotted | cTilde
+	if i+6 > len(in) || !isDigit(in[i+3]) || in[i+4] != 'Q' || in[i+5] != '~' {
+		return hit{}, false
+	}
+	e := skipMax(in, i+6, set, 35)
+	for e > i+6 && in[e-1] == '.' {
+		e--
+	}
+	if n := e - i - 6; n < 31 || n > 34 || is(in, e, cAlnum) {
+		return hit{}, false
+	}
+	return hit{i, e, famAzureClientSecret}, true
+}
+
+// matchTerraform matches a Terraform Cloud token at the word start in[i]:
+// 14 letters and digits, ".atlasv1." and 60 or more base64url bytes.
+func matchTerraform(in string, i int) (hit, bool) {
+	w := skipMax(in, i, cAlnum, 15)
+	if w-i != 14 || !strings.HasPrefix(in[w:], ".atlasv1.") {
+		return hit{}, false
+	}
+	h, ok := atLeast(in, w, len(".atlasv1."), cB64URL|cEquals, 60, famTerraformToken)
+	h.start = i
+	return h, ok
 }
 
 const (
@@ -359,19 +439,22 @@ func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
 
 // tok68End returns the end of the credentials starting at in[j]: token68
 // bytes and '=' (padding, or a key=value the credentials happen to hold),
-// without a full stop that ends a sentence.
+// without a full stop that ends a sentence, and wrapped across line
+// breaks as wrapValue says.
 func tok68End(in string, j int) int {
 	e := skip(in, j, cTok68)
 	for e > j && in[e-1] == '.' {
 		e--
 	}
-	return e
+	return wrapValue(in, j, e)
 }
 
 // plausibleBearer reports whether s, found after a free-standing "Bearer",
-// looks like a token rather than a word.
+// looks like a token rather than a word: long enough, with a digit or both
+// cases, and '=' only as padding at its end (token_type=bearer
+// expires_in=3600 is a form, not a token).
 func plausibleBearer(s string) bool {
-	if len(s) < 8 {
+	if len(s) < 8 || strings.Contains(strings.TrimRight(s, "="), "=") {
 		return false
 	}
 	return hasDigit(s) || len(s) >= 16 && hasUpperAndLower(s)

@@ -1,0 +1,413 @@
+package scrub
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// This file holds the decoder that lets the matchers see through the ways
+// a message may wrap what it carries: JSON string escapes (\u0041, \", \\,
+// \/), \xNN escapes, percent-encoding (%41), HTML character references
+// (&amp;, &#65;, &#x41;), and invisible format characters (zero-width
+// spaces and joiners, the byte order mark, soft hyphens, bidirectional
+// marks, tag characters), which it leaves out.
+//
+// A message without any of them, which is almost every message, is
+// matched as it is: finding that out costs a few memchr-fast searches.
+// Otherwise the matchers run once over a decoded view of the message, and
+// each finding is mapped back to the original bytes it came from: the
+// placeholder replaces the whole original span, escapes included. Escapes
+// are decoded once, not repeatedly (%2541 is %41 to the matchers).
+//
+// Decoding changes what a delimiter means. A value written plainly,
+// password=correct%20horse or "p\"ss", goes on across an escaped blank or
+// quote: its writer escaped it so that it would. A value opened by an
+// escaped separator or quote (%22password%22%3A%22…%22, {\"token\":\"…\"})
+// ends at an escaped delimiter too. escMarks tells the matchers which
+// bytes were escaped.
+
+// escMarks marks the bytes of a view that were decoded from an escape: bit
+// i is set when view byte i was written escaped in the original. It is nil
+// for a message matched as it is.
+type escMarks []uint64
+
+// at reports whether view byte i was written escaped.
+func (m escMarks) at(i int) bool {
+	return m != nil && uint(i>>6) < uint(len(m)) && m[i>>6]&(1<<(uint(i)&63)) != 0
+}
+
+// A unit is one escape or invisible character of the original and what it
+// decodes to: original bytes [o, o+on) became view bytes [v, v+vn). vn is
+// 0 for an invisible character, which the view leaves out.
+type unit struct{ v, o, vn, on int }
+
+// A view is the decoded text of a message and what it takes to map a
+// finding in it back to the original. Views are pooled: a message with
+// escapes but without a finding costs no allocation either.
+type view struct {
+	buf   []byte
+	units []unit
+	esc   escMarks
+}
+
+var views = sync.Pool{New: func() any { return new(view) }}
+
+// maxPooled is the largest buffer a pooled view keeps for reuse.
+const maxPooled = 1 << 20
+
+// release returns w to the pool. The view's text must not be used after.
+func (w *view) release() {
+	if cap(w.buf) > maxPooled {
+		*w = view{}
+	}
+	views.Put(w)
+}
+
+// firstEscape returns the index of the first escape or invisible
+// character in in, or -1 if there is none.
+func firstEscape(in string) int {
+	first := len(in)
+	for _, c := range [...]byte{'\\', '%', '&'} {
+		from := 0
+		for {
+			k := strings.IndexByte(in[from:first], c)
+			if k < 0 {
+				break
+			}
+			if i := from + k; escapeLen(in, i) > 0 {
+				first = i
+				break
+			} else {
+				from = i + 1
+			}
+		}
+	}
+	for i := nonASCII(in, 0, first); i >= 0; i = nonASCII(in, i+1, first) {
+		if invisibleLen(in, i) > 0 {
+			first = i
+			break
+		}
+	}
+	if first == len(in) {
+		return -1
+	}
+	return first
+}
+
+// nonASCII returns the index of the first byte of in[from:to] that is not
+// ASCII, or -1. It looks at eight bytes at a time.
+func nonASCII(in string, from, to int) int {
+	i := from
+	for ; i+8 <= to; i += 8 {
+		w := uint64(in[i]) | uint64(in[i+1])<<8 | uint64(in[i+2])<<16 | uint64(in[i+3])<<24 |
+			uint64(in[i+4])<<32 | uint64(in[i+5])<<40 | uint64(in[i+6])<<48 | uint64(in[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < to; i++ {
+		if in[i] >= 0x80 {
+			return i
+		}
+	}
+	return -1
+}
+
+// build decodes in into w and returns the view's text, which aliases w's
+// buffer. in[:from] holds no escape.
+func (w *view) build(in string, from int) string {
+	w.buf = append(w.buf[:0], in[:from]...)
+	w.units = w.units[:0]
+	words := (len(in) + 63) / 64
+	if cap(w.esc) < words {
+		w.esc = make(escMarks, words)
+	}
+	w.esc = w.esc[:words]
+	clear(w.esc)
+	for i := from; i < len(in); {
+		c := in[i]
+		if c != '\\' && c != '%' && c != '&' && c < utf8.RuneSelf {
+			w.buf = append(w.buf, c)
+			i++
+			continue
+		}
+		v := len(w.buf)
+		var on int
+		if w.buf, on = decodeAt(in, i, w.buf); on == 0 {
+			w.buf = append(w.buf, c)
+			i++
+			continue
+		}
+		for k := v; k < len(w.buf); k++ {
+			w.esc[k>>6] |= 1 << (uint(k) & 63)
+		}
+		w.units = append(w.units, unit{v, i, len(w.buf) - v, on})
+		i += on
+	}
+	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf))
+}
+
+// mapHits maps findings in the view, sorted and disjoint, to the original
+// in place, and returns them: each covers the whole escapes its bytes came
+// from. Two findings that then touch one escape are merged.
+func (w *view) mapHits(hits []hit) []hit {
+	out := hits[:0]
+	for _, h := range hits {
+		h.start, h.end = w.origStart(h.start), w.origEnd(h.end)
+		if n := len(out); n > 0 && h.start < out[n-1].end {
+			out[n-1].end = max(out[n-1].end, h.end)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// lastUnitAt returns the index of the last unit that begins at or before
+// view byte p, or -1.
+func (w *view) lastUnitAt(p int) int {
+	lo, hi := 0, len(w.units)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if w.units[m].v <= p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// origStart returns where view byte p begins in the original.
+func (w *view) origStart(p int) int {
+	k := w.lastUnitAt(p)
+	if k < 0 {
+		return p
+	}
+	u := w.units[k]
+	if p < u.v+u.vn {
+		return u.o
+	}
+	return u.o + u.on + p - (u.v + u.vn)
+}
+
+// origEnd returns where view byte p-1 ends in the original.
+func (w *view) origEnd(p int) int {
+	k := w.lastUnitAt(p - 1)
+	if k < 0 {
+		return p
+	}
+	u := w.units[k]
+	if p-1 < u.v+u.vn {
+		return u.o + u.on
+	}
+	return u.o + u.on + p - (u.v + u.vn)
+}
+
+// escapeLen returns the length of the escape or invisible character at
+// in[i], or 0.
+func escapeLen(in string, i int) int {
+	var scratch [utf8.UTFMax]byte
+	_, n := decodeAt(in, i, scratch[:0])
+	return n
+}
+
+// decodeAt appends what the escape or invisible character at in[i]
+// stands for to dst and returns its length in the original, or dst and 0
+// if there is none at i.
+func decodeAt(in string, i int, dst []byte) ([]byte, int) {
+	switch c := in[i]; c {
+	case '\\':
+		if i+1 >= len(in) {
+			return dst, 0
+		}
+		switch in[i+1] {
+		case '"', '\\', '/', '\'':
+			return append(dst, in[i+1]), 2
+		case 'u':
+			r, n := jsonRune(in, i)
+			if n == 0 {
+				return dst, 0
+			}
+			return appendVisible(dst, r), n
+		case 'x':
+			if b, ok := hexByte(in, i+2); ok {
+				return append(dst, b), 4
+			}
+		}
+	case '%':
+		return decodePercent(in, i, dst)
+	case '&':
+		r, n := entity(in, i)
+		if n == 0 {
+			return dst, 0
+		}
+		return appendVisible(dst, r), n
+	default:
+		if c >= utf8.RuneSelf {
+			if n := invisibleLen(in, i); n > 0 {
+				return dst, n
+			}
+		}
+	}
+	return dst, 0
+}
+
+// hexByte decodes the two hexadecimal digits at in[i].
+func hexByte(in string, i int) (byte, bool) {
+	if i+2 > len(in) || chars[in[i]]&cHex == 0 || chars[in[i+1]]&cHex == 0 {
+		return 0, false
+	}
+	return byte(hexVal(in[i])<<4 | hexVal(in[i+1])), true
+}
+
+// hex4 decodes the four hexadecimal digits at in[i].
+func hex4(in string, i int) (rune, bool) {
+	hi, ok1 := hexByte(in, i)
+	lo, ok2 := hexByte(in, i+2)
+	return rune(hi)<<8 | rune(lo), ok1 && ok2
+}
+
+// jsonRune decodes the JSON escape \uXXXX at in[i], or a surrogate pair
+// of two. A lone surrogate is not decoded.
+func jsonRune(in string, i int) (rune, int) {
+	r, ok := hex4(in, i+2)
+	switch {
+	case !ok:
+		return 0, 0
+	case r < 0xd800 || r > 0xdfff:
+		return r, 6
+	case r <= 0xdbff && strings.HasPrefix(in[i+6:], `\u`):
+		if r2, ok := hex4(in, i+8); ok && 0xdc00 <= r2 && r2 <= 0xdfff {
+			return 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00), 12
+		}
+	}
+	return 0, 0
+}
+
+// decodePercent decodes %XX at in[i]. The bytes of a multi-byte UTF-8
+// character are decoded together, so that an encoded invisible character
+// is left out like a raw one.
+func decodePercent(in string, i int, dst []byte) ([]byte, int) {
+	b, ok := hexByte(in, i+1)
+	if !ok {
+		return dst, 0
+	}
+	if b < 0xc0 {
+		return append(dst, b), 3
+	}
+	var seq [utf8.UTFMax]byte
+	seq[0] = b
+	n, j := 1, i+3
+	for n < len(seq) && j+3 <= len(in) && in[j] == '%' {
+		c, ok := hexByte(in, j+1)
+		if !ok || c&0xc0 != 0x80 {
+			break
+		}
+		seq[n] = c
+		n++
+		j += 3
+		if utf8.FullRune(seq[:n]) {
+			break
+		}
+	}
+	r, size := utf8.DecodeRune(seq[:n])
+	if r == utf8.RuneError || size != n {
+		return append(dst, b), 3
+	}
+	return appendVisible(dst, r), j - i
+}
+
+// entities are the named HTML character references worth decoding: those
+// that stand for delimiters.
+var entities = [...]struct {
+	name string
+	r    rune
+}{{"&amp;", '&'}, {"&quot;", '"'}, {"&apos;", '\''}, {"&lt;", '<'}, {"&gt;", '>'}, {"&sol;", '/'}, {"&colon;", ':'}, {"&equals;", '='}, {"&commat;", '@'}, {"&lowbar;", '_'}}
+
+// entity decodes the HTML character reference at in[i]: a named one of
+// entities, &#DDD; or &#xHHH;.
+func entity(in string, i int) (rune, int) {
+	rest := in[i:]
+	if len(rest) < 4 {
+		return 0, 0
+	}
+	if rest[1] != '#' {
+		for _, e := range entities {
+			if strings.HasPrefix(rest, e.name) {
+				return e.r, len(e.name)
+			}
+		}
+		return 0, 0
+	}
+	j, base := 2, rune(10)
+	if rest[2] == 'x' || rest[2] == 'X' {
+		j, base = 3, 16
+	}
+	var r rune
+	k := j
+	for ; k < len(rest) && k-j < 7; k++ {
+		c := rest[k]
+		switch {
+		case isDigit(c):
+			r = r*base + rune(c-'0')
+		case base == 16 && chars[c]&cHex != 0:
+			r = r*base + rune(hexVal(c))
+		default:
+			goto done
+		}
+	}
+done:
+	if k == j || k >= len(rest) || rest[k] != ';' || r > utf8.MaxRune || !utf8.ValidRune(r) {
+		return 0, 0
+	}
+	return r, k + 1
+}
+
+// appendVisible appends r to dst unless it is invisible.
+func appendVisible(dst []byte, r rune) []byte {
+	if invisible(r) {
+		return dst
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+// invisibleLead marks the first bytes of the UTF-8 encodings of the
+// invisible characters, so that other text costs one lookup per byte.
+var invisibleLead = func() (t [256]bool) {
+	for _, c := range []byte{0xc2, 0xcd, 0xd8, 0xe1, 0xe2, 0xe3, 0xef, 0xf0, 0xf3} {
+		t[c] = true
+	}
+	return t
+}()
+
+// invisibleLen returns the length of the invisible character at in[i], or
+// 0.
+func invisibleLen(in string, i int) int {
+	if !invisibleLead[in[i]] {
+		return 0
+	}
+	r, n := utf8.DecodeRuneInString(in[i:])
+	if invisible(r) {
+		return n
+	}
+	return 0
+}
+
+// invisible reports whether r is a format or filler character that
+// renders as nothing and that the matchers ignore: zero-width spaces and
+// joiners, bidirectional marks and controls, the byte order mark, soft
+// hyphens, variation selectors, tag characters and fillers.
+func invisible(r rune) bool {
+	switch {
+	case r == 0xad, r == 0x34f, r == 0x61c, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5,
+		0x180b <= r && r <= 0x180f, 0x200b <= r && r <= 0x200f, 0x202a <= r && r <= 0x202e,
+		0x2060 <= r && r <= 0x2064, 0x2066 <= r && r <= 0x206f, r == 0x3164,
+		0xfe00 <= r && r <= 0xfe0f, r == 0xfeff, r == 0xffa0,
+		0x1d173 <= r && r <= 0x1d17a, 0xe0000 <= r && r <= 0xe007f, 0xe0100 <= r && r <= 0xe01ef:
+		return true
+	}
+	return false
+}

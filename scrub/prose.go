@@ -1,0 +1,185 @@
+package scrub
+
+import "strings"
+
+// This file holds the matchers for a secret written after a secret-ish
+// word without a separator: in prose ("the token is 8f3k2j…", "login with
+// password Tr0ub4dor3", "your API key is …") and after a command-line
+// flag ("--api-key 8f3k2j…", "curl -u ops:hunter2").
+//
+// Prose is where ordinary text lives, so a value there must look
+// generated: 8 bytes or more with a digit and a letter, not a date. A
+// flag is a key, so a value after one needs only what a value after a key
+// needs.
+
+const maxProseValue = 256 // longest value read after a word
+
+// linkWords may stand between a secret-ish word and its value.
+var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads"}
+
+// keyQualifiers make "key" secret-ish when they come before it, as in
+// "API key" or "secret key".
+var keyQualifiers = [...]string{
+	"api", "access", "secret", "private", "signing", "encryption", "license",
+	"master", "subscription", "client", "account", "auth", "app", "hmac",
+}
+
+// proseByte marks the bytes a value in prose may hold: printable ASCII
+// but blanks, quotes and brackets.
+var proseByte = func() (t [256]bool) {
+	for c := '!'; c <= '~'; c++ {
+		t[c] = strings.IndexRune("\"'`()[]{}<>,;", c) < 0
+	}
+	return t
+}()
+
+// matchAfterWord matches a value in prose whose first word starts at
+// in[ws] and that follows a secret-ish word, maybe after a link word or
+// two ("token is"), separated from it by blanks. The value may be quoted.
+func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
+	vs := ws
+	for vs > lo && ws-vs < 16 && proseByte[in[vs-1]] {
+		vs--
+	}
+	var quote byte
+	b := vs // where the blanks before the value end
+	if vs > lo && (in[vs-1] == '"' || in[vs-1] == '\'' || in[vs-1] == '`') {
+		quote, b = in[vs-1], vs-1
+	}
+	ve, digit, letter := vs, false, false
+	for ve < len(in) && ve-vs < maxProseValue && proseByte[in[ve]] {
+		digit = digit || isDigit(in[ve])
+		letter = letter || isLetter(in[ve])
+		ve++
+	}
+	if quote != 0 {
+		if ve >= len(in) || in[ve] != quote {
+			return hit{}, false
+		}
+	} else {
+		for ve > vs && strings.IndexByte(".:!?", in[ve-1]) >= 0 {
+			ve--
+		}
+	}
+	val := in[vs:ve]
+	if len(val) < 8 || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") {
+		return hit{}, false
+	}
+	// The blanks, link words and the secret-ish word before it.
+	j := blanksBefore(in, b, lo)
+	if j == b {
+		return hit{}, false
+	}
+	for links := 0; ; links++ {
+		k := j
+		for k > lo && j-k < maxKey && chars[in[k-1]]&cKey != 0 {
+			k--
+		}
+		if k == j {
+			return hit{}, false
+		}
+		w := in[k:j]
+		if links < 2 && isLinkWord(w) {
+			if j = blanksBefore(in, k, lo); j == k {
+				return hit{}, false
+			}
+			continue
+		}
+		kind := kvNone
+		if strings.EqualFold(w, "key") || strings.EqualFold(w, "keys") {
+			if p := blanksBefore(in, k, lo); p < k {
+				q := p
+				for q > lo && p-q < 16 && isLetter(in[q-1]) {
+					q--
+				}
+				for _, qual := range keyQualifiers {
+					if strings.EqualFold(in[q:p], qual) {
+						kind = kvSecret
+					}
+				}
+			}
+		} else {
+			kind, _ = classifyKey(w, false)
+		}
+		f := famSecret
+		switch kind {
+		case kvPassword:
+			f = famPassword
+		case kvSecret, kvAWS:
+		default:
+			return hit{}, false
+		}
+		return s.refine(in, vs, ve, f)
+	}
+}
+
+// blanksBefore returns the start of the run of (at most four) blanks that
+// ends at in[i], not before lo.
+func blanksBefore(in string, i, lo int) int {
+	j := i
+	for j > lo && i-j < 4 && (in[j-1] == ' ' || in[j-1] == '\t') {
+		j--
+	}
+	return j
+}
+
+func isLinkWord(w string) bool {
+	for _, l := range linkWords {
+		if strings.EqualFold(w, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// dateLike reports whether val begins like a date (2025-06-01…), which
+// has digits and letters (T, Z) but is no secret.
+func dateLike(val string) bool {
+	return len(val) >= 10 && skip(val, 0, cDigit) == 4 && val[4] == '-' && isDigit(val[5]) && isDigit(val[6]) && val[7] == '-'
+}
+
+// matchFlag matches the value after a command-line flag whose name is
+// secret-ish, at the '-' in[i] that begins it: "--api-key 8f3k…",
+// "--password hunter2". A value after '=' is matched as key=value. The
+// user name and password after curl's -u or --user lose the password.
+func (s *Scrubber) matchFlag(in string, esc escMarks, i, lo int) (hit, bool) {
+	if i > 0 && (i == lo || !isSpace(in[i-1])) {
+		return hit{}, false
+	}
+	n := i + 1
+	if n < len(in) && in[n] == '-' {
+		n++
+	}
+	e := skipMax(in, n, cKey, maxKey+1)
+	if e == n || e-n > maxKey || e >= len(in) || in[e] != ' ' && in[e] != '\t' {
+		return hit{}, false
+	}
+	v := skipBlanks(in, e, false)
+	if v >= len(in) || in[v] == '-' {
+		return hit{}, false
+	}
+	name := in[n:e]
+	if name == "user" && n == i+2 || name == "u" && n == i+1 {
+		return s.matchUserPassword(in, v)
+	}
+	if n == i+1 {
+		return hit{}, false // -p 8080: short flags are too short to tell
+	}
+	kind, counts := classifyKey(name, false)
+	if kind == kvNone || kind == kvAuthorization {
+		return hit{}, false
+	}
+	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false)
+}
+
+// matchUserPassword matches the password of user:password at in[v], as
+// curl -u takes it.
+func (s *Scrubber) matchUserPassword(in string, v int) (hit, bool) {
+	vs, closing := openValue(in, v)
+	ve := valueEnd(in, nil, vs, closing, stopValue, false)
+	c := strings.IndexByte(in[vs:ve], ':')
+	if c <= 0 || ve-(vs+c+1) < minValueLen || !plausibleStart(in[vs+c+1:ve], true) {
+		return hit{}, false
+	}
+	return hit{vs + c + 1, ve, famPassword}, s.on[famPassword]
+}

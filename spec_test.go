@@ -175,7 +175,6 @@ func TestArgsSizeCap(t *testing.T) {
 }
 
 func TestNilContext(t *testing.T) {
-	//lint:ignore SA1012 a nil context is what is tested
 	for name, tool := range map[string]toolmw.Tool{"typed": weather(), "wrapped": toolmw.MustWrap(toolmw.Spec{Name: "w"}, weather())} {
 		_, err := tool(nil, json.RawMessage(`{"city":"x"}`)) //nolint:staticcheck
 		if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeContextNil {

@@ -94,7 +94,7 @@ func (c *checker) fail(code, at, msg string) error {
 func (c *checker) schema(v any, at string, depth int) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		if b, isBool := v.(bool); isBool && c.profile != Plain && !(b == false && strings.HasSuffix(at, "/additionalProperties")) {
+		if b, isBool := v.(bool); isBool && c.profile != Plain && !(!b && strings.HasSuffix(at, "/additionalProperties")) {
 			return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at, "a boolean schema is not accepted")
 		}
 		return nil

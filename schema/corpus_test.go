@@ -219,7 +219,6 @@ type Untagged struct {
 type Ignored struct {
 	Keep    string   `json:"keep"`
 	Skip    string   `json:"-"`
-	Dash    string   `json:"-,"`
 	private string   //lint:ignore U1000 shows that unexported fields are ignored
 	Fn      func()   `json:"fn"`
 	Ch      chan int `json:"ch,omitempty"`

@@ -1,14 +1,17 @@
-// Package jsonarg is the strict JSON argument checker behind toolmw.Typed.
+// Package jsonarg is the strict JSON argument decoder behind toolmw.Typed,
+// and the field model package schema renders JSON Schemas from.
 //
 // [For] builds the field model of a Go type once: which JSON each field
 // accepts, which fields are required, how embedded structs promote their
-// fields, following encoding/json's rules. [Model.Decode] checks a call's
-// arguments against the model and, only when they fit, decodes them with
-// encoding/json. Every mismatch is reported at once as a
-// taxonomy.FieldError of a tool-args-invalid error, with its location
-// (["items", 2, "qty"]) and a fixed message that never repeats the input
-// values; object keys echoed in a location are cut to 64 bytes.
+// fields, following encoding/json's naming rules. [Model.Decode] reads a
+// call's arguments once, checking and decoding them in the same pass.
+// Every mismatch is reported at once as a taxonomy.FieldError of a
+// tool-args-invalid error, with its location (["items", 2, "qty"]) and a
+// fixed message that never repeats the input: object keys that are not the
+// struct's own field names appear in a location as [Placeholder]. [Parse]
+// applies the checks every argument gets (size, syntax, UTF-8, duplicate
+// keys, number bounds, depth) for a schema validator.
 //
-// The package is internal: toolmw.Typed is its API, and its tests and fuzz
-// target (FuzzTyped) check the behaviour end to end.
+// The package is internal: toolmw.Typed and package schema are its API;
+// the differential test in package schema checks the two agree.
 package jsonarg

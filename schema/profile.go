@@ -132,6 +132,10 @@ func transform(root *object, p Profile) (*object, error) {
 		root = root.clone()
 		return root, walkObjects(root, func(o *object) error {
 			var moved []string
+			if enc, ok := o.get("contentEncoding"); ok && enc == "base64" {
+				o.del("pattern") // the pattern spells out base64: say so instead
+				moved = append(moved, "base64-encoded")
+			}
 			for _, k := range append([]string(nil), o.keys...) {
 				v := o.vals[k]
 				switch {

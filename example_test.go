@@ -81,7 +81,7 @@ func ExampleTyped() {
 	fmt.Println(string(js))
 	// Output:
 	// {"lines":1} true <nil>
-	// [{"type":"int_type","loc":["items",0,"qty"],"msg":"Input should be a valid integer"},{"type":"missing","loc":["items",1,"sku"],"msg":"Field required"},{"type":"extra_forbidden","loc":["coupon"],"msg":"Extra inputs are not permitted"}]
+	// [{"type":"int_type","loc":["items",0,"qty"],"msg":"Input should be a valid integer"},{"type":"missing","loc":["items",1,"sku"],"msg":"Field required"},{"type":"extra_forbidden","loc":["*"],"msg":"Extra inputs are not permitted"}]
 }
 
 func ExampleToolbox() {

@@ -154,9 +154,7 @@ func wrap(spec Spec, tool Tool, mws []Middleware) (Tool, *wrapped, error) {
 		}
 		res, err := next(newCall(ctx, sp), args)
 		if err != nil {
-			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" {
-				err = te.WithTool(sp.Name)
-			}
+			err = atEdge(err, sp.Name)
 		}
 		return res, err
 	}, w, nil
@@ -288,4 +286,27 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// atEdge is what a Wrap'd tool returns for err: a *taxonomy.ToolError named
+// after the tool, or err itself when it is untyped or a cancellation. A
+// taxonomy.Error implemented elsewhere says whatever its maker put in it, so
+// it leaves as the *taxonomy.ToolError of its normalised record (a built-in
+// kind, a well-formed code, no message of its own) wrapping it.
+func atEdge(err error, tool string) error {
+	te, ok := err.(*taxonomy.ToolError)
+	if !ok {
+		foreign, typed := taxonomy.From(err)
+		if !typed {
+			return err
+		}
+		if _, native := foreign.(*taxonomy.ToolError); native {
+			return err // a wrapper around one of ours: its own chain
+		}
+		te = taxonomy.InfoOf(err).Err().WithCause(err)
+	}
+	if te.Tool() == "" {
+		te = te.WithTool(tool)
+	}
+	return te
 }

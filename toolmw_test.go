@@ -240,3 +240,41 @@ func TestSafeCallID(t *testing.T) {
 		t.Fatalf("a 1 MiB call id reached the layers as %d bytes", len(seen))
 	}
 }
+
+// alien is a taxonomy.Error made outside toolmw that says anything.
+type alien struct{ s string }
+
+func (a alien) Error() string             { return "alien " + a.s }
+func (a alien) Unwrap() error             { return nil }
+func (a alien) Kind() taxonomy.Kind       { return taxonomy.Kind(a.s) }
+func (a alien) Code() string              { return a.s }
+func (a alien) Tool() string              { return a.s }
+func (a alien) Message() string           { return "msg " + a.s }
+func (a alien) Retryable() bool           { return true }
+func (a alien) RetryAfter() time.Duration { return 1 << 62 }
+
+// TestForeignErrorNormalisedAtTheEdge: a taxonomy.Error made elsewhere
+// leaves a Wrap'd tool as the *taxonomy.ToolError of its normalised record,
+// named after the tool, still reachable with errors.As.
+func TestForeignErrorNormalisedAtTheEdge(t *testing.T) {
+	const secret = "sk_live_canary0123456789"
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{}, alien{secret}
+	})
+	_, err := tool(context.Background(), nil)
+	te, ok := err.(*taxonomy.ToolError)
+	if !ok {
+		t.Fatalf("got %T, want *taxonomy.ToolError", err)
+	}
+	if te.Kind() != taxonomy.KindFailed || te.Code() != taxonomy.CodeInvalidCode || te.Tool() != "book" ||
+		te.RetryAfter() != taxonomy.MaxRetryAfter || strings.Contains(te.Error(), "canary") {
+		t.Fatalf("got %s (retry after %v)", te.Error(), te.RetryAfter())
+	}
+	var a alien
+	if !errors.As(err, &a) {
+		t.Fatal("the foreign error is not reachable")
+	}
+	if info := taxonomy.InfoOf(alien{secret}); info.Message != "" || info.Tool != "" {
+		t.Fatalf("InfoOf kept foreign text: %+v", info)
+	}
+}

@@ -94,10 +94,37 @@ func ValidKind(k Kind) bool {
 
 // ValidCode reports whether code is a well-formed code: lower-case words of
 // letters and digits joined by single underscores, starting with a letter, at
-// most 64 bytes (for example "booking_not_cancellable").
+// most 64 bytes (for example "booking_not_cancellable"). A code names a
+// reason; it is not data, so no word may be longer than 24 bytes or hold more
+// than 4 digits: a token or an identifier that happens to be lower-case
+// (a hex digest, sk_live_… in lower case) is not a code.
 func ValidCode(code string) bool {
-	return validName(code, '_')
+	if !validName(code, '_') {
+		return false
+	}
+	word, digits := 0, 0
+	for i := 0; i < len(code); i++ {
+		switch c := code[i]; {
+		case c == '_':
+			word, digits = 0, 0
+		case c >= '0' && c <= '9':
+			word, digits = word+1, digits+1
+		default:
+			word++
+		}
+		if word > maxCodeWord || digits > maxCodeDigits {
+			return false
+		}
+	}
+	return true
 }
+
+// The bounds of one word of a code: longer words, or more digits, read as
+// data rather than a reason.
+const (
+	maxCodeWord   = 24
+	maxCodeDigits = 4
+)
 
 func validName(s string, sep byte) bool {
 	if len(s) == 0 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == sep {

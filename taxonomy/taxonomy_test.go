@@ -105,6 +105,12 @@ func TestValidCode(t *testing.T) {
 		{"9lives", false},
 		{"has space", false},
 		{strings.Repeat("a", 65), false},
+		// Data, not a reason: long words, many digits.
+		{"error_" + strings.Repeat("x", 24), true},
+		{"error_" + strings.Repeat("x", 25), false},
+		{"http_5030", true},
+		{"sk_live_canary0123456789", false},
+		{"d41d8cd98f00b204e9800998ecf8427e", false},
 	} {
 		if got := taxonomy.ValidCode(tc.code); got != tc.ok {
 			t.Errorf("ValidCode(%q) = %v, want %v", tc.code, got, tc.ok)

@@ -29,6 +29,7 @@ const (
 	cTilde                         // '~'
 	cLowerDigit                    // [a-z0-9]
 	cProseOpen                     // blanks and quotes: what a value in prose follows
+	cSpace                         // ' '
 )
 
 // boring are the bytes the scanner skips without a second look: lower-case
@@ -75,6 +76,8 @@ func buildChars() (t [256]uint32) {
 			k |= cComma
 		case '~':
 			k |= cTilde
+		case ' ':
+			k |= cSpace
 		}
 		if strings.IndexByte(triggers, c) >= 0 {
 			k |= cTrigger

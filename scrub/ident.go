@@ -650,8 +650,11 @@ func matchPEM(in string, i int) (hit, bool) {
 	if k < 0 {
 		return hit{}, false
 	}
+	// A label is upper-case words (RSA PRIVATE KEY, PGP PRIVATE KEY
+	// BLOCK): what else the window holds may shrink when redacted, and a
+	// second pass must not find a block the first did not.
 	label := in[j : j+k]
-	if !strings.Contains(label, "PRIVATE KEY") || strings.ContainsAny(label, "\r\n") {
+	if !strings.Contains(label, "PRIVATE KEY") || skip(label, 0, cUpperDigit|cSpace) != len(label) {
 		return hit{}, false
 	}
 	j += k + len(dashes)

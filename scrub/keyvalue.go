@@ -18,6 +18,7 @@ const (
 	maxListItems = 64  // elements of a list read after a secret-ish key
 	maxList      = 2048
 	maxUserinfo  = 512 // longest user:password in a URL
+	maxHost      = 253 // longest host name
 )
 
 // kvKind says what a secret-ish key guards.
@@ -785,6 +786,10 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int) (hit, bool
 		default:
 			e = valueEnd(in, esc, c, closing, stopLine, false)
 		}
+		if f != famSecret && e < len(in) && in[e] == ':' {
+			// Credentials written in plain: Basic admin:hunter2.
+			e = valueEnd(in, esc, e, "", stopValue, false)
+		}
 		if !plausibleValue(in[c:e]) {
 			return hit{}, false
 		}
@@ -893,6 +898,10 @@ func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 			if hostAfter(in, e+1) {
 				at = e
 			}
+		case ':':
+			if strings.HasPrefix(in[e:], "://") {
+				e = len(in) // another URL begins
+			}
 		}
 	}
 	if at < 0 || at == colon+1 || reserved >= 0 && isNumber(in[colon+1:reserved]) {
@@ -937,8 +946,8 @@ func hostAfter(in string, h int) bool {
 			e = k + 1
 		}
 	} else {
-		e = skip(in, e, cDomain|cUnderscore)
-		if e == h {
+		e = skipMax(in, e, cDomain|cUnderscore, maxHost+1)
+		if e == h || e-h > maxHost {
 			return false
 		}
 	}

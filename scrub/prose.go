@@ -181,5 +181,10 @@ func (s *Scrubber) matchUserPassword(in string, v int) (hit, bool) {
 	if c <= 0 || ve-(vs+c+1) < minValueLen || !plausibleStart(in[vs+c+1:ve], true) {
 		return hit{}, false
 	}
+	for k := vs; k < vs+c; k++ {
+		if chars[in[k]]&cUser == 0 && in[k] != '@' {
+			return hit{}, false // not a user name: a placeholder, a URL
+		}
+	}
 	return hit{vs + c + 1, ve, famPassword}, s.on[famPassword]
 }

@@ -392,7 +392,7 @@ func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
 			strings.IndexByte(dottedPrefixStarts, in[p]) < 0 {
 			continue
 		}
-		if h, ok := matchVendor(in, p); ok && h.end > ws && s.on[h.fam] {
+		if h, ok := matchVendor(in, p, lo); ok && h.end > ws && s.on[h.fam] {
 			return h, true
 		}
 	}

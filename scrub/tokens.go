@@ -174,7 +174,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
 	}
-	return matchVendor(in, i)
+	return matchVendor(in, i, lo)
 }
 
 // allHex reports whether s holds only hexadecimal digits.

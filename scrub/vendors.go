@@ -109,11 +109,15 @@ var vendorsByFirst = func() (t [256][]uint8) {
 	return t
 }()
 
-// matchVendor matches a table-driven vendor token at in[i].
-func matchVendor(in string, i int) (hit, bool) {
+// matchVendor matches a table-driven vendor token at in[i]. A token does
+// not begin right after a byte of its own body: in a long run of body
+// bytes, such as gldt-gldt-gldt-…, only the first prefix is read on, so
+// that every byte is read a bounded number of times. lo is as for
+// matchToken.
+func matchVendor(in string, i, lo int) (hit, bool) {
 	for _, k := range vendorsByFirst[in[i]] {
 		v := &vendors[k]
-		if !strings.HasPrefix(in[i:], v.prefix) {
+		if !strings.HasPrefix(in[i:], v.prefix) || chars[prev(in, i, lo)]&v.set != 0 {
 			continue
 		}
 		j := i + len(v.prefix)

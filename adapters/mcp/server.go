@@ -1,0 +1,279 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/adapters/mcp/internal/wire"
+	"github.com/toolmw/toolmw/schema"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// The _meta keys the adapter reads and writes. MCP reserves the prefixes
+// naming modelcontextprotocol or mcp; "toolmw/" is toolmw's.
+const (
+	// MetaCallID is the key under which a tools/call request's _meta
+	// carries the model's call id. A [Remote] sends it; a server made here
+	// runs the call with it as the call id ([toolmw.WithCallID]).
+	MetaCallID = wire.MetaCallID
+	// MetaError is the key under which an isError result's _meta carries
+	// the [taxonomy.Info] record of the error: kind, code, tool, retryable,
+	// retry_after (seconds), message and field errors, as JSON.
+	MetaError = wire.MetaError
+)
+
+// noArgs is the input schema of a tool published without one: it takes no
+// arguments. The SDK refuses a tool without a schema of type object.
+var noArgs = json.RawMessage(`{"type":"object","additionalProperties":false}`)
+
+// Hints are the annotations of a tool beyond what its [toolmw.Spec] says.
+// The Spec gives idempotentHint (Spec.Idempotent); Hints add a title and
+// the read-only, destructive and open-world hints. MCP's defaults apply to
+// what is left unset: not read-only, destructive, open world.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type Hints struct {
+	Title       string // a display name; "" for none
+	ReadOnly    bool   // the tool does not modify its environment (implies idempotent)
+	Destructive *bool  // nil: unstated (MCP's default: true)
+	OpenWorld   *bool  // nil: unstated (MCP's default: true)
+}
+
+// A ServerOption configures [AddToolbox].
+//
+// Options are applied once, by the function they are passed to; an Option
+// may be reused and shared between goroutines.
+type ServerOption func(*serverOptions)
+
+type serverOptions struct {
+	hints  map[string]Hints
+	callID func(context.Context, *sdk.CallToolRequest) string
+	err    error
+}
+
+func evaluateServerOptions(opts []ServerOption) *serverOptions {
+	o := &serverOptions{hints: map[string]Hints{}, callID: CallIDFromMeta}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(o)
+		}
+	}
+	return o
+}
+
+func (o *serverOptions) reject(format string, args ...any) {
+	if o.err == nil {
+		o.err = optionError(format, args...)
+	}
+}
+
+func optionError(format string, args ...any) error {
+	return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "mcp: "+fmt.Sprintf(format, args...))
+}
+
+// WithHints publishes the tool called name with h. Hints for a name the
+// box does not hold are an option_invalid error, so a typo does not pass
+// unnoticed. Given twice for a name, the last wins.
+func WithHints(name string, h Hints) ServerOption {
+	return func(o *serverOptions) { o.hints[name] = h }
+}
+
+// WithCallID sets how a call's id is read from the request (nil means
+// [CallIDFromMeta]). The id is data from the client: toolmw carries it as
+// toolmw.SafeCallID makes it. f is called from many goroutines at once.
+func WithCallID(f func(context.Context, *sdk.CallToolRequest) string) ServerOption {
+	return func(o *serverOptions) {
+		if f == nil {
+			f = CallIDFromMeta
+		}
+		o.callID = f
+	}
+}
+
+// CallIDFromMeta is the default call id of a request: the string under
+// [MetaCallID] in its _meta (a [Remote] sends the model's call id there),
+// else its progress token (unique per request when the client sets one),
+// else "". The SDK does not hand a handler the JSON-RPC request id.
+func CallIDFromMeta(_ context.Context, req *sdk.CallToolRequest) string {
+	if req == nil || req.Params == nil {
+		return ""
+	}
+	if id, ok := req.Params.Meta[MetaCallID].(string); ok && id != "" {
+		return id
+	}
+	switch t := req.Params.GetProgressToken().(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case int:
+		return strconv.Itoa(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	}
+	return ""
+}
+
+// AddTool publishes tool on srv under spec, wrapped with mws (the first
+// outermost) as [toolmw.Wrap] wraps it: a bad spec, a nil tool or a layer
+// given an invalid option is a tool-definition-invalid error, and nothing
+// is added. It is AddToolbox with a box holding the one tool; use a
+// [toolmw.Toolbox] and [AddToolbox] for hints or a custom call id.
+func AddTool(srv *sdk.Server, spec toolmw.Spec, tool toolmw.Tool, mws ...toolmw.Middleware) error {
+	box := toolmw.NewToolbox(mws...)
+	if err := box.Register(spec, tool); err != nil {
+		return err
+	}
+	return AddToolbox(srv, box)
+}
+
+// AddToolbox publishes every tool registered in box, at the time of the
+// call, on srv, and calls each through box ([toolmw.Toolbox.Call]), so it
+// runs in the middlewares it was registered with.
+//
+// A tool is published with its name, description, input schema in the MCP
+// profile ([schema.MCP]: JSON Schema 2020-12; a Typed tool's rendered from
+// its input type) and annotations: idempotentHint from Spec.Idempotent,
+// the rest from [WithHints]. A tool without an input schema is published
+// as taking no arguments, {"type":"object","additionalProperties":false}.
+// A box that cannot be described, a nil srv or box, or an invalid option
+// is a tool-definition-invalid error, and nothing is added.
+//
+// Each call runs with the request's call id ([WithCallID]) and the
+// request's context: a client's cancellation cancels the call. Empty or
+// null arguments stand for {}. A result becomes text content; a JSON
+// object result is also sent as structured content. Any error becomes an
+// isError result, never a protocol error: its only content is
+// [toolmw.ForModel]'s envelope (an untyped error's text withheld), its
+// _meta carries the error's record under [MetaError], and it carries the
+// typed error for the server's own middleware (CallToolResult.GetError;
+// an untyped error as the typed error of its record, wrapping it). A panic
+// that escapes the tool's middlewares ends the call as
+// tool-failed/tool_panicked; its value is not sent or logged.
+//
+// Unknown tools and malformed requests are answered by the SDK before any
+// tool runs; install [ProtocolErrors] to make those answers typed too.
+func AddToolbox(srv *sdk.Server, box *toolmw.Toolbox, opts ...ServerOption) error {
+	o := evaluateServerOptions(opts)
+	switch {
+	case srv == nil:
+		o.reject("AddToolbox: the server is nil")
+	case box == nil:
+		o.reject("AddToolbox: the toolbox is nil")
+	}
+	if o.err != nil {
+		return o.err
+	}
+	defs, err := box.Definitions(schema.MCP)
+	if err != nil {
+		return err
+	}
+	specs := map[string]toolmw.Spec{}
+	for _, s := range box.Specs() {
+		specs[s.Name] = s
+	}
+	for name := range o.hints {
+		if _, ok := specs[name]; !ok {
+			return optionError("WithHints(%q): the toolbox has no tool of that name", name)
+		}
+	}
+	tools := make([]*sdk.Tool, 0, len(defs))
+	for _, d := range defs {
+		spec := specs[d.Name]
+		in := d.InputSchema
+		if spec.InputSchema == nil {
+			in = noArgs
+		}
+		tools = append(tools, &sdk.Tool{
+			Name:        d.Name,
+			Description: d.Description,
+			InputSchema: in,
+			Annotations: annotations(spec, o.hints[d.Name]),
+		})
+	}
+	for _, t := range tools {
+		srv.AddTool(t, handler(box, t.Name, o.callID))
+	}
+	return nil
+}
+
+func annotations(spec toolmw.Spec, h Hints) *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{
+		Title:           h.Title,
+		ReadOnlyHint:    h.ReadOnly,
+		IdempotentHint:  spec.Idempotent || h.ReadOnly,
+		DestructiveHint: h.Destructive,
+		OpenWorldHint:   h.OpenWorld,
+	}
+}
+
+// handler is the SDK handler of the tool called name in box.
+func handler(box *toolmw.Toolbox, name string, callID func(context.Context, *sdk.CallToolRequest) string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args json.RawMessage
+		if req != nil && req.Params != nil {
+			args = req.Params.Arguments
+		}
+		if id := callID(ctx, req); id != "" {
+			ctx = toolmw.WithCallID(ctx, id)
+		}
+		res, err := call(ctx, box, name, normalArgs(args))
+		if err != nil {
+			return failureResult(err), nil
+		}
+		return successResult(res), nil
+	}
+}
+
+// errPanicked ends a call whose panic no layer recovered.
+var errPanicked = taxonomy.New(taxonomy.KindFailed, taxonomy.CodeToolPanicked, "the tool panicked")
+
+// call calls the tool, turning a panic that escaped its layers into
+// tool_panicked: the SDK has no recovery of its own, and a panic would end
+// the server.
+func call(ctx context.Context, box *toolmw.Toolbox, name string, args json.RawMessage) (res toolmw.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = toolmw.Result{}, errPanicked.WithTool(name)
+		}
+	}()
+	return box.Call(ctx, name, args)
+}
+
+// normalArgs returns args, or {} for empty or null arguments (MCP makes
+// them optional).
+func normalArgs(args json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+func successResult(res toolmw.Result) *sdk.CallToolResult {
+	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}
+	if res.JSON {
+		if js, ok := wire.StructuredJSON(res.Content); ok {
+			r.StructuredContent = js
+		}
+	}
+	return r
+}
+
+// failureResult is the isError result of err: the envelope first, then the
+// typed error, so SetError keeps the envelope as the content.
+func failureResult(err error) *sdk.CallToolResult {
+	f := wire.FailureOf(err)
+	r := &sdk.CallToolResult{
+		Content: []sdk.Content{&sdk.TextContent{Text: f.Text}},
+		Meta:    sdk.Meta{MetaError: f.MetaInfo()},
+	}
+	r.SetError(f.Typed)
+	return r
+}

@@ -8,6 +8,8 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/toolmw/toolmw v0.0.0-00010101000000-000000000000
+	go.opentelemetry.io/otel/sdk v1.46.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -60,7 +60,7 @@ func testSuccess(t *testing.T, kind serverKind, tk transportKind) {
 			spec = s
 		}
 	}
-	if  !spec.Idempotent || spec.InputSchema == nil {
+	if !spec.Idempotent || spec.InputSchema == nil {
 		t.Fatalf("echo's spec: %+v", spec)
 	}
 	res, err := f.call("echo", `{"q":"hi"}`)

@@ -702,4 +702,3 @@ func waitFor(t *testing.T, ch <-chan string, what string) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
-

@@ -8,17 +8,43 @@ import (
 	"encoding/hex"
 	"sync/atomic"
 
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/scrub"
 )
 
 // Call describes one call of a tool, as the layers and the tool itself see it
 // through [CallFrom].
+//
+// It is a plain value, safe to read from many goroutines.
 type Call struct {
-	Tool       string // the tool's name
-	ID         string // the model's call id, set with WithCallID, as [SafeCallID] makes it; may be ""
-	Idempotent bool   // whether repeating the call is safe (from the Spec)
-	Attempt    int    // the current attempt, from 1; retry layers advance it
-	Spec       *Spec  // the full spec; shared and read-only
+	Tool string // the tool's name
+	ID   string // the model's call id, set with WithCallID, as [SafeCallID] makes it; may be ""
+	// Idempotent reports whether repeating the call is safe: the Spec
+	// declares the tool Idempotent, or declares that it honours idempotency
+	// keys ([Spec.HonoursKeys]). Every layer that decides on idempotency
+	// (classify, timeout, retry, hedge) reads it.
+	Idempotent bool
+	Attempt    int   // the current attempt, from 1; retry layers advance it
+	Spec       *Spec // the full spec; shared and read-only
+
+	c *callCtx // the call's record, for Key
+}
+
+// Key returns the call's idempotency key: the same string for every attempt
+// and hedge of the call, and for a repeat of the call in the same run; a
+// different one for a different call. A tool that honours keys sends it
+// upstream, typically as an Idempotency-Key header. See [WithIdempotencyKey]
+// for how it is made. It is "" only for a Call not obtained from
+// [CallFrom].
+//
+// The key is made on first use (a hash, or random bytes), so a call that
+// never asks for it pays nothing.
+func (c Call) Key() string {
+	if c.c == nil {
+		return ""
+	}
+	return c.c.key()
 }
 
 type ctxKey int
@@ -26,6 +52,7 @@ type ctxKey int
 const (
 	callKey ctxKey = iota
 	callIDKey
+	idemKey
 )
 
 // callCtx is the context of one call through a Wrap'd tool: the parent plus
@@ -35,6 +62,7 @@ type callCtx struct {
 	spec    *Spec
 	id      string
 	attempt atomic.Int32
+	ikey    atomic.Pointer[string] // the idempotency key, once made
 }
 
 func (c *callCtx) Value(key any) any {
@@ -62,9 +90,10 @@ func CallFrom(ctx context.Context) (Call, bool) {
 	return Call{
 		Tool:       c.spec.Name,
 		ID:         c.id,
-		Idempotent: c.spec.Idempotent,
+		Idempotent: c.spec.Idempotent || c.spec.HonoursKeys,
 		Attempt:    int(c.attempt.Load()),
 		Spec:       c.spec,
+		c:          c,
 	}, true
 }
 
@@ -123,3 +152,83 @@ var callIDKeyBytes = func() (k [32]byte) {
 	_, _ = rand.Read(k[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return k
 }()
+
+// WithIdempotencyKey returns a context that gives the next call through a
+// Wrap'd tool the idempotency key key, for a loop that keeps its own (one
+// that survives a restart of the process, say, stored with the call). The
+// key reaches the tool through [Call.Key] as given when it is at most
+// [MaxCallIDLen] bytes of ASCII letters, digits and "_-.:" in which the
+// default scrubber finds nothing, and as "tmk_" and a hash of it otherwise.
+//
+// Without one, a call's key is derived:
+//
+//   - with the model's call id ([WithCallID]) and a run ([budget.WithRun]):
+//     "tmk_" and 32 hex digits of a hash of the run, the tool's name and
+//     the call id, so a repeat of the call in the same run (the model
+//     re-issuing it) carries the same key, and the same call id in another
+//     run does not;
+//   - with a call id and no run: the same, with the process in the run's
+//     place;
+//   - with neither: "tmk_" and 32 random hex digits, made once per call.
+//
+// A run's part of the hash is random, made when the run first needs it: a
+// key derived in one process is not derived again by another. A loop that
+// replays calls after a restart sets its own key.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idemKey, key)
+}
+
+// keyPrefix starts every key toolmw makes.
+const keyPrefix = "tmk_"
+
+func (c *callCtx) key() string {
+	if k := c.ikey.Load(); k != nil {
+		return *k
+	}
+	k := c.makeKey()
+	if c.ikey.CompareAndSwap(nil, &k) {
+		return k
+	}
+	return *c.ikey.Load() // another goroutine of the call (a hedge) made it first
+}
+
+func (c *callCtx) makeKey() string {
+	if k, ok := c.Context.Value(idemKey).(string); ok {
+		if len(k) <= MaxCallIDLen && safeID(k) && scrub.String(k) == k && k != "" {
+			return k
+		}
+		return keyPrefix + keyHash(processNonce[:], "loop", k)
+	}
+	if c.id == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		return keyPrefix + hex.EncodeToString(b[:])
+	}
+	nonce := processNonce[:]
+	if run, ok := budget.RunFrom(c.Context); ok {
+		nonce = runNonces.Get(run, newNonce)[:]
+	}
+	return keyPrefix + keyHash(nonce, c.spec.Name, c.id)
+}
+
+// keyHash returns 32 hex digits of a hash of nonce, tool and id.
+func keyHash(nonce []byte, tool, id string) string {
+	m := hmac.New(sha256.New, nonce)
+	m.Write([]byte(tool))
+	m.Write([]byte{0})
+	m.Write([]byte(id))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// runNonces holds each run's random part of its calls' keys, for as long
+// as the run lives.
+var runNonces runstate.Slot[[16]byte]
+
+func newNonce() *[16]byte {
+	var n [16]byte
+	_, _ = rand.Read(n[:])
+	return &n
+}
+
+// processNonce stands in for the run when a call has none.
+var processNonce = newNonce()

@@ -21,8 +21,17 @@ type Spec struct {
 	// Description tells the model what the tool does.
 	Description string
 	// Idempotent declares that making the same call twice has the effect of
-	// making it once. Only then are untyped errors and timeouts retried.
+	// making it once. Only then (or with HonoursKeys) are untyped errors and
+	// timeouts retried, and calls hedged.
 	Idempotent bool
+	// HonoursKeys declares that the tool sends its call's idempotency key
+	// ([Call.Key]) upstream, typically as an Idempotency-Key header, and
+	// that its supplier carries out a request whose key it has already seen
+	// at most once. Repeating such a call is then as safe as repeating an
+	// idempotent one: its untyped failures and timeouts are retried, and
+	// [Call.Idempotent] reports true, for every layer that decides on it.
+	// Declare it only when the supplier really deduplicates by key.
+	HonoursKeys bool
 	// InputSchema is the JSON Schema of the arguments (an object schema).
 	// Wrap fills it for a tool made by [Typed] with the schema of its input
 	// type ([schema.Plain]). Set by hand (a raw tool, a remote MCP server's

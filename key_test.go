@@ -1,0 +1,136 @@
+package toolmw_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/testutil"
+)
+
+// keys records the idempotency key every execution of a tool saw.
+type keys struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (k *keys) tool(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+	call, _ := toolmw.CallFrom(ctx)
+	k.mu.Lock()
+	k.seen = append(k.seen, call.Key())
+	k.mu.Unlock()
+	return toolmw.Result{}, errors.New("supplier down") // untyped: retried only when idempotent
+}
+
+// TestKeyStableAcrossAttempts: every attempt of a call sees one key; calls
+// with different ids, or without one, see different keys; the same call id
+// in the same run sees the same key, in another run a different one.
+func TestKeyStableAcrossAttempts(t *testing.T) {
+	k := &keys{}
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "book", HonoursKeys: true}, k.tool, testutil.RetryN(3),
+		func(next toolmw.Tool) toolmw.Tool { // stands in for a layer retrying untyped failures of idempotent calls
+			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+				call, _ := toolmw.CallFrom(ctx)
+				for i := 0; ; i++ {
+					res, err := next(ctx, args)
+					if err == nil || !call.Idempotent || i == 2 {
+						return res, err
+					}
+				}
+			}
+		})
+	call := func(ctx context.Context) []string {
+		k.mu.Lock()
+		k.seen = nil
+		k.mu.Unlock()
+		_, _ = tool(ctx, nil)
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return append([]string(nil), k.seen...)
+	}
+	run := budget.WithRun(context.Background(), budget.WithMaxAttempts(100))
+	a := call(toolmw.WithCallID(run, "call_a"))
+	if len(a) != 3 {
+		t.Fatalf("%d executions, want 3 (HonoursKeys makes untyped failures retryable)", len(a))
+	}
+	for _, key := range a {
+		if key != a[0] || !strings.HasPrefix(key, "tmk_") || len(key) != 4+32 {
+			t.Fatalf("keys %q: want one tmk_ key across attempts", a)
+		}
+	}
+	if again := call(toolmw.WithCallID(run, "call_a")); again[0] != a[0] {
+		t.Errorf("the same call id in the same run: %q, want %q", again[0], a[0])
+	}
+	if b := call(toolmw.WithCallID(run, "call_b")); b[0] == a[0] {
+		t.Errorf("another call id has the same key %q", b[0])
+	}
+	other := budget.WithRun(context.Background(), budget.WithMaxAttempts(100))
+	if c := call(toolmw.WithCallID(other, "call_a")); c[0] == a[0] {
+		t.Errorf("the same call id in another run has the same key %q", c[0])
+	}
+	x, y := call(context.Background()), call(context.Background())
+	if x[0] == y[0] || x[0] != x[1] || y[0] != y[2] {
+		t.Errorf("calls without ids: %q and %q, want one key per call, different across calls", x, y)
+	}
+	if l := call(toolmw.WithIdempotencyKey(run, "order-42:pay")); l[0] != "order-42:pay" || l[2] != l[0] {
+		t.Errorf("the loop's key: %q", l)
+	}
+	if l := call(toolmw.WithIdempotencyKey(run, "bad key\nwith a newline")); !strings.HasPrefix(l[0], "tmk_") || strings.Contains(l[0], "\n") {
+		t.Errorf("an unsafe loop key reached the tool as %q", l[0])
+	}
+	if (toolmw.Call{}).Key() != "" {
+		t.Error("a Call made by hand has a key")
+	}
+}
+
+// TestHonoursKeysIsIdempotent: Call.Idempotent reports a spec's
+// HonoursKeys, so every layer that reads it treats the tool alike.
+func TestHonoursKeysIsIdempotent(t *testing.T) {
+	for _, c := range []struct {
+		spec toolmw.Spec
+		want bool
+	}{
+		{toolmw.Spec{Name: "pay"}, false},
+		{toolmw.Spec{Name: "pay", HonoursKeys: true}, true},
+		{toolmw.Spec{Name: "search", Idempotent: true}, true},
+	} {
+		var got bool
+		tool := toolmw.MustWrap(c.spec, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			call, _ := toolmw.CallFrom(ctx)
+			got = call.Idempotent
+			return toolmw.Result{}, nil
+		})
+		_, _ = tool(context.Background(), nil)
+		if got != c.want {
+			t.Errorf("%+v: Idempotent %v, want %v", c.spec, got, c.want)
+		}
+	}
+}
+
+// TestKeyConcurrentReaders: goroutines of one call (hedges) asking for the
+// key at once all get the same one.
+func TestKeyConcurrentReaders(t *testing.T) {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		call, _ := toolmw.CallFrom(ctx)
+		var wg sync.WaitGroup
+		got := make([]string, 8)
+		for i := range got {
+			wg.Go(func() { got[i] = call.Key() })
+		}
+		wg.Wait()
+		for _, k := range got {
+			if k != got[0] {
+				return toolmw.Result{}, errors.New("keys differ")
+			}
+		}
+		return toolmw.Text(got[0]), nil
+	})
+	if _, err := tool(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -166,12 +166,12 @@ func (o *observed) leaks(t *testing.T, side string) []string {
 		var b strings.Builder
 		b.WriteString(sp.Name() + " " + sp.Status().Description)
 		for _, a := range sp.Attributes() {
-			b.WriteString(" " + string(a.Key) + "=" + a.Value.Emit())
+			b.WriteString(" " + string(a.Key) + "=" + a.Value.String())
 		}
 		for _, e := range sp.Events() {
 			b.WriteString(" " + e.Name)
 			for _, a := range e.Attributes {
-				b.WriteString(" " + string(a.Key) + "=" + a.Value.Emit())
+				b.WriteString(" " + string(a.Key) + "=" + a.Value.String())
 			}
 		}
 		if s := leakedIn(b.String()); s != "" {
@@ -308,11 +308,10 @@ type fixture struct {
 	mcpServer *server.MCPServer
 	gotErrors chan error // go-sdk: the typed errors the server's own middleware saw
 
-	mu       sync.Mutex
-	live     func() (sdk.Transport, error) // a client transport to the running server
-	serve    func()                        // HTTP: start the server again
-	kill     func()                        // the server dies
-	cleanups []func()
+	mu    sync.Mutex
+	live  func() (sdk.Transport, error) // a client transport to the running server
+	serve func()                        // HTTP: start the server again
+	kill  func()                        // the server dies
 
 	client *sdk.Client
 	cs     *sdk.ClientSession

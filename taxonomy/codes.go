@@ -20,6 +20,15 @@ const (
 	// (timed-out, still running) executions as the timeout layer allows, so
 	// the call was not started; transient.
 	CodeTooManyAbandoned = "too_many_abandoned"
+	// CodeDuplicateInDoubt: the call repeats one already made in this run
+	// (same call id, or same arguments for a tool deduplicated by them),
+	// whose outcome is unknown (it was cancelled while the tool ran, so it
+	// may have had its effect); the tool is not run again; permanent.
+	CodeDuplicateInDoubt = "duplicate_in_doubt"
+	// CodeDuplicateDropped: the call repeats one already made in this run,
+	// whose result the dedupe layer no longer holds (its per-run memory
+	// bound); the tool is not run again; permanent.
+	CodeDuplicateDropped = "duplicate_result_dropped"
 	// CodeUpstreamUnavailable: the dependency could not be reached or said it
 	// did not process the request; transient.
 	CodeUpstreamUnavailable = "upstream_unavailable"
@@ -91,6 +100,9 @@ const (
 
 	// CodeRateLimited: a local rate limiter refused the call.
 	CodeRateLimited = "rate_limited"
+	// CodeBulkheadFull: the tool's concurrency limit (bulkhead) had no free
+	// slot within the wait allowed, or its queue was full; nothing ran.
+	CodeBulkheadFull = "bulkhead_full"
 	// CodeUpstreamRateLimited: the dependency said too many requests (HTTP 429).
 	CodeUpstreamRateLimited = "upstream_rate_limited"
 
@@ -167,6 +179,8 @@ var codes = []CodeInfo{
 	{KindFailed, CodeToolPanicked, "no", "the tool panicked", "recovery layer"},
 	{KindFailed, CodeToolExited, "no", "the tool called runtime.Goexit", "recovery layer"},
 	{KindFailed, CodeTooManyAbandoned, "yes", "too many abandoned executions of the tool are still running; the call was not started", "timeout layer (WithAbandon)"},
+	{KindFailed, CodeDuplicateInDoubt, "no", "the call repeats one already made in this run whose outcome is unknown; the tool was not run again", "dedupe layer"},
+	{KindFailed, CodeDuplicateDropped, "no", "the call repeats one already made in this run whose result is no longer held; the tool was not run again", "dedupe layer"},
 	{KindFailed, CodeUpstreamUnavailable, "yes", "the dependency could not be reached or did not process the request", "mapper default map"},
 	{KindFailed, CodeUpstreamError, "if idempotent", "the dependency failed while handling the request and may have acted", "mapper default map"},
 	{KindFailed, CodeConnectionReset, "if idempotent", "the connection broke after the request may have gone out", "mapper default map"},
@@ -193,6 +207,7 @@ var codes = []CodeInfo{
 	{KindCircuitOpen, CodeCircuitOpen, "yes", "the breaker is open; retry after the open period", "breaker layer"},
 	{KindCircuitOpen, CodeCircuitHalfOpen, "yes", "the breaker is half-open and its probes are taken", "breaker layer"},
 	{KindRateLimited, CodeRateLimited, "yes", "a local rate limiter refused the call", "ratelimit layer"},
+	{KindRateLimited, CodeBulkheadFull, "yes", "the tool's concurrency limit had no free slot in time, or its queue was full; nothing ran", "bulkhead layer"},
 	{KindRateLimited, CodeUpstreamRateLimited, "yes", "the dependency said too many requests (HTTP 429)", "mapper default map"},
 	{"", CodeWaitPastDeadline, "no", "retrying stopped: the next wait would end past the deadline (kind of the last failure)", "retry layer"},
 	{"", CodeWaitTooLong, "no", "retrying stopped: the dependency asked for a wait longer than the cap (kind of the last failure)", "retry layer"},

@@ -17,6 +17,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/logging"
@@ -67,6 +68,14 @@ func badOptions() []badOption {
 		{name: "breaker.WithOnStateChange", none: "nil means no callback"},
 		{name: "breaker.WithIsFailure", none: "nil means breaker.IsFailure"},
 		{name: "breaker.WithKey", none: "nil means one breaker per tool"},
+
+		{name: "bulkhead.New n", validate: func() error { return bulkhead.Validate(-1) },
+			layer: func() toolmw.Middleware { return bulkhead.New(-1) }},
+		{name: "bulkhead.WithMaxWait", validate: func() error { return bulkhead.Validate(1, bulkhead.WithMaxWait(-time.Second)) },
+			layer: func() toolmw.Middleware { return bulkhead.New(1, bulkhead.WithMaxWait(-time.Second)) }},
+		{name: "bulkhead.WithMaxQueue", validate: func() error { return bulkhead.Validate(1, bulkhead.WithMaxQueue(-1)) },
+			layer: func() toolmw.Middleware { return bulkhead.New(1, bulkhead.WithMaxQueue(-1)) }},
+		{name: "bulkhead.WithShared", none: "nil means a pool per tool (bulkhead.ValidatePool reports a pool's bad size)"},
 
 		{name: "classify.WithMap", none: "nil means mapper.Default()"},
 

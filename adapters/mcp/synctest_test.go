@@ -2,8 +2,8 @@ package mcp_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"

@@ -19,6 +19,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/classify"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/middleware/permit"
@@ -78,6 +79,13 @@ func badOptions() []badOption {
 		{name: "bulkhead.WithShared", none: "nil means a pool per tool (bulkhead.ValidatePool reports a pool's bad size)"},
 
 		{name: "classify.WithMap", none: "nil means mapper.Default()"},
+
+		{name: "dedupe.WithArguments", validate: func() error { return dedupe.Validate(dedupe.WithArguments("not a tool")) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithArguments("not a tool")) }},
+		{name: "dedupe.WithMaxRecords", validate: func() error { return dedupe.Validate(dedupe.WithMaxRecords(-1)) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithMaxRecords(-1)) }},
+		{name: "dedupe.WithMaxBytes", validate: func() error { return dedupe.Validate(dedupe.WithMaxBytes(-1)) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithMaxBytes(-1)) }},
 
 		{name: "events.WithQueueSize", validate: func() error { return events.Validate(events.WithQueueSize(-1)) },
 			layer: func() toolmw.Middleware {

@@ -1,0 +1,300 @@
+package dedupe
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/internal/runstate"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Defaults of the per-run bounds.
+const (
+	DefaultMaxRecords = 1024    // finished calls remembered per run
+	DefaultMaxBytes   = 1 << 20 // bytes of result content held per run
+)
+
+// Option configures the dedupe layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	byArgs     map[string]bool
+	maxRecords int
+	maxBytes   int
+	err        error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("dedupe: "+format, args...))
+	}
+}
+
+// WithArguments names tools whose repeats are recognised by their
+// arguments too: two calls of such a tool in one run with the same JSON
+// arguments are one call, whatever their call ids. Use it for
+// side-effecting tools a model may call again in a later turn with a new
+// call id. A name that is not a valid tool name is invalid.
+func WithArguments(tools ...string) Option {
+	return func(c *config) {
+		for _, t := range tools {
+			if !toolmw.ValidName(t) {
+				c.reject("WithArguments(%q): not a tool name", t)
+				return
+			}
+			if c.byArgs == nil {
+				c.byArgs = map[string]bool{}
+			}
+			c.byArgs[t] = true
+		}
+	}
+}
+
+// WithMaxRecords bounds the finished calls remembered per run (default
+// [DefaultMaxRecords]); the oldest is forgotten first. 0 means the default;
+// a negative n is invalid.
+func WithMaxRecords(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithMaxRecords(%d): the bound must not be negative", n)
+			return
+		}
+		c.maxRecords = n
+	}
+}
+
+// WithMaxBytes bounds the result content held per run (default
+// [DefaultMaxBytes]). 0 means the default; a negative n is invalid.
+func WithMaxBytes(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithMaxBytes(%d): the bound must not be negative", n)
+			return
+		}
+		c.maxBytes = n
+	}
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.maxRecords == 0 {
+		c.maxRecords = DefaultMaxRecords
+	}
+	if c.maxBytes == 0 {
+		c.maxBytes = DefaultMaxBytes
+	}
+	return c
+}
+
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil.
+func Validate(opts ...Option) error { return newConfig(opts).err }
+
+// New returns the dedupe layer. The tools it wraps share its records (a
+// call is identified by its tool's name among others), one set per run.
+// An invalid option makes a [toolmw.Reject] middleware (see [Validate]).
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	l := &layer{config: cfg}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			return l.call(ctx, next, args)
+		}
+	}
+}
+
+type layer struct {
+	config
+	runs runstate.Slot[store]
+}
+
+// store is one run's records.
+type store struct {
+	mu       sync.Mutex
+	m        map[string]*record
+	finished []string // ids of finished records, oldest first
+	bytes    int
+}
+
+// record is one call: in flight until ready is closed, then its outcome.
+type record struct {
+	ready     chan struct{}
+	res       toolmw.Result
+	err       error
+	forgotten bool // the outcome was not kept: a waiting repeat runs the tool
+	size      int
+}
+
+func newStore() *store { return &store{m: map[string]*record{}} }
+
+var (
+	errInDoubt = taxonomy.Failure(taxonomy.CodeDuplicateInDoubt,
+		"this call was already made in this run and cancelled while the tool ran; it may have acted, so it is not run again")
+	errDropped = taxonomy.Failure(taxonomy.CodeDuplicateDropped,
+		"this call was already made in this run; its result is no longer held, and it is not run again")
+)
+
+func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	call, ok := toolmw.CallFrom(ctx)
+	if !ok {
+		return next(ctx, args)
+	}
+	run, ok := budget.RunFrom(ctx)
+	if !ok {
+		return next(ctx, args)
+	}
+	id := l.identity(call, args)
+	if id == "" {
+		return next(ctx, args)
+	}
+	st := l.runs.Get(run, newStore)
+	for {
+		st.mu.Lock()
+		rec := st.m[id]
+		if rec == nil {
+			rec = &record{ready: make(chan struct{})}
+			st.m[id] = rec
+			st.mu.Unlock()
+			return l.execute(ctx, next, args, call, st, id, rec)
+		}
+		st.mu.Unlock()
+		select {
+		case <-rec.ready:
+		case <-ctx.Done():
+			return toolmw.Result{}, ctx.Err()
+		}
+		if !rec.forgotten {
+			return rec.res, rec.err
+		}
+	}
+}
+
+// identity names the call within its run, or returns "" when it cannot be
+// recognised.
+func (l *layer) identity(call toolmw.Call, args json.RawMessage) string {
+	if l.byArgs[call.Tool] {
+		if sum, ok := canonicalSum(args); ok {
+			return "a\x00" + call.Tool + "\x00" + sum
+		}
+	}
+	if call.ID == "" {
+		return ""
+	}
+	return "i\x00" + call.Tool + "\x00" + call.ID
+}
+
+// canonicalSum returns the SHA-256 of args' JSON value re-encoded with
+// sorted object keys and no spacing, numbers as written.
+func canonicalSum(args json.RawMessage) (string, bool) {
+	if len(args) == 0 {
+		args = json.RawMessage("null")
+	}
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		return "", false
+	}
+	b, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), true
+}
+
+func (l *layer) execute(ctx context.Context, next toolmw.Tool, args json.RawMessage, call toolmw.Call, st *store, id string, rec *record) (res toolmw.Result, err error) {
+	returned := false
+	defer func() {
+		if !returned { // a panic or runtime.Goexit: record it, let it go on
+			l.settle(st, id, rec, toolmw.Result{}, panicked.Err, false)
+		}
+	}()
+	res, err = next(ctx, args)
+	returned = true
+	keep, kept := keeps(call, err)
+	if !keep {
+		l.settle(st, id, rec, toolmw.Result{}, nil, true)
+		return res, err
+	}
+	if kept != nil {
+		l.settle(st, id, rec, toolmw.Result{}, kept, false)
+	} else {
+		l.settle(st, id, rec, res, err, false)
+	}
+	return res, err
+}
+
+// keeps reports whether a call's outcome is recorded, and the error a
+// repeat gets instead of err (nil: err itself).
+func keeps(call toolmw.Call, err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case call.Idempotent:
+		return false, nil // running it again is safe
+	case errors.Is(err, context.Canceled):
+		return true, errInDoubt
+	}
+	te, typed := taxonomy.From(err)
+	if !typed {
+		return true, nil
+	}
+	switch te.Kind() {
+	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
+		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted:
+		return false, nil // nothing ran
+	}
+	return !te.Retryable(), nil // retryable: the author says nothing landed
+}
+
+// settle finishes rec: it forgets it, or keeps its outcome within the
+// run's bounds, and wakes the repeats waiting for it.
+func (l *layer) settle(st *store, id string, rec *record, res toolmw.Result, err error, forget bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	defer close(rec.ready)
+	if forget {
+		rec.forgotten = true
+		delete(st.m, id)
+		return
+	}
+	rec.res, rec.err = res, err
+	if size := len(res.Content); size > 0 {
+		if st.bytes+size > l.maxBytes {
+			rec.res, rec.err = toolmw.Result{}, errDropped
+		} else {
+			rec.size = size
+			st.bytes += size
+		}
+	}
+	st.finished = append(st.finished, id)
+	for len(st.finished) > l.maxRecords {
+		old := st.finished[0]
+		st.finished = st.finished[1:]
+		if r := st.m[old]; r != nil {
+			st.bytes -= r.size
+			delete(st.m, old)
+		}
+	}
+}

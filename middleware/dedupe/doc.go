@@ -1,0 +1,81 @@
+// Package dedupe provides the exactly-once layer: within one agent run, a
+// call that repeats one already made gets the recorded outcome back, and
+// the tool is not run again.
+//
+//	ctx = budget.WithRun(ctx)                        // the run the records live with
+//	ctx = toolmw.WithCallID(ctx, "call_a1B2")        // the model's call id
+//	tool := toolmw.MustWrap(spec, fn, dedupe.New())
+//
+// Models re-issue calls: the same call id sent twice, or the same
+// side-effecting call made again in a later turn. For a tool that books,
+// pays or cancels, this layer turns "executed twice" into "executed once,
+// answered twice".
+//
+// # What is a repeat
+//
+// Two calls of one tool in one run are the same call when they carry the
+// same call id ([toolmw.WithCallID]). For the tools named in
+// [WithArguments], two calls are also the same when their arguments are the
+// same JSON value (object keys in any order, any spacing), whatever their
+// call ids. A call without a run in its context ([budget.WithRun]), or
+// without a call id (for a tool not named in WithArguments), passes through
+// untouched: there is nothing to be exactly-once within.
+//
+// # What a repeat gets
+//
+// A repeat that arrives while the first call is in flight waits for it (or
+// for its own context) and gets its outcome. A repeat that arrives later
+// gets the recorded outcome at once: the same result, or the same error.
+// Outcomes that say the tool did not act, or that acting again is safe, are
+// not recorded, so the next repeat runs the tool:
+//
+//   - every failure of an idempotent call (toolmw.Call.Idempotent);
+//   - a typed error that is retryable (the author said nothing landed), and
+//     circuit-open, rate-limited, retry-budget-exhausted,
+//     run-limit-exceeded and tool-not-permitted, which ran nothing.
+//
+// A cancellation of a non-idempotent call is in doubt (the tool may have
+// acted before it stopped): the caller gets its context.Canceled, and a
+// later repeat gets tool-failed/duplicate_in_doubt, permanent, without the
+// tool running. A panic is recorded as tool-failed/tool_panicked and
+// re-raised.
+//
+// # Memory
+//
+// The records live with the run: they hang off the context's *budget.Run
+// and are dropped when the Run is garbage collected, so they end with the
+// run without the loop saying so. Per run and per layer they are bounded:
+// at most [WithMaxRecords] finished records ([DefaultMaxRecords], 1024;
+// each a tool name, a call id or a 64-digit hash and about 100 bytes), the
+// oldest dropped first — a repeat of a call that old runs again — and at
+// most [WithMaxBytes] of result content ([DefaultMaxBytes], 1 MiB): past
+// it a record keeps who was called but not what came back, and a repeat
+// gets tool-failed/duplicate_result_dropped, permanent, without the tool
+// running. Calls in flight hold a record each on top of the bound.
+//
+// # Where it sits
+//
+// Outside retry, so it records a call's final outcome once, not an
+// attempt's; inside the observers, so a repeat is still traced, logged and
+// reported as a call:
+//
+//	stack, err := middleware.Default().InsertBefore(middleware.Retry,
+//		middleware.Layer{Name: "dedupe", Middleware: dedupe.New()})
+//
+// It is not in middleware.Default: it needs the loop's run and call ids,
+// and a loop that deliberately re-issues a call id (to re-read a changing
+// value) would be surprised by a recorded answer.
+//
+// # Configuration
+//
+// Zero and nil values are the defaults. A negative bound, or a name in
+// WithArguments that is not a valid tool name, makes New return a
+// [toolmw.Reject] middleware: toolmw.Wrap reports the
+// tool-definition-invalid/option_invalid error at start-up, as [Validate]
+// does.
+//
+// # Concurrency
+//
+// The Middleware, the Tools it makes, an [Option] and [Validate] are safe
+// for concurrent use. No lock is held across a tool call.
+package dedupe

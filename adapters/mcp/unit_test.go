@@ -139,8 +139,8 @@ func TestNewRemoteErrors(t *testing.T) {
 	wantInfo(t, err, taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaInvalid)
 
 	for name, opt := range map[string]toolmcp.RemoteOption{
-		"prefix":   toolmcp.WithPrefix("no spaces"),
-		"long":     toolmcp.WithPrefix(strings.Repeat("p", 33)),
+		"prefix": toolmcp.WithPrefix("no spaces"),
+		"long":   toolmcp.WithPrefix(strings.Repeat("p", 33)),
 	} {
 		_, err := toolmcp.NewRemote(ctx, cs, opt)
 		if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeOptionInvalid {

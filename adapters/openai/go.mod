@@ -7,6 +7,7 @@ replace github.com/toolmw/toolmw => ../..
 require (
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/toolmw/toolmw v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -129,7 +129,7 @@ func keywords(doc json.RawMessage) ([]keyword, error) {
 func (d *definition) parameters() map[string]any {
 	m := make(map[string]any, len(d.params))
 	for _, k := range d.params {
-		m[k.key] = bytes.Clone(k.raw)
+		m[k.key] = json.RawMessage(bytes.Clone(k.raw))
 	}
 	return m
 }

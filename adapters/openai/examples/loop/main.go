@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"time"
@@ -48,11 +49,18 @@ func getWeather(ctx context.Context, in Weather) (string, error) {
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
 
+// run asks the question and prints the calls and the answer to w: on
+// OpenAI with OPENAI_API_KEY set, else on the replay.
+func run(ctx context.Context, w io.Writer) error {
 	box := toolmw.NewToolbox(middleware.Default().Middleware())
 	if err := box.Register(toolmw.Spec{Name: "get_weather", Description: "Current weather in a city", Idempotent: true},
 		toolmw.Typed(getWeather)); err != nil {
-		log.Fatal(err)
+		return err
 	}
 
 	var opts []option.RequestOption
@@ -63,29 +71,30 @@ func main() {
 				replay.ToolCall{ID: "call_R5tY8uI2oP4aS6dF9gH1jK3l", Name: "get_weather", Arguments: `{"city":"Tokyo"}`}),
 			replay.ChatAnswer("Paris has light rain at 14°C; Tokyo is clear at 22°C.")))
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		defer stop()
 		opts = append(opts, option.WithBaseURL(url+"/v1/"), option.WithAPIKey("replay"))
 	}
 	client := openai.NewClient(opts...)
 
-	answer, err := loop(ctx, client, box, "What's the weather in Paris and in Tokyo?")
+	answer, err := loop(ctx, w, client, box, "What's the weather in Paris and in Tokyo?")
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Println(answer)
+	_, err = fmt.Fprintln(w, answer)
+	return err
 }
 
 // loop is the agent loop: ask, run the tools the model calls, send their
 // answers back, until the model answers without calling a tool.
-func loop(ctx context.Context, client openai.Client, box *toolmw.Toolbox, question string) (string, error) {
+func loop(ctx context.Context, w io.Writer, client openai.Client, box *toolmw.Toolbox, question string) (string, error) {
 	tools, err := toolopenai.New(box) // strict function tools, rendered once
 	if err != nil {
 		return "", err
 	}
 	params := openai.ChatCompletionNewParams{
-		Model:    openai.ChatModelGPT4_1Mini,
+		Model:    openai.ChatModelGPT5_4Mini,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(question)},
 		Tools:    tools.ForChat(),
 	}
@@ -106,7 +115,7 @@ func loop(ctx context.Context, client openai.Client, box *toolmw.Toolbox, questi
 			return msg.Content, nil
 		}
 		for _, c := range turn.Calls {
-			fmt.Printf("%s %s: %s\n", c.Name, c.CallID, taxonomy.OutcomeOf(c.Err))
+			fmt.Fprintf(w, "%s %s: %s\n", c.Name, c.CallID, taxonomy.OutcomeOf(c.Err))
 		}
 	}
 }

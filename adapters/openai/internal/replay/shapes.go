@@ -11,7 +11,7 @@ type ToolCall struct {
 
 // The recorded model and fingerprint.
 const (
-	model       = "gpt-4.1-2025-04-14"
+	model       = "gpt-5.4-mini-2026-03-17"
 	fingerprint = "fp_b3f1157249"
 	created     = 1765432100
 )

@@ -27,6 +27,8 @@ import (
 	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/bulkhead"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/timeout"
@@ -437,3 +439,180 @@ func TestChaosDefaultStack(t *testing.T) {
 }
 
 func callID(i int) string { return fmt.Sprintf("call_%06d", i) }
+
+// TestChaosExactlyOnce drives the default stack with the dedupe and
+// bulkhead layers inserted against the same flaky tools, issuing every
+// call id two or three times from different goroutines at about the same
+// moment (a model re-issuing calls), and checks: every issue ends in
+// exactly one outcome; a non-idempotent call is executed again only after a
+// typed transient failure, across its duplicates as across its attempts
+// (zero double executions otherwise); the bulkhead's limit holds at the
+// tool; no goroutine outlives the run.
+func TestChaosExactlyOnce(t *testing.T) {
+	stop := make(chan struct{})
+	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
+	defer bound.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		baseline := runtime.NumGoroutine()
+		const perAttempt = 2 * time.Millisecond
+		const slots = 4
+		calls, workers := *chaosCalls/5, *chaosWorkers
+		if testing.Short() {
+			calls = 2_000
+		}
+		var late atomic.Int64
+		stack := middleware.Default(
+			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
+			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond)),
+			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })),
+		)
+		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "dedupe", Middleware: dedupe.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Inside the timeout, so an abandoned execution keeps its slot until
+		// it really returns, and the limit holds at the tool itself.
+		stack, err = stack.InsertAfter(middleware.Timeout, middleware.Layer{Name: "bulkhead", Middleware: bulkhead.New(slots)})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		tools := map[string]*chaosTool{}
+		wrapped := map[string]toolmw.Tool{}
+		var inTool, peak atomic.Int64
+		for _, spec := range []toolmw.Spec{{Name: "pay"}, {Name: "search", Idempotent: true}} {
+			ct := &chaosTool{perAttempt: perAttempt, execs: map[string][]behaviour{}, runs: map[*budget.Run]int{}, plan: map[string]*rand.Rand{}}
+			for i := range calls {
+				ct.plan[callID(i)] = rand.New(rand.NewPCG(uint64(i), uint64(len(spec.Name))))
+			}
+			tools[spec.Name] = ct
+			var gauge sync.Mutex
+			concurrent := 0
+			measured := func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+				gauge.Lock()
+				concurrent++
+				if int64(concurrent) > peak.Load() {
+					peak.Store(int64(concurrent))
+				}
+				gauge.Unlock()
+				inTool.Add(1)
+				defer func() {
+					gauge.Lock()
+					concurrent--
+					gauge.Unlock()
+				}()
+				return ct.tool(ctx, args)
+			}
+			if wrapped[spec.Name], err = stack.Wrap(spec, measured); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Each call id is issued 2 or 3 times, the issues next to each other
+		// in the queue so that workers make them at about the same moment.
+		type issue struct{ call, n int }
+		var jobs []issue
+		for i := range calls {
+			for n := range 2 + boolInt(i%5 == 0) {
+				jobs = append(jobs, issue{i, n})
+			}
+		}
+		runs := make([]context.Context, calls/10+1)
+		for i := range runs {
+			runs[i] = budget.WithRun(context.Background())
+		}
+		type outcome struct {
+			res toolmw.Result
+			err error
+			set bool
+		}
+		outcomes := make([]outcome, len(jobs))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					j := int(next.Add(1)) - 1
+					if j >= len(jobs) {
+						return
+					}
+					i := jobs[j].call
+					name := "pay"
+					if i%2 == 1 {
+						name = "search"
+					}
+					ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
+					if i%20 == 7 && jobs[j].n == 0 { // the first issuer gives up mid-call
+						timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
+						defer timer.Stop()
+					}
+					res, err := wrapped[name](ctx, nil)
+					cancel()
+					outcomes[j] = outcome{res, err, true}
+				}
+			})
+		}
+		wg.Wait()
+		settle := time.Now().Add(10 * time.Second)
+		after := runtime.NumGoroutine()
+		for after > baseline && time.Now().Before(settle) {
+			time.Sleep(time.Millisecond)
+			after = runtime.NumGoroutine()
+		}
+		if after > baseline {
+			t.Errorf("goroutines: %d before, %d after", baseline, after)
+		}
+		for _, ct := range tools {
+			ct.mu.Lock()
+			defer ct.mu.Unlock()
+		}
+
+		issued, answered := 0, 0
+		for j, o := range outcomes {
+			if !o.set {
+				continue // the time bound stopped the run first
+			}
+			issued++
+			switch _, typed := taxonomy.From(o.err); {
+			case o.err == nil, typed, errors.Is(o.err, context.Canceled):
+				answered++
+			default:
+				t.Fatalf("issue %d ended with an untyped error: %v", j, o.err)
+			}
+		}
+		if issued < len(jobs)/10 {
+			t.Errorf("only %d issues in %v", issued, *chaosFor)
+		}
+		// Zero double executions: a non-idempotent call, however many times
+		// it was issued, ran again only after a typed transient failure.
+		doubles, pays := 0, 0
+		for id, ex := range tools["pay"].execs {
+			pays++
+			for _, b := range ex[:len(ex)-1] {
+				if !retryPermitted(b) {
+					doubles++
+					t.Errorf("pay %s executed again after %v: %v", id, b, ex)
+				}
+			}
+		}
+		if p := peak.Load(); p > slots {
+			t.Errorf("%d executions of one tool at once, bulkhead %d", p, slots)
+		}
+		t.Logf("chaos exactly-once: %d issues of %d calls, %d answered; pay calls executed %d, double executions %d; "+
+			"executions %d; bulkhead peak %d of %d; late reports %d; goroutines before %d after %d",
+			issued, calls, answered, pays, doubles, inTool.Load(), peak.Load(), slots, late.Load(), baseline, after)
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,82 @@
+package wire
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+func TestReportedFailure(t *testing.T) {
+	secret := "ghp_" + "Zx81kQ2mVb7TnR4wLp0sYd6hJc3fGe9aUi5o"
+	for _, c := range []struct {
+		name      string
+		text      string
+		meta      any
+		kind      taxonomy.Kind
+		code, msg string
+	}{
+		{"foreign text", "Error: no seats", nil, taxonomy.KindFailed, CodeRemoteToolError, "Error: no seats"},
+		{"an envelope", toolmw.ForModel(toolmw.Result{}, taxonomy.Refusal("sold_out", "no seats")), nil,
+			taxonomy.KindFailed, CodeRemoteToolError, "sold_out: no seats"},
+		{"a secret", "auth " + secret, nil, taxonomy.KindFailed, CodeRemoteToolError, "auth [REDACTED:github_token]"},
+		{"a record", "ignored", map[string]any{"kind": "tool-refused", "code": "sold_out", "message": "no seats", "retryable": true},
+			taxonomy.KindRefused, "sold_out", "no seats"},
+		{"a record as JSON", "ignored", json.RawMessage(`{"kind":"rate-limited","code":"rate_limited","retryable":true,"retry_after":5}`),
+			taxonomy.KindRateLimited, "rate_limited", ""},
+		{"an unknown kind", "the text", map[string]any{"kind": "tool-exploded", "code": "boom"}, taxonomy.KindFailed, CodeRemoteToolError, "the text"},
+		{"a malformed code", "the text", map[string]any{"kind": "tool-failed", "code": "Bad Code"}, taxonomy.KindFailed, CodeRemoteToolError, "the text"},
+		{"not a record", "the text", "tool-refused", taxonomy.KindFailed, CodeRemoteToolError, "the text"},
+	} {
+		e := ReportedFailure(CodeRemoteToolError, c.text, c.meta)
+		if e.Kind() != c.kind || e.Code() != c.code || e.Message() != c.msg || e.Retryable() || e.Tool() != "" || e.RetryAfter() != 0 {
+			t.Errorf("%s: got %s/%s %q retryable %v tool %q", c.name, e.Kind(), e.Code(), e.Message(), e.Retryable(), e.Tool())
+		}
+	}
+	long := ReportedFailure(CodeRemoteToolError, strings.Repeat("é", 4000), nil)
+	if len(long.Message()) > MaxMessageLen || !strings.HasSuffix(long.Message(), "…") {
+		t.Fatalf("a long message keeps %d bytes", len(long.Message()))
+	}
+}
+
+func TestRecordFields(t *testing.T) {
+	secret := "AKIA" + "ZQXW4E5R6T7Y8U9I"
+	fields := []map[string]any{}
+	for range 30 {
+		fields = append(fields, map[string]any{"type": "Not A Type", "loc": []any{"items", 2, secret}, "msg": "bad " + secret})
+	}
+	e := ReportedFailure(CodeRemoteToolError, "", map[string]any{"kind": "tool-args-invalid", "code": "args_invalid", "errors": fields})
+	fs := e.Fields()
+	if len(fs) != maxFields {
+		t.Fatalf("%d fields kept", len(fs))
+	}
+	js, _ := json.Marshal(fs)
+	if strings.Contains(string(js), "ZQXW4E5R6T7Y8U9I") || fs[0].Type != "value_error" {
+		t.Fatalf("fields %s", js)
+	}
+}
+
+func TestFailureOf(t *testing.T) {
+	f := FailureOf(json.Unmarshal([]byte("{"), new(any)))
+	if f.Info.Kind != taxonomy.KindFailed || f.Info.Code != taxonomy.CodeUnmappedFailure || f.Info.Message != "" {
+		t.Fatalf("record %+v", f.Info)
+	}
+	te, ok := f.Typed.(*taxonomy.ToolError)
+	if !ok || te.Code() != taxonomy.CodeUnmappedFailure || te.Unwrap() == nil || strings.Contains(te.Error(), "unexpected end") {
+		t.Fatalf("typed %v", f.Typed)
+	}
+	if m := f.MetaInfo(); m["kind"] != "tool-failed" || m["retryable"] != false {
+		t.Fatalf("meta %v", m)
+	}
+}
+
+func TestModelNamePrefix(t *testing.T) {
+	if got := ModelName("air_", "flights.search"); got != "air_flights_search" {
+		t.Fatal(got)
+	}
+	if got := ModelName("", ""); got != "_" {
+		t.Fatal(got)
+	}
+}

@@ -14,31 +14,75 @@
 //
 // # Retry budget
 //
-// A [Retry] is a token bucket in the spirit of the SRE book's per-client
-// retry budget and gRPC retry throttling. Every call deposits a fraction
-// (the ratio, 10% by default) of a token; every retry withdraws a whole one.
-// The bucket starts full at its reserve (10 tokens by default) and never
-// holds more, so:
+// A [Retry] is a token bucket shared by the callers of a process or of one
+// dependency, in the spirit of the SRE book's per-client retry budget, gRPC
+// retry throttling and the AWS SDKs' retry quota. It has two parameters, the
+// ratio (0.1) and the reserve (10 tokens), and two algorithms.
 //
-//   - a quiet tool may still retry: the reserve is there for it;
-//   - against a dependency that is 100% down, the attempts that reach it
-//     never exceed (1 + ratio) × calls + reserve, whatever the call rate,
-//     where every caller retrying three times would triple the load;
-//   - while a dependency keeps failing, the reserve is soon spent and
-//     retries settle at the ratio: with the defaults, at most 10 extra
-//     attempts in any 100 calls.
+// Both start the bucket full at the reserve, never let it hold more or less
+// than nothing, and keep this ledger:
 //
-// Deposits count calls rather than successes (the SRE book's "retries at
-// most 10% of requests", not gRPC's success-only deposits). With
-// success-only deposits a dependency failing 20% of calls would get about
-// ratio × 0.8 retries per call and a call success rate of 0.8/0.92 ≈ 87.0%;
-// counting calls gives 0.8 + 0.8 × 0.1 = 88% at the same worst-case load
-// bound, and a dead dependency still sees at most 10% extra.
+//	a call (its first attempt)               +ratio   Deposit
+//	a retry                                  −1       TryRetry; refused below 1
 //
-// There is no per-second floor of free retries. Agent tools are often called
-// a few times a minute; a floor of, say, ten retries a second would let every
-// such call retry fully and the budget would never bind. The fixed reserve
-// plays the floor's role without depending on the call rate.
+// The adaptive algorithm ([NewAdaptive], the retry layer's default) adds
+// what the attempts taught it ([Retry.Observe]):
+//
+//	a retry that succeeded                   +1       its token refunded
+//	a retry that failed, overloaded          −1       a second token, if there is one
+//	a first attempt that failed, overloaded  −ratio   its call's deposit taken back
+//	any other failure                         0       a failed retry keeps its price
+//
+// where overloaded means a sign that the dependency cannot take more load:
+// the attempt timed out, was rate-limited, found a bulkhead full, or was
+// told to come back later (a push-back RetryAfter). The retry layer reads
+// those signs from the typed errors the layers below it return.
+//
+// Why each rule:
+//
+//   - The ratio bounds the damage: against a dependency that is 100% down no
+//     retry ever succeeds, so nothing is refunded, and the attempts that
+//     reach it never exceed (1 + ratio) × calls + reserve (1.10 × calls + 10),
+//     whatever the call rate, where three attempts per call would triple the
+//     load. Deposits count calls rather than successes (gRPC deposits on
+//     success only), so a dead dependency still gets its 10% of probes and a
+//     flaky one is not starved twice.
+//   - The refund (as the AWS retry quota refunds a retry that succeeds)
+//     makes a retry that worked free: it is evidence the dependency can take
+//     it. Only failed retries are charged, so with independent failures of
+//     probability p and three attempts a call spends p² + p³ tokens on
+//     average against its 0.1 deposit: the budget does not bind below about
+//     28% failures (at 20% it spends 0.048 and leaves every retry to the
+//     attempt cap: 99.2% of calls succeed, 1.24 attempts per call, where the
+//     fixed ratio lets 88% succeed). Above that, retries settle where failed
+//     retries are 10% of calls, so the load a failing dependency sees is at
+//     most (1 + ratio) × calls + reserve plus the retries it answered.
+//   - The overload charges stop retries from feeding an overload. While
+//     attempts time out or are pushed back, calls earn nothing and each
+//     failed retry costs two tokens, so once the reserve is spent retries
+//     stop until attempts come back healthy: an overload episode gets at
+//     most the reserve in retries, plus what the calls that still succeed
+//     earn. This is what keeps a short overload from becoming a metastable
+//     failure, where retries of timed-out work keep the dependency
+//     overloaded after the trigger is gone (see bench/cmd/storm). A plain
+//     failure, a fast error without a sign of overload, is charged once, as
+//     in the fixed ratio: charging it more would starve the independent
+//     faults the refund is there to mask.
+//   - There is no per-second floor of free retries. Agent tools are often
+//     called a few times a minute; a floor of, say, ten retries a second
+//     would let every such call retry fully and the budget would never bind.
+//     The fixed reserve plays the floor's role without depending on the call
+//     rate.
+//
+// Attempt latency short of a timeout is not a sign the retry layer uses: it
+// would have to read the clock twice on every successful call. A layer that
+// measures latency anyway (a hedge) may report a slow attempt as
+// [Overloaded].
+//
+// The fixed-ratio algorithm ([NewRetry], and the zero [Retry]) ignores
+// Observe: retries never exceed reserve + ratio × calls, whatever happens.
+// It is the hard cap for a dependency where even a retry that succeeds is
+// load you cannot afford.
 //
 // # Deadlines
 //
@@ -48,8 +92,9 @@
 //
 // # Configuration
 //
-// The zero [Run] and the zero [Retry] are ready to use with the defaults, as
-// are [NewRun] and [NewRetry] without options. An option given 0 means its
+// The zero [Run] and the zero [Retry] (a fixed-ratio one) are ready to use
+// with the defaults, as are [NewRun], [NewAdaptive] and [NewRetry] without
+// options. An option given 0 means its
 // default, except [WithRatio], where 0 is a real ratio (never refill). A
 // value an option cannot use (a negative cap or reserve, a ratio outside
 // [0, 1]) is ignored, the default kept, so the constructors always return a

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// Defaults of a [Retry].
+// Defaults of a [Retry], adaptive or fixed.
 const (
 	DefaultRatio   = 0.1 // tokens deposited per call
 	DefaultReserve = 10  // tokens the bucket starts with and never exceeds
@@ -20,20 +20,30 @@ const milli = 1000
 // one dependency. Each call deposits the ratio of a token ([Retry.Deposit]);
 // each retry withdraws one whole token ([Retry.TryRetry]) and is refused
 // when there is none. The bucket starts full at the reserve and never holds
-// more. See the package documentation for the bounds this gives.
+// more, and never less than nothing.
 //
-// The zero Retry is ready to use: a full bucket with [DefaultRatio] and
-// [DefaultReserve]. [NewRetry] makes one with other values. A Retry must not
-// be copied after first use.
+// A Retry runs one of two algorithms, chosen when it is made (see the
+// package documentation):
+//
+//   - adaptive ([NewAdaptive], the retry layer's default): it also learns
+//     how attempts end ([Retry.Observe]): a retry that succeeds is refunded,
+//     and an attempt that fails with a sign of overload pays twice;
+//   - fixed ratio ([NewRetry] and the zero Retry): Observe does nothing, so
+//     retries never exceed reserve + ratio × calls, whatever happens.
+//
+// The zero Retry is ready to use: a full fixed-ratio bucket with
+// [DefaultRatio] and [DefaultReserve]. A Retry must not be copied after
+// first use.
 //
 // A Retry is safe for concurrent use and lock-free; a deposit into a full
 // bucket is a single atomic load.
 type Retry struct {
 	// spent is how far the bucket is below full, in thousandths of a token,
-	// so that the zero value is a full bucket.
-	spent   atomic.Int64
-	deposit int64 // thousandths of a token per call
-	max     int64 // thousandths of a token; 0 only in the zero Retry, which uses the defaults
+	// so that the zero value is a full bucket. It stays within [0, max].
+	spent    atomic.Int64
+	deposit  int64 // thousandths of a token per call
+	max      int64 // thousandths of a token; 0 only in the zero Retry, which uses the defaults
+	adaptive bool
 }
 
 // RetryOption configures a [Retry].
@@ -54,11 +64,12 @@ func (c *retryConfig) reject(format string, args ...any) {
 }
 
 // WithRatio sets the fraction of a token each call deposits (default
-// [DefaultRatio]): retries may add at most this fraction to the calls once
-// the reserve is spent. It is kept to a thousandth. 0 is a ratio like any
-// other, not the default: the bucket never refills, and retries come from
-// the reserve alone. A value outside [0, 1] is ignored and reported by
-// [ValidateRetry].
+// [DefaultRatio]): against a dependency that always fails, retries add at
+// most this fraction to the calls once the reserve is spent. It is kept to
+// a thousandth. 0 is a ratio like any other, not the default: the bucket
+// never refills from calls, and retries come from the reserve (and, in an
+// adaptive budget, from refunds) alone. A value outside [0, 1] is ignored
+// and reported by [ValidateRetry].
 func WithRatio(ratio float64) RetryOption {
 	return func(c *retryConfig) {
 		if !(ratio >= 0 && ratio <= 1) { // also rejects NaN
@@ -97,17 +108,31 @@ func newRetryConfig(opts []RetryOption) retryConfig {
 	return c
 }
 
-// ValidateRetry reports the first option value [NewRetry] would ignore, or
-// nil. The error is a plain error (this package imports only the standard
-// library); a layer reporting it wraps it as a
+// ValidateRetry reports the first option value [NewAdaptive] or [NewRetry]
+// would ignore, or nil. The error is a plain error (this package imports
+// only the standard library); a layer reporting it wraps it as a
 // tool-definition-invalid/option_invalid error.
 func ValidateRetry(opts ...RetryOption) error {
 	return newRetryConfig(opts).err
 }
 
-// NewRetry returns a full retry budget. Invalid option values are ignored,
-// the defaults kept (see [ValidateRetry]), so it always returns a working
-// budget.
+// NewAdaptive returns a full adaptive retry budget: the algorithm the retry
+// layer uses by default, for a budget shared by several tools. Invalid
+// option values are ignored, the defaults kept (see [ValidateRetry]), so it
+// always returns a working budget.
+func NewAdaptive(opts ...RetryOption) *Retry {
+	b := NewRetry(opts...)
+	b.adaptive = true
+	return b
+}
+
+// NewRetry returns a full fixed-ratio retry budget: retries never exceed
+// reserve + ratio × calls, whatever the failures, and [Retry.Observe] does
+// nothing. Prefer [NewAdaptive] unless that hard cap is what you need: a
+// fixed ratio starves retries of a dependency that fails often but answers
+// its retries (at 20% independent failures, 12% of calls fail where
+// retrying would have saved all but 1%). Invalid option values are ignored,
+// the defaults kept (see [ValidateRetry]).
 func NewRetry(opts ...RetryOption) *Retry {
 	c := newRetryConfig(opts)
 	return &Retry{
@@ -129,21 +154,13 @@ func (b *Retry) params() (deposit, capacity int64) {
 // Call it once per call, not per attempt (the retry layer does so when it
 // makes a call's first attempt).
 func (b *Retry) Deposit() {
-	for {
-		v := b.spent.Load()
-		if v <= 0 {
-			return
-		}
-		deposit, _ := b.params()
-		if b.spent.CompareAndSwap(v, max(v-deposit, 0)) {
-			return
-		}
-	}
+	deposit, _ := b.params()
+	b.give(deposit)
 }
 
-// TryRetry withdraws one token for a retry and reports whether there was
-// one. When it returns false nothing is withdrawn and the retry must not be
-// made.
+// TryRetry withdraws one token for a retry (or any extra attempt, such as a
+// hedge) and reports whether there was one. When it returns false nothing
+// is withdrawn and the attempt must not be made.
 func (b *Retry) TryRetry() bool {
 	_, capacity := b.params()
 	for {
@@ -153,6 +170,97 @@ func (b *Retry) TryRetry() bool {
 		}
 		if b.spent.CompareAndSwap(v, v+milli) {
 			return true
+		}
+	}
+}
+
+// Outcome is how an attempt ended, as far as a retry budget cares.
+type Outcome uint8
+
+const (
+	// Failed: the attempt failed, or ended in a way that says nothing
+	// about the dependency. The zero Outcome.
+	Failed Outcome = iota
+	// Succeeded: the attempt succeeded.
+	Succeeded
+	// Overloaded: the attempt failed with a sign that the dependency, or
+	// the way to it, is overloaded: it timed out, was rate-limited, found a
+	// bulkhead full, or was told to come back later (a push-back
+	// RetryAfter).
+	Overloaded
+)
+
+// String returns the outcome's name.
+func (o Outcome) String() string {
+	switch o {
+	case Failed:
+		return "failed"
+	case Succeeded:
+		return "succeeded"
+	case Overloaded:
+		return "overloaded"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Attempt is what a retry budget learns from one attempt that has ended.
+type Attempt struct {
+	// Retry says the attempt was paid for with [Retry.TryRetry] (a retry,
+	// or a hedge); false for a call's first attempt.
+	Retry bool
+	// Outcome is how the attempt ended.
+	Outcome Outcome
+}
+
+// Observe tells an adaptive budget how an attempt ended; a fixed-ratio
+// budget ignores it. The retry layer calls it after every attempt but a
+// first attempt that succeeded (which changes nothing). For an adaptive
+// budget:
+//
+//   - a retry that succeeded is refunded its token;
+//   - a retry that was Overloaded pays a second token, or what is left;
+//   - a first attempt that was Overloaded takes back its call's deposit;
+//   - anything else changes nothing: a failed retry keeps the token it paid.
+//
+// The balance never goes below zero nor above the reserve.
+func (b *Retry) Observe(a Attempt) {
+	if !b.adaptive {
+		return
+	}
+	deposit, _ := b.params()
+	switch {
+	case a.Retry && a.Outcome == Succeeded:
+		b.give(milli)
+	case a.Retry && a.Outcome == Overloaded:
+		b.take(milli)
+	case a.Outcome == Overloaded:
+		b.take(deposit)
+	}
+}
+
+// give adds n thousandths of a token, up to the capacity.
+func (b *Retry) give(n int64) {
+	for {
+		v := b.spent.Load()
+		if v <= 0 || n <= 0 {
+			return
+		}
+		if b.spent.CompareAndSwap(v, max(v-n, 0)) {
+			return
+		}
+	}
+}
+
+// take removes n thousandths of a token, down to an empty bucket.
+func (b *Retry) take(n int64) {
+	_, capacity := b.params()
+	for {
+		v := b.spent.Load()
+		if v >= capacity || n <= 0 {
+			return
+		}
+		if b.spent.CompareAndSwap(v, min(v+n, capacity)) {
+			return
 		}
 	}
 }

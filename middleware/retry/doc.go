@@ -67,11 +67,24 @@
 //
 // When the context carries a run budget ([budget.RunFrom]), every attempt,
 // the first included, takes one attempt from it under the tool's name.
-// Every call deposits into the retry token budget and every retry withdraws
-// one token (see package budget for the bounds this gives). By default each
-// wrapped tool gets its own budget, made when the layer wraps it; pass one
-// budget to several layers with [WithBudget] to share it across the tools
-// of one dependency, or switch it off with [WithoutBudget].
+//
+// Every call deposits into the retry token budget, every retry withdraws one
+// token, and after every attempt but a first one that succeeded the layer
+// tells the budget how it ended ([budget.Retry.Observe]): a success, a
+// failure, or a failure with a sign of overload — a timeout (tool-timeout,
+// except the caller's own deadline_exceeded), a rate-limited answer (a
+// local limiter, an upstream 429, a full bulkhead), or a retryable error
+// carrying a RetryAfter (a push-back). An open breaker is none of these: it
+// kept the attempt from the dependency. The default, adaptive budget
+// refunds a retry that succeeded and charges an overloaded attempt twice,
+// so retries mask independent faults yet stop while the dependency is
+// overloaded; see package budget for the algorithm and its bounds.
+//
+// By default each wrapped tool gets its own adaptive budget
+// ([budget.NewAdaptive]), made when the layer wraps it; pass one budget to
+// several layers with [WithBudget] to share it across the tools of one
+// dependency (budget.NewRetry for the fixed-ratio algorithm), or switch it
+// off with [WithoutBudget].
 //
 // # Attempts
 //

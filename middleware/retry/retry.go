@@ -115,7 +115,9 @@ func WithRand(f func() float64) Option {
 
 // WithBudget makes every tool the layer wraps draw on b, a retry token
 // budget shared, typically, by the tools of one dependency or by a whole
-// process. A nil b means the default, a budget per tool.
+// process: [budget.NewAdaptive] for the default algorithm,
+// [budget.NewRetry] for the fixed-ratio one. A nil b means the default, an
+// adaptive budget per tool.
 func WithBudget(b *budget.Retry) Option {
 	return func(c *config) {
 		c.budget, c.noBudget = b, false
@@ -151,8 +153,9 @@ func Validate(opts ...Option) error {
 	return newConfig(opts).err
 }
 
-// New returns the retry layer. Each tool it wraps gets its own retry token
-// budget unless [WithBudget] or [WithoutBudget] says otherwise. An invalid
+// New returns the retry layer. Each tool it wraps gets its own adaptive
+// retry token budget ([budget.NewAdaptive]) unless [WithBudget] or
+// [WithoutBudget] says otherwise. An invalid
 // option value makes a [toolmw.Reject] middleware: toolmw.Wrap reports it at
 // start-up (see [Validate]). The returned Middleware and the Tools it makes
 // are safe for concurrent use.
@@ -164,7 +167,7 @@ func New(opts ...Option) toolmw.Middleware {
 	return func(next toolmw.Tool) toolmw.Tool {
 		r := &retrier{config: cfg, next: next}
 		if r.budget == nil && !r.noBudget {
-			r.budget = budget.NewRetry()
+			r.budget = budget.NewAdaptive()
 		}
 		return r.call
 	}
@@ -198,6 +201,9 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 			r.budget.Deposit()
 		}
 		res, err := r.next(ctx, args)
+		if r.budget != nil && (err != nil || n > 1) {
+			r.budget.Observe(budget.Attempt{Retry: n > 1, Outcome: outcome(err)})
+		}
 		if err == nil {
 			return res, nil
 		}
@@ -260,6 +266,35 @@ func (r *retrier) backoff(k int) time.Duration {
 		return ceil - 1
 	}
 	return time.Duration(f * float64(ceil))
+}
+
+// outcome tells the retry budget how an attempt ended: overloaded when its
+// error is a sign that the dependency, or the way to it, cannot take more
+// load (see package budget). A caller's deadline and an open breaker are
+// not: the first says nothing about the dependency, the second kept the
+// attempt from reaching it.
+func outcome(err error) budget.Outcome {
+	if err == nil {
+		return budget.Succeeded
+	}
+	te, ok := taxonomy.From(err)
+	if !ok {
+		return budget.Failed
+	}
+	switch te.Kind() {
+	case taxonomy.KindTimeout:
+		if te.Code() != taxonomy.CodeDeadlineExceeded {
+			return budget.Overloaded
+		}
+	case taxonomy.KindRateLimited: // a limiter, a 429, a full bulkhead
+		return budget.Overloaded
+	case taxonomy.KindCircuitOpen:
+	default:
+		if te.Retryable() && te.RetryAfter() > 0 { // a push-back
+			return budget.Overloaded
+		}
+	}
+	return budget.Failed
 }
 
 // isCircuitOpen reports whether err says a breaker refused the call.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -536,18 +537,23 @@ func TestDefaultBudgetIsPerTool(t *testing.T) {
 }
 
 // simulate makes calls through the layer against a dependency failing each
-// attempt with probability fault, and returns the attempts of each call and
-// how many calls succeeded.
-func simulate(t *testing.T, calls int, fault float64, seed uint64) (attempts []int, ok int) {
+// attempt with probability fault (with failure, or the attempt's timeout
+// when timeouts is set), and returns the attempts of each call and how many
+// calls succeeded.
+func simulate(t *testing.T, calls int, fault float64, seed uint64, opts ...retry.Option) (attempts []int, ok int) {
+	return simulateErr(t, calls, fault, seed, taxonomy.Transient("upstream_unavailable", "down"), opts...)
+}
+
+func simulateErr(t *testing.T, calls int, fault float64, seed uint64, failure error, opts ...retry.Option) (attempts []int, ok int) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	n := 0
-	tool := wrap(t, false, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+	tool := wrap(t, true, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		n++
 		if rng.Float64() < fault {
-			return toolmw.Result{}, taxonomy.Transient("upstream_unavailable", "down")
+			return toolmw.Result{}, failure
 		}
 		return toolmw.Text("ok"), nil
-	}, retry.WithClock(newInstant()), retry.WithMaxAttempts(3))
+	}, append([]retry.Option{retry.WithClock(newInstant()), retry.WithMaxAttempts(3)}, opts...)...)
 	attempts = make([]int, calls)
 	for i := range attempts {
 		before := n
@@ -567,37 +573,55 @@ func sum(xs []int) int {
 	return s
 }
 
+// The outage bound holds for both algorithms, whether the dead dependency
+// fails fast or times out.
 func TestStormDeadDependency(t *testing.T) {
 	const calls, warmup = 10000, 100
-	attempts, _ := simulate(t, calls, 1, 7)
-	if total := sum(attempts); float64(total) > 1.1*calls+budget.DefaultReserve {
-		t.Fatalf("%d attempts for %d calls, want ≤ 1.1 × calls + reserve", total, calls)
-	}
-	after := attempts[warmup:]
-	if per := float64(sum(after)) / float64(len(after)); per > 1.1 {
-		t.Fatalf("after warm-up %.4f attempts per call, want ≤ 1.1", per)
-	}
-	for i := warmup; i+100 <= calls; i++ {
-		if got := sum(attempts[i : i+100]); got > 110 {
-			t.Fatalf("calls %d..%d made %d attempts, want ≤ 110", i, i+100, got)
+	for _, tc := range []struct {
+		name    string
+		failure error
+		opts    []retry.Option
+	}{
+		{"adaptive, fast failures", taxonomy.Transient("upstream_unavailable", "down"), nil},
+		{"adaptive, timeouts", taxonomy.Timeout(taxonomy.CodeTimeout, "no answer", true), nil},
+		{"fixed, fast failures", taxonomy.Transient("upstream_unavailable", "down"), []retry.Option{retry.WithBudget(budget.NewRetry())}},
+	} {
+		attempts, _ := simulateErr(t, calls, 1, 7, tc.failure, tc.opts...)
+		if total := sum(attempts); float64(total) > 1.1*calls+budget.DefaultReserve {
+			t.Errorf("%s: %d attempts for %d calls, want ≤ 1.1 × calls + reserve", tc.name, total, calls)
+		}
+		after := attempts[warmup:]
+		if per := float64(sum(after)) / float64(len(after)); per > 1.1 {
+			t.Errorf("%s: after warm-up %.4f attempts per call, want ≤ 1.1", tc.name, per)
+		}
+		for i := warmup; i+100 <= calls; i++ {
+			if got := sum(attempts[i : i+100]); got > 110 {
+				t.Errorf("%s: calls %d..%d made %d attempts, want ≤ 110", tc.name, i, i+100, got)
+				break
+			}
 		}
 	}
 }
 
 func TestStormTransientFaults(t *testing.T) {
 	const calls = 10000
+	fixed := retry.WithBudget(budget.NewRetry())
 	for _, tc := range []struct {
+		name                          string
+		opt                           retry.Option
 		fault, minSuccess, maxPerCall float64
 	}{
-		{0.05, 0.9995, 1.06},
-		{0.20, 0.87, 1.11},
+		{"adaptive", nil, 0.05, 0.9995, 1.06},
+		{"adaptive", nil, 0.20, 0.99, 1.25},
+		{"fixed", fixed, 0.05, 0.9995, 1.06},
+		{"fixed", fixed, 0.20, 0.87, 1.11},
 	} {
-		attempts, ok := simulate(t, calls, tc.fault, 11)
+		attempts, ok := simulate(t, calls, tc.fault, 11, tc.opt)
 		success, per := float64(ok)/calls, float64(sum(attempts))/calls
-		t.Logf("fault %.0f%%: success %.4f, %.4f attempts per call", tc.fault*100, success, per)
+		t.Logf("%s, fault %.0f%%: success %.4f, %.4f attempts per call", tc.name, tc.fault*100, success, per)
 		if success < tc.minSuccess || per > tc.maxPerCall {
-			t.Errorf("fault %v: success %.4f (want ≥ %v), %.4f attempts per call (want ≤ %v)",
-				tc.fault, success, tc.minSuccess, per, tc.maxPerCall)
+			t.Errorf("%s, fault %v: success %.4f (want ≥ %v), %.4f attempts per call (want ≤ %v)",
+				tc.name, tc.fault, success, tc.minSuccess, per, tc.maxPerCall)
 		}
 	}
 }
@@ -682,4 +706,71 @@ func BenchmarkRetry(b *testing.B) { benchmark(b, context.Background(), retry.New
 func BenchmarkRetryWithRun(b *testing.B) {
 	ctx := budget.WithRun(context.Background(), budget.WithMaxAttempts(1<<62))
 	benchmark(b, ctx, retry.New())
+}
+
+// The layer tells the budget how each attempt ended: a retry that succeeded
+// is refunded, an overloaded attempt pays twice, an open breaker, the
+// caller's deadline and a refusal are no sign of overload; a fixed-ratio
+// budget learns nothing.
+func TestBudgetLearnsOutcomes(t *testing.T) {
+	transient := taxonomy.Transient("upstream_unavailable", "down")
+	timeout := taxonomy.Timeout(taxonomy.CodeTimeout, "no answer in time", true)
+	limited := taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeUpstreamRateLimited, "slow down")
+	pushBack := taxonomy.Transient("upstream_unavailable", "busy").WithRetryAfter(time.Millisecond)
+	open := taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen, "open").WithRetryAfter(time.Millisecond)
+	deadline := taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline", false)
+	refusal := taxonomy.Refusal("not_allowed", "no")
+
+	// Each case starts from 5 tokens: a call deposits 0.1 and each retry
+	// withdraws 1 before what the attempts teach.
+	for _, tc := range []struct {
+		name  string
+		errs  []error
+		fixed bool
+		want  float64
+	}{
+		{"first attempt succeeds", nil, false, 5.1},
+		{"retry succeeds: refunded", []error{transient}, false, 5.1},
+		{"retries fail: they keep their price", []error{transient, transient, transient}, false, 3.1},
+		{"first attempt times out: no deposit", []error{timeout}, false, 5},
+		{"retry times out: a second token", []error{timeout, timeout}, false, 3},
+		{"rate-limited is overload", []error{limited}, false, 5},
+		{"a push-back RetryAfter is overload", []error{pushBack}, false, 5},
+		{"an open breaker is not", []error{open}, false, 5.1},
+		{"the caller's deadline is not", []error{deadline}, false, 5.1},
+		{"a refusal is not", []error{refusal}, false, 5.1},
+		{"fixed ratio: retry succeeds", []error{transient}, true, 4.1},
+		{"fixed ratio: retry times out", []error{timeout, timeout}, true, 3.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := budget.NewAdaptive()
+			if tc.fixed {
+				b = budget.NewRetry()
+			}
+			for range 5 {
+				b.TryRetry()
+			}
+			s := &script{errs: tc.errs}
+			tool := wrap(t, true, s.tool, retry.WithClock(newInstant()), retry.WithBudget(b))
+			tool(context.Background(), nil)
+			if got := b.Tokens(); math.Abs(got-tc.want) > 1e-9 {
+				t.Fatalf("after %d attempts the budget holds %v tokens, want %v", s.calls(), got, tc.want)
+			}
+		})
+	}
+}
+
+// The default budget is adaptive: a tool whose retries succeed is not
+// starved by them.
+func TestDefaultBudgetIsAdaptive(t *testing.T) {
+	s := &script{}
+	for range 100 { // every call fails once, then succeeds
+		s.errs = append(s.errs, taxonomy.Transient("upstream_unavailable", "down"), nil)
+	}
+	tool := wrap(t, false, s.tool, retry.WithClock(newInstant()))
+	for i := range 100 {
+		if _, err := tool(context.Background(), nil); err != nil {
+			t.Fatalf("call %d: %v; a retry that succeeds must be refunded", i, err)
+		}
+	}
 }

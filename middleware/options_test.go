@@ -21,6 +21,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/middleware/permit"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
@@ -103,6 +104,15 @@ func badOptions() []badOption {
 			},
 			stack: middleware.WithEvents(events.SinkFunc(func(events.Event) {}), events.WithMaxTold(-1))},
 		{name: "events.WithClock", none: "nil means the system clock"},
+
+		{name: "hedge.WithDelay", validate: func() error { return hedge.Validate(hedge.WithDelay(-time.Second)) },
+			layer: func() toolmw.Middleware { return hedge.New(hedge.WithDelay(-time.Second)) }},
+		{name: "hedge.WithPercentile", validate: func() error { return hedge.Validate(hedge.WithPercentile(1)) },
+			layer: func() toolmw.Middleware { return hedge.New(hedge.WithPercentile(1)) }},
+		{name: "hedge.WithMaxLosers", validate: func() error { return hedge.Validate(hedge.WithMaxLosers(-1)) },
+			layer: func() toolmw.Middleware { return hedge.New(hedge.WithMaxLosers(-1)) }},
+		{name: "hedge.WithBudget", none: "nil means a budget per tool"},
+		{name: "hedge.WithLate", none: "nil means losers are discarded"},
 
 		{name: "logging.WithSuccessLevel", validate: func() error { return logging.Validate(logging.WithSuccessLevel(slog.LevelWarn)) },
 			layer: func() toolmw.Middleware {

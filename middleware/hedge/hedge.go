@@ -1,0 +1,363 @@
+package hedge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Defaults.
+const (
+	DefaultPercentile = 0.95 // the latency percentile the layer hedges at
+	DefaultMaxLosers  = 100  // losers still running, per tool, past which calls are not hedged
+)
+
+// The latency window: how many successful attempts the percentile is taken
+// over, and how often (and from how many samples on) it is recomputed.
+const (
+	window  = 512
+	refresh = 32
+)
+
+// Late is the outcome of an attempt that lost the race: what it returned
+// after the call had been decided.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type Late struct {
+	Call   toolmw.Call   // the call; zero when the tool was not Wrap'd
+	Result toolmw.Result // what the attempt returned
+	Err    error         // its error, or nil
+	Panic  any           // the value it panicked with, or nil
+	After  time.Duration // how long after the call was decided it returned
+}
+
+// Option configures the hedge layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	delay      time.Duration
+	percentile float64
+	budget     *budget.Retry
+	onLate     func(Late)
+	maxLosers  int
+	err        error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("hedge: "+format, args...))
+	}
+}
+
+// WithDelay hedges every idempotent call that has not returned after d. 0
+// means the default, a delay at [WithPercentile] of the observed latency; a
+// negative d is invalid.
+func WithDelay(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.reject("WithDelay(%v): the delay must not be negative", d)
+			return
+		}
+		c.delay = d
+	}
+}
+
+// WithPercentile sets the percentile of the observed latency at which a
+// call is hedged (default [DefaultPercentile]); not used with [WithDelay].
+// 0 means the default; a value outside (0, 1) is invalid.
+func WithPercentile(p float64) Option {
+	return func(c *config) {
+		if !(p >= 0 && p < 1) {
+			c.reject("WithPercentile(%v): the percentile must be within (0, 1)", p)
+			return
+		}
+		c.percentile = p
+	}
+}
+
+// WithBudget makes hedges withdraw from b, typically the retry layer's
+// budget, which that layer deposits into. nil means the default, a budget
+// per tool that each call deposits into.
+func WithBudget(b *budget.Retry) Option {
+	return func(c *config) { c.budget = b }
+}
+
+// WithLate reports each loser's outcome to f, on the loser's goroutine.
+// nil means the default: losers are discarded.
+func WithLate(f func(Late)) Option {
+	return func(c *config) { c.onLate = f }
+}
+
+// WithMaxLosers bounds the losers of one tool still running (each holds a
+// goroutine); past it, calls are not hedged. 0 means [DefaultMaxLosers]; a
+// negative n is invalid.
+func WithMaxLosers(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithMaxLosers(%d): the bound must not be negative", n)
+			return
+		}
+		c.maxLosers = n
+	}
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.percentile == 0 {
+		c.percentile = DefaultPercentile
+	}
+	if c.maxLosers == 0 {
+		c.maxLosers = DefaultMaxLosers
+	}
+	return c
+}
+
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil.
+func Validate(opts ...Option) error { return newConfig(opts).err }
+
+// New returns the hedge layer. Each tool it wraps gets its own latency
+// record and, unless [WithBudget] says otherwise, its own retry budget. An
+// invalid option makes a [toolmw.Reject] middleware (see [Validate]).
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		h := &hedger{config: cfg, next: next}
+		if h.budget == nil {
+			h.budget, h.deposits = budget.NewRetry(), true
+		}
+		if h.delay > 0 {
+			h.current.Store(int64(h.delay))
+		}
+		return h.call
+	}
+}
+
+// hedger is the layer around one tool.
+type hedger struct {
+	config
+	next     toolmw.Tool
+	deposits bool // the budget is the layer's own: each call deposits
+
+	losers  atomic.Int64 // losers still running
+	current atomic.Int64 // the delay in force; 0: not yet known
+
+	mu      sync.Mutex
+	samples [window]time.Duration
+	n       int // samples recorded, ever
+}
+
+// outcome is what one attempt returned.
+type outcome struct {
+	res    toolmw.Result
+	err    error
+	panic  any
+	hedged bool
+}
+
+// race is one hedged call: its attempts deliver to done until the caller
+// decides, and to the late callback after.
+type race struct {
+	mu        sync.Mutex
+	decided   bool
+	decidedAt time.Time
+	running   int
+	done      chan outcome // room for every attempt: never blocks
+}
+
+func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+	call, ok := toolmw.CallFrom(ctx)
+	if !ok || !call.Idempotent {
+		return h.next(ctx, args)
+	}
+	if h.deposits {
+		h.budget.Deposit()
+	}
+	delay := time.Duration(h.current.Load())
+	if delay <= 0 { // no latency profile yet: learn from a plain call
+		start := time.Now()
+		res, err := h.next(ctx, args)
+		if err == nil {
+			h.observe(time.Since(start))
+		}
+		return res, err
+	}
+
+	r := &race{done: make(chan outcome, 2)}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h.start(actx, r, call, args, false)
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	var o outcome
+	select {
+	case o = <-r.done:
+		return h.decide(r, call, o)
+	case <-ctx.Done():
+		return h.abandon(r, call, ctx.Err())
+	case <-timer.C:
+	}
+	if h.mayHedge(ctx, call) {
+		h.start(actx, r, call, args, true)
+	} else {
+		select {
+		case o = <-r.done:
+			return h.decide(r, call, o)
+		case <-ctx.Done():
+			return h.abandon(r, call, ctx.Err())
+		}
+	}
+	var first *outcome
+	for range 2 {
+		select {
+		case o = <-r.done:
+		case <-ctx.Done():
+			return h.abandon(r, call, ctx.Err())
+		}
+		if o.err == nil || o.panic != nil {
+			return h.decide(r, call, o)
+		}
+		if first == nil {
+			first = &o
+		}
+	}
+	return h.decide(r, call, *first)
+}
+
+// mayHedge reports whether a hedge may start, taking what it costs.
+func (h *hedger) mayHedge(ctx context.Context, call toolmw.Call) bool {
+	if h.losers.Load() >= int64(h.maxLosers) || ctx.Err() != nil {
+		return false
+	}
+	if run, ok := budget.RunFrom(ctx); ok && !run.Take(call.Tool) {
+		return false
+	}
+	return h.budget.TryRetry()
+}
+
+// start runs one attempt on a goroutine of its own.
+func (h *hedger) start(ctx context.Context, r *race, call toolmw.Call, args json.RawMessage, hedged bool) {
+	r.mu.Lock()
+	r.running++
+	r.mu.Unlock()
+	go h.run(ctx, r, call, args, hedged)
+}
+
+// run calls the tool and delivers its outcome; the hand-off is deferred so
+// a panic or runtime.Goexit is delivered too.
+func (h *hedger) run(ctx context.Context, r *race, call toolmw.Call, args json.RawMessage, hedged bool) {
+	o := outcome{hedged: hedged}
+	returned := false
+	start := time.Now()
+	defer func() {
+		if !returned {
+			if p := recover(); p != nil {
+				o.panic = p
+			} else {
+				o.err = panicked.Exited
+			}
+		} else if o.err == nil {
+			h.observe(time.Since(start))
+		}
+		r.mu.Lock()
+		r.running--
+		if !r.decided {
+			r.done <- o
+			r.mu.Unlock()
+			return
+		}
+		after := time.Since(r.decidedAt)
+		r.mu.Unlock()
+		h.late(call, o, after)
+		h.losers.Add(-1)
+	}()
+	o.res, o.err = h.next(ctx, args)
+	returned = true
+}
+
+// decide ends the race with o: attempts that delivered meanwhile, and those
+// still running when they return, are losers.
+func (h *hedger) decide(r *race, call toolmw.Call, o outcome) (toolmw.Result, error) {
+	for _, lost := range h.close(r) {
+		h.late(call, lost, 0)
+	}
+	if o.panic != nil {
+		panic(o.panic)
+	}
+	return o.res, o.err
+}
+
+// abandon ends the race with the caller's error.
+func (h *hedger) abandon(r *race, call toolmw.Call, err error) (toolmw.Result, error) {
+	for _, lost := range h.close(r) {
+		h.late(call, lost, 0)
+	}
+	return toolmw.Result{}, err
+}
+
+// close marks r decided and returns the outcomes delivered but not taken.
+func (h *hedger) close(r *race) []outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.decided, r.decidedAt = true, time.Now()
+	h.losers.Add(int64(r.running))
+	var left []outcome
+	for {
+		select {
+		case o := <-r.done:
+			left = append(left, o)
+		default:
+			return left
+		}
+	}
+}
+
+func (h *hedger) late(call toolmw.Call, o outcome, after time.Duration) {
+	if h.onLate == nil {
+		return
+	}
+	l := Late{Call: call, Result: o.res, Err: o.err, Panic: o.panic, After: after}
+	if o.panic != nil {
+		l.Err = panicked.Err
+	}
+	h.onLate(l)
+}
+
+// observe records the latency of a successful attempt and, every refresh
+// samples, recomputes the delay.
+func (h *hedger) observe(d time.Duration) {
+	if h.delay > 0 {
+		return
+	}
+	h.mu.Lock()
+	h.samples[h.n%window] = d
+	h.n++
+	if h.n%refresh != 0 {
+		h.mu.Unlock()
+		return
+	}
+	s := slices.Clone(h.samples[:min(h.n, window)])
+	h.mu.Unlock()
+	slices.Sort(s)
+	h.current.Store(int64(max(s[int(h.percentile*float64(len(s)-1))], 1)))
+}

@@ -555,14 +555,20 @@ func contentText(c sdk.Content) string {
 	return "[content]"
 }
 
-// resultOf is a successful result as a toolmw Result.
+// resultOf is a successful result as a toolmw Result: a JSON result when
+// it has structured content (its text, when that is the same document as
+// JSON, keeping the server's key order), else its text.
 func resultOf(res *sdk.CallToolResult) toolmw.Result {
+	text := textOf(res)
 	if res.StructuredContent != nil {
+		if json.Valid([]byte(text)) && strings.TrimSpace(text) != "" {
+			return toolmw.Result{Content: text, JSON: true}
+		}
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			return toolmw.Result{Content: string(b), JSON: true}
 		}
 	}
-	return toolmw.Text(textOf(res))
+	return toolmw.Text(text)
 }
 
 func truncate(s string, n int) string {

@@ -1,3 +1,55 @@
-// Package mcp puts toolmw on both sides of the Model Context Protocol,
-// with the official Go SDK (github.com/modelcontextprotocol/go-sdk).
+// Package mcp puts toolmw on both sides of the Model Context Protocol, with
+// the official Go SDK (github.com/modelcontextprotocol/go-sdk/mcp). Its
+// name is the SDK's: import it as toolmcp.
+//
+//	import (
+//		"github.com/modelcontextprotocol/go-sdk/mcp"
+//		toolmcp "github.com/toolmw/toolmw/adapters/mcp"
+//	)
+//
+// # Serving toolmw tools
+//
+// [AddTool] and [AddToolbox] publish toolmw tools on an *mcp.Server: name,
+// description, the input schema in the MCP profile of package schema, and
+// annotations (idempotentHint from the Spec; title, read-only, destructive
+// and open-world from [WithHints]). Each call runs through the tool's
+// middlewares with the request's call id ([CallIDFromMeta]) and the
+// request's context, so a client's cancellation cancels it. A result is
+// text content (and structured content for a JSON object); any error is an
+// isError result, never a protocol error: ForModel's envelope as its only
+// content, the error's taxonomy.Info in _meta under [MetaError], and the
+// typed error for the server's own middleware (CallToolResult.GetError). A
+// panic no layer recovered is tool_panicked. [ProtocolErrors] types the
+// answers the SDK gives before a tool runs (an unknown tool).
+//
+//	srv := mcp.NewServer(&mcp.Implementation{Name: "booking", Version: "1.0.0"}, nil)
+//	srv.AddReceivingMiddleware(toolmcp.ProtocolErrors())
+//	err := toolmcp.AddTool(srv, toolmw.Spec{Name: "cancel_booking"}, toolmw.Typed(cancel),
+//		middleware.Default().Middleware())
+//
+// # Calling the tools of an MCP server
+//
+// [NewRemote] lists the tools of a connected server and returns them as
+// toolmw tools with specs ([Remote]): names made model-safe ([ModelName]),
+// the server's input schema checked before arguments leave, idempotency
+// from its hints. Register them in a toolmw.Toolbox behind a stack, and a
+// remote tool runs through the same timeout, retry, breaker (one per
+// server: breaker.WithShared), rate limit and tracing as a local one. The
+// server's isError answer is the tool's own failure, typed and never
+// retried, its text untrusted; protocol and transport errors are
+// classified ([Rules], [HTTPTransport]); [WithReconnect] replaces a
+// session that closed.
+//
+//	remote, err := toolmcp.NewRemote(ctx, session, toolmcp.WithPrefix("booking_"))
+//	box, err := remote.Toolbox(middleware.Default(
+//		middleware.WithBreaker(breaker.WithShared(breaker.NewBreaker("booking"))),
+//	).Middleware())
+//	res, err := box.Call(toolmw.WithCallID(ctx, callID), "booking_cancel_booking", args)
+//	text := toolmw.ForModel(res, err)
+//
+// Package mcpgo does the server side for mark3labs/mcp-go, as a tool
+// handler middleware. The examples directory holds a booking server (stdio
+// or streamable HTTP) and an agent-side client.
+//
+// Everything exported here is safe for concurrent use, as each says.
 package mcp

@@ -30,6 +30,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/middleware/tracing"
@@ -440,7 +441,7 @@ func TestChaosDefaultStack(t *testing.T) {
 
 func callID(i int) string { return fmt.Sprintf("call_%06d", i) }
 
-// TestChaosExactlyOnce drives the default stack with the dedupe and
+// TestChaosExactlyOnce drives the default stack with the dedupe, hedge and
 // bulkhead layers inserted against the same flaky tools, issuing every
 // call id two or three times from different goroutines at about the same
 // moment (a model re-issuing calls), and checks: every issue ends in
@@ -468,6 +469,12 @@ func TestChaosExactlyOnce(t *testing.T) {
 			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })),
 		)
 		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "dedupe", Middleware: dedupe.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hedgeLate atomic.Int64
+		stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "hedge",
+			Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithLate(func(hedge.Late) { hedgeLate.Add(1) }))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -605,8 +612,8 @@ func TestChaosExactlyOnce(t *testing.T) {
 			t.Errorf("%d executions of one tool at once, bulkhead %d", p, slots)
 		}
 		t.Logf("chaos exactly-once: %d issues of %d calls, %d answered; pay calls executed %d, double executions %d; "+
-			"executions %d; bulkhead peak %d of %d; late reports %d; goroutines before %d after %d",
-			issued, calls, answered, pays, doubles, inTool.Load(), peak.Load(), slots, late.Load(), baseline, after)
+			"executions %d; bulkhead peak %d of %d; late reports %d (timeout) %d (hedge losers); goroutines before %d after %d",
+			issued, calls, answered, pays, doubles, inTool.Load(), peak.Load(), slots, late.Load(), hedgeLate.Load(), baseline, after)
 	})
 }
 

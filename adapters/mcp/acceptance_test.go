@@ -292,7 +292,24 @@ func testDies(t *testing.T, kind serverKind, tk transportKind) {
 	if _, err := f.call("echo", `{}`); err != nil {
 		t.Fatal(err)
 	}
+	// It dies in the middle of a call, which ends typed, at once.
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.call("slow", `{}`)
+		done <- err
+	}()
+	waitFor(t, f.tools.started, "the call to start")
 	f.stop()
+	select {
+	case err := <-done:
+		info := taxonomy.InfoOf(err)
+		if info.Kind != taxonomy.KindFailed && info.Kind != taxonomy.KindCircuitOpen || info.Code == taxonomy.CodeUnmappedFailure {
+			t.Fatalf("the call in flight ended %s/%s (%v)", info.Kind, info.Code, err)
+		}
+		t.Logf("the call in flight ended %s/%s", info.Kind, info.Code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call in flight did not end")
+	}
 	// The first call meets the dead server: its attempts are dependency
 	// faults, and the breaker opens.
 	_, err := f.call("echo", `{}`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -190,15 +191,27 @@ func (o *observed) leaks(t *testing.T, side string) []string {
 // tools is the server's tools and what they saw.
 type tools struct {
 	mu        sync.Mutex
-	runs      map[string]int // executions per tool
-	ids       []string       // call ids echo saw
-	started   chan string    // slow has started
-	cancelled chan string    // slow saw its context end
-	requests  atomic.Int32   // tools/call requests the server received
+	runs      map[string]int                // executions per tool
+	ids       []string                      // call ids echo saw
+	started   chan string                   // slow has started
+	cancelled chan string                   // slow saw its context end
+	down      atomic.Pointer[chan struct{}] // closed when the server process dies
+	requests  atomic.Int32                  // tools/call requests the server received
 }
 
 func newTools() *tools {
-	return &tools{runs: map[string]int{}, started: make(chan string, 16), cancelled: make(chan string, 16)}
+	ts := &tools{runs: map[string]int{}, started: make(chan string, 16), cancelled: make(chan string, 16)}
+	ts.revive()
+	return ts
+}
+
+// die ends every call in flight, as the death of the server's process
+// does; revive makes the next incarnation.
+func (ts *tools) die() { close(*ts.down.Load()) }
+
+func (ts *tools) revive() {
+	ch := make(chan struct{})
+	ts.down.Store(&ch)
 }
 
 func (ts *tools) ran(name string) int {
@@ -270,10 +283,15 @@ func (ts *tools) list() []toolSpec {
 		{toolmw.Spec{Name: "slow", Description: "Runs until cancelled."},
 			func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
 				ts.ran("slow")
+				down := *ts.down.Load()
 				ts.started <- "slow"
-				<-ctx.Done()
-				ts.cancelled <- "slow"
-				return toolmw.Result{}, ctx.Err()
+				select {
+				case <-ctx.Done():
+					ts.cancelled <- "slow"
+					return toolmw.Result{}, ctx.Err()
+				case <-down:
+					return toolmw.Result{}, errors.New("the process died")
+				}
 			}},
 	}
 }
@@ -440,11 +458,15 @@ func (f *fixture) start() {
 	case f.kind == goSDK && f.transport == inMemory:
 		f.live = func() (sdk.Transport, error) {
 			ct, st := sdk.NewInMemoryTransports()
-			ss, err := f.sdkServer.Connect(context.Background(), &sdk.LoggingTransport{Transport: st, Writer: serverWrites{f.wire}}, nil)
+			conn := &abrupt{Transport: st}
+			ss, err := f.sdkServer.Connect(context.Background(), &sdk.LoggingTransport{Transport: conn, Writer: serverWrites{f.wire}}, nil)
 			if err != nil {
 				return nil, err
 			}
-			f.onKill(func() { ss.Close() })
+			f.onKill(func() {
+				conn.kill() // no goodbye: the pipe just breaks
+				ss.Close()
+			})
 			return ct, nil
 		}
 	case f.kind == mcpGo && f.transport == inMemory:
@@ -493,7 +515,9 @@ func (f *fixture) start() {
 			url = hs.URL + path
 			f.onKill(func() {
 				hs.CloseClientConnections()
+				f.tools.die() // the calls in flight end with the process
 				hs.Close()
+				f.tools.revive()
 				if f.sdkServer != nil {
 					// The process is gone, and its sessions with it.
 					for ss := range f.sdkServer.Sessions() {
@@ -515,6 +539,29 @@ func (f *fixture) start() {
 				MaxRetries:           -1,
 			}, nil
 		}
+	}
+}
+
+// abrupt is a transport whose connection kill breaks without a goodbye.
+type abrupt struct {
+	sdk.Transport
+	mu   sync.Mutex
+	conn sdk.Connection
+}
+
+func (a *abrupt) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := a.Transport.Connect(ctx)
+	a.mu.Lock()
+	a.conn = c
+	a.mu.Unlock()
+	return c, err
+}
+
+func (a *abrupt) kill() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.conn != nil {
+		a.conn.Close()
 	}
 }
 

@@ -156,3 +156,36 @@ func TestStackShapesResult(t *testing.T) {
 		t.Fatalf("loose: %q", text(res))
 	}
 }
+
+// A tool's spec comes from its mcp-go definition: a model-safe name, the
+// description, idempotency from the hints; the request's call id and the
+// per-tool state last across calls.
+func TestSpecFromDefinition(t *testing.T) {
+	seen := make(chan toolmw.Call, 4)
+	mw, err := mcpgo.Middleware(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.NewMCPServer("test", "1.0.0", server.WithToolHandlerMiddleware(mw))
+	s.AddTool(mcp.NewTool("flights.search", mcp.WithDescription("Find flights."), mcp.WithReadOnlyHintAnnotation(true)),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			c, _ := toolmw.CallFrom(ctx)
+			seen <- c
+			return mcp.NewToolResultText("found"), nil
+		})
+	cs := connect(t, s)
+	ctx := context.Background()
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "flights.search", Meta: sdk.Meta{"toolmw/call_id": "call_9"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := <-seen
+	if c.Tool != "flights_search" || c.ID != "call_9" || !c.Idempotent || c.Spec.Description != "Find flights." {
+		t.Fatalf("the handler saw %+v", c)
+	}
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "flights.search", Meta: sdk.Meta{"progressToken": "tok-2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c2 := <-seen; c2.Spec != c.Spec || c2.ID != "tok-2" {
+		t.Fatalf("second call: %+v (spec %p, first %p)", c2, c2.Spec, c.Spec)
+	}
+}

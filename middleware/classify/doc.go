@@ -10,7 +10,8 @@
 // The map is given the tool's name and idempotency from toolmw.CallFrom, so
 // an outcome that is transient only for an idempotent tool (a reset
 // connection, a 502) is retryable exactly when the tool's Spec says
-// Idempotent. Without a Call (a tool not made by toolmw.Wrap) the name is ""
+// Idempotent (or HonoursKeys: a tool that honours idempotency keys is
+// treated alike). Without a Call (a tool not made by toolmw.Wrap) the name is ""
 // and the tool is taken as not idempotent.
 //
 // The map is also given the context the tool ran in (mapper.Map.ClassifyContext),

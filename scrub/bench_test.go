@@ -138,3 +138,9 @@ func BenchmarkRegexpBaseline(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkFirstEscape(b *testing.B) {
+	for b.Loop() {
+		firstEscape(clean256)
+	}
+}

@@ -30,7 +30,16 @@ const (
 	cLowerDigit                    // [a-z0-9]
 	cProseOpen                     // blanks and quotes: what a value in prose follows
 	cSpace                         // ' '
+	cEscape                        // '\\', '%', '&' and non-ASCII bytes: what an escape or invisible character may begin with
 )
+
+// prefixLetters are the lower-case letters that begin the prefix of a
+// token (ghp_, sk-, xoxb-, ya29., …) or an Authorization scheme before
+// credentials (bearer, basic, bot). With the digits, the upper-case and
+// the hexadecimal letters, they start the words worth a closer look;
+// worthTrying lets other lower-case words through only in the shape of a
+// lower-case IBAN or of a token without a prefix.
+const prefixLetters = "bdeghklnprstwxy"
 
 // boring are the bytes the scanner skips without a second look: lower-case
 // letters, blanks and common punctuation, and all non-ASCII bytes. Every
@@ -40,7 +49,7 @@ const (
 // all-lower-case prefixes are reached that way too: "sk-", "glpat-" and
 // the like by their '-', "bearer" by the credentials after it, and
 // "hooks.slack.com" and "discord.com" by the '/' after them.
-const boring = "abcdefghijklmnopqrstuvwxyz \t\n\r,;.()!?'\"*#%&<>{}|~`^]$"
+const boring = "abcdefghijklmnopqrstuvwxyz \t\n\r,;.()!?'\"*#<>{}|~`^]$"
 
 // triggers are the punctuation bytes at which a matcher begins:
 // '@' e-mail, ':' URL, IPv6 or key: value, '=' key=value, '+' phone,
@@ -60,7 +69,7 @@ func buildChars() (t [256]uint32) {
 		if alnum || c == '_' {
 			k |= cWord
 		}
-		if alnum {
+		if digit || upper || 'a' <= c && c <= 'f' || strings.IndexByte(prefixLetters, c) >= 0 {
 			k |= cStart
 		}
 		switch c {
@@ -78,6 +87,11 @@ func buildChars() (t [256]uint32) {
 			k |= cTilde
 		case ' ':
 			k |= cSpace
+		case '\\', '%', '&':
+			k |= cEscape
+		}
+		if c >= 0x80 {
+			k |= cEscape
 		}
 		if strings.IndexByte(triggers, c) >= 0 {
 			k |= cTrigger
@@ -120,7 +134,7 @@ func buildChars() (t [256]uint32) {
 			k |= cUser
 		}
 		if c >= 0x80 {
-			k |= cUser | cBoring
+			k |= cUser
 		}
 		if strings.IndexByte(boring, c) >= 0 {
 			k |= cBoring

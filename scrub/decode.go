@@ -99,17 +99,22 @@ func firstEscape(in string) int {
 // nonASCII returns the index of the first byte of in[from:to] that is not
 // ASCII, or -1. It looks at eight bytes at a time.
 func nonASCII(in string, from, to int) int {
-	i := from
-	for ; i+8 <= to; i += 8 {
-		w := uint64(in[i]) | uint64(in[i+1])<<8 | uint64(in[i+2])<<16 | uint64(in[i+3])<<24 |
-			uint64(in[i+4])<<32 | uint64(in[i+5])<<40 | uint64(in[i+6])<<48 | uint64(in[i+7])<<56
+	if from >= to {
+		return -1
+	}
+	s := in[from:to]
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 		if w&0x8080808080808080 != 0 {
 			break
 		}
 	}
-	for ; i < to; i++ {
-		if in[i] >= 0x80 {
-			return i
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return from + i
 		}
 	}
 	return -1

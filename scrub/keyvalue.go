@@ -103,6 +103,15 @@ var keyTerms = [...]keyTerm{
 	{"auth", true, kvSecret, false},
 }
 
+// termsByLast indexes keyTerms by their last byte, in order.
+var termsByLast = func() (t [256][]uint8) {
+	for k, term := range keyTerms {
+		c := term.term[len(term.term)-1]
+		t[c] = append(t[c], uint8(k))
+	}
+	return t
+}()
+
 // queryKeys are further URL query parameters that carry secrets (signed
 // URLs, OAuth codes, sessions), compared like keyTerms but whole.
 var queryKeys = [...]string{"key", "sig", "code", "session", "sid", "jwt"}
@@ -185,7 +194,11 @@ func classifyKey(key string, query bool) (kvKind, bool) {
 	}
 	var buf [maxKey]byte
 	norm, words := normalizeKey(key, &buf)
-	for _, t := range keyTerms {
+	if len(norm) == 0 {
+		return kvNone, false
+	}
+	for _, k := range termsByLast[norm[len(norm)-1]] {
+		t := &keyTerms[k]
 		p := len(norm) - len(t.term)
 		if p < 0 || string(norm[p:]) != t.term || t.word && words&(1<<p) == 0 {
 			continue
@@ -909,7 +922,8 @@ func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 	}
 	// A finding inside the user name comes first, so that a second pass,
 	// which sees the password already redacted, finds the same.
-	if h, ok := s.next(in, esc, a, colon); ok {
+	var seen uint32 // the caller's scan notes these bytes itself
+	if h, ok := s.next(in, esc, a, colon, &seen); ok {
 		return h, true
 	}
 	for _, db := range dbSchemes {

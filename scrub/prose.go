@@ -34,22 +34,25 @@ var proseByte = func() (t [256]bool) {
 }()
 
 // matchAfterWord matches a value in prose whose first word starts at
-// in[ws] and that follows a secret-ish word, maybe after a link word or
-// two ("token is"), separated from it by blanks. The value may be quoted.
+// in[ws], right after a blank or a quote, and that follows a secret-ish
+// word, maybe after a link word or two ("token is"), separated from it by
+// blanks. The word before is looked at first: it rules out almost every
+// value for the price of a few bytes.
 func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
-	vs := ws
-	for vs > lo && ws-vs < 16 && proseByte[in[vs-1]] {
-		vs--
-	}
 	var quote byte
-	b := vs // where the blanks before the value end
-	if vs > lo && (in[vs-1] == '"' || in[vs-1] == '\'' || in[vs-1] == '`') {
-		quote, b = in[vs-1], vs-1
+	b := ws // where the blanks before the value end
+	if c := in[ws-1]; c == '"' || c == '\'' || c == '`' {
+		quote, b = c, ws-1
 	}
-	ve, digit, letter := vs, false, false
-	for ve < len(in) && ve-vs < maxProseValue && proseByte[in[ve]] {
-		digit = digit || isDigit(in[ve])
-		letter = letter || isLetter(in[ve])
+	f, ok := proseKey(in, b, lo)
+	if !ok {
+		return hit{}, false
+	}
+	ve, digit, letter := ws, false, false
+	for ve < len(in) && ve-ws < maxProseValue && proseByte[in[ve]] {
+		c := in[ve]
+		digit = digit || isDigit(c)
+		letter = letter || isLetter(c)
 		ve++
 	}
 	if quote != 0 {
@@ -57,18 +60,24 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 			return hit{}, false
 		}
 	} else {
-		for ve > vs && strings.IndexByte(".:!?", in[ve-1]) >= 0 {
+		for ve > ws && strings.IndexByte(".:!?", in[ve-1]) >= 0 {
 			ve--
 		}
 	}
-	val := in[vs:ve]
+	val := in[ws:ve]
 	if len(val) < 8 || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") {
 		return hit{}, false
 	}
-	// The blanks, link words and the secret-ish word before it.
+	return s.refine(in, ws, ve, f)
+}
+
+// proseKey reports whether the blanks that end at in[b] follow a
+// secret-ish word, maybe after a link word or two, and returns the family
+// of a value after it.
+func proseKey(in string, b, lo int) (family, bool) {
 	j := blanksBefore(in, b, lo)
 	if j == b {
-		return hit{}, false
+		return 0, false
 	}
 	for links := 0; ; links++ {
 		k := j
@@ -76,14 +85,17 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 			k--
 		}
 		if k == j {
-			return hit{}, false
+			return 0, false
 		}
 		w := in[k:j]
 		if links < 2 && isLinkWord(w) {
 			if j = blanksBefore(in, k, lo); j == k {
-				return hit{}, false
+				return 0, false
 			}
 			continue
+		}
+		if !keyEnds[w[len(w)-1]] {
+			return 0, false
 		}
 		kind := kvNone
 		if strings.EqualFold(w, "key") || strings.EqualFold(w, "keys") {
@@ -101,15 +113,13 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		} else {
 			kind, _ = classifyKey(w, false)
 		}
-		f := famSecret
 		switch kind {
 		case kvPassword:
-			f = famPassword
+			return famPassword, true
 		case kvSecret, kvAWS:
-		default:
-			return hit{}, false
+			return famSecret, true
 		}
-		return s.refine(in, vs, ve, f)
+		return 0, false
 	}
 }
 
@@ -124,8 +134,16 @@ func blanksBefore(in string, i, lo int) int {
 }
 
 func isLinkWord(w string) bool {
+	if len(w) > 6 {
+		return false
+	}
+	var buf [6]byte
+	for i := 0; i < len(w); i++ {
+		buf[i] = w[i] | 0x20 // ASCII letters to lower case; others never match
+	}
+	lw := string(buf[:len(w)])
 	for _, l := range linkWords {
-		if strings.EqualFold(w, l) {
+		if lw == l {
 			return true
 		}
 	}

@@ -237,15 +237,22 @@ func (s *Scrubber) Find(in string) []Match {
 // collect appends the findings in in to dst. A message with escapes or
 // invisible characters is matched in its decoded view, and the findings
 // mapped back (see decode.go).
+//
+// Finding out whether a message has escapes costs next to nothing: the
+// scan notes the bytes an escape may begin with as it skips them, and
+// only a message with one of them is searched for escapes, and scanned
+// again in its view if it has any.
 func (s *Scrubber) collect(dst []hit, in string) []hit {
-	if k := firstEscape(in); k >= 0 {
-		w := views.Get().(*view)
-		n := len(dst)
-		dst = s.scan(dst, w.build(in, k), w.esc)
-		dst = append(dst[:n], w.mapHits(dst[n:])...)
-		w.release()
-	} else {
-		dst = s.scan(dst, in, nil)
+	n := len(dst)
+	var seen uint32
+	dst = s.scan(dst, in, nil, &seen)
+	if seen&cEscape != 0 {
+		if k := firstEscape(in); k >= 0 {
+			w := views.Get().(*view)
+			dst = s.scan(dst[:n], w.build(in, k), w.esc, &seen)
+			dst = append(dst[:n], w.mapHits(dst[n:])...)
+			w.release()
+		}
 	}
 	if len(s.extras) > 0 {
 		dst = s.appendExtras(dst, in)
@@ -253,14 +260,18 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	return dst
 }
 
-// scan appends the findings in in, marked by esc, to dst.
-func (s *Scrubber) scan(dst []hit, in string, esc escMarks) []hit {
+// scan appends the findings in in, marked by esc, to dst, and notes in
+// seen (cEscape) whether a byte in or outside findings may begin an escape.
+func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit {
 	for i := 0; ; {
-		h, ok := s.next(in, esc, i, len(in))
+		h, ok := s.next(in, esc, i, len(in), seen)
 		if !ok {
 			return dst
 		}
 		dst = append(dst, h)
+		for _, c := range []byte(in[h.start:h.end]) {
+			*seen |= chars[c] // an escape inside a finding may hide a longer one
+		}
 		i = h.end
 	}
 }
@@ -275,7 +286,7 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks) []hit {
 // blanks, common punctuation) cost one table lookup each in a tight loop.
 // A digit, an upper-case letter or '_' makes the scanner try its word, from
 // the word's start; a trigger byte runs the matchers that begin with it.
-func (s *Scrubber) next(in string, esc escMarks, from, limit int) (hit, bool) {
+func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) (hit, bool) {
 	lo := from
 	tried := -1 // the end of the last word tried
 	for i := from; i < limit; {
@@ -283,6 +294,21 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int) (hit, bool) {
 			break
 		}
 		c := in[i]
+		if chars[c]&cEscape != 0 {
+			// A byte an escape or an invisible character may begin with:
+			// noted, so that collect looks for escapes, and skipped with
+			// the run of its kind ('\\' is also a trigger).
+			*seen |= cEscape
+			switch {
+			case c >= 0x80:
+				for i++; i < limit && in[i] >= 0x80; i++ {
+				}
+				continue
+			case c != '\\':
+				i++
+				continue
+			}
+		}
 		if c == '[' {
 			i += max(1, placeholderLen(in[i:]))
 			continue
@@ -321,9 +347,9 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int) (hit, bool) {
 }
 
 // skipBoring returns the index of the first byte at or after i that is not
-// boring. This loop is where clean text spends its time, so it looks at
-// four bytes per branch while it can: the AND of their classes is boring
-// only if all four are.
+// boring. This loop is
+// where clean text spends its time, so it looks at four bytes per branch
+// while it can: the AND of their classes is boring only if all four are.
 func skipBoring(in string, i int) int {
 	for i+4 <= len(in) && chars[in[i]]&chars[in[i+1]]&chars[in[i+2]]&chars[in[i+3]]&cBoring != 0 {
 		i += 4
@@ -352,26 +378,58 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 			return h, true
 		}
 	}
-	if ws > lo && in[ws-1] == '.' {
-		if h, ok := s.matchDotted(in, ws, lo); ok {
-			return h, true
-		}
+	if ws-lo < 2 {
+		return hit{}, false
 	}
-	// Credentials after "bearer " or "basic ": a blank after an 'r', a 'c'
-	// or another blank, or a run of token68 bytes that starts so.
-	if ws-lo >= len("basic ") && (in[ws-1] != ' ' && first ||
-		in[ws-1] == ' ' && (in[ws-2]|0x20 == 'r' || in[ws-2]|0x20 == 'c' || in[ws-2] == ' ')) {
-		if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
-			return h, true
+	switch p := in[ws-1]; {
+	case p == ' ':
+		// Credentials after "bearer " or "basic ": a blank after an 'r', a
+		// 'c' or another blank.
+		if q := in[ws-2] | 0x20; (q == 'r' || q == 'c' || q == ' ') && ws-lo >= len("basic ") {
+			if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
+				return h, true
+			}
 		}
-	}
-	// A value after a secret-ish word in prose.
-	if first && ws > lo && chars[in[ws-1]]&cProseOpen != 0 {
-		if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
-			return h, true
+		fallthrough
+	case p == '\t' || p == '"' || p == '\'' || p == '`':
+		// A value after a secret-ish word in prose: 8 bytes or more after a
+		// blank or a quote, with a digit, not a date.
+		if first && proseRun(in, ws, 8) && hasDigit(in[ws:e]) && !dateLike(in[ws:]) {
+			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
+				return h, true
+			}
+		}
+	case first && chars[p]&cTok68 != 0:
+		// The body of a token whose prefix has a dot inside (hvs.…,
+		// dp.st.…) after a lower-case word and a dot.
+		if p == '.' && isLower(in[ws-2]) {
+			if h, ok := s.matchDotted(in, ws, lo); ok {
+				return h, true
+			}
+		}
+		// Credentials after "bearer " or "basic " in a run of token68
+		// bytes that starts so ("bearer abc.d3f": from "d3f").
+		if ws-lo >= len("basic ") {
+			if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
+				return h, true
+			}
 		}
 	}
 	return hit{}, false
+}
+
+// proseRun reports whether in[i:] begins with n bytes that a value in
+// prose may hold.
+func proseRun(in string, i, n int) bool {
+	if i+n > len(in) {
+		return false
+	}
+	for _, c := range []byte(in[i : i+n]) {
+		if !proseByte[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // dottedPrefixStarts are the first bytes of the vendor prefixes with a
@@ -408,13 +466,17 @@ func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
 // "Bearer" or "Basic".
 func worthTrying(in string, ws, e, lo int) bool {
 	c := in[ws]
-	if chars[c]&cStart == 0 {
-		return false
-	}
 	w := e - ws
 	var next byte
 	if e < len(in) {
 		next = in[e]
+	}
+	if chars[c]&cStart == 0 {
+		// An IBAN in lower case, an Azure AD client secret, a Terraform
+		// Cloud token.
+		return w >= 4 && isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3]) &&
+			(w >= 15 || w == 4 && (next == ' ' || next == '-')) ||
+			next == '~' && w == 5 || next == '.' && w == 14
 	}
 	if isDigit(c) {
 		if w >= 13 {
@@ -436,8 +498,9 @@ func worthTrying(in string, ws, e, lo int) bool {
 			// An IPv4 address, a MAC address written 3c22.fb9a.10e4.
 			return w <= 3 && is(in, e+1, cDigit) && p != '.' || w == 4 && p != '.'
 		case '-':
-			// A UUID, a card, a social security number, a MAC address.
-			return w == 8 || card || w == 3 || w == 2
+			// A UUID, a card, a social security number, a MAC address;
+			// not the groups of a date (2025-06-01).
+			return w == 8 || card || (w == 3 || w == 2) && p != '-'
 		case ':':
 			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
 		case ' ':
@@ -477,13 +540,15 @@ func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
 			return h, true
 		}
 	}
-	if isLetter(c) {
+	if isLetter(c) && i+4 <= len(in) && isDigit(in[i+2]) && isDigit(in[i+3]) {
 		if h, ok := matchIBAN(in, i); ok && s.on[h.fam] {
 			return h, true
 		}
 	}
-	if h, ok := matchShapedToken(in, i); ok && s.on[h.fam] {
-		return h, true
+	if i+5 < len(in) && in[i+5] == '~' || i+14 < len(in) && in[i+14] == '.' {
+		if h, ok := matchShapedToken(in, i); ok && s.on[h.fam] {
+			return h, true
+		}
 	}
 	return hit{}, false
 }

@@ -174,6 +174,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
 	}
+	if len(vendorsByFirst[in[i]]) == 0 {
+		return hit{}, false
+	}
 	return matchVendor(in, i, lo)
 }
 
@@ -212,10 +215,13 @@ func matchHexToken(in string, i int) (hit, bool) {
 // begin at the word start in[i]: Azure AD client secrets and Terraform
 // Cloud tokens.
 func matchShapedToken(in string, i int) (hit, bool) {
-	if h, ok := matchAzureSecret(in, i); ok {
-		return h, true
+	switch {
+	case i+5 < len(in) && in[i+5] == '~':
+		return matchAzureSecret(in, i)
+	case i+14 < len(in) && in[i+14] == '.':
+		return matchTerraform(in, i)
 	}
-	return matchTerraform(in, i)
+	return hit{}, false
 }
 
 // matchAzureSecret matches an Azure AD (Entra ID) client secret at the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -279,7 +280,7 @@ func inputSchema(v any) json.RawMessage {
 		return b
 	}
 	if _, typed := m["type"]; !typed {
-		m = maps(m)
+		m = maps.Clone(m)
 		m["type"] = "object"
 	}
 	b, err := json.Marshal(m)
@@ -287,14 +288,6 @@ func inputSchema(v any) json.RawMessage {
 		return json.RawMessage(`{"type":"object"}`)
 	}
 	return b
-}
-
-func maps(m map[string]any) map[string]any {
-	c := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // Specs returns the specs of the remote tools, in the server's order. The
@@ -442,11 +435,21 @@ func (r *Remote) session(ctx context.Context) (*sdk.ClientSession, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if d.err != nil {
-		return nil, d.err
+	switch {
+	case d.err == nil:
+		return d.cs, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(d.err, context.Canceled):
+		// The call that dialed was cancelled; this one was not.
+		return nil, errDialAbandoned
 	}
-	return d.cs, nil
+	return nil, d.err
 }
+
+// errDialAbandoned fails the calls that waited for a reconnection that the
+// call making it abandoned: nothing was sent, and the next call dials again.
+var errDialAbandoned = taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "the reconnection to the MCP server was abandoned")
 
 // redial runs d: it dials and installs the new session.
 func (r *Remote) redial(ctx context.Context, d *dial) {

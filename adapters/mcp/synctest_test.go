@@ -113,3 +113,103 @@ func TestFakeTime(t *testing.T) {
 		}
 	})
 }
+
+// TestReconnectOnce: calls that find the session closed share one dial;
+// when the call that dials is cancelled, the others are not: they fail
+// as upstream_unavailable, retryable, and the next call dials again.
+func TestReconnectOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		srv := newServer()
+		if err := toolmcp.AddTool(srv, toolmw.Spec{Name: "ping"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			return toolmw.Text("pong"), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		client := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1.0.0"}, nil)
+		var sessions []*sdk.ServerSession
+		var clients []*sdk.ClientSession
+		connect := func(ctx context.Context) (*sdk.ClientSession, error) {
+			ct, st := sdk.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, st, nil)
+			if err != nil {
+				return nil, err
+			}
+			sessions = append(sessions, ss)
+			cs, err := client.Connect(ctx, ct, nil)
+			clients = append(clients, cs)
+			return cs, err
+		}
+		gate := make(chan struct{})
+		dials := 0
+		dial := func(ctx context.Context) (*sdk.ClientSession, error) {
+			dials++
+			select {
+			case <-gate:
+				return connect(ctx)
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		cs, err := connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote, err := toolmcp.NewRemote(ctx, cs, toolmcp.WithReconnect(dial))
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := remote.Toolbox()
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := func(ctx context.Context) error {
+			_, err := box.Call(ctx, "ping", nil)
+			return err
+		}
+		cs.Close()
+		if err := call(ctx); taxonomy.InfoOf(err).Code != taxonomy.CodeUpstreamUnavailable {
+			t.Fatalf("the call that found the session closed: %v", err)
+		}
+
+		// The dialing call is cancelled; the one waiting for it is not.
+		dialer, cancel := context.WithCancel(ctx)
+		errs := make(chan error, 5)
+		go func() { errs <- call(dialer) }()
+		synctest.Wait()
+		go func() { errs <- call(ctx) }()
+		synctest.Wait()
+		cancel()
+		got := []error{<-errs, <-errs}
+		if !errors.Is(got[0], context.Canceled) && !errors.Is(got[1], context.Canceled) {
+			t.Fatalf("the dialing call: %v", got)
+		}
+		if taxonomy.InfoOf(got[0]).Code != taxonomy.CodeUpstreamUnavailable && taxonomy.InfoOf(got[1]).Code != taxonomy.CodeUpstreamUnavailable {
+			t.Fatalf("the waiting call: %v", got)
+		}
+
+		// Five calls at once share the next dial.
+		for range 5 {
+			go func() { errs <- call(ctx) }()
+		}
+		synctest.Wait()
+		close(gate)
+		for range 5 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dials != 2 {
+			t.Fatalf("%d dials, want 2", dials)
+		}
+		if err := remote.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, ss := range sessions {
+			ss.Close()
+		}
+		for _, c := range clients {
+			c.Close()
+		}
+	})
+}

@@ -1,13 +1,17 @@
-// Command storm simulates a retry storm and compares how much load naive
-// retries, failsafe-go's retry policy and toolmw's retry and breaker layers
-// put on a failing dependency, and how many calls succeed.
+// Command storm simulates retry storms and compares how much load naive
+// retries, the retry budgets of failsafe-go, gRPC and the AWS SDKs, and
+// toolmw's retry and breaker layers put on a failing dependency, and how
+// many calls succeed: through an outage, under independent transient
+// faults, and through a metastable failure, where a short overload of a
+// dependency with a capacity becomes a lasting one.
 //
 // The simulation is deterministic: a seeded random source and virtual time
 // (see sim), so a run takes seconds and its figures depend only on -seed.
-// It prints a markdown report and writes an SVG chart of the outage
-// scenarios. With -check it exits with status 1 when toolmw misses a target.
+// It prints a markdown report and writes two SVG charts, the outage
+// scenarios and the metastable one. With -check it exits with status 1
+// when toolmw misses a target.
 //
-//	go run ./cmd/storm -check -svg storm.svg
+//	go run ./cmd/storm -check -svg storm.svg -metastable-svg storm-metastable.svg
 package main
 
 import (
@@ -23,14 +27,28 @@ import (
 
 // scenario is one simulated workload.
 type scenario struct {
-	name   string
-	rate   float64 // calls per second, evenly spaced
-	calls  int
-	down   [2]int  // the outage: the dependency is down while calls down[0]..down[1]-1 arrive
-	faults float64 // the probability that an attempt fails, independently
+	name     string
+	rate     float64 // calls per second, evenly spaced
+	calls    int
+	down     [2]int    // the outage: the dependency is down while calls down[0]..down[1]-1 arrive
+	faults   float64   // the probability that an attempt fails, independently
+	overload *overload // nil: the dependency has no capacity limit
 }
 
-func (sc scenario) outage() bool { return sc.down[1] > sc.down[0] }
+// overload describes a dependency with a capacity (see server).
+type overload struct {
+	workers  int           // requests served at once; capacity = workers / latency
+	timeout  time.Duration // per attempt
+	trigger  [2]time.Duration
+	slowdown float64 // during the trigger, each request takes this many times as long
+}
+
+// capacity returns the requests per second the dependency serves, outside
+// the trigger.
+func (o *overload) capacity() float64 { return float64(o.workers) / latency.Seconds() }
+
+func (sc scenario) outage() bool     { return sc.down[1] > sc.down[0] }
+func (sc scenario) metastable() bool { return sc.overload != nil }
 
 // arrival returns when call i arrives.
 func (sc scenario) arrival(i int) time.Duration {
@@ -42,6 +60,23 @@ const window = 100
 
 var rates = []float64{0.5, 10, 100}
 
+// The metastable scenario: 80 calls a second against a dependency serving
+// 100 (5 workers, 50ms on average), 80% busy, each attempt timing out after
+// 1s (20 times the usual latency). From 30s to 40s every request takes
+// twice as long: the capacity is halved, the load is 160% of it. Then the
+// dependency is as before, for two minutes.
+var metastable = scenario{
+	name:  "metastable",
+	rate:  80,
+	calls: 160 * 80,
+	overload: &overload{
+		workers:  5,
+		timeout:  time.Second,
+		trigger:  [2]time.Duration{30 * time.Second, 40 * time.Second},
+		slowdown: 2,
+	},
+}
+
 func scenarios(faultCalls int) []scenario {
 	var out []scenario
 	for _, r := range rates {
@@ -52,7 +87,7 @@ func scenarios(faultCalls int) []scenario {
 			out = append(out, scenario{name: fmt.Sprintf("faults %.0f%%", p*100), rate: r, calls: faultCalls, faults: p})
 		}
 	}
-	return out
+	return append(out, metastable)
 }
 
 // epoch is the virtual time the simulations start at.
@@ -64,6 +99,7 @@ type result struct {
 	system   string
 	attempts []int  // attempts that reached the dependency, per call
 	ok       []bool // whether the call succeeded, per call
+	load     []int  // attempts reaching the dependency, per second
 	opens    int    // breaker openings, -1 without a breaker
 }
 
@@ -73,6 +109,14 @@ func simulate(sc scenario, sys system, seed uint64) result {
 	if sc.outage() {
 		dep.downFrom = epoch.Add(sc.arrival(sc.down[0]))
 		dep.downTo = epoch.Add(sc.arrival(sc.down[1]))
+	}
+	if o := sc.overload; o != nil {
+		dep.server = &server{
+			free:     make([]time.Time, o.workers),
+			timeout:  o.timeout,
+			trigger:  [2]time.Time{epoch.Add(o.trigger[0]), epoch.Add(o.trigger[1])},
+			slowdown: o.slowdown,
+		}
 	}
 	tool, opens := sys.build(s, dep.call, newRand(seed+1))
 	r := result{sc: sc, system: sys.name, attempts: make([]int, sc.calls), ok: make([]bool, sc.calls)}
@@ -88,7 +132,7 @@ func simulate(sc scenario, sys system, seed uint64) result {
 	}
 	s.Go(epoch, func() { arrive(0) })
 	s.Run()
-	r.opens = opens()
+	r.opens, r.load = opens(), dep.load
 	return r
 }
 
@@ -118,14 +162,18 @@ func runAll(scs []scenario, seed uint64) []result {
 func main() {
 	check := flag.Bool("check", false, "exit with status 1 when toolmw misses a target")
 	svgPath := flag.String("svg", "storm.svg", "where to write the chart of the outage scenarios (empty: none)")
+	metaPath := flag.String("metastable-svg", "storm-metastable.svg", "where to write the chart of the metastable scenario (empty: none)")
 	seed := flag.Uint64("seed", 1, "the random seed")
 	faultCalls := flag.Int("fault-calls", 100000, "calls in each transient-fault scenario")
 	flag.Parse()
 
 	results := runAll(scenarios(*faultCalls), *seed)
 	failed := report(os.Stdout, results, *seed)
-	if *svgPath != "" {
-		if err := writeFile(*svgPath, func(w io.Writer) error { return chart(w, results) }); err != nil {
+	for path, draw := range map[string]func(io.Writer, []result) error{*svgPath: chart, *metaPath: metastableChart} {
+		if path == "" {
+			continue
+		}
+		if err := writeFile(path, func(w io.Writer) error { return draw(w, results) }); err != nil {
 			fmt.Fprintln(os.Stderr, "storm:", err)
 			os.Exit(2)
 		}

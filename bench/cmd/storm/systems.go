@@ -18,9 +18,6 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// latency is how long the dependency takes to answer, success or failure.
-const latency = 50 * time.Millisecond
-
 // The backoff every system uses: full jitter, exponential from 100ms, capped
 // at 5s (the toolmw retry layer's defaults).
 const (
@@ -28,36 +25,8 @@ const (
 	backoffCap  = retry.DefaultMaxDelay
 )
 
-// errUnavailable is the dependency's failure: transient, as the classify
-// layer would map a 503 or a refused connection.
-var errUnavailable = taxonomy.Transient("upstream_unavailable", "the dependency is unavailable")
-
-type attemptsKey struct{}
-
-// dependency is the simulated upstream. Each attempt takes latency of
-// virtual time; it fails when the dependency is down at the attempt's start,
-// or, independently, with probability faults.
-type dependency struct {
-	s        *sim
-	downFrom time.Time // the outage, [downFrom, downTo); zero when none
-	downTo   time.Time
-	faults   float64
-	rand     *lockedRand
-}
-
-func (d *dependency) call(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
-	*ctx.Value(attemptsKey{}).(*int)++
-	now := d.s.Now()
-	fail := !now.Before(d.downFrom) && now.Before(d.downTo)
-	if !fail && d.faults > 0 {
-		fail = d.rand.Float64() < d.faults
-	}
-	d.s.Sleep(latency)
-	if fail {
-		return toolmw.Result{}, errUnavailable
-	}
-	return toolmw.Result{Content: "ok"}, nil
-}
+// maxAttempts is every system's cap of attempts per call.
+const maxAttempts = 3
 
 // lockedRand is a seeded random source safe for concurrent use.
 type lockedRand struct {
@@ -85,68 +54,182 @@ func fullJitter(k int, r *lockedRand) time.Duration {
 // its breaker opened, or -1 when it has none.
 type system struct {
 	name  string
+	about string // one line for the report
 	build func(s *sim, dep toolmw.Tool, jitter *lockedRand) (tool toolmw.Tool, opens func() int)
 }
 
 func noBreaker() int { return -1 }
 
 var systems = []system{
-	{"naive", buildNaive},
-	{"failsafe_retry", buildFailsafe(false)},
-	{"failsafe_retry_budget", buildFailsafe(true)},
-	{"toolmw_retry", buildToolmw(false)},
-	{"toolmw", buildToolmw(true)},
+	{"naive", "retries every failure.", buildLoop(func() quota { return nil })},
+	{"failsafe_retry_budget", "failsafe-go v0.9.8's retry policy with its retry budget, the real library " +
+		"(defaults: retries may be at most 20% of the executions in flight, with at least 3 allowed).", buildFailsafe},
+	{"grpc_throttling", "gRPC retry throttling as specified in gRFC A6 (\"Throttling Configuration\") and implemented by " +
+		"grpc-go (`retryThrottler` in clientconn.go, `shouldRetry` in stream.go), with A6's example configuration, " +
+		"maxTokens 10 and tokenRatio 0.1: tokens start at 10; every failed attempt takes 1 (not below 0), every call that " +
+		"succeeds adds 0.1 (not above 10); after a failed attempt a retry is made only while tokens > 5, half of max.",
+		buildLoop(newGRPCThrottle)},
+	{"aws_standard", "the AWS SDKs' standard retry mode quota (AWS SDKs and Tools Reference Guide, \"Retry behavior\"; " +
+		"aws-sdk-go-v2 `aws/retry` defaults `DefaultRetryRateTokens` 500, `DefaultRetryCost` 5, `DefaultRetryTimeoutCost` 10, " +
+		"`DefaultNoRetryIncrement` 1): a bucket of 500 tokens; a retry takes 5, or 10 when the failure it retries is a timeout, " +
+		"and is not made when the bucket lacks them; a retry that succeeds gives its cost back; a call that succeeds at its " +
+		"first attempt adds 1; never above 500.", buildLoop(newAWSQuota)},
+	{"toolmw_fixed", "toolmw's retry layer with the fixed-ratio budget (`budget.NewRetry()`: 10% of calls, a reserve of 10 tokens).",
+		buildToolmw(false, func() *budget.Retry { return budget.NewRetry() })},
+	{"toolmw_adaptive", "toolmw's retry layer with its default budget, the adaptive one (`budget.NewAdaptive()`: " +
+		"the same ratio and reserve, a retry that succeeds refunded, an overloaded attempt charged twice; see package budget).",
+		buildToolmw(false, nil)},
+	{"toolmw", "toolmw_adaptive with toolmw's breaker layer inside it, with its defaults (see package breaker: " +
+		"a run of 5 failures that is not a fluke opens it for 30s, then 1 probe), in the default stack's order. " +
+		"gobreaker times the open period with the real clock, so the simulation holds it in virtual time in front of " +
+		"the real layer (see openGate).", buildToolmw(true, nil)},
 }
 
-// buildNaive retries every failure, three attempts in all.
-func buildNaive(s *sim, dep toolmw.Tool, jitter *lockedRand) (toolmw.Tool, func() int) {
-	return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-		for k := 1; ; k++ {
-			res, err := dep(ctx, args)
-			if err == nil || k == 3 {
-				return res, err
-			}
-			s.Sleep(fullJitter(k, jitter))
-		}
-	}, noBreaker
+// A quota is a peer's retry budget, modelled after its specification. The
+// retry loop consults it after each failed attempt and tells it how the
+// call ended. A nil quota allows every retry. The simulation runs one
+// goroutine at a time, but a quota still locks: the goroutines are real.
+type quota interface {
+	// failed records that attempt k failed with err and reports whether a
+	// retry may follow, taking its price; k may be the last attempt.
+	failed(k int, err error) (retry bool, price int)
+	// succeeded records that attempt k succeeded, ending the call; price is
+	// what the retry that made it paid (0 for a first attempt).
+	succeeded(k, price int)
 }
 
-// buildFailsafe is failsafe-go's retry policy with three attempts, with or
-// without its retry budget (default: at most 20% of in-flight executions
-// are retries, with at least 3 allowed). The backoff runs on the virtual
-// clock through a delay function; failsafe-go then waits zero real time.
-func buildFailsafe(withBudget bool) func(*sim, toolmw.Tool, *lockedRand) (toolmw.Tool, func() int) {
+// buildLoop is a plain retry loop: up to maxAttempts attempts with full
+// jitter between them, every failure retried when the quota allows.
+func buildLoop(newQuota func() quota) func(*sim, toolmw.Tool, *lockedRand) (toolmw.Tool, func() int) {
 	return func(s *sim, dep toolmw.Tool, jitter *lockedRand) (toolmw.Tool, func() int) {
-		b := retrypolicy.NewBuilder[toolmw.Result]().
-			WithMaxAttempts(3).
-			ReturnLastFailure().
-			WithDelayFunc(func(exec failsafe.ExecutionAttempt[toolmw.Result]) time.Duration {
-				s.Sleep(fullJitter(exec.Attempts(), jitter))
-				return 0
-			})
-		if withBudget {
-			b = b.WithBudget(fsbudget.New())
-		}
-		exec := failsafe.With[toolmw.Result](b.Build())
+		q := newQuota()
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			return exec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[toolmw.Result]) (toolmw.Result, error) {
-				return dep(e.Context(), args)
-			})
+			price := 0
+			for k := 1; ; k++ {
+				res, err := dep(ctx, args)
+				if err == nil {
+					if q != nil {
+						q.succeeded(k, price)
+					}
+					return res, nil
+				}
+				if q != nil {
+					var ok bool
+					if ok, price = q.failed(k, err); !ok {
+						return res, err
+					}
+				}
+				if k == maxAttempts {
+					return res, err
+				}
+				s.Sleep(fullJitter(k, jitter))
+			}
 		}, noBreaker
 	}
 }
 
-// buildToolmw is the real toolmw retry layer (three attempts, its default
-// retry token budget) and, with withBreaker, the real breaker layer with its
-// defaults inside it, in the default stack's order.
-func buildToolmw(withBreaker bool) func(*sim, toolmw.Tool, *lockedRand) (toolmw.Tool, func() int) {
+// grpcThrottle is gRPC retry throttling (gRFC A6; grpc-go's retryThrottler).
+// grpc-go counts a failure in shouldRetry before it checks the attempt cap,
+// so a call's last failed attempt takes a token too, and counts a success
+// once per call, when the call finishes without error.
+type grpcThrottle struct {
+	mu                  sync.Mutex
+	tokens, max, thresh float64
+	ratio               float64
+}
+
+func newGRPCThrottle() quota {
+	const maxTokens, tokenRatio = 10, 0.1
+	return &grpcThrottle{tokens: maxTokens, max: maxTokens, thresh: maxTokens / 2, ratio: tokenRatio}
+}
+
+func (g *grpcThrottle) failed(int, error) (bool, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tokens = max(g.tokens-1, 0)
+	return g.tokens > g.thresh, 0
+}
+
+func (g *grpcThrottle) succeeded(int, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tokens = min(g.tokens+g.ratio, g.max)
+}
+
+// The AWS standard mode's quota parameters.
+const (
+	awsTokens      = 500 // DefaultRetryRateTokens: the bucket's size and start
+	awsRetryCost   = 5   // DefaultRetryCost
+	awsTimeoutCost = 10  // DefaultRetryTimeoutCost: retrying a timeout
+	awsNoRetryInc  = 1   // DefaultNoRetryIncrement: a call that needed no retry
+)
+
+// awsQuota is the AWS SDKs' standard retry quota.
+type awsQuota struct {
+	mu     sync.Mutex
+	tokens int
+}
+
+func newAWSQuota() quota { return &awsQuota{tokens: awsTokens} }
+
+func (a *awsQuota) failed(k int, err error) (bool, int) {
+	if k == maxAttempts {
+		return false, 0 // the SDK asks for a retry token only when it may retry
+	}
+	cost := awsRetryCost
+	if te, ok := taxonomy.From(err); ok && te.Kind() == taxonomy.KindTimeout {
+		cost = awsTimeoutCost
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tokens < cost {
+		return false, 0
+	}
+	a.tokens -= cost
+	return true, cost
+}
+
+func (a *awsQuota) succeeded(k, price int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if k == 1 {
+		price = awsNoRetryInc
+	}
+	a.tokens = min(a.tokens+price, awsTokens)
+}
+
+// buildFailsafe is failsafe-go's retry policy with three attempts and its
+// retry budget (default: at most 20% of in-flight executions are retries,
+// with at least 3 allowed). The backoff runs on the virtual clock through a
+// delay function; failsafe-go then waits zero real time.
+func buildFailsafe(s *sim, dep toolmw.Tool, jitter *lockedRand) (toolmw.Tool, func() int) {
+	exec := failsafe.With[toolmw.Result](retrypolicy.NewBuilder[toolmw.Result]().
+		WithMaxAttempts(maxAttempts).
+		ReturnLastFailure().
+		WithDelayFunc(func(exec failsafe.ExecutionAttempt[toolmw.Result]) time.Duration {
+			s.Sleep(fullJitter(exec.Attempts(), jitter))
+			return 0
+		}).
+		WithBudget(fsbudget.New()).
+		Build())
+	return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+		return exec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[toolmw.Result]) (toolmw.Result, error) {
+			return dep(e.Context(), args)
+		})
+	}, noBreaker
+}
+
+// buildToolmw is the real toolmw retry layer (three attempts; newBudget's
+// budget, or the layer's default when nil) and, with withBreaker, the real
+// breaker layer with its defaults inside it, in the default stack's order.
+// The tool is idempotent, so a timed-out attempt may be retried.
+func buildToolmw(withBreaker bool, newBudget func() *budget.Retry) func(*sim, toolmw.Tool, *lockedRand) (toolmw.Tool, func() int) {
 	return func(s *sim, dep toolmw.Tool, jitter *lockedRand) (toolmw.Tool, func() int) {
-		mws := []toolmw.Middleware{retry.New(
-			retry.WithMaxAttempts(3),
-			retry.WithBudget(budget.NewRetry()),
-			retry.WithClock(s),
-			retry.WithRand(jitter.Float64),
-		)}
+		opts := []retry.Option{retry.WithMaxAttempts(maxAttempts), retry.WithClock(s), retry.WithRand(jitter.Float64)}
+		if newBudget != nil {
+			opts = append(opts, retry.WithBudget(newBudget()))
+		}
+		mws := []toolmw.Middleware{retry.New(opts...)}
 		opens := noBreaker
 		if withBreaker {
 			g := &openGate{s: s, openFor: breaker.DefaultOpenFor}
@@ -157,7 +240,7 @@ func buildToolmw(withBreaker bool) func(*sim, toolmw.Tool, *lockedRand) (toolmw.
 			))
 			opens = g.count
 		}
-		return toolmw.MustWrap(toolmw.Spec{Name: "dependency"}, dep, mws...), opens
+		return toolmw.MustWrap(toolmw.Spec{Name: "dependency", Idempotent: true}, dep, mws...), opens
 	}
 }
 

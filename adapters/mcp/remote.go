@@ -208,8 +208,9 @@ type dial struct {
 // Start-up errors: a nil cs or an invalid option (option_invalid), a
 // model name that is not valid (name_invalid) or that two tools share
 // (duplicate-tool), a schema toolmw cannot use (schema_invalid, …; leave
-// the tool out with WithFilter), more than [MaxTools] tools, and a failed
-// listing, classified as a call's failure is.
+// the tool out with WithFilter), more than [MaxTools] tools
+// (too_many_tools), and a failed listing, classified as a call's failure
+// is.
 //
 // The Remote calls cs, which stays the caller's to close.
 func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption) (*Remote, error) {
@@ -230,7 +231,8 @@ func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption)
 			return nil, o.mapper.ClassifyContext(ctx, "", true, err)
 		}
 		if len(listed) == MaxTools {
-			return nil, optionError("the server lists more than %d tools", MaxTools)
+			return nil, taxonomy.New(taxonomy.KindDefinitionInvalid, "too_many_tools",
+				fmt.Sprintf("the MCP server lists more than %d tools", MaxTools))
 		}
 		if t != nil {
 			listed = append(listed, t)
@@ -251,7 +253,7 @@ func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption)
 		}
 		if prev, dup := r.names[spec.Name]; dup {
 			return nil, taxonomy.New(taxonomy.KindDuplicateTool, taxonomy.CodeDuplicateTool,
-				fmt.Sprintf("the MCP tools %q and %q both have the model name %q", prev, t.Name, spec.Name))
+				fmt.Sprintf("the MCP tools %q and %q both have the model name %q", truncate(prev, 128), truncate(t.Name, 128), spec.Name))
 		}
 		tool := r.tool(t.Name)
 		if _, err := toolmw.Wrap(spec, tool); err != nil {

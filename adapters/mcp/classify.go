@@ -28,16 +28,16 @@ var defaultMap = mapper.Default().With(Rules()...)
 // Rules returns the mapper rules for the errors of the go-sdk client, to
 // add to a map of your own ([WithMapper]):
 //
-//	error                                        kind / code                            retryable
-//	mcp.ErrConnectionClosed (nothing was sent)   tool-failed / upstream_unavailable     yes
-//	mcp.ErrSessionMissing (HTTP 404 on a session) tool-failed / upstream_unavailable    yes
-//	JSON-RPC -32601 method not found             tool-not-found / tool_not_found        no
-//	JSON-RPC -32602 naming an unknown tool       tool-not-found / tool_not_found        no
-//	JSON-RPC -32602 otherwise (invalid params)   tool-args-invalid / args_invalid       no
-//	JSON-RPC -32603 internal error               tool-failed / upstream_error           if idempotent
-//	JSON-RPC -32600, -32700 (malformed request)  tool-failed / upstream_bad_request     no
-//	JSON-RPC -32004 (the server is closing)      tool-failed / upstream_unavailable     yes
-//	any other JSON-RPC error from the server     tool-failed / upstream_error           if idempotent
+//	error                                          kind / code                           retryable
+//	mcp.ErrConnectionClosed (nothing was sent)     tool-failed / upstream_unavailable    yes
+//	mcp.ErrSessionMissing (the server forgot it)   tool-failed / upstream_unavailable    yes
+//	JSON-RPC -32601 method not found               tool-not-found / tool_not_found       no
+//	JSON-RPC -32602 naming an unknown tool         tool-not-found / tool_not_found       no
+//	JSON-RPC -32602 otherwise (invalid params)     tool-args-invalid / args_invalid      no
+//	JSON-RPC -32603 internal error                 tool-failed / upstream_error          if idempotent
+//	JSON-RPC -32600, -32700 (malformed request)    tool-failed / upstream_bad_request    no
+//	JSON-RPC -32004 (the server is closing)        tool-failed / upstream_unavailable    yes
+//	any other JSON-RPC error from the server       tool-failed / upstream_error          if idempotent
 //
 // A request the SDK's transport rejected (-32005: HTTP 429 or 5xx, an
 // undelivered request) is left to the rules for the errors it wraps (a

@@ -33,6 +33,7 @@ func ExampleRun() {
 	// search: run cap reached after 3 attempts
 }
 
+// The fixed-ratio budget: calls earn retries, nothing else does.
 func ExampleRetry() {
 	b := budget.NewRetry(budget.WithReserve(2)) // ratio 0.1
 	for range 3 {
@@ -47,6 +48,25 @@ func ExampleRetry() {
 	// retry allowed: true
 	// retry allowed: false
 	// after ten calls: true
+}
+
+// The adaptive budget learns from how attempts end: a retry that succeeded
+// costs nothing, one that timed out costs twice.
+func ExampleNewAdaptive() {
+	b := budget.NewAdaptive(budget.WithReserve(2))
+
+	b.TryRetry() // a retry, which succeeds
+	b.Observe(budget.Attempt{Retry: true, Outcome: budget.Succeeded})
+	fmt.Println("after a retry that succeeded:", b.Tokens())
+
+	b.TryRetry() // a retry, which times out
+	b.Observe(budget.Attempt{Retry: true, Outcome: budget.Overloaded})
+	fmt.Println("after a retry that timed out:", b.Tokens())
+	fmt.Println("retry allowed:", b.TryRetry())
+	// Output:
+	// after a retry that succeeded: 2
+	// after a retry that timed out: 0
+	// retry allowed: false
 }
 
 func ExampleWaitFits() {

@@ -53,21 +53,22 @@
 //     probability p and three attempts a call spends p² + p³ tokens on
 //     average against its 0.1 deposit: the budget does not bind below about
 //     28% failures (at 20% it spends 0.048 and leaves every retry to the
-//     attempt cap: 99.2% of calls succeed, 1.24 attempts per call, where the
-//     fixed ratio lets 88% succeed). Above that, retries settle where failed
-//     retries are 10% of calls, so the load a failing dependency sees is at
-//     most (1 + ratio) × calls + reserve plus the retries it answered.
+//     attempt cap: 1 − 0.2³ = 99.2% of calls succeed, with 1.24 attempts
+//     each, where the fixed ratio lets 88% succeed). Above that, retries
+//     settle where failed retries are 10% of calls, so the load a failing
+//     dependency sees is at most (1 + ratio) × calls + reserve plus the
+//     retries it answered.
 //   - The overload charges stop retries from feeding an overload. While
 //     attempts time out or are pushed back, calls earn nothing and each
 //     failed retry costs two tokens, so once the reserve is spent retries
 //     stop until attempts come back healthy: an overload episode gets at
-//     most the reserve in retries, plus what the calls that still succeed
-//     earn. This is what keeps a short overload from becoming a metastable
-//     failure, where retries of timed-out work keep the dependency
-//     overloaded after the trigger is gone (see bench/cmd/storm). A plain
-//     failure, a fast error without a sign of overload, is charged once, as
-//     in the fixed ratio: charging it more would starve the independent
-//     faults the refund is there to mask.
+//     most the reserve in retries, plus what the calls and retries that
+//     still succeed earn. This is what keeps a short overload from becoming
+//     a metastable failure, where retries of timed-out work keep the
+//     dependency overloaded after the trigger is gone (see bench/cmd/storm).
+//     A plain failure, a fast error without a sign of overload, is charged
+//     once, as in the fixed ratio: charging it more would starve the
+//     independent faults the refund is there to mask.
 //   - There is no per-second floor of free retries. Agent tools are often
 //     called a few times a minute; a floor of, say, ten retries a second
 //     would let every such call retry fully and the budget would never bind.

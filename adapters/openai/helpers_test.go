@@ -223,11 +223,11 @@ func (b *barrier) leave() {
 	b.mu.Unlock()
 }
 
-var errNotConcurrent = toolmwError("the calls did not run at the same time")
+var errNotConcurrent = testError("the calls did not run at the same time")
 
-type toolmwError string
+type testError string
 
-func (e toolmwError) Error() string { return string(e) }
+func (e testError) Error() string { return string(e) }
 
 // envelope parses a tool message's text, failing t when it is not exactly
 // one ForModel envelope.

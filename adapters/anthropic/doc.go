@@ -1,0 +1,50 @@
+// Package anthropic connects a toolmw Toolbox to the Anthropic Go SDK
+// (github.com/anthropics/anthropic-sdk-go/v2): the box's tools as Messages
+// API tools, and the model's tool_use blocks of each turn dispatched
+// through the box, their outcomes sent back as tool_result blocks.
+//
+// # Definitions
+//
+// [New] renders the box's tools once, their input schemas in toolmw's
+// Anthropic profile: the subset of JSON Schema Anthropic's tool use
+// supports, with constraints it ignores (bounds, patterns, lengths) moved
+// into the descriptions so the model still reads them. [Tools.Params]
+// returns them as ToolParams with name, description and input_schema.
+//
+// # Dispatch
+//
+// [Tools.Call] takes a reply's content blocks. The tool_use blocks of one
+// turn run at once (the model's parallel calls), each with the block's id
+// in its context, and their outcomes come back in the model's order as a
+// [Turn]: [Turn.Message] is the user message of tool_result blocks that
+// answers them, each with is_error set from the outcome and
+// toolmw.ForModel's text: results and failures wrapped as untrusted data,
+// never the raw error (the SDK's own tool runner sends "Error: " and the
+// error's text).
+//
+// Every call draws on the run budget in the context (budget.WithRun), so a
+// budget put there before the first turn spans the whole run. When nothing
+// the model wants can run — every call refused by the run budget, or every
+// tool's circuit open — or the context is done, the dispatcher returns a
+// [*Stop] whose Kind says which, next to the complete Turn.
+//
+// # The loop
+//
+//	tools, err := toolanthropic.New(box)
+//	params := anthropic.MessageNewParams{Model: model, MaxTokens: 1024, Messages: msgs, Tools: tools.Params()}
+//	ctx = budget.WithRun(ctx)
+//	for {
+//		msg, err := client.Messages.New(ctx, params)
+//		if err != nil { return err }
+//		params.Messages = append(params.Messages, msg.ToParam())
+//		turn, err := tools.Call(ctx, msg.Content)
+//		if len(turn.Calls) == 0 { return answer(msg) }
+//		params.Messages = append(params.Messages, turn.Message())
+//		if err != nil { return err } // a *toolanthropic.Stop
+//	}
+//
+// examples/loop runs that loop against a local replay of the API, or
+// against Anthropic when ANTHROPIC_API_KEY is set.
+//
+// Everything here is safe for concurrent use.
+package anthropic

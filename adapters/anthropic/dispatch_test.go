@@ -60,8 +60,8 @@ func TestParallelCallsConcurrentInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := []replay.ToolUse{
-		{ID: "call_Paris0000000000000000001", Name: "weather", Input: `{"city":"Paris"}`},
-		{ID: "call_Tokyo0000000000000000002", Name: "weather", Input: `{"city":"Tokyo"}`},
+		{ID: "toolu_01Paris000000000000001", Name: "weather", Input: `{"city":"Paris"}`},
+		{ID: "toolu_01Tokyo000000000000002", Name: "weather", Input: `{"city":"Tokyo"}`},
 	}
 	rp := replay.New("/v1/messages", replay.ToolUses("", calls...), replay.Answer("Both sunny."))
 	tools, err := toolanthropic.New(box)
@@ -175,12 +175,12 @@ func TestRunBudgetAcrossTurns(t *testing.T) {
 	}
 	rp := replay.New("/v1/messages",
 		replay.ToolUses("",
-			replay.ToolUse{ID: "call_t1a", Name: "lookup", Input: `{"city":"Oslo"}`},
-			replay.ToolUse{ID: "call_t1b", Name: "lookup", Input: `{"city":"Rome"}`}),
+			replay.ToolUse{ID: "toolu_t1a", Name: "lookup", Input: `{"city":"Oslo"}`},
+			replay.ToolUse{ID: "toolu_t1b", Name: "lookup", Input: `{"city":"Rome"}`}),
 		replay.ToolUses("",
-			replay.ToolUse{ID: "call_t2a", Name: "lookup", Input: `{"city":"Lima"}`},
-			replay.ToolUse{ID: "call_t2b", Name: "note", Input: `{"city":"Lima"}`}),
-		replay.ToolUses("", replay.ToolUse{ID: "call_t3a", Name: "lookup", Input: `{"city":"Lima"}`}),
+			replay.ToolUse{ID: "toolu_t2a", Name: "lookup", Input: `{"city":"Lima"}`},
+			replay.ToolUse{ID: "toolu_t2b", Name: "note", Input: `{"city":"Lima"}`}),
+		replay.ToolUses("", replay.ToolUse{ID: "toolu_t3a", Name: "lookup", Input: `{"city":"Lima"}`}),
 		replay.Answer("never sent"))
 	tools, err := toolanthropic.New(box)
 	if err != nil {
@@ -204,11 +204,11 @@ func TestRunBudgetAcrossTurns(t *testing.T) {
 	msgs := decode(t, rp.Requests()[2])["messages"].([]any)
 	results := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
 	refused, ran := results[0].(map[string]any), results[1].(map[string]any)
-	if source, content := envelope(t, resultText(t, refused)); refused["tool_use_id"] != "call_t2a" || source != toolmw.SourceError ||
+	if source, content := envelope(t, resultText(t, refused)); refused["tool_use_id"] != "toolu_t2a" || source != toolmw.SourceError ||
 		refused["is_error"] != true || content[:len("run-limit-exceeded run_attempts_exhausted")] != "run-limit-exceeded run_attempts_exhausted" {
 		t.Errorf("turn 2's lookup answered %v %s %q, want run-limit-exceeded with is_error", refused["tool_use_id"], source, content)
 	}
-	if _, content := envelope(t, resultText(t, ran)); ran["tool_use_id"] != "call_t2b" || ran["is_error"] != false || content != "note Lima" {
+	if _, content := envelope(t, resultText(t, ran)); ran["tool_use_id"] != "toolu_t2b" || ran["is_error"] != false || content != "note Lima" {
 		t.Errorf("turn 2's note answered %v %q", ran["tool_use_id"], content)
 	}
 	// The stopped turn's answers are complete.

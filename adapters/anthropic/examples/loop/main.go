@@ -9,6 +9,9 @@
 // with no key and no network:
 //
 //	go run ./examples/loop
+//
+// It prints the answer on stdout, and a log line per tool call (the
+// logging layer of middleware.Default) on stderr.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -28,6 +32,7 @@ import (
 	"github.com/toolmw/toolmw/adapters/anthropic/internal/replay"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -50,15 +55,19 @@ func getWeather(ctx context.Context, in Weather) (string, error) {
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := run(ctx, os.Stdout); err != nil {
+	if err := run(ctx, os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run asks the question and prints the calls and the answer to w: on
-// Anthropic with ANTHROPIC_API_KEY set, else on the replay.
-func run(ctx context.Context, w io.Writer) error {
-	box := toolmw.NewToolbox(middleware.Default().Middleware())
+// run asks the question on Anthropic with ANTHROPIC_API_KEY set, else on the
+// replay, and prints the answer to w and a log line per tool call (its id
+// and outcome) to logs.
+func run(ctx context.Context, w, logs io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	box := toolmw.NewToolbox(middleware.Default(
+		middleware.WithSlog(logger, logging.WithSuccessLevel(slog.LevelInfo)),
+	).Middleware())
 	if err := box.Register(toolmw.Spec{Name: "get_weather", Description: "Current weather in a city", Idempotent: true},
 		toolmw.Typed(getWeather)); err != nil {
 		return err
@@ -79,7 +88,7 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	client := anthropic.NewClient(opts...)
 
-	answer, err := loop(ctx, w, client, box, "What's the weather in Paris and in Tokyo?")
+	answer, err := loop(ctx, client, box, "What's the weather in Paris and in Tokyo?")
 	if err != nil {
 		return err
 	}
@@ -89,7 +98,7 @@ func run(ctx context.Context, w io.Writer) error {
 
 // loop is the agent loop: ask, run the tools the model calls, send their
 // results back, until the model answers without calling a tool.
-func loop(ctx context.Context, w io.Writer, client anthropic.Client, box *toolmw.Toolbox, question string) (string, error) {
+func loop(ctx context.Context, client anthropic.Client, box *toolmw.Toolbox, question string) (string, error) {
 	tools, err := toolanthropic.New(box) // tools in the Anthropic profile, rendered once
 	if err != nil {
 		return "", err
@@ -109,25 +118,23 @@ func loop(ctx context.Context, w io.Writer, client anthropic.Client, box *toolmw
 		params.Messages = append(params.Messages, msg.ToParam())
 		turn, err := tools.Call(ctx, msg.Content) // concurrent, results in the model's order
 		if len(turn.Calls) == 0 {
-			return text(msg), nil
+			var answer strings.Builder
+			for _, b := range msg.Content {
+				answer.WriteString(b.Text)
+			}
+			return answer.String(), nil
 		}
 		params.Messages = append(params.Messages, turn.Message())
 		if err != nil {
 			return "", err // a *toolanthropic.Stop: run budget, open circuits or cancellation
 		}
-		for _, c := range turn.Calls {
-			fmt.Fprintf(w, "%s %s: %s\n", c.Name, c.ToolUseID, taxonomy.OutcomeOf(c.Err))
-		}
 	}
 }
 
-// text returns the text blocks of a reply.
-func text(msg *anthropic.Message) string {
-	var b strings.Builder
-	for _, c := range msg.Content {
-		if c.Type == "text" {
-			b.WriteString(c.Text)
-		}
+// noTime drops the time from log lines.
+func noTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
 	}
-	return b.String()
+	return a
 }

@@ -12,10 +12,13 @@ type ToolUse struct {
 // The recorded model.
 const model = "claude-sonnet-5-5"
 
-// ToolUses is a Messages API reply that says a sentence and asks for the
-// calls (stop_reason "tool_use").
+// ToolUses is a Messages API reply that says text (unless it is "") and
+// asks for the calls (stop_reason "tool_use").
 func ToolUses(text string, uses ...ToolUse) []byte {
-	content := []any{ordered{{"type", "text"}, {"text", text}}}
+	var content []any
+	if text != "" {
+		content = append(content, ordered{{"type", "text"}, {"text", text}})
+	}
 	for _, u := range uses {
 		in := json.RawMessage(u.Input)
 		if u.Input == "" {

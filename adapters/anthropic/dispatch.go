@@ -129,56 +129,68 @@ func notOffered(name string) error {
 }
 
 // dispatch runs cs on at most maxParallel goroutines, each outcome in its
-// own slot, and reports whether the run should stop.
+// own slot, and reports whether the run should stop. The caller only
+// waits: a tool that panics has its panic re-raised here once the other
+// workers are done, and one that calls runtime.Goexit ends its call as
+// tool_exited while a fresh worker takes the calls left.
 func (t *Tools) dispatch(ctx context.Context, cs []call) (*Turn, error) {
 	turn := &Turn{Calls: make([]Outcome, len(cs))}
-	workers := min(len(cs), t.opts.maxParallel)
 	var (
 		next     atomic.Int64
 		panicked atomic.Pointer[any]
 		wg       sync.WaitGroup
+		work     func()
 	)
-	work := func() {
+	work = func() {
+		i, done := -1, false
 		defer func() {
+			if done {
+				return
+			}
 			if p := recover(); p != nil {
 				panicked.CompareAndSwap(nil, &p)
+				return
 			}
+			// runtime.Goexit: the goroutine ends whatever happens here.
+			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited)
+			wg.Go(work)
 		}()
 		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(cs) {
+			if i = int(next.Add(1) - 1); i >= len(cs) {
+				done = true
 				return
 			}
 			turn.Calls[i] = t.run(ctx, cs[i])
 		}
 	}
-	if workers == 1 {
-		work()
-	} else {
-		for range workers {
-			wg.Go(work)
-		}
-		wg.Wait()
+	for range min(len(cs), t.opts.maxParallel) {
+		wg.Go(work)
 	}
+	wg.Wait()
 	if p := panicked.Load(); p != nil {
 		panic(*p)
 	}
 	return turn, stopOf(ctx, turn.Calls)
 }
 
+// errExited answers a call whose tool ended its goroutine.
+var errExited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")
+
 // run makes one call and renders its outcome for the model.
 func (t *Tools) run(ctx context.Context, c call) Outcome {
-	o := Outcome{ToolUseID: c.id, Name: c.name}
 	switch {
 	case c.refused != nil:
-		o.Err = c.refused
+		return answer(c, toolmw.Result{}, c.refused)
 	case ctx.Err() != nil:
-		o.Err = ctx.Err()
-	default:
-		o.Result, o.Err = t.call(toolmw.WithCallID(ctx, c.id), c)
+		return answer(c, toolmw.Result{}, ctx.Err())
 	}
-	o.Text = toolmw.ForModel(o.Result, o.Err)
-	return o
+	res, err := t.call(toolmw.WithCallID(ctx, c.id), c)
+	return answer(c, res, err)
+}
+
+// answer is the outcome of c, with what the model is shown of it.
+func answer(c call, res toolmw.Result, err error) Outcome {
+	return Outcome{ToolUseID: c.id, Name: c.name, Result: res, Err: err, Text: toolmw.ForModel(res, err)}
 }
 
 func (t *Tools) call(ctx context.Context, c call) (toolmw.Result, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -409,6 +410,34 @@ func TestPanicReachesCaller(t *testing.T) {
 	_, _ = tools.Call(context.Background(), []anthropic.ContentBlockUnion{
 		toolUse("c1", "boom", `{}`), toolUse("c2", "fine", `{}`)})
 	t.Fatal("Call returned")
+}
+
+// TestGoexit: a tool that ends its goroutine (runtime.Goexit, as
+// t.FailNow does) ends its call as tool_exited; with one worker, a fresh
+// one takes the calls left, and the turn is complete.
+func TestGoexit(t *testing.T) {
+	box := toolmw.NewToolbox()
+	_ = box.Register(toolmw.Spec{Name: "exits"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
+		runtime.Goexit()
+		return "", nil
+	}))
+	_ = box.Register(toolmw.Spec{Name: "fine"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
+		return "fine", nil
+	}))
+	tools, err := toolanthropic.New(box, toolanthropic.WithMaxParallel(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := tools.Call(context.Background(), []anthropic.ContentBlockUnion{
+		toolUse("c1", "fine", `{}`), toolUse("c2", "exits", `{}`), toolUse("c3", "fine", `{}`)})
+	if err != nil || len(turn.Calls) != 3 {
+		t.Fatalf("turn = %v, %v", turn, err)
+	}
+	for i, want := range []string{"fine", "tool-failed tool_exited: the tool ended its goroutine (runtime.Goexit)", "fine"} {
+		if _, content := envelope(t, turn.Calls[i].Text); content != want {
+			t.Errorf("call %d answered %q, want %q", i+1, content, want)
+		}
+	}
 }
 
 // TestCallsCounted: for a box without a retry layer, WithCallsCounted

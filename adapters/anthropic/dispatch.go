@@ -97,7 +97,8 @@ type call struct {
 // saying why the loop should not go on: ctx is done, every call was
 // refused by the run budget, or every call found its circuit open. A
 // panic in a tool is re-raised in the caller's goroutine once the turn's
-// other calls have returned.
+// other calls have returned; a tool that calls runtime.Goexit ends its
+// call as tool-failed/tool_exited.
 func (t *Tools) Call(ctx context.Context, blocks []anthropic.ContentBlockUnion) (*Turn, error) {
 	var cs []call
 	for _, b := range blocks {

@@ -125,9 +125,10 @@ func (t *Tools) CallChat(ctx context.Context, calls []openai.ChatCompletionMessa
 // The Turn always holds an outcome for every call, so the conversation
 // stays well-formed whatever happens. The error is nil, or a *[Stop]
 // saying why the loop should not go on: ctx is done, every call was
-// refused by the run budget, or every call found its circuit open.
-// A panic in a tool is re-raised in the caller's goroutine once the
-// turn's other calls have returned.
+// refused by the run budget, or every call found its circuit open. A
+// panic in a tool is re-raised in the caller's goroutine once the turn's
+// other calls have returned; a tool that calls runtime.Goexit ends its
+// call as tool-failed/tool_exited.
 func (t *Tools) CallResponses(ctx context.Context, items []responses.ResponseOutputItemUnion) (*Turn, error) {
 	var cs []call
 	for _, it := range items {

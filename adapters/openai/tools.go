@@ -83,7 +83,7 @@ func New(box Box, opts ...Option) (*Tools, error) {
 	for _, d := range defs {
 		params, err := keywords(d.InputSchema)
 		if err != nil {
-			if d.Name != "" && toolmw.ValidName(d.Name) {
+			if toolmw.ValidName(d.Name) {
 				err = err.(*taxonomy.ToolError).WithTool(d.Name)
 			}
 			return nil, err

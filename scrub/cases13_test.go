@@ -338,4 +338,18 @@ var issue13Cases = []testCase{
 	pos("bearer_token", "map[Authorization:[Bearer abc123def456ghi]]", "map[Authorization:[Bearer "+r("bearer_token")+"]]"),
 	pos("bearer_token", "Authorization: Bearer abcdefgh12345678abcd\r\nEFGH5678ijkl9012mnop\r\n", "Authorization: Bearer "+r("bearer_token")+"\r\n"),
 	neg("bearer_token", "token_type=bearer expires_in=3600"),
+
+	pos("secret", "API KEY: 8f3k2j5h6g7dQ1", "API KEY: "+r("secret")),
+	pos("password", "db:\n  password: |\n    s3cr3t-line\n  user: app", "db:\n  password: |\n    "+r("password")+"\n  user: app"),
+	pos("password", "machine api.example.com login ops password s3cr3t", "machine api.example.com login ops password "+r("password")),
+	pos("secret", "token: `abc123def456`", "token: `"+r("secret")+"`"),
+	pos("password", "<server><password>Tr0ub4dor3</password></server>", "<server><password>"+r("password")+"</password></server>"),
+	pos("password", "<ns:Password attr=\"1\"> hunter2 </ns:Password>", "<ns:Password attr=\"1\"> "+r("password")+" </ns:Password>"),
+	pos("card", "card 4111.1111.1111.1111 declined", "card "+r("card")+" declined"),
+	pos("github_token", "t="+tGHP[:3]+"%255F"+tGHP[4:], "t="+r("github_token")),
+	pos("github_token", "t='"+tGHP[:3]+`\x5f`+tGHP[4:]+"'", "t='"+r("github_token")+"'"),
+	pos("password", "Passwort: geheim123", "Passwort: "+r("password")),
+	neg("password", "<passwordPolicy>strict</passwordPolicy>"),
+	neg("password", "db:\n  password: |\n    ${DB_PASSWORD}\n"),
+	neg("card", "build 2025.0601.1234.5678"),
 }

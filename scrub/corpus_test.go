@@ -20,10 +20,11 @@ const (
 	documented shape = iota // a family and form the package documented before issue #13
 	common                  // a common shape added by issue #13 (new families, more prefixes)
 	evasion                 // a documented value written to dodge matching: escapes, other key styles, dumps
+	hard                    // harder evasions and shapes, most of them known misses (see doc.go)
 )
 
 func (k shape) String() string {
-	return [...]string{"documented", "common", "evasion"}[k]
+	return [...]string{"documented", "common", "evasion", "hard"}[k]
 }
 
 // A plant is one value planted in one message.
@@ -529,6 +530,36 @@ func corpus() []plant {
 		add("secret", evasion, "prose secret was", "the client secret was {} before rotation", g.str(gB64URL, 30))
 		add("secret", evasion, "prose quoted", `using token "{}" for the upload`, g.str(gAlnum, 28))
 	}
+	{
+		g := next()
+		add("secret", evasion, "key style API KEY:", "API KEY: {}", g.str(gAlnum, 24))
+		add("password", evasion, "YAML block scalar", "database:\n  password: |\n    {}\n  user: app\n", g.str(gAlnum, 16))
+		add("password", evasion, ".netrc", "machine api.example.com login ops password {}", g.str(gAlnum, 10))
+		add("secret", evasion, "Markdown code span", "set the token: `{}` in CI", g.str(gAlnum, 24))
+		add("password", evasion, "XML element", "<settings><server><id>repo</id><username>ops</username><password>{}</password></server></settings>", g.str(gAlnum, 14))
+		add("password", evasion, "HTML-escaped XML", "&lt;password&gt;{}&lt;/password&gt;", g.str(gAlnum, 14))
+		pw := g.str(gAlnum, 14)
+		addEnc("password", evasion, "HTML entity =", "password&#61;{}", pw, pw)
+		tok := "ghp_" + g.str(gAlnum, 36)
+		addEnc("github_token", evasion, `\x escape`, `t='{}'`, `ghp\x5f`+tok[4:], tok)
+		add("card", evasion, "dotted card", "card {} declined", strings.ReplaceAll(group(g.luhnCard("4", 16), "."), "", ""))
+		add("password", evasion, "German key", "Passwort: {}", g.str(gAlnum, 12))
+		add("password", evasion, "key with spaces", `{"Password" : "{}"}`, g.str(gAlnum, 12))
+	}
+	{
+		g := next()
+		tok := "ghp_" + g.str(gAlnum, 36)
+		addEnc("github_token", evasion, "double percent-encoding", "GET /x?t={} 200", pct(pct(tok, "_"), "%"), tok)
+		add("password", hard, "homoglyph key", "p\u0430ssword={}", g.str(gAlnum, 12))
+		tok = "ghp_" + g.str(gAlnum, 36)
+		addEnc("github_token", hard, "spaced out", "token: {}", strings.Join(strings.Split(tok, ""), " "), tok)
+		pw := g.str(gAlnum, 12)
+		addEnc("password", hard, "base64-wrapped", "state={}", b64("password="+pw), pw)
+		add("secret", hard, "object after a secret-ish key", `{"credentials": {"value": "{}"}}`, g.str(gAlnum, 24))
+		add("phone", hard, "national form", "call me at (415) 555-{}", g.digits(4))
+		add("password", hard, "Go %v of a struct", "login: {ops {}}", g.str(gAlnum, 12))
+		add("ssn", hard, "bare nine digits", "applicant {} rejected", strings.ReplaceAll(g.ssn(), "-", ""))
+	}
 	return ps
 }
 
@@ -608,4 +639,12 @@ var cleanCorpus = []string{
 	"credentials: default chain (env, shared config, IMDS)",
 	"auth_method=password mfa=totp",
 	"session expired, please log in again",
+	"<token_endpoint>https://idp.example.com/oauth/token</token_endpoint>",
+	"<passwordPolicy>strict</passwordPolicy><password></password>",
+	"API key rotation scheduled for next week",
+	"database:\n  password: |\n    ${DB_PASSWORD}\n",
+	"see `token` and `api_key` in the docs",
+	"Passwort vergessen? Kennwort zurücksetzen",
+	"progress: 100%25 of 12 parts (%20 spacing)",
+	"ratio 3c22.fb9a is a hex pair, build 2025.06.01.1234",
 }

@@ -19,7 +19,9 @@ import (
 // Otherwise the matchers run once over a decoded view of the message, and
 // each finding is mapped back to the original bytes it came from: the
 // placeholder replaces the whole original span, escapes included. Escapes
-// are decoded once, not repeatedly (%2541 is %41 to the matchers).
+// are decoded once, not repeatedly (\\u0025 is %, not a percent escape),
+// but for a percent-encoded percent sign before two hexadecimal digits:
+// %255F, encoded twice, is '_'.
 //
 // Decoding changes what a delimiter means. A value written plainly,
 // password=correct%20horse or "p\"ss", goes on across an escaped blank or
@@ -299,6 +301,12 @@ func decodePercent(in string, i int, dst []byte) ([]byte, int) {
 	b, ok := hexByte(in, i+1)
 	if !ok {
 		return dst, 0
+	}
+	if b == '%' {
+		// Encoded twice: %255F is %5F is '_'.
+		if c, ok := hexByte(in, i+3); ok && c < 0x80 {
+			return append(dst, c), 5
+		}
 	}
 	if b < 0xc0 {
 		return append(dst, b), 3

@@ -169,7 +169,7 @@ func matchUUID(in string, i int) (hit, bool) {
 		}
 		j = e
 	}
-	if is(in, j, cWord) {
+	if is(in, j, cWord) || strings.HasPrefix(in[j:], placeholderPrefix) {
 		return hit{}, false
 	}
 	return hit{i, j, famUUID}, true
@@ -209,7 +209,8 @@ func matchIPv4(in string, i, lo int) (hit, bool) {
 	e, ip, ok := parseIPv4(in, i)
 	// A dotted sequence that goes on (1.2.3.4.5) is a version, also when
 	// what follows was redacted: a second pass sees 1.2.3.4.[REDACTED:…].
-	if !ok || is(in, e, cWord) || e+1 < len(in) && in[e] == '.' && (isDigit(in[e+1]) || in[e+1] == '[') {
+	if !ok || is(in, e, cWord) || strings.HasPrefix(in[e:], placeholderPrefix) ||
+		e+1 < len(in) && in[e] == '.' && (isDigit(in[e+1]) || in[e+1] == '[') {
 		return hit{}, false
 	}
 	if ip[0] == 127 || ip == [4]int{} {
@@ -278,8 +279,10 @@ func matchIPv6(in string, i int) (hit, bool) {
 	}
 	if j < len(in) {
 		c := in[j]
-		if chars[c]&cWord != 0 ||
-			c == ':' && (is(in, j+1, cHex) || strings.HasPrefix(in[j+1:], ":")) ||
+		// What goes on like an address, or was redacted right after it
+		// (a second pass must reject what a first pass rejected).
+		if chars[c]&cWord != 0 || strings.HasPrefix(in[j:], placeholderPrefix) ||
+			c == ':' && (is(in, j+1, cHex) || strings.HasPrefix(in[j+1:], ":") || strings.HasPrefix(in[j+1:], placeholderPrefix)) ||
 			c == '.' && is(in, j+1, cDigit) {
 			return hit{}, false
 		}
@@ -313,7 +316,7 @@ func hexVal(c byte) int {
 }
 
 // matchCard matches a payment card number: 13 to 19 digits, optionally in
-// groups separated by single spaces or dashes, that pass the Luhn check and
+// groups separated by single spaces, dashes or dots, that pass the Luhn check and
 // start with a major network's digit (2 to 6). Of several group boundaries
 // that would do, the longest valid number wins.
 func matchCard(in string, i int) (hit, bool) {
@@ -322,17 +325,22 @@ func matchCard(in string, i int) (hit, bool) {
 	}
 	var digits [19]byte
 	nd, j, best := 0, i, -1
+	var sep byte
 	for {
 		g := j
 		j = skipMax(in, j, cDigit, len(digits)+1)
-		if nd+j-g > len(digits) {
+		if nd+j-g > len(digits) || sep == '.' && j-g > 4 {
 			break
 		}
 		nd += copy(digits[nd:], in[g:j])
 		if nd >= 13 && !is(in, j, cWord) && !(j+1 < len(in) && in[j] == '.' && isDigit(in[j+1])) && luhn(digits[:nd]) {
 			best = j
 		}
-		if j+1 < len(in) && (in[j] == ' ' || in[j] == '-') && isDigit(in[j+1]) && !startsToken(in, j+1, j+1) {
+		// Groups are separated by one space, dash or dot, the same
+		// throughout; dotted groups are of four digits.
+		if j+1 < len(in) && (in[j] == ' ' || in[j] == '-' || in[j] == '.' && j-g == 4) && (sep == 0 || in[j] == sep) &&
+			isDigit(in[j+1]) && !startsToken(in, j+1, j+1) {
+			sep = in[j]
 			j++
 			continue
 		}

@@ -64,6 +64,11 @@ var keyTerms = [...]keyTerm{
 	{"passcode", false, kvPassword, false},
 	{"pwd", true, kvPassword, false},
 	{"pass", true, kvPassword, false},
+	{"passwort", false, kvPassword, false},
+	{"wachtwoord", false, kvPassword, false},
+	{"motdepasse", false, kvPassword, false},
+	{"contrasena", false, kvPassword, false},
+	{"senha", true, kvPassword, false},
 	{"secret", false, kvSecret, false},
 	{"secrets", false, kvSecret, true},
 	{"token", false, kvSecret, false},
@@ -101,6 +106,35 @@ var keyTerms = [...]keyTerm{
 	{"socialsecuritynumber", false, kvSSN, false},
 	{"socialsecurityno", false, kvSSN, false},
 	{"auth", true, kvSecret, false},
+}
+
+// keyQualifiers make "key" secret-ish when they come before it, as in
+// "API key" or "secret key".
+var keyQualifiers = [...]string{
+	"api", "access", "secret", "private", "signing", "encryption", "license",
+	"master", "subscription", "client", "account", "auth", "app", "hmac",
+}
+
+// qualifiedKey reports whether the word in[k:e] is "key" or "keys" and
+// the word before it, after a blank, is one of keyQualifiers.
+func qualifiedKey(in string, k, e, lo int) bool {
+	if w := in[k:e]; !strings.EqualFold(w, "key") && !strings.EqualFold(w, "keys") {
+		return false
+	}
+	p := blanksBefore(in, k, lo)
+	if p == k {
+		return false
+	}
+	q := p
+	for q > lo && p-q < 16 && isLetter(in[q-1]) {
+		q--
+	}
+	for _, qual := range keyQualifiers {
+		if strings.EqualFold(in[q:p], qual) {
+			return true
+		}
+	}
+	return false
 }
 
 // termsByLast indexes keyTerms by their last byte, in order.
@@ -259,6 +293,9 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	}
 	query := sep == '=' && v == i+1 && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
 	kind, counts := classifyKey(in[j:ke], query)
+	if kind == kvNone && qualifiedKey(in, j, ke, lo) {
+		kind = kvSecret // API Key: …, Secret Key = …
+	}
 	if kind == kvNone {
 		return hit{}, false
 	}
@@ -314,6 +351,14 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		mode = stopAzure
 	case kind == kvCookie && header:
 		mode = stopLine
+	}
+	if in[v] == '|' || in[v] == '>' {
+		if vs, ve, ok := blockScalar(in, v); ok {
+			if ve > vs && plausibleStart(in[vs:], true) && plausibleValue(in[vs:ve]) {
+				return s.refine(in, vs, ve, f)
+			}
+			return hit{}, false
+		}
 	}
 	vs, closing := openValue(in, v)
 	if closing != "" {
@@ -411,10 +456,10 @@ var valueStops = func() (t [256]uint8) {
 
 // openValue returns where the value that begins at in[v] starts, past an
 // opening quote, and the quote that closes it: "", `"`, `'`, or `\"` for
-// JSON escaped inside a string.
+// JSON escaped inside a string; a backtick closes a Markdown code span.
 func openValue(in string, v int) (vs int, closing string) {
 	switch {
-	case in[v] == '"' || in[v] == '\'':
+	case in[v] == '"' || in[v] == '\'' || in[v] == '`':
 		return v + 1, in[v : v+1]
 	case strings.HasPrefix(in[v:], `\"`):
 		return v + 2, `\"`
@@ -498,6 +543,43 @@ func closeAcrossLines(in string, esc escMarks, e int, closing string, lvl bool) 
 	return -1
 }
 
+// blockScalar matches a YAML block scalar at in[v] ("|", "|-", ">+" and
+// the like, then a line break): its value is the more indented lines that
+// follow, from the first one's text to the last one's end. ok says
+// whether in[v] begins a block scalar at all; the value may be empty.
+func blockScalar(in string, v int) (vs, ve int, ok bool) {
+	t := v + 1
+	for t < len(in) && (in[t] == '-' || in[t] == '+' || isDigit(in[t])) && t-v < 3 {
+		t++
+	}
+	t = skipBlanks(in, t, false)
+	b := lineBreak(in, t)
+	if b == 0 {
+		return 0, 0, false
+	}
+	indent := skipBlanks(in, t+b, false) - (t + b)
+	if indent == 0 {
+		return 0, 0, true
+	}
+	vs = t + b + indent
+	ve = vs
+	for k := vs; k < len(in) && k-vs < maxQuoted; {
+		e := k
+		for e < len(in) && in[e] != '\n' && in[e] != '\r' {
+			e++
+		}
+		if e > k {
+			ve = e
+		}
+		b := lineBreak(in, e)
+		if b == 0 || skipBlanks(in, e+b, false)-(e+b) < indent {
+			break
+		}
+		k = e + b + indent
+	}
+	return vs, ve, true
+}
+
 // wrapValue returns the end of an unquoted value in[vs:e] that a line
 // break may have split: a random-looking value of 8 or more bytes goes on
 // on the next line when that whole line is one random-looking run of
@@ -557,9 +639,11 @@ func plausibleStart(rest string, quoted bool) bool {
 }
 
 // plausibleValue reports whether a whole value could be a secret: long
-// enough, not masked (***) and not a stop word.
+// enough, not masked (***), not a stop word, and without a placeholder
+// inside (a value a first pass rejected and redacted a finding in, which
+// a second pass must reject again).
 func plausibleValue(val string) bool {
-	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" {
+	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
 	if len(val) <= 16 {
@@ -966,4 +1050,67 @@ func hostAfter(in string, h int) bool {
 		}
 	}
 	return e == len(in) || strings.IndexByte(":/?#\"' \t\r\n,;)>]}`\\", in[e]) >= 0
+}
+
+// maxElement bounds the text of an XML element read backwards from its
+// end tag.
+const maxElement = 1024
+
+// matchXML matches the text of an XML element whose tag name is
+// secret-ish, <password>hunter2</password>, at the '<' in[c] of its end
+// tag. The text is read backwards to the start tag, never before lo.
+func (s *Scrubber) matchXML(in string, c, lo int) (hit, bool) {
+	n := c + 2
+	e := n
+	for e < len(in) && e-n < maxKey && (chars[in[e]]&cKey != 0 || in[e] == ':') {
+		e++
+	}
+	if e == n || e >= len(in) || in[e] != '>' {
+		return hit{}, false
+	}
+	name := in[n:e]
+	local := name[strings.LastIndexByte(name, ':')+1:]
+	kind, _ := classifyKey(local, false)
+	if kind == kvNone || kind == kvAuthorization || kind == kvCookie {
+		return hit{}, false
+	}
+	// The text: no markup back to the '>' of the start tag.
+	k := c
+	for k > lo && c-k < maxElement && in[k-1] != '<' && in[k-1] != '>' {
+		k--
+	}
+	if k == lo || in[k-1] != '>' {
+		return hit{}, false
+	}
+	t := strings.LastIndexByte(in[max(lo, k-1-maxKey-256):k-1], '<')
+	if t < 0 {
+		return hit{}, false
+	}
+	t += max(lo, k-1-maxKey-256)
+	if rest := in[t+1 : k-1]; !strings.HasPrefix(rest, name) || len(rest) > len(name) && rest[len(name)] != ' ' {
+		return hit{}, false
+	}
+	vs, ve := k, c
+	for vs < ve && isSpace(in[vs]) {
+		vs++
+	}
+	for ve > vs && isSpace(in[ve-1]) {
+		ve--
+	}
+	// Text with a placeholder inside held a finding that a first pass
+	// redacted, and that ended its backward look there.
+	if !plausibleStart(in[vs:ve], true) || !plausibleValue(in[vs:ve]) || strings.Contains(in[vs:ve], placeholderPrefix) {
+		return hit{}, false
+	}
+	f := famSecret
+	switch kind {
+	case kvPassword:
+		f = famPassword
+	case kvSSN:
+		if !isSSNValue(in[vs:ve]) {
+			return hit{}, false
+		}
+		f = famSSN
+	}
+	return s.refine(in, vs, ve, f)
 }

@@ -17,13 +17,6 @@ const maxProseValue = 256 // longest value read after a word
 // linkWords may stand between a secret-ish word and its value.
 var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads"}
 
-// keyQualifiers make "key" secret-ish when they come before it, as in
-// "API key" or "secret key".
-var keyQualifiers = [...]string{
-	"api", "access", "secret", "private", "signing", "encryption", "license",
-	"master", "subscription", "client", "account", "auth", "app", "hmac",
-}
-
 // proseByte marks the bytes a value in prose may hold: printable ASCII
 // but blanks, quotes and brackets.
 var proseByte = func() (t [256]bool) {
@@ -65,7 +58,12 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		}
 	}
 	val := in[ws:ve]
-	if len(val) < 8 || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") {
+	minLen := 8
+	if f == famPassword {
+		minLen = 6 // machine api.example.com login ops password s3cr3t (.netrc)
+	}
+	if len(val) < minLen || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") ||
+		strings.Contains(val, placeholderPrefix) {
 		return hit{}, false
 	}
 	return s.refine(in, ws, ve, f)
@@ -97,21 +95,9 @@ func proseKey(in string, b, lo int) (family, bool) {
 		if !keyEnds[w[len(w)-1]] {
 			return 0, false
 		}
-		kind := kvNone
-		if strings.EqualFold(w, "key") || strings.EqualFold(w, "keys") {
-			if p := blanksBefore(in, k, lo); p < k {
-				q := p
-				for q > lo && p-q < 16 && isLetter(in[q-1]) {
-					q--
-				}
-				for _, qual := range keyQualifiers {
-					if strings.EqualFold(in[q:p], qual) {
-						kind = kvSecret
-					}
-				}
-			}
-		} else {
-			kind, _ = classifyKey(w, false)
+		kind, _ := classifyKey(w, false)
+		if kind == kvNone && qualifiedKey(in, k, j, lo) {
+			kind = kvSecret
 		}
 		switch kind {
 		case kvPassword:

@@ -124,7 +124,7 @@ func TestRecall(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(recallHeader)
 	b.WriteString("| shape | values | found | recall | typed |\n|---|---:|---:|---:|---:|\n")
-	for _, k := range []shape{documented, common, evasion} {
+	for _, k := range []shape{documented, common, evasion, hard} {
 		s := byShape[k]
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d |\n", k, s.n, s.found, percent(s.found, s.n), s.typed)
 	}

@@ -392,9 +392,9 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		}
 		fallthrough
 	case p == '\t' || p == '"' || p == '\'' || p == '`':
-		// A value after a secret-ish word in prose: 8 bytes or more after a
+		// A value after a secret-ish word in prose: 6 bytes or more after a
 		// blank or a quote, with a digit, not a date.
-		if first && proseRun(in, ws, 8) && hasDigit(in[ws:e]) && !dateLike(in[ws:]) {
+		if first && proseRun(in, ws, 6) && hasDigit(in[ws:e]) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}
@@ -588,6 +588,9 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 			return s.matchFlag(in, esc, i, lo)
 		}
 	case '/':
+		if i > lo && in[i-1] == '<' {
+			return s.matchXML(in, i-1, lo)
+		}
 		if h, ok = matchWebhookAt(in, i, lo); !ok {
 			h, ok = matchHome(in, i, lo)
 		}

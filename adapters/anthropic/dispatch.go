@@ -153,7 +153,7 @@ func (t *Tools) dispatch(ctx context.Context, cs []call) (*Turn, error) {
 				return
 			}
 			// runtime.Goexit: the goroutine ends whatever happens here.
-			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited)
+			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited.WithTool(cs[i].name))
 			wg.Go(work)
 		}()
 		for {

@@ -38,7 +38,7 @@
 //		if err != nil { return err }
 //		params.Messages = append(params.Messages, msg.ToParam())
 //		turn, err := tools.Call(ctx, msg.Content)
-//		if len(turn.Calls) == 0 { return answer(msg) }
+//		if len(turn.Calls) == 0 { return msg.Content[0].Text, nil }
 //		params.Messages = append(params.Messages, turn.Message())
 //		if err != nil { return err } // a *toolanthropic.Stop
 //	}

@@ -68,8 +68,8 @@ func (t *Turn) Messages() []openai.ChatCompletionMessageParamUnion {
 
 // Items returns the answers as Responses API function_call_output items,
 // one per call in the model's order, each carrying the call's call_id and
-// its Text. Send them as the next request's input (with
-// PreviousResponseID, or after the reply's own output items).
+// its Text. Send them as the next request's input, chained to the reply
+// with PreviousResponseID.
 func (t *Turn) Items() []responses.ResponseInputItemUnionParam {
 	if t == nil {
 		return nil
@@ -191,7 +191,7 @@ func (t *Tools) dispatch(ctx context.Context, cs []call) (*Turn, error) {
 				return
 			}
 			// runtime.Goexit: the goroutine ends whatever happens here.
-			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited)
+			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited.WithTool(cs[i].name))
 			wg.Go(work)
 		}()
 		for {

@@ -45,7 +45,7 @@
 //		turn, err := tools.CallChat(ctx, msg.ToolCalls)
 //		params.Messages = append(params.Messages, turn.Messages()...)
 //		if err != nil { return err } // a *toolopenai.Stop
-//		if len(turn.Calls) == 0 { return print(msg.Content) }
+//		if len(turn.Calls) == 0 { return msg.Content, nil }
 //	}
 //
 // examples/loop runs that loop against a local replay of the API, or

@@ -138,6 +138,23 @@ var secretsRegexp = regexp.MustCompile(`(?:` + strings.Join([]string{
 	`\b(?:\d{1,3}\.){3}\d{1,3}\b`, `\b(?:[0-9a-fA-F]{1,4}:){2,7}:?[0-9a-fA-F]{0,4}\b`, // IPv4, IPv6
 	`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`, // UUID
 	`(?:/home/|/Users/|\\Users\\)[^/\\\s]+`,                                           // home directories
+	// Issue #13: the families added to the scrubber.
+	`\b(?:ya29\.[\w-]{20,}|1//0[\w-]{30,}|GOCSPX-[\w-]{28})`,                                                  // Google OAuth
+	`\bgl(?:pat|dt|rtr|rt|ptt|soat|ft|imt|agent|oas|cbt|ffct)-[\w.-]{20,}|\bGR1348941[\w-]{20,}`,              // GitLab
+	`\bhv[sbr]\.[\w-]{24,}|\bgl(?:sa_\w{40,}|c_[A-Za-z0-9+/=]{32,})|\bsntry(?:s_[\w=-]{50,}|u_[0-9a-f]{64})`,  // Vault, Grafana, Sentry
+	`\blin_(?:api_[A-Za-z0-9]{40}|oauth_[0-9a-f]{64})|\b(?:ntn_[A-Za-z0-9]{40,50}|secret_[A-Za-z0-9]{43})`,    // Linear, Notion
+	`\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}|\bNR(?:AK-[A-Z0-9]{27}|JS-[0-9a-f]{19})`,                                // Postman, New Relic
+	`\bdp\.(?:pt|st|sa|ct|scim|audit)\.[\w.-]{40,}|\bATATT3[\w=-]{150,}|\bATBB[A-Za-z0-9]{32}`,                // Doppler, Atlassian
+	`\bsbp_[0-9a-f]{40}|\bsb_secret_[\w-]{30,}|\bAGE-SECRET-KEY-1[A-Z0-9]{58}`,                                // Supabase, age
+	`\bsq0(?:atp-[\w-]{22}|csp-[\w-]{43})|\bEAAA[\w-]{60}|\bpul-[0-9a-f]{40}|\bdckr_(?:pat|oat)_[\w-]{24,}`,   // Square, Pulumi, Docker Hub
+	`\bpscale_(?:tkn|pw|oauth)_[\w-]{32,}|\br8_[A-Za-z0-9]{37}|\bpplx-[A-Za-z0-9]{40,}`,                       // PlanetScale, Replicate, Perplexity
+	`\blsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|\bpcsk_\w{40,}|\btvly-[\w-]{30,}`,                             // LangSmith, Pinecone, Tavily
+	`\b[0-9a-f]{32}-us\d{1,2}\b|\bLTAI[A-Za-z0-9]{12,30}|\b[\w.~-]{3}\dQ~[\w.~-]{31,34}`,                      // Mailchimp, Alibaba, Azure AD
+	`\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/=]{100,}|\bEAA[A-Za-z0-9]{90,}`,                          // AWS session, Facebook
+	`\bfo1_[\w-]{40,}|\bfm2_[\w+/=,.~-]{60,}|\b[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{60,}|\brubygems_[0-9a-f]{48}`, // Fly.io, Terraform, RubyGems
+	`\bsk\.eyJ[\w.-]{60,}|\bHRKU-[\w-]{50,}`,                                                                  // Mapbox, Heroku
+	`\b\d{3}-\d{2}-\d{4}\b`,                                                                                   // US SSN
+	`\b[0-9A-Fa-f]{2}(?:[:-][0-9A-Fa-f]{2}){5}\b`,                                                             // MAC address
 }, "|") + `)`)
 
 func regexpScrub(s string) string { return secretsRegexp.ReplaceAllString(s, "[REDACTED]") }

@@ -21,7 +21,7 @@ var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", 
 // but blanks, quotes and brackets.
 var proseByte = func() (t [256]bool) {
 	for c := '!'; c <= '~'; c++ {
-		t[c] = strings.IndexRune("\"'`()[]{}<>,;", c) < 0
+		t[c] = !strings.ContainsRune("\"'`()[]{}<>,;", c)
 	}
 	return t
 }()

@@ -142,6 +142,25 @@ func TestCleanAllocs(t *testing.T) {
 	}
 }
 
+// A clean message with escapes is matched in its decoded view, from a
+// pooled buffer: it comes back as is, without allocating either.
+func TestEscapedCleanAllocs(t *testing.T) {
+	in := escaped256
+	if len(in) != 256 || firstEscape(in) < 0 {
+		t.Fatalf("escaped256 is %d bytes, first escape at %d", len(in), firstEscape(in))
+	}
+	if got := String(in); got != in {
+		t.Fatalf("escaped256 changed: %q", got)
+	}
+	if out := String(in); unsafe.StringData(out) != unsafe.StringData(in) {
+		t.Error("String returned a copy of clean input")
+	}
+	String(in) // fill the pool
+	if n := testing.AllocsPerRun(100, func() { String(in) }); n != 0 && !raceEnabled {
+		t.Errorf("String(escaped clean 256 B) allocates %v times, want 0", n)
+	}
+}
+
 func TestDirtyAllocs(t *testing.T) {
 	in := "password=hunter2 from 10.0.0.1 " + tGHP
 	// One allocation: the strings.Builder buffer, sized once.

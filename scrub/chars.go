@@ -42,7 +42,9 @@ const (
 const prefixLetters = "bdeghklnprstwxy"
 
 // boring are the bytes the scanner skips without a second look: lower-case
-// letters, blanks and common punctuation, and all non-ASCII bytes. Every
+// letters, blanks and common punctuation. ('%', '&' and non-ASCII bytes,
+// which may begin an escape or an invisible character, are skipped too,
+// after the scanner notes that it saw one; see cEscape.) Every
 // finding either begins with a trigger or contains a byte that is not
 // boring (a digit, an upper-case letter, '_', '-' or ':') in its first
 // word, from which the scanner goes back to the word's start. The few

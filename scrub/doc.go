@@ -9,48 +9,114 @@
 //
 // Secrets, each in a family of its own (Families lists the names):
 //
-//   - cloud keys: AWS access key ids (AKIA…, ASIA…) and secret keys after an
-//     aws_secret… key, Google API keys (AIza…), Azure account keys and shared
-//     access signatures in connection strings, DigitalOcean (dop_v1_…) and
-//     Databricks (dapi…) tokens;
+//   - cloud keys: AWS access key ids (AKIA…, ASIA…), secret keys after an
+//     aws_secret… key and session tokens (IQoJb3JpZ2luX2Vj…,
+//     FwoGZXIvYXdzE…), Google API keys (AIza…), Google OAuth access and
+//     refresh tokens (ya29.…, 1//0…) and client secrets (GOCSPX-…), Azure
+//     account keys and shared access signatures in connection strings and
+//     Azure AD client secrets (…Q~…), Alibaba Cloud access key ids (LTAI…),
+//     DigitalOcean (dop_v1_…), Databricks (dapi…), Terraform Cloud
+//     (….atlasv1.…), Pulumi (pul-), Fly.io (fo1_, fm2_), Heroku (HRKU-),
+//     Supabase (sbp_, sb_secret_), PlanetScale (pscale_tkn_ and the like),
+//     HashiCorp Vault (hvs., hvb., hvr.) and Doppler (dp.st. and the like)
+//     tokens;
 //   - VCS and SaaS tokens: GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
-//     github_pat_), GitLab (glpat-), Slack (xoxb-, xoxp-, xapp-…) and Slack
-//     webhooks, Stripe (sk_live_, rk_live_, sk_test_, whsec_), Twilio,
-//     SendGrid, Mailgun, Shopify, npm, PyPI, Hugging Face, Discord bot tokens
-//     and webhooks, Telegram bot tokens;
+//     github_pat_), GitLab (glpat-, gldt-, glrt-, glrtr-, glptt-, glsoat-,
+//     glft-, glimt-, glagent-, gloas-, glcbt-, glffct-, GR1348941…), Slack
+//     (xoxb-, xoxp-, xapp-, xoxe.…) and Slack webhooks, Stripe (sk_live_,
+//     rk_live_, sk_test_, whsec_), Square (sq0atp-, sq0csp-, EAAA…), Twilio,
+//     SendGrid, Mailgun, Mailchimp, Shopify, npm, PyPI, RubyGems, Docker Hub
+//     (dckr_pat_), Hugging Face, Discord bot tokens and webhooks, Telegram
+//     bot tokens, Atlassian (ATATT3…, ATBB…), Linear (lin_api_), Notion
+//     (ntn_, secret_…), Postman (PMAK-), New Relic (NRAK-, NRJS-), Sentry
+//     (sntrys_, sntryu_), Grafana (glsa_, glc_), Mapbox secret tokens
+//     (sk.eyJ…), Facebook access tokens (EAA…), age secret keys
+//     (AGE-SECRET-KEY-1…);
 //   - AI providers: OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), OpenRouter
-//     (sk-or-v1-), Groq (gsk_), xAI (xai-);
-//   - JWTs, Authorization Bearer and Basic credentials, Cookie and Set-Cookie
-//     header values, PEM private key blocks;
-//   - the password in scheme://user:password@host, and the whole
-//     user:password of database and broker URLs (postgres, mysql, mongodb,
-//     redis, amqp and others);
+//     (sk-or-v1-), Groq (gsk_), xAI (xai-), Replicate (r8_), Perplexity
+//     (pplx-), LangSmith (lsv2_pt_, lsv2_sk_), Pinecone (pcsk_), Tavily
+//     (tvly-);
+//   - JWTs, Authorization credentials (Bearer, Basic, and the value after
+//     other schemes, Basic admin:hunter2 written in plain too), Cookie and
+//     Set-Cookie header values, PEM private key blocks;
+//   - the password in scheme://user:password@host, whatever reserved bytes
+//     it holds ('#', '@', '/', '?', ':'), and the whole user:password of
+//     database and broker URLs (postgres, mysql, mongodb, redis, amqp and
+//     others);
 //   - secret URL query parameters: token, access_token, api_key, sig,
 //     signature, X-Amz-Signature, X-Amz-Credential, X-Goog-Signature, code,
-//     key and the like;
-//   - the value after a secret-ish key in key=value, key: value and
-//     "key": "value" form, where the key ends in password, passwd, pwd,
-//     secret, token, api_key, access_key, private_key, client_secret, auth,
-//     credentials or the like, however it is spelled: DB_PASSWORD,
-//     dbPassword and db.password alike.
+//     key, session and the like;
+//   - the value after a secret-ish key, where the key ends in password,
+//     passwd, passphrase, pwd, secret, token, api_key, access_key,
+//     private_key, client_secret, session_id, cvv, auth, credentials or the
+//     like (a few other languages' words for password too), however it is
+//     spelled: DB_PASSWORD, dbPassword, db-password, db.password, API-KEY,
+//     X-Api-Key, x-api-key, apiKey and "API Key" alike. The key and value
+//     may be written key=value, key: value, key = value, key => value,
+//     key := value (a quoted or random-looking value), "key": "value",
+//     <key>value</key>, as a command-line flag (--api-key value, and the
+//     password of curl -u user:password), and the value may be a YAML block
+//     scalar (key: | on the line before) or a list: a JSON array of strings,
+//     and Go's %v and %#v printing of an http.Header or url.Values
+//     (map[Authorization:[Bearer …] Cookie:[…]],
+//     http.Header{"X-Api-Key":[]string{"…"}}), whose elements all go;
+//   - a random-looking value (6 or 8 bytes or more, with a digit and a
+//     letter) after a secret-ish word in prose: "the token is 8f3k2j…",
+//     "login with password w7Sg…", "your API key is …", ".netrc: password
+//     s3cr3t".
 //
 // Identifiers: e-mail addresses; payment card numbers (13 to 19 digits,
-// grouped by spaces or dashes or not, starting with 2 to 6, Luhn-valid);
-// IBANs (mod-97 valid); international phone numbers (a '+' and 8 to 15
-// digits); IPv4 and IPv6 addresses; UUIDs; the user name in home directory
-// paths (/home/<name>, /Users/<name>, C:\Users\<name>).
+// grouped by spaces, dashes or dots or not, starting with 2 to 6,
+// Luhn-valid); IBANs (mod-97 valid, in upper case, or in lower case with
+// the length of their country; grouped by spaces or dashes or not);
+// international phone numbers (a '+' and 8 to 15 digits); IPv4 and IPv6
+// addresses; UUIDs; MAC addresses (3c:22:fb:9a:10:e4, 3C-22-…, 3c22.fb9a.…);
+// US social security numbers (AAA-GG-SSSS anywhere, and nine digits after
+// an ssn key); the user name in home directory paths (/home/<name>,
+// /Users/<name>, C:\Users\<name>).
+//
+// # What it sees through
+//
+// A message may wrap what it carries. Before matching, the scrubber
+// decodes JSON string escapes (\u0041, \", \\, \/), \xNN escapes,
+// percent-encoding (%41, and %255F encoded twice), and HTML character
+// references (&amp;, &#61;, &#x5f;), and it ignores invisible format
+// characters (zero-width spaces and joiners, word joiners, the byte order
+// mark, soft hyphens, bidirectional marks, variation selectors, tag
+// characters). A finding is then redacted in the original text: the
+// placeholder replaces the whole original span, escapes and invisible
+// characters included. A value written plainly goes on across an escaped
+// delimiter (password=correct%20horse is one value); a value opened by an
+// escaped separator or quote ends at an escaped delimiter too.
+//
+// A value split by a line break is one value: a quoted value goes on to
+// its closing quote a few lines on, an unquoted random-looking value goes
+// on when the next line is one random-looking run of token bytes (a key
+// wrapped by a terminal), and a vendor token too short for its prefix goes
+// on across the break.
 //
 // # Placeholders
 //
 // A finding becomes [REDACTED:<family>], such as [REDACTED:github_token].
 // Context worth keeping stays: the key before a redacted value, the quotes
-// around it, the "Bearer " before a token, the user name before a URL's
-// password, the path around a home directory's user name. With
-// WithKeyedHash, identifiers become stable pseudonyms instead, such as
-// [REDACTED:email:3f2a9c1b].
+// around it, the brackets of a list, the "Bearer " before a token, the
+// user name before a URL's password, the path around a home directory's
+// user name. With WithKeyedHash, identifiers become stable pseudonyms
+// instead, such as [REDACTED:email:3f2a9c1b]; the pseudonym is of the value
+// as written (an escaped address gets another one).
 //
 // Placeholders never match anything, so scrubbing is idempotent:
 // String(String(s)) == String(s).
+//
+// # Recall
+//
+// RECALL.md, in this package's directory, has the recall per family and
+// per shape on a corpus of 218 fake values in realistic messages (error
+// texts, log lines, header and form dumps, JSON bodies, URLs), next to
+// the recall before these evasions and families were handled: every
+// documented shape and every evasion above is found, 211 of the 218
+// values in all (97%, 54% before), and the 79 clean messages of the corpus
+// come back unchanged. TestRecall and TestCleanCorpus keep it so.
 //
 // # False positives
 //
@@ -58,33 +124,59 @@
 // and the tests hold it to that:
 //
 //   - loopback and unspecified addresses: 127.0.0.0/8, ::1, 0.0.0.0, ::;
+//     the null and broadcast MAC addresses;
 //   - versions: an IPv4 address has exactly four octets of at most 255 and
 //     is not part of a longer dotted sequence, so v1.2.3, 1.2.3 and
 //     1.2.3.4.5 stay (a bare four-part 1.2.3.4 reads as an address);
-//   - durations (1.5s, 30ms), RFC 3339 timestamps, HTTP status codes and
-//     other numbers: a card number needs 13 digits, a leading 2 to 6 and a
-//     valid Luhn checksum, a phone number needs its leading '+';
+//   - durations (1.5s, 30ms), RFC 3339 timestamps and dates, HTTP status
+//     codes and other numbers: a card number needs 13 digits, a leading 2
+//     to 6 and a valid Luhn checksum, a phone number needs its leading '+',
+//     a social security number its dashes (or an ssn key) and valid parts;
 //   - words about a secret without one: "token expired", "invalid
-//     password", "secret not found";
+//     password", "secret not found", "API key rotation";
 //   - values that are not secrets: after a secret-ish key, a value must be
 //     at least 3 bytes long and not a stop word (true, false, null, none,
-//     empty, redacted, expired, invalid, …), a mask (***, xxxx), a template
-//     (${VAR}, {{ .x }}, $(cmd), <token>), a nested object or array, or a
-//     placeholder;
+//     empty, redacted, expired, invalid, …) or a configuration word
+//     (oauth2, saml, oidc, ldap, basic, default, env, vault, …), a mask
+//     (***, xxxx), a template (${VAR}, {{ .x }}, $(cmd), #{x}, <token>), a
+//     variable ($DB_PASSWORD), code (os.getenv("X"), self.token,
+//     req.body.password, token = token, password: DB_PASSWORD), a file path
+//     (/etc/ssl/private/server.key), a count after a plural key
+//     (api_keys: 3, "total_tokens": 1290), or a nested object;
 //   - keys that merely mention a secret: password_file, max_tokens,
-//     token_type, bypass;
+//     token_type, token_endpoint, passwordless, tokenizer, bypass, and free
+//     "bearer" words in a form (token_type=bearer expires_in=3600);
+//   - web routes that look like home directories: /home/ and /Users/ after
+//     a host or another path segment (example.com/home/feed,
+//     /api/Users/42), after an HTTP method (GET /home/x), before a query or
+//     fragment, with a route word (/home/dashboard, /home/settings), a web
+//     page (/home/index.html) or a number as the "user name";
+//   - hexadecimal cache keys and hashes: key-<32 hex digits> is not a
+//     Mailgun key (those have other letters too), and commit hashes, image
+//     digests and trace ids are left alone;
 //   - git@host SSH remotes, package@version, C++ and Rust paths (a::b),
 //     and placeholders themselves.
 //
 // Vendor tokens need their full prefix, length and alphabet; the short
-// prefixes that ordinary identifiers share (sk-, xai-) also need a body
-// with digits and letters of both cases.
+// prefixes that ordinary identifiers share (sk-, xai-, r8_, LTAI, ATBB,
+// EAAA, secret_) also need a body with digits and letters of both cases.
 //
-// Known limits: an unquoted value ends at the first blank, so an unquoted
-// passphrase with spaces loses only its first word; a 16-digit number that
-// starts with 2 to 6 passes the Luhn check one time in ten and is redacted
-// as a card; a secret of no known shape after no secret-ish key is not
-// found.
+// # Known limits
+//
+// An unquoted value ends at the first blank, so an unquoted passphrase
+// with spaces loses only its first word. A 16-digit number that starts
+// with 2 to 6 passes the Luhn check one time in ten and is redacted as a
+// card. A secret of no known shape after no secret-ish key or word is not
+// found. Not found either, by design or for now (the "hard" shape of
+// RECALL.md): escapes nested more than once (but %25XX), base64 or other
+// encodings of a secret, look-alike letters in a key (Cyrillic а in
+// pаssword), a secret spelled out with spaces, string values inside an
+// object after a secret-ish key ({"credentials": {"value": …}}), Go's %v of
+// a struct (its field names are not printed), phone numbers in national
+// form, and nine-digit social security numbers without dashes or a key.
+// A password in a URL that holds '@' followed by what looks like a host
+// and a path is redacted up to the last such '@', the host and path
+// before it included.
 //
 // # Performance
 //
@@ -93,12 +185,16 @@
 // can fail is bounded. A table of byte classes lets the scanner skip
 // lower-case words, blanks and common punctuation in a tight loop; only a
 // digit, an upper-case letter, '_' or a trigger byte (@ : = + - / \ [)
-// makes it look closer, and a hand-written matcher decides. Clean input is
-// returned as is, without allocating: a clean 256-byte error message takes
-// a few hundred nanoseconds, a hundred or more times less than one regular
+// makes it look closer, and a hand-written matcher decides. The bytes an
+// escape may begin with ('\', '%', '&' and non-ASCII bytes) are noted as
+// the scan goes; only a message with one of them is searched for escapes,
+// and only a message with an escape is decoded, into a pooled buffer, and
+// scanned once more in its decoded view. Clean input is returned as is,
+// without allocating, escapes or not: a clean 256-byte error message takes
+// a few hundred nanoseconds, hundreds of times less than one regular
 // expression for the same families. Dirty input is built in one buffer of
 // exactly the right size. Extra patterns added with WithPattern run the
-// regexp engine and cost what it costs.
+// regexp engine on the original text and cost what it costs.
 //
 // # Concurrency
 //

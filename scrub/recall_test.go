@@ -216,3 +216,31 @@ func TestCleanCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestDocRecall checks that the package documentation quotes the corpus
+// as it is.
+func TestDocRecall(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " ")
+	ps := corpus()
+	found := 0
+	for _, p := range ps {
+		out := String(p.msg)
+		rest := strings.Replace(p.msg, p.value, "", 1)
+		if leak(out, rest, p.value) == "" && leak(out, rest, p.raw) == "" {
+			found++
+		}
+	}
+	for _, want := range []string{
+		fmt.Sprintf("a corpus of %d fake values", len(ps)),
+		fmt.Sprintf("%d of the %d values in all (%.0f%%", found, len(ps), 100*float64(found)/float64(len(ps))),
+		fmt.Sprintf("the %d clean messages", len(cleanCorpus)),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("doc.go does not say %q", want)
+		}
+	}
+}

@@ -99,17 +99,18 @@ func WithPattern(family string, re *regexp.Regexp) Option {
 }
 
 // WithAllow lists exact values that are never redacted, such as a
-// well-known test e-mail address. A finding whose text equals one of them
-// is left in place.
+// well-known test e-mail address. A finding whose text, with escapes
+// decoded, equals one of them is left in place.
 func WithAllow(values ...string) Option {
 	return func(o *options) { o.allow = append(o.allow, values...) }
 }
 
 // WithKeyedHash makes identifiers (email, card, iban, phone, ip, uuid,
-// home_user) redact to a stable pseudonym, [REDACTED:email:ab12cd34]: the
-// first four bytes of HMAC-SHA256(key, value) in hex. Equal values give
-// equal placeholders within one Scrubber, so a reader can still tell two
-// users apart; secrets always get the plain [REDACTED:family].
+// home_user, ssn, mac_address) redact to a stable pseudonym,
+// [REDACTED:email:ab12cd34]: the first four bytes of HMAC-SHA256(key,
+// value) in hex, of the value as written. Equal values give equal
+// placeholders within one Scrubber, so a reader can still tell two users
+// apart; secrets always get the plain [REDACTED:family].
 func WithKeyedHash(key []byte) Option {
 	return func(o *options) { o.key = slices.Clone(key) }
 }

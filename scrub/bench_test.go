@@ -174,4 +174,3 @@ func BenchmarkRegexpBaseline(b *testing.B) {
 		}
 	})
 }
-

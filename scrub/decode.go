@@ -98,6 +98,13 @@ func firstEscape(in string) int {
 	return first
 }
 
+// mayEscape reports whether s holds a byte an escape or an invisible
+// character may begin with.
+func mayEscape(s string) bool {
+	return strings.IndexByte(s, '\\') >= 0 || strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '&') >= 0 ||
+		nonASCII(s, 0, len(s)) >= 0
+}
+
 // nonASCII returns the index of the first byte of in[from:to] that is not
 // ASCII, or -1. It looks at eight bytes at a time.
 func nonASCII(in string, from, to int) int {
@@ -134,16 +141,19 @@ func (w *view) build(in string, from int) string {
 	w.esc = w.esc[:words]
 	clear(w.esc)
 	for i := from; i < len(in); {
-		c := in[i]
-		if c != '\\' && c != '%' && c != '&' && c < utf8.RuneSelf {
-			w.buf = append(w.buf, c)
-			i++
-			continue
+		// Copy the run of bytes that begin no escape at once.
+		j := i
+		for j < len(in) && chars[in[j]]&cEscape == 0 {
+			j++
+		}
+		w.buf = append(w.buf, in[i:j]...)
+		if i = j; i == len(in) {
+			break
 		}
 		v := len(w.buf)
 		var on int
 		if w.buf, on = decodeAt(in, i, w.buf); on == 0 {
-			w.buf = append(w.buf, c)
+			w.buf = append(w.buf, in[i])
 			i++
 			continue
 		}

@@ -118,7 +118,7 @@ var keyQualifiers = [...]string{
 // qualifiedKey reports whether the word in[k:e] is "key" or "keys" and
 // the word before it, after a blank, is one of keyQualifiers.
 func qualifiedKey(in string, k, e, lo int) bool {
-	if w := in[k:e]; !strings.EqualFold(w, "key") && !strings.EqualFold(w, "keys") {
+	if w := in[k:e]; len(w) < 3 || len(w) > 4 || !strings.EqualFold(w, "key") && !strings.EqualFold(w, "keys") {
 		return false
 	}
 	p := blanksBefore(in, k, lo)
@@ -129,12 +129,43 @@ func qualifiedKey(in string, k, e, lo int) bool {
 	for q > lo && p-q < 16 && isLetter(in[q-1]) {
 		q--
 	}
+	if q == p {
+		return false
+	}
 	for _, qual := range keyQualifiers {
 		if strings.EqualFold(in[q:p], qual) {
 			return true
 		}
 	}
 	return false
+}
+
+// keyPairs holds the last two letters or digits of keyTerms, queryKeys and
+// "key" and "keys" (API Key), lower-cased: most keys (msg, detail, path,
+// name) are ruled out by them before they are read.
+var keyPairs = func() (t [1 << 14]bool) {
+	for _, k := range keyTerms {
+		t[lastPair(k.term)] = true
+	}
+	for _, q := range queryKeys {
+		t[lastPair(q)] = true
+	}
+	t[lastPair("key")], t[lastPair("keys")] = true, true
+	return t
+}()
+
+// lastPair returns the pair of the last two letters or digits of key, past
+// separators ('_', '-', '.').
+func lastPair(key string) uint16 {
+	var b [2]byte
+	n := 0
+	for k := len(key) - 1; k >= 0 && n < 2; k-- {
+		if c := key[k]; c != '_' && c != '-' && c != '.' {
+			b[1-n] = c
+			n++
+		}
+	}
+	return pair(b[0], b[1])
 }
 
 // termsByLast indexes keyTerms by their last byte, in order.
@@ -288,7 +319,7 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
 		j--
 	}
-	if j == ke || ke-j > maxKey {
+	if j == ke || ke-j > maxKey || !keyPairs[lastPair(in[j:ke])] {
 		return hit{}, false
 	}
 	query := sep == '=' && v == i+1 && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
@@ -586,7 +617,7 @@ func blockScalar(in string, v int) (vs, ve int, ok bool) {
 // token bytes ('=' only as padding at its end), such as the rest of a key
 // that a terminal or a log line limit wrapped.
 func wrapValue(in string, vs, e int) int {
-	if e-vs < 8 || !randomish(in[vs:e]) {
+	if lineBreak(in, e) == 0 || e-vs < 8 || !randomish(in[vs:e]) {
 		return e
 	}
 	for wraps := 0; wraps < maxWraps; wraps++ {
@@ -646,14 +677,36 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
-	if len(val) <= 16 {
-		for _, w := range stopWords {
-			if strings.EqualFold(val, w) {
-				return false
-			}
-		}
+	return !isStopWord(val)
+}
+
+// stopWordSet holds stopWords, for isStopWord.
+var stopWordSet = func() map[string]struct{} {
+	m := make(map[string]struct{}, len(stopWords))
+	for _, w := range stopWords {
+		m[w] = struct{}{}
 	}
-	return true
+	return m
+}()
+
+// maxStopWord is the length of the longest stop word.
+const maxStopWord = 16
+
+// isStopWord reports whether val is a stop word in any case.
+func isStopWord(val string) bool {
+	if len(val) > maxStopWord {
+		return false
+	}
+	var buf [maxStopWord]byte
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	_, ok := stopWordSet[string(buf[:len(val)])]
+	return ok
 }
 
 // codeObjects begin dotted references in code and configuration

@@ -17,6 +17,22 @@ const maxProseValue = 256 // longest value read after a word
 // linkWords may stand between a secret-ish word and its value.
 var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads"}
 
+// pair packs two ASCII bytes, lower-cased, into an index of proseEnds.
+func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20) }
+
+// proseEnds holds the last two letters of the words after which a value
+// in prose is redacted (password, token, secret key, …): most words before
+// a value in ordinary text ("version v1.2.3") are ruled out by them.
+var proseEnds = func() (t [1 << 14]bool) {
+	for _, k := range keyTerms {
+		if k.kind == kvPassword || k.kind == kvSecret {
+			t[pair(k.term[len(k.term)-2], k.term[len(k.term)-1])] = true
+		}
+	}
+	t[pair('e', 'y')], t[pair('y', 's')] = true, true // API key, secret keys
+	return t
+}()
+
 // proseByte marks the bytes a value in prose may hold: printable ASCII
 // but blanks, quotes and brackets.
 var proseByte = func() (t [256]bool) {
@@ -92,7 +108,7 @@ func proseKey(in string, b, lo int) (family, bool) {
 			}
 			continue
 		}
-		if !keyEnds[w[len(w)-1]] {
+		if len(w) < 2 || !proseEnds[pair(w[len(w)-2], w[len(w)-1])] {
 			return 0, false
 		}
 		kind, _ := classifyKey(w, false)

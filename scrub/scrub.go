@@ -270,8 +270,8 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit 
 			return dst
 		}
 		dst = append(dst, h)
-		for _, c := range []byte(in[h.start:h.end]) {
-			*seen |= chars[c] // an escape inside a finding may hide a longer one
+		if *seen&cEscape == 0 && mayEscape(in[h.start:h.end]) {
+			*seen |= cEscape // an escape inside a finding may hide a longer one
 		}
 		i = h.end
 	}

@@ -1140,7 +1140,10 @@ func (s *Scrubber) matchXML(in string, c, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	t += max(lo, k-1-maxKey-256)
-	if rest := in[t+1 : k-1]; !strings.HasPrefix(rest, name) || len(rest) > len(name) && rest[len(name)] != ' ' {
+	// A start tag with a placeholder inside held a finding that a first
+	// pass redacted, and that ended its backward look there.
+	if rest := in[t+1 : k-1]; !strings.HasPrefix(rest, name) || len(rest) > len(name) && rest[len(name)] != ' ' ||
+		strings.Contains(rest, placeholderPrefix) {
 		return hit{}, false
 	}
 	vs, ve := k, c

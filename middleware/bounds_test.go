@@ -41,6 +41,7 @@ func TestKeyedStateIsBounded(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(tool) // its breakers and limiters are what is measured
 	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("%d distinct keys: heap grew by %d KiB (bounds: %d breakers, %d limiters)", keys, grew>>10, breaker.DefaultMaxKeys, ratelimit.DefaultMaxKeys)
 	// A breaker and a limiter hold well under 2 KiB together; 1024 of each

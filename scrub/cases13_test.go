@@ -338,6 +338,10 @@ var issue13Cases = []testCase{
 	pos("bearer_token", "map[Authorization:[Bearer abc123def456ghi]]", "map[Authorization:[Bearer "+r("bearer_token")+"]]"),
 	pos("bearer_token", "Authorization: Bearer abcdefgh12345678abcd\r\nEFGH5678ijkl9012mnop\r\n", "Authorization: Bearer "+r("bearer_token")+"\r\n"),
 	neg("bearer_token", "token_type=bearer expires_in=3600"),
+	pos("bearer_token", "headers map[Authorization:[Bearer jane.doe@example.com] Accept:[*/*]]", "headers map[Authorization:[Bearer "+r("bearer_token")+"] Accept:[*/*]]"),
+	pos("bearer_token", "headers map[Authorization:[Bearer 4556 7375 8689 9855]]", "headers map[Authorization:[Bearer "+r("bearer_token")+"]]"),
+	pos("bearer_token", `{"Authorization":"Bearer abc123 def456"}`, `{"Authorization":"Bearer `+r("bearer_token")+`"}`),
+	pos("basic_auth", "Authorization: Basic admin:hunter2", "Authorization: Basic "+r("basic_auth")),
 
 	pos("secret", "API KEY: 8f3k2j5h6g7dQ1", "API KEY: "+r("secret")),
 	pos("password", "db:\n  password: |\n    s3cr3t-line\n  user: app", "db:\n  password: |\n    "+r("password")+"\n  user: app"),

@@ -348,7 +348,7 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 // line).
 func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, counts, query, code, lvl, header bool) (hit, bool) {
 	if kind == kvAuthorization && !query {
-		return s.matchAuthorization(in, esc, v)
+		return s.matchAuthorization(in, esc, v, 0)
 	}
 	if strings.HasPrefix(in[v:], "-----BEGIN ") {
 		if h, ok := matchPEM(in, v); ok && s.on[famPrivateKey] {
@@ -834,7 +834,10 @@ func (s *Scrubber) matchList(in string, esc escMarks, v int, kind kvKind, f fami
 		return hit{}, false
 	}
 	if kind == kvAuthorization {
-		return s.matchAuthorization(in, esc, p)
+		if _, closing := openValue(in, p); closing != "" {
+			return s.matchAuthorization(in, esc, p, 0)
+		}
+		return s.matchAuthorization(in, esc, p, closer)
 	}
 	if _, closing := openValue(in, p); closing != "" {
 		start, end := -1, -1
@@ -906,10 +909,13 @@ var authSchemes = [...]string{
 // matchAuthorization matches the credentials of an Authorization header
 // value at in[v]. A known scheme ("Bearer", "Basic", ...) stays; the
 // credentials after it go: for Bearer and Basic the token68 after the
-// scheme, for others the rest of the value. A value without a known scheme
-// is a credential itself, up to the first blank. A list ([Bearer …],
-// []string{"Bearer …"}) is matched by its first element.
-func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int) (hit, bool) {
+// scheme and what else the value holds ("Basic admin:hunter2", a quoted
+// value to its closing quote), for others the rest of the value. A value
+// without a known scheme is a credential itself, up to the first blank. A
+// list ([Bearer …], []string{"Bearer …"}) is matched by its first element;
+// in Go's %v of one, which does not quote its elements, closer is the ']'
+// that ends the list and everything up to it goes.
+func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byte) (hit, bool) {
 	if in[v] == '[' && !strings.HasPrefix(in[v:], placeholderPrefix) {
 		return s.matchList(in, esc, v, kvAuthorization, famSecret)
 	}
@@ -936,8 +942,14 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int) (hit, bool
 		default:
 			e = valueEnd(in, esc, c, closing, stopLine, false)
 		}
-		if f != famSecret && e < len(in) && in[e] == ':' {
-			// Credentials written in plain: Basic admin:hunter2.
+		switch {
+		case closer != 0:
+			e = listEnd(in, c)
+		case closing != "":
+			e = max(e, quotedEnd(in, esc, c, closing, esc.at(v)))
+		case f != famSecret && e < len(in) && valueStops[in[e]]&stopValue == 0:
+			// Credentials that are no token68 go to the end of the value:
+			// Basic admin:hunter2, Bearer jane@example.com.
 			e = valueEnd(in, esc, e, "", stopValue, false)
 		}
 		if !plausibleValue(in[c:e]) {
@@ -957,7 +969,10 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int) (hit, bool
 		return hit{}, false
 	}
 	e := valueEnd(in, esc, a, "", stopValue, false)
-	if closing != "" {
+	switch {
+	case closer != 0:
+		e = listEnd(in, a)
+	case closing != "":
 		e = a
 		for e < len(in) && !isSpace(in[e]) && !strings.HasPrefix(in[e:], closing) {
 			e++
@@ -967,6 +982,20 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int) (hit, bool
 		return hit{}, false
 	}
 	return s.refine(in, a, e, famSecret)
+}
+
+// listEnd returns the end of the elements of Go's %v of a list that begin
+// at in[p]: the first bracket, brace or quote on the same line (the end
+// of the list), less the blanks before it.
+func listEnd(in string, p int) int {
+	e := p
+	for e < len(in) && e-p < maxList && valueStops[in[e]]&stopList == 0 {
+		e++
+	}
+	for e > p && in[e-1] == ' ' {
+		e--
+	}
+	return e
 }
 
 func isAuthScheme(w string) bool {

@@ -955,7 +955,7 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byt
 		if !plausibleValue(in[c:e]) {
 			return hit{}, false
 		}
-		if f == famBearerToken {
+		if f == famBearerToken && !strings.HasPrefix(in[c:], "eyJ") {
 			if g, ok := tokenFamily(in[:e], c); ok && g != famJWT && s.on[g] {
 				f = g // a vendor token, such as a Google OAuth access token
 			}

@@ -24,8 +24,8 @@ var awsPrefixes = [...]string{
 // may be wrapped across line breaks (see wrapEnd).
 func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 	j := i + p
-	e := wrapEnd(in, j, set, n, n+1)
-	if e-j-breaks(in[j:e]) != n || is(in, e, cAlnum) {
+	e, got := wrapEnd(in, j, set, n, n+1)
+	if got != n || is(in, e, cAlnum) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true
@@ -34,8 +34,8 @@ func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 // atLeast is like exact but accepts a body of min or more bytes.
 func atLeast(in string, i, p int, set uint32, min int, f family) (hit, bool) {
 	j := i + p
-	e := wrapEnd(in, j, set, min, len(in))
-	if e-j-breaks(in[j:e]) < min || is(in, e, cAlnum) {
+	e, n := wrapEnd(in, j, set, min, len(in))
+	if n < min || is(in, e, cAlnum) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true

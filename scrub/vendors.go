@@ -125,12 +125,12 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 		if limit == 0 {
 			limit = maxToken
 		}
-		e := wrapEnd(in, j, v.set, v.min, limit+1)
+		e, n := wrapEnd(in, j, v.set, v.min, limit+1)
 		// A body ends before a full stop that ends a sentence.
 		for e > j && in[e-1] == '.' {
 			e--
+			n--
 		}
-		n := e - j - breaks(in[j:e])
 		if n < v.min || n > limit || is(in, e, cAlnum) {
 			continue
 		}
@@ -146,25 +146,14 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 // own, so that a run of token bytes is read once.
 const maxToken = 4096
 
-// breaks returns the number of line-break bytes in s.
-func breaks(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' || s[i] == '\r' {
-			n++
-		}
-	}
-	return n
-}
-
 // wrapEnd returns the end of a token body of set bytes that begins at
-// in[j]. When the body is shorter than want and a line break ends it, the
-// body goes on across the break if the next line begins with set bytes: a
-// token wrapped by a terminal or a log line limit is one token. It looks
-// at no more than limit body bytes.
-func wrapEnd(in string, j int, set uint32, want, limit int) int {
+// in[j], and its length without line breaks. When the body is shorter
+// than want and a line break ends it, the body goes on across the break if
+// the next line begins with set bytes: a token wrapped by a terminal or a
+// log line limit is one token. It looks at no more than limit body bytes.
+func wrapEnd(in string, j int, set uint32, want, limit int) (end, n int) {
 	e := skipMax(in, j, set, limit)
-	n := e - j
+	n = e - j
 	for wraps := 0; n < want && wraps < maxWraps; wraps++ {
 		b := lineBreak(in, e)
 		if b == 0 || !is(in, e+b, set) {
@@ -174,7 +163,7 @@ func wrapEnd(in string, j int, set uint32, want, limit int) int {
 		n += f - (e + b)
 		e = f
 	}
-	return e
+	return e, n
 }
 
 // maxWraps is how many line breaks a wrapped value may cross.

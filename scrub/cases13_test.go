@@ -342,6 +342,9 @@ var issue13Cases = []testCase{
 	pos("bearer_token", "headers map[Authorization:[Bearer 4556 7375 8689 9855]]", "headers map[Authorization:[Bearer "+r("bearer_token")+"]]"),
 	pos("bearer_token", `{"Authorization":"Bearer abc123 def456"}`, `{"Authorization":"Bearer `+r("bearer_token")+`"}`),
 	pos("basic_auth", "Authorization: Basic admin:hunter2", "Authorization: Basic "+r("basic_auth")),
+	// An e-mail address as the user name: the password goes with the
+	// host, as an address.
+	pos("email", "https://bob%40corp.example:pw123456@intranet.example.com/", "https://"+r("email")+":"+r("email")+"/"),
 
 	pos("secret", "API KEY: 8f3k2j5h6g7dQ1", "API KEY: "+r("secret")),
 	pos("password", "db:\n  password: |\n    s3cr3t-line\n  user: app", "db:\n  password: |\n    "+r("password")+"\n  user: app"),

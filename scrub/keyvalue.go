@@ -1092,6 +1092,9 @@ func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 	if h, ok := s.next(in, esc, a, colon, &seen); ok {
 		return h, true
 	}
+	if seen&escapeFound != 0 {
+		return hit{}, false // the caller's scan stops at the escape and goes on in the view
+	}
 	for _, db := range dbSchemes {
 		if strings.EqualFold(scheme, db) {
 			return hit{a, at, famDBCredentials}, s.on[famDBCredentials]

@@ -240,9 +240,9 @@ func (s *Scrubber) Find(in string) []Match {
 // mapped back (see decode.go).
 //
 // Finding out whether a message has escapes costs next to nothing: the
-// scan notes the bytes an escape may begin with as it skips them, and
-// only a message with one of them is searched for escapes, and scanned
-// again in its view if it has any.
+// scan notes the bytes an escape may begin with as it skips them and
+// stops at the first escape; only a message with one of them is searched
+// for escapes, and scanned in its view if it has any.
 func (s *Scrubber) collect(dst []hit, in string) []hit {
 	n := len(dst)
 	var seen uint32
@@ -260,6 +260,10 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	}
 	return dst
 }
+
+// escapeFound is the bit of a scan's seen that says it stopped at an
+// escape in raw text; no byte class has it.
+const escapeFound uint32 = 1 << 31
 
 // scan appends the findings in in, marked by esc, to dst, and notes in
 // seen (cEscape) whether a byte in or outside findings may begin an escape.
@@ -298,8 +302,13 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 		if chars[c]&cEscape != 0 {
 			// A byte an escape or an invisible character may begin with:
 			// noted, so that collect looks for escapes, and skipped with
-			// the run of its kind ('\\' is also a trigger).
+			// the run of its kind ('\\' is also a trigger). At an escape
+			// the scan of the raw text stops: collect scans the view.
 			*seen |= cEscape
+			if esc == nil && escapeLen(in, i) > 0 {
+				*seen |= escapeFound
+				return hit{}, false
+			}
 			switch {
 			case c >= 0x80:
 				for i++; i < limit && in[i] >= 0x80; i++ {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw/internal/jsonarg"
 	"github.com/toolmw/toolmw/schema"
+	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -301,7 +302,8 @@ func truncate(s string, n int) string {
 // after the tool, or err itself when it is untyped or a cancellation. A
 // taxonomy.Error implemented elsewhere says whatever its maker put in it, so
 // it leaves as the *taxonomy.ToolError of its normalised record (a built-in
-// kind, a well-formed code, no message of its own) wrapping it.
+// kind, a well-formed code, no tool name of its own, its message and field
+// errors scrubbed) wrapping it.
 func atEdge(err error, tool string) error {
 	te, ok := err.(*taxonomy.ToolError)
 	if !ok {
@@ -312,7 +314,17 @@ func atEdge(err error, tool string) error {
 		if _, native := foreign.(*taxonomy.ToolError); native {
 			return err // a wrapper around one of ours: its own chain
 		}
-		te = taxonomy.InfoOf(err).Err().WithCause(err)
+		info := taxonomy.InfoOf(err)
+		info.Message = scrub.String(info.Message)
+		for i := range info.Fields {
+			info.Fields[i].Msg = scrub.String(info.Fields[i].Msg)
+			for j, l := range info.Fields[i].Loc {
+				if s, ok := l.(string); ok {
+					info.Fields[i].Loc[j] = scrub.String(s)
+				}
+			}
+		}
+		te = info.Err().WithCause(err)
 	}
 	if te.Tool() == "" {
 		te = te.WithTool(tool)

@@ -114,7 +114,6 @@ func InfoOf(err error) Info {
 		}
 		if _, native := te.(*ToolError); !native {
 			info.normalise()
-			return info
 		}
 		if m, ok := te.(interface{ Message() string }); ok {
 			info.Message = m.Message()
@@ -136,9 +135,10 @@ func InfoOf(err error) Info {
 // normalise holds a record of an Error implemented outside this package to
 // the rules a *ToolError keeps by construction: a built-in kind (else
 // tool-failed), a well-formed code (else invalid_code), no tool name (it
-// may say anything; toolmw.Wrap names the tool at the chain's edge), no
-// message or field errors (text no layer scrubs), never retryable when a
-// refusal or a cancellation.
+// may say anything; toolmw.Wrap names the tool at the chain's edge), never
+// retryable when a refusal or a cancellation. Its message and field errors
+// are kept like those of a *ToolError: the redact layer scrubs them, and so
+// does toolmw.Wrap at the chain's edge.
 // What it says is data from elsewhere; nothing of it reaches a span, a log
 // or the model as given.
 func (i *Info) normalise() {
@@ -148,7 +148,7 @@ func (i *Info) normalise() {
 	if !ValidCode(i.Code) {
 		i.Code = CodeInvalidCode
 	}
-	i.Tool = "" // its maker's text, like a message or field errors: not kept
+	i.Tool = ""
 	if i.Kind == KindRefused || i.Kind == KindCancelled {
 		i.Retryable = false
 	}

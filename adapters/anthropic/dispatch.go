@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sync"
-	"sync/atomic"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/internal/turn"
 )
 
 // Outcome is how one of the model's tool calls ended.
@@ -74,13 +71,6 @@ func (t *Turn) Message() anthropic.MessageParam {
 	return anthropic.NewUserMessage(t.Blocks()...)
 }
 
-// call is one tool call as the dispatcher makes it.
-type call struct {
-	id, name string
-	args     json.RawMessage
-	refused  error // set when the call is answered without reaching the box
-}
-
 // Call runs the tool_use blocks of a Messages API reply (Message.Content)
 // through the box and returns their outcomes; other blocks are skipped.
 //
@@ -100,106 +90,32 @@ type call struct {
 // other calls have returned; a tool that calls runtime.Goexit ends its
 // call as tool-failed/tool_exited.
 func (t *Tools) Call(ctx context.Context, blocks []anthropic.ContentBlockUnion) (*Turn, error) {
-	var cs []call
+	var cs []turn.Call
 	for _, b := range blocks {
 		if b.Type != "tool_use" {
 			continue
 		}
-		c := call{id: b.ID, name: b.Name}
+		c := turn.Call{ID: b.ID, Name: b.Name}
 		switch {
 		case b.ToolsetName != "" || !t.offered[b.Name]:
-			c.refused = notOffered(b.Name)
+			c.Refused = turn.NotOffered(b.Name)
 		case len(bytes.TrimSpace(b.Input)) == 0:
-			c.args = json.RawMessage(`{}`)
+			c.Args = json.RawMessage(`{}`)
 		default:
-			c.args = b.Input
+			c.Args = b.Input
 		}
 		cs = append(cs, c)
 	}
 	return t.dispatch(ctx, cs)
 }
 
-// notOffered is the answer to a call of a tool the model was not shown,
-// worded as the Toolbox words it: the name is the model's, so it is shown
-// only when it is a valid tool name.
-func notOffered(name string) error {
-	if !toolmw.ValidName(name) {
-		return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool has the requested name")
+// dispatch runs cs through the box (see turn.Run for how) and reports
+// whether the run should stop.
+func (t *Tools) dispatch(ctx context.Context, cs []turn.Call) (*Turn, error) {
+	answers := turn.Run(ctx, t.box, cs, t.opts.maxParallel, t.opts.countCalls)
+	out := &Turn{Calls: make([]Outcome, len(cs))}
+	for i, a := range answers {
+		out.Calls[i] = Outcome{ToolUseID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
 	}
-	return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool named "+name).WithTool(name)
-}
-
-// dispatch runs cs on at most maxParallel goroutines, each outcome in its
-// own slot, and reports whether the run should stop. The caller only
-// waits: a tool that panics has its panic re-raised here once the other
-// workers are done, and one that calls runtime.Goexit ends its call as
-// tool_exited while a fresh worker takes the calls left.
-func (t *Tools) dispatch(ctx context.Context, cs []call) (*Turn, error) {
-	turn := &Turn{Calls: make([]Outcome, len(cs))}
-	var (
-		next     atomic.Int64
-		panicked atomic.Pointer[any]
-		wg       sync.WaitGroup
-		work     func()
-	)
-	work = func() {
-		i, done := -1, false
-		defer func() {
-			if done {
-				return
-			}
-			if p := recover(); p != nil {
-				panicked.CompareAndSwap(nil, &p)
-				return
-			}
-			// runtime.Goexit: the goroutine ends whatever happens here.
-			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited.WithTool(cs[i].name))
-			wg.Go(work)
-		}()
-		for {
-			if i = int(next.Add(1) - 1); i >= len(cs) {
-				done = true
-				return
-			}
-			turn.Calls[i] = t.run(ctx, cs[i])
-		}
-	}
-	for range min(len(cs), t.opts.maxParallel) {
-		wg.Go(work)
-	}
-	wg.Wait()
-	if p := panicked.Load(); p != nil {
-		panic(*p)
-	}
-	return turn, stopOf(ctx, turn.Calls)
-}
-
-// errExited answers a call whose tool ended its goroutine.
-var errExited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")
-
-// run makes one call and renders its outcome for the model.
-func (t *Tools) run(ctx context.Context, c call) Outcome {
-	switch {
-	case c.refused != nil:
-		return answer(c, toolmw.Result{}, c.refused)
-	case ctx.Err() != nil:
-		return answer(c, toolmw.Result{}, ctx.Err())
-	}
-	res, err := t.call(toolmw.WithCallID(ctx, c.id), c)
-	return answer(c, res, err)
-}
-
-// answer is the outcome of c, with what the model is shown of it.
-func answer(c call, res toolmw.Result, err error) Outcome {
-	return Outcome{ToolUseID: c.id, Name: c.name, Result: res, Err: err, Text: toolmw.ForModel(res, err)}
-}
-
-func (t *Tools) call(ctx context.Context, c call) (toolmw.Result, error) {
-	if t.opts.countCalls {
-		if run, ok := budget.RunFrom(ctx); ok && !run.Take(c.name) {
-			return toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
-				"the run's attempt cap for this tool is used up").WithTool(c.name)
-		}
-	}
-	return t.box.Call(ctx, c.name, c.args)
+	return out, turn.StopOf(ctx, "adapters/anthropic: ", answers)
 }

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/internal/turn"
 )
 
 // Outcome is how one of the model's tool calls ended.
@@ -83,28 +80,21 @@ func (t *Turn) Items() []responses.ResponseInputItemUnionParam {
 	return out
 }
 
-// call is one tool call as the dispatcher makes it.
-type call struct {
-	id, name string
-	args     json.RawMessage
-	refused  error // set when the call is answered without reaching the box
-}
-
 // CallChat runs the tool calls of a Chat Completions reply
 // (ChatCompletionMessage.ToolCalls) through the box and returns their
 // outcomes. See [Tools.CallResponses] for how they run and what the error
 // means; a custom tool call is answered as tool-not-found (the box serves
 // function tools only).
 func (t *Tools) CallChat(ctx context.Context, calls []openai.ChatCompletionMessageToolCallUnion) (*Turn, error) {
-	cs := make([]call, len(calls))
+	cs := make([]turn.Call, len(calls))
 	for i, c := range calls {
 		switch {
 		case c.Type == "function" || c.Type == "" && c.Function.Name != "":
 			cs[i] = t.newCall(c.ID, c.Function.Name, c.Function.Arguments)
 		case c.Type == "custom":
-			cs[i] = call{id: c.ID, name: c.Custom.Name, refused: notOffered(c.Custom.Name)}
+			cs[i] = turn.Call{ID: c.ID, Name: c.Custom.Name, Refused: turn.NotOffered(c.Custom.Name)}
 		default:
-			cs[i] = call{id: c.ID, refused: notOffered("")}
+			cs[i] = turn.Call{ID: c.ID, Refused: turn.NotOffered("")}
 		}
 	}
 	return t.dispatch(ctx, cs)
@@ -130,13 +120,13 @@ func (t *Tools) CallChat(ctx context.Context, calls []openai.ChatCompletionMessa
 // other calls have returned; a tool that calls runtime.Goexit ends its
 // call as tool-failed/tool_exited.
 func (t *Tools) CallResponses(ctx context.Context, items []responses.ResponseOutputItemUnion) (*Turn, error) {
-	var cs []call
+	var cs []turn.Call
 	for _, it := range items {
 		if it.Type != "function_call" {
 			continue
 		}
 		if it.Namespace != "" {
-			cs = append(cs, call{id: it.CallID, name: it.Name, refused: notOffered("")})
+			cs = append(cs, turn.Call{ID: it.CallID, Name: it.Name, Refused: turn.NotOffered("")})
 			continue
 		}
 		cs = append(cs, t.newCall(it.CallID, it.Name, it.Arguments.OfString))
@@ -144,100 +134,26 @@ func (t *Tools) CallResponses(ctx context.Context, items []responses.ResponseOut
 	return t.dispatch(ctx, cs)
 }
 
-func (t *Tools) newCall(id, name, args string) call {
-	c := call{id: id, name: name}
+func (t *Tools) newCall(id, name, args string) turn.Call {
+	c := turn.Call{ID: id, Name: name}
 	if !t.offered[name] {
-		c.refused = notOffered(name)
+		c.Refused = turn.NotOffered(name)
 		return c
 	}
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	c.args = json.RawMessage(args)
+	c.Args = json.RawMessage(args)
 	return c
 }
 
-// notOffered is the answer to a call of a tool the model was not shown,
-// worded as the Toolbox words it: the name is the model's, so it is shown
-// only when it is a valid tool name.
-func notOffered(name string) error {
-	if !toolmw.ValidName(name) {
-		return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool has the requested name")
+// dispatch runs cs through the box (see turn.Run for how) and reports
+// whether the run should stop.
+func (t *Tools) dispatch(ctx context.Context, cs []turn.Call) (*Turn, error) {
+	answers := turn.Run(ctx, t.box, cs, t.opts.maxParallel, t.opts.countCalls)
+	out := &Turn{Calls: make([]Outcome, len(cs))}
+	for i, a := range answers {
+		out.Calls[i] = Outcome{CallID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
 	}
-	return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool named "+name).WithTool(name)
-}
-
-// dispatch runs cs on at most maxParallel goroutines, each outcome in its
-// own slot, and reports whether the run should stop. The caller only
-// waits: a tool that panics has its panic re-raised here once the other
-// workers are done, and one that calls runtime.Goexit ends its call as
-// tool_exited while a fresh worker takes the calls left.
-func (t *Tools) dispatch(ctx context.Context, cs []call) (*Turn, error) {
-	turn := &Turn{Calls: make([]Outcome, len(cs))}
-	var (
-		next     atomic.Int64
-		panicked atomic.Pointer[any]
-		wg       sync.WaitGroup
-		work     func()
-	)
-	work = func() {
-		i, done := -1, false
-		defer func() {
-			if done {
-				return
-			}
-			if p := recover(); p != nil {
-				panicked.CompareAndSwap(nil, &p)
-				return
-			}
-			// runtime.Goexit: the goroutine ends whatever happens here.
-			turn.Calls[i] = answer(cs[i], toolmw.Result{}, errExited.WithTool(cs[i].name))
-			wg.Go(work)
-		}()
-		for {
-			if i = int(next.Add(1) - 1); i >= len(cs) {
-				done = true
-				return
-			}
-			turn.Calls[i] = t.run(ctx, cs[i])
-		}
-	}
-	for range min(len(cs), t.opts.maxParallel) {
-		wg.Go(work)
-	}
-	wg.Wait()
-	if p := panicked.Load(); p != nil {
-		panic(*p)
-	}
-	return turn, stopOf(ctx, turn.Calls)
-}
-
-// errExited answers a call whose tool ended its goroutine.
-var errExited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")
-
-// run makes one call and renders its outcome for the model.
-func (t *Tools) run(ctx context.Context, c call) Outcome {
-	switch {
-	case c.refused != nil:
-		return answer(c, toolmw.Result{}, c.refused)
-	case ctx.Err() != nil:
-		return answer(c, toolmw.Result{}, ctx.Err())
-	}
-	res, err := t.call(toolmw.WithCallID(ctx, c.id), c)
-	return answer(c, res, err)
-}
-
-// answer is the outcome of c, with what the model is shown of it.
-func answer(c call, res toolmw.Result, err error) Outcome {
-	return Outcome{CallID: c.id, Name: c.name, Result: res, Err: err, Text: toolmw.ForModel(res, err)}
-}
-
-func (t *Tools) call(ctx context.Context, c call) (toolmw.Result, error) {
-	if t.opts.countCalls {
-		if run, ok := budget.RunFrom(ctx); ok && !run.Take(c.name) {
-			return toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
-				"the run's attempt cap for this tool is used up").WithTool(c.name)
-		}
-	}
-	return t.box.Call(ctx, c.name, c.args)
+	return out, turn.StopOf(ctx, "adapters/openai: ", answers)
 }

@@ -1,0 +1,198 @@
+// Package turn runs the tool calls of one model turn through a Toolbox: the
+// engine the model-SDK adapters (adapters/openai, adapters/anthropic) share.
+// Each adapter turns its SDK's tool calls into [Call]s and [Answer]s into
+// its SDK's messages; how calls run, how a tool's panic or runtime.Goexit
+// is contained, and when the run should stop are decided here, once.
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Call is one tool call the model asked for.
+type Call struct {
+	ID, Name string          // the model's call id, exactly as it sent it, and the tool's name
+	Args     json.RawMessage // the arguments
+	Refused  error           // set when the call is answered without reaching the box
+}
+
+// Answer is how a call ended, and what the model is shown of it.
+type Answer struct {
+	Result toolmw.Result
+	Err    error
+	Text   string // toolmw.ForModel(Result, Err)
+}
+
+// Caller is what runs a call: a *toolmw.Toolbox.
+type Caller interface {
+	Call(ctx context.Context, name string, args json.RawMessage) (toolmw.Result, error)
+}
+
+// NotOffered is the answer to a call of a tool the model was not shown,
+// worded as the Toolbox words it: the name is the model's, so it is shown
+// only when it is a valid tool name.
+func NotOffered(name string) error {
+	if !toolmw.ValidName(name) {
+		return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool has the requested name")
+	}
+	return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool named "+name).WithTool(name)
+}
+
+// errExited answers a call whose tool ended its goroutine.
+var errExited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")
+
+// Run answers cs through box on at most maxParallel goroutines, each answer
+// in its own slot, in the order of cs. The caller only waits: a tool that
+// panics has its panic re-raised here once the other workers are done, and
+// one that calls runtime.Goexit ends its call as tool_exited while a fresh
+// worker takes the calls left. With countCalls, each call takes an attempt
+// from the context's run budget first (for a box without a retry layer).
+func Run(ctx context.Context, box Caller, cs []Call, maxParallel int, countCalls bool) []Answer {
+	answers := make([]Answer, len(cs))
+	var (
+		next     atomic.Int64
+		panicked atomic.Pointer[any]
+		wg       sync.WaitGroup
+		work     func()
+	)
+	work = func() {
+		i, done := -1, false
+		defer func() {
+			if done {
+				return
+			}
+			if p := recover(); p != nil {
+				panicked.CompareAndSwap(nil, &p)
+				return
+			}
+			// runtime.Goexit: the goroutine ends whatever happens here.
+			answers[i] = answer(toolmw.Result{}, errExited.WithTool(cs[i].Name))
+			wg.Go(work)
+		}()
+		for {
+			if i = int(next.Add(1) - 1); i >= len(cs) {
+				done = true
+				return
+			}
+			answers[i] = run(ctx, box, cs[i], countCalls)
+		}
+	}
+	for range min(len(cs), maxParallel) {
+		wg.Go(work)
+	}
+	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p)
+	}
+	return answers
+}
+
+// run makes one call.
+func run(ctx context.Context, box Caller, c Call, countCalls bool) Answer {
+	switch {
+	case c.Refused != nil:
+		return answer(toolmw.Result{}, c.Refused)
+	case ctx.Err() != nil:
+		return answer(toolmw.Result{}, ctx.Err())
+	}
+	ctx = toolmw.WithCallID(ctx, c.ID)
+	if countCalls {
+		if run, ok := budget.RunFrom(ctx); ok && !run.Take(c.Name) {
+			return answer(toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
+				"the run's attempt cap for this tool is used up").WithTool(c.Name))
+		}
+	}
+	return answer(box.Call(ctx, c.Name, c.Args))
+}
+
+func answer(res toolmw.Result, err error) Answer {
+	return Answer{Result: res, Err: err, Text: toolmw.ForModel(res, err)}
+}
+
+// Stop is the error a turn returns when the agent loop should stop asking
+// the model: nothing the model wants can run, or the run is over. Its Kind
+// says which, as one of the taxonomy's kinds:
+//
+//   - taxonomy.KindCancelled: the context is done (cancelled, or past its
+//     deadline: errors.Is(err, context.DeadlineExceeded) tells which).
+//     Calls that had not started were answered as cancelled.
+//   - taxonomy.KindCircuitOpen: every call of the turn found its tool's
+//     circuit open. RetryAfter is the shortest wait before one of those
+//     circuits lets a call through; a loop may wait it out and ask again.
+//   - taxonomy.KindRunLimitExceeded: every call of the turn was refused
+//     by the run budget (or by open circuits, at least one call by the
+//     budget): the tools the model wants have no attempt left in this run.
+//
+// The turn's answers are complete even then: append them before stopping
+// if the conversation is kept. errors.Is(err, taxonomy.ErrCircuitOpen) and
+// friends, errors.Is(err, context.Canceled) and taxonomy.InfoOf all see
+// through a Stop.
+//
+// A Stop is not modified after it is returned; it is safe to read from
+// many goroutines.
+type Stop struct {
+	// Kind is why the loop should stop: taxonomy.KindCancelled,
+	// taxonomy.KindCircuitOpen or taxonomy.KindRunLimitExceeded.
+	Kind taxonomy.Kind
+	// RetryAfter is, for KindCircuitOpen, the shortest wait before one of
+	// the circuits half-opens (0 when none said); otherwise 0.
+	RetryAfter time.Duration
+
+	cause  error
+	prefix string // the adapter's, for Error: "adapters/openai: "
+}
+
+// Error says why the run stopped.
+func (s *Stop) Error() string {
+	switch s.Kind {
+	case taxonomy.KindCancelled:
+		return s.prefix + "run stopped: " + s.cause.Error()
+	case taxonomy.KindCircuitOpen:
+		return s.prefix + "run stopped: every tool the model asked for has an open circuit"
+	}
+	return s.prefix + "run stopped: the tools the model asked for have used up their attempts in this run"
+}
+
+// Unwrap returns the context's error for KindCancelled, and a
+// *taxonomy.ToolError of the Stop's kind otherwise.
+func (s *Stop) Unwrap() error { return s.cause }
+
+// StopOf returns the Stop of a turn whose calls ended in answers, or nil;
+// prefix starts its Error text.
+func StopOf(ctx context.Context, prefix string, answers []Answer) error {
+	if err := ctx.Err(); err != nil {
+		return &Stop{Kind: taxonomy.KindCancelled, cause: err, prefix: prefix}
+	}
+	if len(answers) == 0 {
+		return nil
+	}
+	circuits, wait := 0, time.Duration(math.MaxInt64)
+	for _, a := range answers {
+		info := taxonomy.InfoOf(a.Err)
+		switch info.Kind {
+		case taxonomy.KindCircuitOpen:
+			circuits++
+			wait = min(wait, time.Duration(info.RetryAfter))
+		case taxonomy.KindRunLimitExceeded:
+		default:
+			return nil // something could run, or the model can act on the answer
+		}
+	}
+	if circuits == len(answers) {
+		return &Stop{Kind: taxonomy.KindCircuitOpen, RetryAfter: wait, prefix: prefix,
+			cause: taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen,
+				"every tool the model asked for has an open circuit").WithRetryAfter(wait)}
+	}
+	return &Stop{Kind: taxonomy.KindRunLimitExceeded, prefix: prefix,
+		cause: taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
+			"the tools the model asked for have used up their attempts in this run")}
+}

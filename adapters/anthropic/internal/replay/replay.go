@@ -10,91 +10,35 @@
 package replay
 
 import (
-	"encoding/json"
-	"errors"
-	"io"
-	"net"
 	"net/http"
-	"sync"
-	"time"
+
+	base "github.com/toolmw/toolmw/internal/replay"
 )
 
-// Server replays a script of replies. It is safe for concurrent use.
-type Server struct {
-	path string
+// Server replays a script of replies and records the requests. It is safe
+// for concurrent use.
+type Server = base.Server
 
-	mu       sync.Mutex
-	script   [][]byte
-	requests [][]byte
+// dialect is how the API answers besides its replies.
+var dialect = base.Dialect{
+	Headers: map[string]string{"Request-Id": "req_011CReplay", "Anthropic-Organization-Id": "00000000-0000-4000-8000-000000000000"},
+	Error: func(msg string) any {
+		return map[string]any{"type": "error", "error": map[string]any{
+			"type": "invalid_request_error", "message": msg,
+		}, "request_id": "req_011CReplay"}
+	},
 }
 
 // New returns a Server answering POST requests to path (such as
-// "/v1/messages") with replies, one per request, in order. A
-// request past the end of the script, or to another path, gets an error
-// in the API's shape (HTTP 400, which the SDK does not retry).
+// "/v1/messages") with replies, one per request, in order. A request past
+// the end of the script, or to another path, gets an error in the API's
+// shape (HTTP 400 or 404, which the SDK does not retry).
 func New(path string, replies ...[]byte) *Server {
-	return &Server{path: path, script: replies}
-}
-
-// Requests returns the bodies of the requests received so far, in order.
-func (s *Server) Requests() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([][]byte(nil), s.requests...)
-}
-
-// ServeHTTP records the request and answers with the next reply.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "replay: the request body could not be read")
-		return
-	}
-	if r.Method != http.MethodPost || r.URL.Path != s.path {
-		apiError(w, http.StatusNotFound, "replay: only POST "+s.path+" is recorded")
-		return
-	}
-	s.mu.Lock()
-	n := len(s.requests)
-	s.requests = append(s.requests, body)
-	var reply []byte
-	if n < len(s.script) {
-		reply = s.script[n]
-	}
-	s.mu.Unlock()
-	if reply == nil {
-		apiError(w, http.StatusBadRequest, "replay: the script has no more replies")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Request-Id", "req_011CReplay")
-	w.Header().Set("Anthropic-Organization-Id", "00000000-0000-4000-8000-000000000000")
-	_, _ = w.Write(reply)
-}
-
-func apiError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{
-		"type": "invalid_request_error", "message": msg,
-	}, "request_id": "req_011CReplay"})
+	return base.New(path, dialect, replies...)
 }
 
 // Listen serves h on a free port of 127.0.0.1 and returns its base URL
 // (http://127.0.0.1:port) and a function that shuts it down.
 func Listen(h http.Handler) (url string, shutdown func() error, err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	return "http://" + l.Addr().String(), func() error {
-		err := srv.Close()
-		if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
-			err = errors.Join(err, serr)
-		}
-		return err
-	}, nil
+	return base.Listen(h)
 }

@@ -129,12 +129,19 @@ const MaxCallIDLen = 128
 // never reaches a sink, while the same bad id reads the same within one
 // process. It allocates only for an id it replaces.
 func SafeCallID(id string) string {
-	if len(id) <= MaxCallIDLen && safeID(id) && scrub.String(id) == id {
+	if safeToken(id) {
 		return id
 	}
 	m := hmac.New(sha256.New, callIDKeyBytes[:])
 	m.Write([]byte(id))
 	return "invalid_call_id_" + hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+// safeToken reports whether s may reach a sink as it is: at most
+// MaxCallIDLen bytes of [A-Za-z0-9_.:-] in which the default scrubber finds
+// nothing.
+func safeToken(s string) bool {
+	return len(s) <= MaxCallIDLen && safeID(s) && scrub.String(s) == s
 }
 
 func safeID(id string) bool {
@@ -194,7 +201,7 @@ func (c *callCtx) key() string {
 
 func (c *callCtx) makeKey() string {
 	if k, ok := c.Context.Value(idemKey).(string); ok {
-		if len(k) <= MaxCallIDLen && safeID(k) && scrub.String(k) == k && k != "" {
+		if k != "" && safeToken(k) {
 			return k
 		}
 		return keyPrefix + keyHash(processNonce[:], "loop", k)

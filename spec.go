@@ -138,10 +138,7 @@ func wrap(spec Spec, tool Tool, mws []Middleware) (Tool, *wrapped, error) {
 			return nil, nil, definitionError(spec.Name, taxonomy.CodeMiddlewareNil, fmt.Sprintf("middleware %d is nil", i))
 		}
 		if err, ok := rejected(mw); ok {
-			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" && ValidName(spec.Name) {
-				err = te.WithTool(spec.Name)
-			}
-			return nil, nil, err
+			return nil, nil, named(err, spec.Name)
 		}
 	}
 	if spec.Type == "" {
@@ -150,10 +147,7 @@ func wrap(spec Spec, tool Tool, mws []Middleware) (Tool, *wrapped, error) {
 	w := &wrapped{}
 	inner, err := prepare(&spec, tool, w)
 	if err != nil {
-		if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" {
-			err = te.WithTool(spec.Name)
-		}
-		return nil, nil, err
+		return nil, nil, named(err, spec.Name)
 	}
 	w.spec = spec
 	sp := &w.spec
@@ -296,6 +290,15 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// named returns err naming tool when it is a *taxonomy.ToolError that names
+// none (and tool is a valid name).
+func named(err error, tool string) error {
+	if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" && ValidName(tool) {
+		return te.WithTool(tool)
+	}
+	return err
 }
 
 // atEdge is what a Wrap'd tool returns for err: a *taxonomy.ToolError named

@@ -105,10 +105,7 @@ func (b *Toolbox) Definitions(p schema.Profile) ([]Definition, error) {
 	for _, w := range ws {
 		d, err := w.definition(p)
 		if err != nil {
-			if te, ok := err.(*taxonomy.ToolError); ok && te.Tool() == "" {
-				err = te.WithTool(w.spec.Name)
-			}
-			return nil, err
+			return nil, named(err, w.spec.Name)
 		}
 		out = append(out, d)
 	}

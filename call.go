@@ -178,9 +178,12 @@ var callIDKeyBytes = func() (k [32]byte) {
 //     place;
 //   - with neither: "tmk_" and 32 random hex digits, made once per call.
 //
-// A run's part of the hash is random, made when the run first needs it: a
-// key derived in one process is not derived again by another. A loop that
-// replays calls after a restart sets its own key.
+// A run's part of the hash is its id when it has one ([budget.WithID]): the
+// same run id, tool and call id give the same key in every process, so a
+// call replayed after a restart, or served by another replica, carries the
+// key of its first execution. A run without an id has a random part, made
+// when the run first needs it: a key derived in one process is not derived
+// again by another, and a loop that replays such calls sets its own key.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idemKey, key)
 }
@@ -213,7 +216,12 @@ func (c *callCtx) makeKey() string {
 	}
 	nonce := processNonce[:]
 	if run, ok := budget.RunFrom(c.Context); ok {
-		nonce = runNonces.Get(run, newNonce)[:]
+		if id := run.ID(); id != "" {
+			h := sha256.Sum256([]byte("toolmw run id\x00" + id))
+			nonce = h[:]
+		} else {
+			nonce = runNonces.Get(run, newNonce)[:]
+		}
 	}
 	return keyPrefix + keyHash(nonce, c.spec.Name, c.id)
 }

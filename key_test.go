@@ -134,3 +134,27 @@ func TestKeyConcurrentReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestKeyOfNamedRunIsStable(t *testing.T) {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		c, _ := toolmw.CallFrom(ctx)
+		return toolmw.Result{Content: c.Key()}, nil
+	})
+	key := func(runID, callID string) string {
+		ctx := budget.ContextWithRun(context.Background(), budget.NewRun(budget.WithID(runID)))
+		res, err := tool(toolmw.WithCallID(ctx, callID), json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content
+	}
+	if a, b := key("run-1", "call_1"), key("run-1", "call_1"); a != b {
+		t.Errorf("two runs named run-1: keys %q and %q, want one key", a, b)
+	}
+	if a, b := key("run-1", "call_1"), key("run-2", "call_1"); a == b {
+		t.Errorf("runs run-1 and run-2 share key %q", a)
+	}
+	if a, b := key("run-1", "call_1"), key("run-1", "call_2"); a == b {
+		t.Errorf("calls call_1 and call_2 share key %q", a)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -395,5 +396,22 @@ func BenchmarkRunTake(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Take("search")
+	}
+}
+
+func TestRunID(t *testing.T) {
+	if id := budget.NewRun(budget.WithID("run_42:a-b.c")).ID(); id != "run_42:a-b.c" {
+		t.Errorf("ID() = %q", id)
+	}
+	if id := new(budget.Run).ID(); id != "" {
+		t.Errorf("zero Run: ID() = %q, want empty", id)
+	}
+	for _, bad := range []string{"run 1", "sk_live_\n", strings.Repeat("a", budget.MaxRunIDLen+1), "ü"} {
+		if err := budget.ValidateRun(budget.WithID(bad)); err == nil {
+			t.Errorf("WithID(%q): no error", bad)
+		}
+		if id := budget.NewRun(budget.WithID(bad)).ID(); id != "" {
+			t.Errorf("WithID(%q) kept: ID() = %q", bad, id)
+		}
 	}
 }

@@ -20,6 +20,7 @@ const DefaultRunAttempts = 12
 // [NewRun] makes one with other caps. A Run must not be copied after first
 // use.
 type Run struct {
+	id     string         // the loop's name for the run; "" when it gave none
 	max    int            // the cap of every tool without its own; 0 means DefaultRunAttempts
 	limits map[string]int // per-tool caps; read-only after NewRun
 
@@ -33,6 +34,7 @@ type Run struct {
 type RunOption func(*runConfig)
 
 type runConfig struct {
+	id     string
 	max    int
 	limits map[string]int
 	err    error
@@ -42,6 +44,42 @@ func (c *runConfig) reject(format string, args ...any) {
 	if c.err == nil {
 		c.err = fmt.Errorf("budget: "+format, args...)
 	}
+}
+
+// MaxRunIDLen bounds a run id, in bytes.
+const MaxRunIDLen = 128
+
+// WithID names the run, for a loop whose runs outlive a process or are
+// served by several replicas: layers that keep state beyond one process
+// (an approval store, a budget shared on Redis) and the idempotency keys of
+// the run's calls are keyed by it, so the same id reaches the same state
+// after a restart or on another replica. Two runs given the same id share
+// that state: make ids unique (a UUID, say). An id is at most [MaxRunIDLen]
+// bytes of ASCII letters, digits and "_-.:"; another id is ignored and
+// reported by [ValidateRun]. "" means no id (the default).
+func WithID(id string) RunOption {
+	return func(c *runConfig) {
+		if !validID(id) {
+			c.reject("WithID: a run id is at most %d bytes of ASCII letters, digits and \"_-.:\"", MaxRunIDLen)
+			return
+		}
+		c.id = id
+	}
+}
+
+func validID(id string) bool {
+	if len(id) > MaxRunIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
+			c == '_', c == '-', c == '.', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // WithMaxAttempts sets how many attempts each tool may use across the run.
@@ -98,7 +136,12 @@ func ValidateRun(opts ...RunOption) error {
 // defaults kept (see [ValidateRun]), so it always returns a working Run.
 func NewRun(opts ...RunOption) *Run {
 	c := newRunConfig(opts)
-	return &Run{max: c.max, limits: c.limits}
+	return &Run{id: c.id, max: c.max, limits: c.limits}
+}
+
+// ID returns the run's id given by [WithID], or "" when it has none.
+func (r *Run) ID() string {
+	return r.id
 }
 
 type runKey struct{}

@@ -119,6 +119,42 @@ const (
 	// CodeRunAttemptsExhausted: the run's attempt cap for this tool is used up.
 	CodeRunAttemptsExhausted = "run_attempts_exhausted"
 
+	// CodeRunCallLimit: the tool may be called only so many times in one
+	// run (once, or at most N calls; calls, not attempts) and the run has
+	// used them; nothing ran.
+	CodeRunCallLimit = "run_call_limit"
+
+	// CodeApprovalPending: the call needs a person's approval and has none
+	// yet; nothing ran. The error's ApprovalInfo names the request.
+	CodeApprovalPending = "approval_pending"
+	// CodeApprovalExpired: the approval given for the call expired before
+	// it was used; nothing ran, and the call waits for a new decision.
+	CodeApprovalExpired = "approval_expired"
+	// CodeApprovalDenied: a reviewer denied the call; nothing ran; final.
+	CodeApprovalDenied = "approval_denied"
+	// CodeApprovalReplayed: the approval was already used by the one
+	// execution it allows (another replica, or a replayed row); nothing
+	// ran.
+	CodeApprovalReplayed = "approval_replayed"
+	// CodeApprovalStoreCorrupt: the stored decision is corrupt, forged (its
+	// seal was made with another key) or belongs to another request; the
+	// call fails closed and nothing ran.
+	CodeApprovalStoreCorrupt = "approval_store_corrupt"
+	// CodeApprovalStoreFailed: the approval store could not be reached or
+	// failed; the call fails closed, nothing ran, and the same call may
+	// succeed later.
+	CodeApprovalStoreFailed = "approval_store_failed"
+
+	// CodeSpendLimit: the call's cost would take the run past its spend
+	// limit; nothing ran. The error's SpendInfo says what is left.
+	CodeSpendLimit = "spend_limit"
+
+	// CodeGuardrailArgs: a guardrail blocked the arguments; nothing ran.
+	CodeGuardrailArgs = "guardrail_args"
+	// CodeGuardrailResult: a guardrail blocked the result; the tool ran
+	// and what it returned does not enter the run.
+	CodeGuardrailResult = "guardrail_result"
+
 	// CodeNameInvalid: a tool name does not match ^[a-zA-Z0-9_-]{1,64}$.
 	CodeNameInvalid = "name_invalid"
 	// CodeToolNil: a nil tool function.
@@ -213,6 +249,16 @@ var codes = []CodeInfo{
 	{"", CodeWaitTooLong, "no", "retrying stopped: the dependency asked for a wait longer than the cap (kind of the last failure)", "retry layer"},
 	{KindRetryBudgetExhausted, CodeRetryBudgetExhausted, "no", "the retry token budget is empty", "retry layer"},
 	{KindRunLimitExceeded, CodeRunAttemptsExhausted, "no", "the run's attempt cap for this tool is used up", "retry layer"},
+	{KindRunLimitExceeded, CodeRunCallLimit, "no", "the run has made as many calls of this tool as it may; nothing ran", "runlimit layer"},
+	{KindApprovalPending, CodeApprovalPending, "no", "the call needs a person's approval and has none yet; nothing ran", "approval layer"},
+	{KindApprovalPending, CodeApprovalExpired, "no", "the approval expired before it was used; nothing ran; the call waits for a new decision", "approval layer"},
+	{KindApprovalDenied, CodeApprovalDenied, "no", "a reviewer denied the call; nothing ran", "approval layer"},
+	{KindNotPermitted, CodeApprovalReplayed, "no", "the approval was already used by the one execution it allows; nothing ran", "approval layer"},
+	{KindNotPermitted, CodeApprovalStoreCorrupt, "no", "the stored decision is corrupt, forged or belongs to another request; fails closed, nothing ran", "approval layer"},
+	{KindFailed, CodeApprovalStoreFailed, "yes", "the approval store failed or could not be reached; fails closed, nothing ran", "approval layer"},
+	{KindBudgetExceeded, CodeSpendLimit, "no", "the call's cost would take the run past its spend limit; nothing ran", "spend layer"},
+	{KindGuardrailBlocked, CodeGuardrailArgs, "no", "a guardrail blocked the arguments; nothing ran", "guardrail layer"},
+	{KindGuardrailBlocked, CodeGuardrailResult, "no", "a guardrail blocked the result; the tool ran", "guardrail layer"},
 	{KindDefinitionInvalid, CodeNameInvalid, "no", "a tool name does not match ^[a-zA-Z0-9_-]{1,64}$", "Wrap, Toolbox.Register"},
 	{KindDefinitionInvalid, CodeToolNil, "no", "a nil tool function", "Wrap, Toolbox.Register"},
 	{KindDefinitionInvalid, CodeMiddlewareNil, "no", "a nil middleware", "Wrap, Toolbox.Register"},

@@ -44,6 +44,9 @@ type ToolError struct {
 	fields     []FieldError
 	cause      error
 	final      bool
+	approval   *ApprovalInfo // never shared with a caller: accessors copy
+	spend      *SpendInfo
+	guardrail  string
 }
 
 var _ Error = (*ToolError)(nil)
@@ -185,7 +188,45 @@ func (e *ToolError) WithFinal() *ToolError {
 	return c
 }
 
+// WithApproval returns a copy of e naming the approval request the call
+// waits for or was decided by: its id and a summary a reviewer can read.
+// The id must be a safe token, 1 to [MaxApprovalIDLen] bytes of ASCII
+// letters, digits and "_-.:"; with any other id the copy carries no
+// approval record. The summary is shown to people and sinks as it is, so its
+// maker scrubs it first (the approval layer does, with package scrub); it is
+// made valid UTF-8 and held to [MaxApprovalSummary] bytes, a longer one cut
+// at a character boundary and ended with "…".
+func (e *ToolError) WithApproval(id, summary string) *ToolError {
+	c := e.clone()
+	c.approval = newApproval(id, summary)
+	return c
+}
+
+// WithSpend returns a copy of e saying how much the run may spend (limit)
+// and has spent; what is left is limit-spent, never below 0. A negative,
+// NaN or infinite amount counts as 0, so the record always encodes as JSON.
+func (e *ToolError) WithSpend(limit, spent float64) *ToolError {
+	c := e.clone()
+	c.spend = newSpend(limit, spent)
+	return c
+}
+
+// WithGuardrail returns a copy of e naming the guardrail that blocked the
+// call. The name follows the rule for codes ([ValidCode]): it names a check,
+// it never quotes content; a malformed name becomes "invalid_name".
+func (e *ToolError) WithGuardrail(name string) *ToolError {
+	c := e.clone()
+	c.guardrail = guardrailName(name)
+	return c
+}
+
 func (e *ToolError) mayRetry() bool {
+	switch e.kind {
+	case KindApprovalPending, KindApprovalDenied:
+		// Asking again before a person decides, or after one said no,
+		// cannot change the answer.
+		return false
+	}
 	if e.kind == KindRefused || e.kind == KindCancelled {
 		return false
 	}
@@ -220,6 +261,29 @@ func (e *ToolError) Fields() []FieldError { return e.fields }
 
 // Unwrap returns the cause, or nil.
 func (e *ToolError) Unwrap() error { return e.cause }
+
+// Approval returns a copy of the approval record (see
+// [ToolError.WithApproval]), or nil.
+func (e *ToolError) Approval() *ApprovalInfo {
+	if e.approval == nil {
+		return nil
+	}
+	a := *e.approval
+	return &a
+}
+
+// Spend returns a copy of the spend record (see [ToolError.WithSpend]), or
+// nil.
+func (e *ToolError) Spend() *SpendInfo {
+	if e.spend == nil {
+		return nil
+	}
+	s := *e.spend
+	return &s
+}
+
+// Guardrail returns the name of the guardrail that blocked the call, or "".
+func (e *ToolError) Guardrail() string { return e.guardrail }
 
 // Error renders "tool: kind code: message". It never includes the cause.
 func (e *ToolError) Error() string {
@@ -276,6 +340,10 @@ var (
 	ErrRunLimitExceeded     error = &sentinel{KindRunLimitExceeded}
 	ErrDefinitionInvalid    error = &sentinel{KindDefinitionInvalid}
 	ErrDuplicateTool        error = &sentinel{KindDuplicateTool}
+	ErrApprovalPending      error = &sentinel{KindApprovalPending}
+	ErrApprovalDenied       error = &sentinel{KindApprovalDenied}
+	ErrBudgetExceeded       error = &sentinel{KindBudgetExceeded}
+	ErrGuardrailBlocked     error = &sentinel{KindGuardrailBlocked}
 )
 
 // From returns the first typed error in err's chain, walking Unwrap() error
@@ -361,6 +429,9 @@ const (
 	OutcomeNotPermitted Outcome = "not_permitted" // tool-not-permitted: a permission decision denied the call
 	OutcomeTimedOut     Outcome = "timed_out"     // a timeout or the deadline
 	OutcomeCancelled    Outcome = "cancelled"     // the caller cancelled
+	OutcomePending      Outcome = "pending"       // approval-pending: the call waits for a person's decision
+	OutcomeDenied       Outcome = "denied"        // approval-denied: a reviewer said no, an answer
+	OutcomeBlocked      Outcome = "blocked"       // guardrail-blocked: a guardrail stopped the arguments or the result
 )
 
 // OutcomeOf classifies how a call that returned err ended.
@@ -378,6 +449,12 @@ func OutcomeOf(err error) Outcome {
 			return OutcomeTimedOut
 		case KindCancelled:
 			return OutcomeCancelled
+		case KindApprovalPending:
+			return OutcomePending
+		case KindApprovalDenied:
+			return OutcomeDenied
+		case KindGuardrailBlocked:
+			return OutcomeBlocked
 		}
 		if errors.Is(err, context.Canceled) {
 			return OutcomeCancelled

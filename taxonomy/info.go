@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // FieldError is one problem with a tool's arguments. It is JSON-safe and
@@ -54,14 +56,118 @@ func (f *FieldError) UnmarshalJSON(data []byte) error {
 //
 // It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Info struct {
-	Kind       Kind         `json:"kind"`
-	Code       string       `json:"code"`
-	Tool       string       `json:"tool,omitempty"`
-	Retryable  bool         `json:"retryable"`
-	Final      bool         `json:"final,omitempty"` // a retry layer has decided: ShouldRetry says no
-	RetryAfter Seconds      `json:"retry_after,omitempty"`
-	Message    string       `json:"message,omitempty"`
-	Fields     []FieldError `json:"errors,omitempty"`
+	Kind       Kind          `json:"kind"`
+	Code       string        `json:"code"`
+	Tool       string        `json:"tool,omitempty"`
+	Retryable  bool          `json:"retryable"`
+	Final      bool          `json:"final,omitempty"` // a retry layer has decided: ShouldRetry says no
+	RetryAfter Seconds       `json:"retry_after,omitempty"`
+	Message    string        `json:"message,omitempty"`
+	Fields     []FieldError  `json:"errors,omitempty"`
+	Approval   *ApprovalInfo `json:"approval,omitempty"`  // the approval request, for approval-pending and approval-denied
+	Spend      *SpendInfo    `json:"spend,omitempty"`     // the run's spend, for budget-exceeded
+	Guardrail  string        `json:"guardrail,omitempty"` // the guardrail's name, for guardrail-blocked
+}
+
+// ApprovalInfo names an approval request: the id a reviewer decides under
+// and a summary of the call they can read (the tool and its scrubbed
+// arguments, at most [MaxApprovalSummary] bytes).
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type ApprovalInfo struct {
+	ID      string `json:"id"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// The bounds of an approval record.
+const (
+	// MaxApprovalIDLen is the longest approval id a record carries, the
+	// bound of a call id (toolmw.MaxCallIDLen).
+	MaxApprovalIDLen = 128
+	// MaxApprovalSummary is the longest summary a record carries, in bytes:
+	// enough for a tool's name and a screenful of arguments, small enough
+	// for a span, a log line or a notification.
+	MaxApprovalSummary = 1024
+)
+
+// SpendInfo is what a run may spend, has spent and has left, in the unit
+// its spend budget counts (a currency, tokens, credits).
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type SpendInfo struct {
+	Limit float64 `json:"limit"`
+	Spent float64 `json:"spent"`
+	Left  float64 `json:"left"`
+}
+
+// newApproval returns the record of an approval request, or nil when id is
+// not a safe token.
+func newApproval(id, summary string) *ApprovalInfo {
+	if !validApprovalID(id) {
+		return nil
+	}
+	return &ApprovalInfo{ID: id, Summary: boundSummary(summary)}
+}
+
+// validApprovalID reports whether id is 1 to MaxApprovalIDLen bytes of
+// ASCII letters, digits and "_-.:".
+func validApprovalID(id string) bool {
+	if id == "" || len(id) > MaxApprovalIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// ellipsis ends a summary that was cut.
+const ellipsis = "…"
+
+// boundSummary returns s as valid UTF-8 of at most MaxApprovalSummary
+// bytes, cut at a character boundary and ended with an ellipsis when longer.
+func boundSummary(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= MaxApprovalSummary {
+		return s
+	}
+	cut := MaxApprovalSummary - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+// newSpend returns a spend record with every amount finite and not
+// negative, and what is left.
+func newSpend(limit, spent float64) *SpendInfo {
+	limit, spent = amount(limit), amount(spent)
+	return &SpendInfo{Limit: limit, Spent: spent, Left: max(limit-spent, 0)}
+}
+
+// amount returns f, or 0 when f is negative, NaN or infinite.
+func amount(f float64) float64 {
+	if !(f > 0) || math.IsInf(f, 1) {
+		return 0
+	}
+	return f
+}
+
+// invalidGuardrail replaces a malformed guardrail name.
+const invalidGuardrail = "invalid_name"
+
+// guardrailName returns name when it is "" or a well-formed name (the rule
+// of [ValidCode]), and invalidGuardrail otherwise.
+func guardrailName(name string) string {
+	if name == "" || ValidCode(name) {
+		return name
+	}
+	return invalidGuardrail
 }
 
 // Seconds is a duration that encodes in JSON as a number of seconds, as the
@@ -121,6 +227,9 @@ func InfoOf(err error) Info {
 		if f, ok := te.(interface{ Fields() []FieldError }); ok {
 			info.Fields = f.Fields()
 		}
+		if native, ok := te.(*ToolError); ok {
+			info.Approval, info.Spend, info.Guardrail = native.Approval(), native.Spend(), native.guardrail
+		}
 		return info
 	}
 	switch {
@@ -170,8 +279,9 @@ func validToolName(name string) bool {
 }
 
 // Err returns a typed error equivalent to the one the record was made from:
-// the same kind, code, tool, retryability, finality, retry-after, message and
-// field errors. The cause does not cross.
+// the same kind, code, tool, retryability, finality, retry-after, message,
+// field errors, approval, spend and guardrail records, each held to the
+// rules of its With method. The cause does not cross.
 func (i Info) Err() *ToolError {
 	e := New(i.Kind, i.Code, i.Message)
 	e.tool = i.Tool
@@ -184,6 +294,13 @@ func (i Info) Err() *ToolError {
 	if len(i.Fields) > 0 {
 		e.fields = append([]FieldError(nil), i.Fields...)
 	}
+	if i.Approval != nil {
+		e.approval = newApproval(i.Approval.ID, i.Approval.Summary)
+	}
+	if i.Spend != nil {
+		e.spend = newSpend(i.Spend.Limit, i.Spend.Spent)
+	}
+	e.guardrail = guardrailName(i.Guardrail)
 	return e
 }
 
@@ -195,15 +312,18 @@ const ProblemContentType = "application/problem+json"
 //
 // It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Problem struct {
-	Type       string       `json:"type"`
-	Title      string       `json:"title"`
-	Status     int          `json:"status"`
-	Detail     string       `json:"detail,omitempty"`
-	Code       string       `json:"code"`
-	Tool       string       `json:"tool,omitempty"`
-	Retryable  bool         `json:"retryable"`
-	RetryAfter Seconds      `json:"retry_after,omitempty"`
-	Errors     []FieldError `json:"errors,omitempty"`
+	Type       string        `json:"type"`
+	Title      string        `json:"title"`
+	Status     int           `json:"status"`
+	Detail     string        `json:"detail,omitempty"`
+	Code       string        `json:"code"`
+	Tool       string        `json:"tool,omitempty"`
+	Retryable  bool          `json:"retryable"`
+	RetryAfter Seconds       `json:"retry_after,omitempty"`
+	Errors     []FieldError  `json:"errors,omitempty"`
+	Approval   *ApprovalInfo `json:"approval,omitempty"`
+	Spend      *SpendInfo    `json:"spend,omitempty"`
+	Guardrail  string        `json:"guardrail,omitempty"`
 }
 
 // ProblemTypePrefix prefixes the kind in a problem's type member.
@@ -226,5 +346,8 @@ func (i Info) Problem() Problem {
 		Retryable:  i.Retryable,
 		RetryAfter: i.RetryAfter,
 		Errors:     i.Fields,
+		Approval:   i.Approval,
+		Spend:      i.Spend,
+		Guardrail:  i.Guardrail,
 	}
 }

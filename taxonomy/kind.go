@@ -31,8 +31,24 @@ const (
 	KindRateLimited Kind = "rate-limited"
 	// KindRetryBudgetExhausted: the shared retry budget has no token left.
 	KindRetryBudgetExhausted Kind = "retry-budget-exhausted"
-	// KindRunLimitExceeded: the run's cap on attempts for this tool is used up.
+	// KindRunLimitExceeded: the run's cap on attempts or calls for this
+	// tool is used up.
 	KindRunLimitExceeded Kind = "run-limit-exceeded"
+	// KindApprovalPending: the call waits for a person's decision; nothing
+	// ran. The loop pauses the call and asks again once a reviewer has
+	// decided ([ApprovalInfo] names the request). Never retried.
+	KindApprovalPending Kind = "approval-pending"
+	// KindApprovalDenied: a reviewer said no; nothing ran. An answer shown
+	// to the model once, never retried; unlike tool-not-permitted (a
+	// policy's decision) and tool-refused (the tool's own answer).
+	KindApprovalDenied Kind = "approval-denied"
+	// KindBudgetExceeded: the call would take the run past its spend limit;
+	// nothing ran ([SpendInfo] says what is left).
+	KindBudgetExceeded Kind = "budget-exceeded"
+	// KindGuardrailBlocked: a guardrail blocked the arguments (before the
+	// call) or the result (after it); the error names the guardrail, never
+	// the content.
+	KindGuardrailBlocked Kind = "guardrail-blocked"
 	// KindDefinitionInvalid: a tool or its spec cannot be used (start-up).
 	KindDefinitionInvalid Kind = "tool-definition-invalid"
 	// KindDuplicateTool: a tool of that name is already registered (start-up).
@@ -53,9 +69,18 @@ var kinds = []KindInfo{
 	{KindCircuitOpen, "the circuit breaker in front of the dependency is open", true, "Circuit open", 503},
 	{KindRateLimited, "a rate limit refused the call for now", true, "Rate limited", 429},
 	{KindRetryBudgetExhausted, "the shared retry budget has no token left", false, "Retry budget exhausted", 503},
-	{KindRunLimitExceeded, "the run's cap on attempts for this tool is used up", false, "Run limit exceeded", 429},
+	{KindRunLimitExceeded, "the run's cap on attempts or calls for this tool is used up", false, "Run limit exceeded", 429},
 	{KindDefinitionInvalid, "a tool or its spec cannot be used", false, "Tool definition invalid", 500},
 	{KindDuplicateTool, "a tool of that name is already registered", false, "Duplicate tool", 500},
+	// 202: the request is accepted and not yet acted on, which is exactly
+	// what a pending approval is; 409 would say the caller did something
+	// wrong.
+	{KindApprovalPending, "the call waits for a person's decision; nothing ran", false, "Approval pending", 202},
+	{KindApprovalDenied, "a reviewer denied the call; an answer, never retried", false, "Approval denied", 403},
+	// 402: the run has no money left for the call; 429 would invite a
+	// client to wait and try again.
+	{KindBudgetExceeded, "the call would exceed the run's spend limit; nothing ran", false, "Budget exceeded", 402},
+	{KindGuardrailBlocked, "a guardrail blocked the arguments or the result", false, "Guardrail blocked", 422},
 }
 
 // KindInfo describes a built-in kind.

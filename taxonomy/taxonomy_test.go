@@ -183,6 +183,10 @@ func TestSentinels(t *testing.T) {
 		taxonomy.KindRunLimitExceeded:     taxonomy.ErrRunLimitExceeded,
 		taxonomy.KindDefinitionInvalid:    taxonomy.ErrDefinitionInvalid,
 		taxonomy.KindDuplicateTool:        taxonomy.ErrDuplicateTool,
+		taxonomy.KindApprovalPending:      taxonomy.ErrApprovalPending,
+		taxonomy.KindApprovalDenied:       taxonomy.ErrApprovalDenied,
+		taxonomy.KindBudgetExceeded:       taxonomy.ErrBudgetExceeded,
+		taxonomy.KindGuardrailBlocked:     taxonomy.ErrGuardrailBlocked,
 	}
 	if len(sentinels) != len(taxonomy.Kinds()) {
 		t.Fatalf("%d sentinels for %d kinds", len(sentinels), len(taxonomy.Kinds()))
@@ -254,6 +258,10 @@ func TestOutcomeOf(t *testing.T) {
 		{fmt.Errorf("x: %w", context.Canceled), taxonomy.OutcomeCancelled},
 		{taxonomy.Failure("x", "").WithCause(context.Canceled), taxonomy.OutcomeCancelled},
 		{taxonomy.New(taxonomy.KindCircuitOpen, "circuit_open", ""), taxonomy.OutcomeFailed},
+		{taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending, ""), taxonomy.OutcomePending},
+		{taxonomy.New(taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied, ""), taxonomy.OutcomeDenied},
+		{taxonomy.New(taxonomy.KindGuardrailBlocked, taxonomy.CodeGuardrailArgs, ""), taxonomy.OutcomeBlocked},
+		{taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendLimit, ""), taxonomy.OutcomeFailed},
 	} {
 		if got := taxonomy.OutcomeOf(tc.err); got != tc.want {
 			t.Errorf("OutcomeOf(%v) = %s, want %s", tc.err, got, tc.want)
@@ -288,7 +296,10 @@ func TestInfoRoundTrip(t *testing.T) {
 			orig := taxonomy.New(k.Kind, "some_reason", "what happened").
 				WithTool("book_flight").
 				WithRetryAfter(1500 * time.Millisecond).
-				WithFields(taxonomy.FieldError{Type: "missing", Loc: []any{"items", 2, "qty"}, Msg: "Field required"})
+				WithFields(taxonomy.FieldError{Type: "missing", Loc: []any{"items", 2, "qty"}, Msg: "Field required"}).
+				WithApproval("apr_0123", "cancel_booking {\"booking\":\"[REDACTED:email]\"}").
+				WithSpend(10, 7.25).
+				WithGuardrail("no_pii")
 			js, err := json.Marshal(taxonomy.InfoOf(orig))
 			if err != nil {
 				t.Fatal(err)
@@ -300,7 +311,9 @@ func TestInfoRoundTrip(t *testing.T) {
 			got := back.Err()
 			if got.Kind() != orig.Kind() || got.Code() != orig.Code() || got.Tool() != orig.Tool() ||
 				got.Retryable() != orig.Retryable() || got.RetryAfter() != orig.RetryAfter() ||
-				got.Message() != orig.Message() || !reflect.DeepEqual(got.Fields(), orig.Fields()) {
+				got.Message() != orig.Message() || !reflect.DeepEqual(got.Fields(), orig.Fields()) ||
+				!reflect.DeepEqual(got.Approval(), orig.Approval()) || !reflect.DeepEqual(got.Spend(), orig.Spend()) ||
+				got.Guardrail() != orig.Guardrail() {
 				t.Fatalf("round trip changed the error:\n got %+v\nwant %+v (json %s)", taxonomy.InfoOf(got), taxonomy.InfoOf(orig), js)
 			}
 			if got.Error() != orig.Error() {

@@ -22,11 +22,13 @@ const (
 // DefaultLevel is the level of the line of a call that failed with info:
 //
 //   - INFO for answers and the caller's own decisions: a refusal
-//     (tool-refused) and a cancellation (tool-cancelled);
+//     (tool-refused), a cancellation (tool-cancelled), a call waiting for
+//     a person (approval-pending) and a reviewer's no (approval-denied);
 //   - WARN for what is expected to pass or is the model's or the policy's
 //     doing: a retryable tool-failed, tool-timeout, circuit-open,
 //     rate-limited, retry-budget-exhausted, run-limit-exceeded,
-//     tool-not-permitted, tool-args-invalid and tool-not-found;
+//     budget-exceeded, guardrail-blocked, tool-not-permitted,
+//     tool-args-invalid and tool-not-found;
 //   - ERROR for what someone has to fix: a permanent tool-failed (an
 //     unmapped error, a panic), tool-result-invalid,
 //     tool-definition-invalid and duplicate-tool.
@@ -35,10 +37,12 @@ const (
 // safe for concurrent use.
 func DefaultLevel(info taxonomy.Info) slog.Level {
 	switch info.Kind {
-	case taxonomy.KindRefused, taxonomy.KindCancelled:
+	case taxonomy.KindRefused, taxonomy.KindCancelled,
+		taxonomy.KindApprovalPending, taxonomy.KindApprovalDenied:
 		return slog.LevelInfo
 	case taxonomy.KindTimeout, taxonomy.KindCircuitOpen, taxonomy.KindRateLimited,
 		taxonomy.KindRetryBudgetExhausted, taxonomy.KindRunLimitExceeded,
+		taxonomy.KindBudgetExceeded, taxonomy.KindGuardrailBlocked,
 		taxonomy.KindNotPermitted, taxonomy.KindArgsInvalid, taxonomy.KindNotFound:
 		return slog.LevelWarn
 	case taxonomy.KindResultInvalid, taxonomy.KindDefinitionInvalid, taxonomy.KindDuplicateTool:

@@ -342,6 +342,10 @@ func TestDefaultLevel(t *testing.T) {
 		{taxonomy.KindResultInvalid, false, slog.LevelError},
 		{taxonomy.KindDefinitionInvalid, false, slog.LevelError},
 		{taxonomy.KindDuplicateTool, false, slog.LevelError},
+		{taxonomy.KindApprovalPending, false, slog.LevelInfo},
+		{taxonomy.KindApprovalDenied, false, slog.LevelInfo},
+		{taxonomy.KindBudgetExceeded, false, slog.LevelWarn},
+		{taxonomy.KindGuardrailBlocked, false, slog.LevelWarn},
 		{"custom-kind", true, slog.LevelWarn},
 		{"custom-kind", false, slog.LevelError},
 	}

@@ -85,6 +85,26 @@
 // It is the hard cap for a dependency where even a retry that succeeds is
 // load you cannot afford.
 //
+// # Across replicas
+//
+// A fleet of replicas may share one retry bucket and one count per named
+// run. [WithTokenStore] keeps a [Retry]'s balance in a [TokenStore]: the
+// ratio and reserve then bound the retries of the whole fleet, not of each
+// replica. Deposits and charges are batched (sent once they add up to a
+// token, or after 10 ms, or with the next withdrawal); each retry's
+// withdrawal is one round trip. [WithRunStore] with [WithID] counts a
+// run's attempts in a [RunStore], one round trip per [Run.Take], so a
+// run's cap holds whichever replicas serve its calls. adapters/redis
+// implements both on Redis.
+//
+// A store never blocks a call for long nor fails it: after its timeout
+// (default 50 ms) or an error, the budget decides with its local state,
+// which follows the last state the store gave, reports the fallback to
+// [WithOnTokenStoreError] or [WithOnRunStoreError], and leaves the store
+// alone for a quarter of a second before trying it again. While it is down
+// each replica has its own bucket and counts. The budget's methods take no
+// context, so the timeout is the only bound on a store's round trip.
+//
 // # Deadlines
 //
 // [Remaining] and [WaitFits] do the deadline arithmetic: a wait that would

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 )
 
 // Defaults of a [Retry], adaptive or fixed.
@@ -44,6 +45,7 @@ type Retry struct {
 	deposit  int64 // thousandths of a token per call
 	max      int64 // thousandths of a token; 0 only in the zero Retry, which uses the defaults
 	adaptive bool
+	shared   *sharedTokens // nil: the balance is in-process only
 }
 
 // RetryOption configures a [Retry].
@@ -54,6 +56,9 @@ type RetryOption func(*retryConfig)
 type retryConfig struct {
 	ratio   float64
 	reserve int
+	store   TokenStore
+	timeout time.Duration
+	onError func(StoreError)
 	err     error
 }
 
@@ -135,10 +140,17 @@ func NewAdaptive(opts ...RetryOption) *Retry {
 // the defaults kept (see [ValidateRetry]).
 func NewRetry(opts ...RetryOption) *Retry {
 	c := newRetryConfig(opts)
-	return &Retry{
+	b := &Retry{
 		deposit: int64(math.Round(c.ratio * milli)),
 		max:     int64(c.reserve) * milli,
 	}
+	if c.store != nil {
+		b.shared = &sharedTokens{store: c.store, timeout: c.timeout, onError: c.onError}
+		if b.shared.timeout == 0 {
+			b.shared.timeout = DefaultStoreTimeout
+		}
+	}
+	return b
 }
 
 // params returns the deposit per call and the capacity, in thousandths of a
@@ -156,12 +168,23 @@ func (b *Retry) params() (deposit, capacity int64) {
 func (b *Retry) Deposit() {
 	deposit, _ := b.params()
 	b.give(deposit)
+	if b.shared != nil {
+		b.sharedDeposit(deposit)
+	}
 }
 
 // TryRetry withdraws one token for a retry (or any extra attempt, such as a
 // hedge) and reports whether there was one. When it returns false nothing
 // is withdrawn and the attempt must not be made.
 func (b *Retry) TryRetry() bool {
+	if b.shared != nil {
+		return b.sharedTryRetry()
+	}
+	return b.localTryRetry()
+}
+
+// localTryRetry withdraws one token from the local balance.
+func (b *Retry) localTryRetry() bool {
 	_, capacity := b.params()
 	for {
 		v := b.spent.Load()
@@ -228,13 +251,20 @@ func (b *Retry) Observe(a Attempt) {
 		return
 	}
 	deposit, _ := b.params()
+	var give, take int64
 	switch {
 	case a.Retry && a.Outcome == Succeeded:
-		b.give(milli)
+		give = milli
 	case a.Retry && a.Outcome == Overloaded:
-		b.take(milli)
+		take = milli
 	case a.Outcome == Overloaded:
-		b.take(deposit)
+		take = deposit
+	}
+	b.give(give)
+	b.take(take)
+	if b.shared != nil && give+take > 0 {
+		b.shared.take.Add(take)
+		b.sharedDeposit(give)
 	}
 }
 
@@ -265,7 +295,8 @@ func (b *Retry) take(n int64) {
 	}
 }
 
-// Tokens returns the current balance in tokens.
+// Tokens returns the current balance in tokens. With a [TokenStore] it is
+// the balance the store last gave, with what is queued since.
 func (b *Retry) Tokens() float64 {
 	_, capacity := b.params()
 	return float64(capacity-b.spent.Load()) / milli

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultRunAttempts is how many attempts one tool may use across a whole
@@ -24,6 +26,11 @@ type Run struct {
 	max    int            // the cap of every tool without its own; 0 means DefaultRunAttempts
 	limits map[string]int // per-tool caps; read-only after NewRun
 
+	store   RunStore // nil, or unused without an id: counts are in-process only
+	timeout time.Duration
+	onError func(StoreError)
+	rest    atomic.Int64 // unix nanoseconds until which the store is left alone
+
 	mu   sync.Mutex
 	used map[string]int // made on the first Take
 }
@@ -34,10 +41,13 @@ type Run struct {
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	id     string
-	max    int
-	limits map[string]int
-	err    error
+	id      string
+	max     int
+	limits  map[string]int
+	store   RunStore
+	timeout time.Duration
+	onError func(StoreError)
+	err     error
 }
 
 func (c *runConfig) reject(format string, args ...any) {
@@ -136,7 +146,14 @@ func ValidateRun(opts ...RunOption) error {
 // defaults kept (see [ValidateRun]), so it always returns a working Run.
 func NewRun(opts ...RunOption) *Run {
 	c := newRunConfig(opts)
-	return &Run{id: c.id, max: c.max, limits: c.limits}
+	r := &Run{id: c.id, max: c.max, limits: c.limits}
+	if c.store != nil && c.id != "" {
+		r.store, r.timeout, r.onError = c.store, c.timeout, c.onError
+		if r.timeout == 0 {
+			r.timeout = DefaultStoreTimeout
+		}
+	}
+	return r
 }
 
 // ID returns the run's id given by [WithID], or "" when it has none.
@@ -183,6 +200,11 @@ func (r *Run) Limit(tool string) int {
 // the tool's cap is used up. Nothing is taken when it returns false.
 func (r *Run) Take(tool string) bool {
 	limit := r.Limit(tool)
+	if r.store != nil {
+		if ok, decided := r.sharedTake(tool, limit); decided {
+			return ok
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.used[tool] >= limit {
@@ -195,7 +217,9 @@ func (r *Run) Take(tool string) bool {
 	return true
 }
 
-// Used returns how many attempts tool has taken.
+// Used returns how many attempts tool has taken. With a [RunStore] it is
+// the count the store last gave this process, with the attempts counted
+// locally since.
 func (r *Run) Used(tool string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

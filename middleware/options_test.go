@@ -139,6 +139,12 @@ func badOptions() []badOption {
 		{name: "ratelimit.WithClock", none: "nil means the system clock"},
 		{name: "ratelimit.WithShared", none: "nil means one limiter per tool"},
 		{name: "ratelimit.WithKey", none: "nil means one limiter per tool"},
+		{name: "ratelimit.WithStoreTimeout", validate: func() error { return ratelimit.Validate(1, 1, ratelimit.WithStoreTimeout(-time.Second)) },
+			layer: func() toolmw.Middleware { return ratelimit.New(1, 1, ratelimit.WithStoreTimeout(-time.Second)) },
+			stack: middleware.WithRateLimit(1, 1, ratelimit.WithStoreTimeout(-time.Second))},
+		{name: "ratelimit.WithStore", none: "nil means in-process state; the combinations it cannot use are tested in package ratelimit"},
+		{name: "ratelimit.WithFailClosed", none: "takes no value"},
+		{name: "ratelimit.WithOnStoreError", none: "nil means no report"},
 
 		{name: "recovery.WithHandler", none: "nil means no handler"},
 		{name: "recovery.WithGoexit", none: "takes no value"},

@@ -29,6 +29,25 @@
 // up) fails the call with rate-limited/rate_limited, not retryable, without
 // a RetryAfter hint.
 //
+// # Across replicas
+//
+// [WithStore] keeps the limits in a [Store] shared by every replica
+// (adapters/redis keeps them on Redis, by GCRA): the limit and burst hold
+// across the fleet per tool name, or per key with [WithKey]. The Store
+// decides each call in one round trip: admit now, admit after a wait (the
+// slot is reserved; the call waits as above, within its deadline and
+// [WithMaxWait]), or refuse with the time until a slot is free as
+// RetryAfter. A reserved slot whose wait is cancelled is not given back:
+// the limit is under-used, never exceeded.
+//
+// A call never fails or waits past its deadline because the Store is slow
+// or down: after [WithStoreTimeout] (default 50 ms, bounded by the
+// deadline) or an error, a local limiter of the same limit and burst
+// decides (fail open; [WithFailClosed] refuses instead), the call is
+// reported to [WithOnStoreError], and the Store is left alone for a quarter
+// of a second before the next call tries it again. While it is down each
+// replica admits up to the whole limit on its own.
+//
 // # Time
 //
 // The clock of [WithClock] tells the limiter the time and makes the wait's

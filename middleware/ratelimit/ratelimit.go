@@ -27,6 +27,8 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	switch {
 	case c.err != nil:
 		return toolmw.Reject(c.err)
+	case c.store.s != nil && c.limit != rate.Inf:
+		return newStored(c)
 	case c.sharing.Shared != nil:
 		l := &limiter{config: c, lim: c.sharing.Shared}
 		return func(next toolmw.Tool) toolmw.Tool {
@@ -131,17 +133,19 @@ type config struct {
 	maxWait time.Duration
 	clock   clock.Clock
 	sharing keyed.Sharing[*rate.Limiter]
+	store   storeConfig
 	err     error // the first value the layer cannot use
 }
 
 func newConfig(limit rate.Limit, burst int, opts []Option) *config {
-	c := &config{maxWait: rate.InfDuration, clock: clock.System}
+	c := &config{maxWait: rate.InfDuration, clock: clock.System, store: storeConfig{timeout: DefaultStoreTimeout}}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
 	if c.sharing.Shared != nil {
+		c.checkStore()
 		return c // limit and burst are not used
 	}
 	c.limit, c.burst = limit, max(burst, 1)
@@ -149,6 +153,7 @@ func newConfig(limit rate.Limit, burst int, opts []Option) *config {
 		// The arguments come before the options: theirs is the first error.
 		c.err = invalid("New(%v, %d): the limit and the burst must not be negative", limit, burst)
 	}
+	c.checkStore()
 	return c
 }
 

@@ -1,0 +1,82 @@
+// Package runlimit provides the per-run call limit layer: a tool may be
+// called once per agent run, or at most n times per run.
+//
+//	ctx = budget.WithRun(ctx) // the run the calls are counted in
+//	mw := runlimit.New(runlimit.Once("cancel_booking"), runlimit.Max("search", 5))
+//
+// A model that loops, or re-plans after a failure, calls a side-effecting
+// tool again; this layer bounds how often that can happen in one run. A
+// call past the limit ends at once as run-limit-exceeded/run_call_limit,
+// not retryable and final: the tool does not run, and asking again in the
+// same run cannot change the answer.
+//
+// # Calls, not attempts
+//
+// A call is one request of the model, whatever its attempts: a call the
+// retry layer makes three times is one call. The layer counts a call when it
+// admits it, before the tool runs, and gives the slot back when the call
+// ends with an error that says it had no effect:
+//
+//   - the tool never ran: circuit-open, rate-limited (a rate limit or a
+//     full bulkhead), retry-budget-exhausted, run-limit-exceeded,
+//     tool-not-permitted, tool-args-invalid, tool-not-found,
+//     approval-pending, approval-denied, budget-exceeded, a guardrail that
+//     blocked the arguments (guardrail_args), and a call the timeout layer
+//     refused to start (too_many_abandoned);
+//   - nothing landed: a typed error that is retryable (its author vouches
+//     that the same call may succeed; a retry layer that gave up keeps that
+//     answer in Retryable).
+//
+// Every other outcome keeps the slot: a success, a permanent failure, a
+// refusal (an answer), a guardrail that blocked the result (the tool ran), a
+// timeout of a non-idempotent call, an untyped error, a cancellation and a
+// panic may each have acted.
+//
+// A call that finds its tool's slots all taken is refused at once, even
+// when a call holding one is still in flight and may give it back: under
+// 100 concurrent calls of a tool declared Once, exactly one runs.
+//
+// # Per run
+//
+// The run is the [budget.Run] in the call's context ([budget.WithRun]);
+// the counts hang off it and are dropped with it, so they end with the run
+// without the loop saying so. A call of a limited tool that carries no run
+// is refused (run-limit-exceeded/run_call_limit, with its own message):
+// there is no run to count it in, and counting per process instead would
+// let a long-lived process refuse the tool forever. Tools the layer has no
+// limit for pass through untouched, run or not. Each layer made by New
+// keeps its own counts: share one Middleware (or one middleware.Stack)
+// among the tools of a loop.
+//
+// Calls are told apart by the tool's name ([toolmw.CallFrom]); a
+// repeat of a call (the same call id) is a new call unless the dedupe layer
+// outside this one answers it first.
+//
+// # Where it sits
+//
+// Outside retry, so that a call's attempts are one call, and inside the
+// observers, so a refused call is traced, logged and reported as a call;
+// inside dedupe, so a repeat answered from the record takes no slot:
+//
+//	stack, err := middleware.Default().InsertBefore(middleware.Retry,
+//		middleware.Layer{Name: "runlimit", Middleware: runlimit.New(runlimit.Once("cancel_booking"))})
+//
+// Inside retry each attempt would take a slot, and a transient failure
+// would use up a once-per-run tool. It is not in middleware.Default: which
+// tools are limited, and how much, is the application's to say.
+//
+// # Configuration
+//
+// New without limits switches the layer off (it returns the tool
+// unchanged). A name that is not a tool name, a limit outside 1 to
+// [MaxCalls], or one tool given two different limits makes New return a
+// [toolmw.Reject] middleware, so toolmw.Wrap reports the
+// tool-definition-invalid/option_invalid error at start-up; [Validate]
+// reports the same error.
+//
+// # Concurrency
+//
+// The Middleware, the Tools it makes, an [Option] and [Validate] are safe
+// for concurrent use. A limit holds exactly under concurrent calls; the
+// layer's lock is held only to count, never across a tool call.
+package runlimit

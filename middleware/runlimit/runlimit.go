@@ -1,0 +1,198 @@
+package runlimit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/runstate"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// MaxCalls is the largest limit [Max] accepts: far above any number of
+// calls one agent run makes, small enough that a count never overflows.
+const MaxCalls = 1 << 20
+
+// Option declares the limit of one tool, or configures the layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	limits map[string]int // tool name → calls per run
+	err    error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("runlimit: "+format, args...))
+	}
+}
+
+// Once declares that the tool named may be called once per run: the
+// limit of a tool that books, pays or cancels. It is Max(tool, 1).
+func Once(tool string) Option { return Max(tool, 1) }
+
+// Max declares that the tool named may be called at most n times per run
+// (calls, not attempts: see the package documentation). n must be 1 to
+// [MaxCalls], and tool a valid tool name ([toolmw.ValidName]); naming a
+// tool twice with different limits is invalid too.
+func Max(tool string, n int) Option {
+	return func(c *config) {
+		switch {
+		case !toolmw.ValidName(tool):
+			c.reject("Max(%q, %d): not a tool name", tool, n)
+		case n < 1 || n > MaxCalls:
+			c.reject("Max(%q, %d): the limit must be 1 to %d calls per run", tool, n, MaxCalls)
+		case c.limits[tool] != 0 && c.limits[tool] != n:
+			c.reject("Max(%q, %d): the tool already has a limit of %d", tool, n, c.limits[tool])
+		default:
+			if c.limits == nil {
+				c.limits = map[string]int{}
+			}
+			c.limits[tool] = n
+		}
+	}
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil: the error
+// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
+// for concurrent use.
+func Validate(opts ...Option) error { return newConfig(opts).err }
+
+// New returns the per-run call limit layer: each tool named by [Once] or
+// [Max] may be called that many times in one run; other tools pass
+// through untouched, and without any limit the layer is switched off. An
+// invalid option makes a [toolmw.Reject] middleware (see [Validate]).
+//
+// The Middleware and the Tools it makes are safe for concurrent use; the
+// Tools it wraps share its counts (calls are counted by tool name).
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	if len(cfg.limits) == 0 {
+		return func(next toolmw.Tool) toolmw.Tool { return next }
+	}
+	l := &layer{limits: cfg.limits, refusals: map[string]*taxonomy.ToolError{}}
+	for tool, n := range cfg.limits {
+		msg := fmt.Sprintf("this tool may be called at most %d times in one run, and this run has made them; nothing ran", n)
+		if n == 1 {
+			msg = "this tool may be called once in one run, and this run has made that call; nothing ran"
+		}
+		l.refusals[tool] = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallLimit, msg).WithFinal()
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			return l.call(ctx, next, args)
+		}
+	}
+}
+
+// errNoRun ends a limited call that carries no run: there is nothing to
+// count it in, and counting it per process would let a long-lived process
+// refuse a tool forever, so it fails closed.
+var errNoRun = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallLimit,
+	"this tool may be called only a limited number of times per run, and the call carries no run to count it in; nothing ran").WithFinal()
+
+type layer struct {
+	limits   map[string]int                 // read-only after New
+	refusals map[string]*taxonomy.ToolError // read-only after New
+	runs     runstate.Slot[counts]
+}
+
+// counts is one run's calls per limited tool: admitted ones, finished or in
+// flight.
+type counts struct {
+	mu   sync.Mutex
+	used map[string]int
+}
+
+func newCounts() *counts { return &counts{used: map[string]int{}} }
+
+func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	call, _ := toolmw.CallFrom(ctx)
+	limit, limited := l.limits[call.Tool]
+	if !limited {
+		return next(ctx, args)
+	}
+	run, ok := budget.RunFrom(ctx)
+	if !ok {
+		return toolmw.Result{}, errNoRun
+	}
+	c := l.runs.Get(run, newCounts)
+	if !c.take(call.Tool, limit) {
+		return toolmw.Result{}, l.refusals[call.Tool]
+	}
+	// A panic or runtime.Goexit keeps the slot: the tool ran.
+	res, err := next(ctx, args)
+	if noEffect(err) {
+		c.giveBack(call.Tool)
+	}
+	return res, err
+}
+
+// take admits one call of tool if the run has not used its limit.
+func (c *counts) take(tool string, limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.used[tool] >= limit {
+		return false
+	}
+	c.used[tool]++
+	return true
+}
+
+func (c *counts) giveBack(tool string) {
+	c.mu.Lock()
+	c.used[tool]--
+	c.mu.Unlock()
+}
+
+// noEffect reports whether a call that ended in err is known to have had
+// no effect, so its slot goes back to the run: the kinds that say the tool
+// never ran (a breaker, a rate limit or a full bulkhead, a budget or a
+// limit, a permission or approval decision, arguments that did not
+// decode), a guardrail that blocked the arguments, a call the timeout
+// layer did not start, and a typed error that is retryable — its author
+// (or the layer that made it) vouches that nothing landed. Every other
+// outcome keeps the slot: a success, a permanent failure, a refusal, a
+// result guardrail, a timeout of a non-idempotent call, a cancellation, an
+// untyped error and a panic may all have acted.
+func noEffect(err error) bool {
+	if err == nil {
+		return false
+	}
+	te, ok := taxonomy.From(err)
+	if !ok {
+		return false
+	}
+	switch te.Kind() {
+	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
+		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted, taxonomy.KindArgsInvalid,
+		taxonomy.KindNotFound, taxonomy.KindDefinitionInvalid, taxonomy.KindApprovalPending,
+		taxonomy.KindApprovalDenied, taxonomy.KindBudgetExceeded:
+		return true
+	case taxonomy.KindGuardrailBlocked:
+		return te.Code() == taxonomy.CodeGuardrailArgs
+	case taxonomy.KindCancelled:
+		return false
+	}
+	return te.Code() == taxonomy.CodeTooManyAbandoned || te.Retryable()
+}

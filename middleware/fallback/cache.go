@@ -1,0 +1,146 @@
+package fallback
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/toolmw/toolmw"
+)
+
+// entryOverhead is what one kept result costs besides its content: the
+// key, the list element and the map slot, about. Counted against MaxBytes
+// so that many empty results are bounded too.
+const entryOverhead = 128
+
+// key is a kept result's name: a hash of the call's partition and the
+// canonical form of its arguments. The tool is implicit (one cache per
+// tool). A fixed-size key: hostile arguments cost their hash, not their
+// size, to keep.
+type key [sha256.Size]byte
+
+// key returns the cache key of a call, or false when its arguments are not
+// one JSON value.
+func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage) (key, bool) {
+	canon, ok := canonical(args)
+	if !ok {
+		return key{}, false
+	}
+	h := sha256.New()
+	if l.partition != nil {
+		part := l.partition(ctx, call)
+		var n [8]byte
+		for i := range n {
+			n[i] = byte(uint64(len(part)) >> (8 * i))
+		}
+		h.Write(n[:]) // length-prefixed: no partition and arguments run into each other
+		h.Write([]byte(part))
+	}
+	h.Write(canon)
+	var k key
+	h.Sum(k[:0])
+	return k, true
+}
+
+// canonical returns args' JSON value re-encoded with sorted object keys
+// and no spacing, numbers as written; absent arguments are null.
+func canonical(args json.RawMessage) ([]byte, bool) {
+	if len(args) == 0 {
+		return []byte("null"), true
+	}
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		return nil, false
+	}
+	b, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// cache holds one tool's last good results, bounded in entries and bytes,
+// the least recently used dropped first. It is safe for concurrent use; its
+// lock is never held across a call.
+type cache struct {
+	maxEntries, maxBytes int
+
+	mu    sync.Mutex
+	m     map[key]*list.Element // of *entry
+	order list.List             // front: used most recently
+	bytes int                   // content plus entryOverhead per entry
+}
+
+type entry struct {
+	k   key
+	res toolmw.Result
+	at  time.Time // when the result was made
+}
+
+func newCache(maxEntries, maxBytes int) *cache {
+	return &cache{maxEntries: maxEntries, maxBytes: maxBytes, m: map[key]*list.Element{}}
+}
+
+func size(res toolmw.Result) int { return len(res.Content) + entryOverhead }
+
+// put keeps res as the last good result of k, made at at, when it fits.
+func (c *cache) put(k key, res toolmw.Result, at time.Time) {
+	n := size(res)
+	if n > c.maxBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[k]; ok {
+		e := el.Value.(*entry)
+		if at.Before(e.at) {
+			return // a slower, older call finished later: keep the newer result
+		}
+		c.bytes += n - size(e.res)
+		e.res, e.at = res, at
+		c.order.MoveToFront(el)
+	} else {
+		c.m[k] = c.order.PushFront(&entry{k: k, res: res, at: at})
+		c.bytes += n
+	}
+	for len(c.m) > c.maxEntries || c.bytes > c.maxBytes {
+		c.drop(c.order.Back())
+	}
+}
+
+// get returns the result kept for k if it is at most ttl old at now; an
+// older one is dropped.
+func (c *cache) get(k key, now time.Time, ttl time.Duration) (toolmw.Result, time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.m[k]
+	if !ok {
+		return toolmw.Result{}, time.Time{}, false
+	}
+	e := el.Value.(*entry)
+	if now.Sub(e.at) > ttl {
+		c.drop(el)
+		return toolmw.Result{}, time.Time{}, false
+	}
+	c.order.MoveToFront(el)
+	return e.res, e.at, true
+}
+
+func (c *cache) drop(el *list.Element) {
+	e := c.order.Remove(el).(*entry)
+	delete(c.m, e.k)
+	c.bytes -= size(e.res)
+}
+
+// stats returns how many results the cache keeps and the bytes it counts.
+func (c *cache) stats() (entries, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m), c.bytes
+}

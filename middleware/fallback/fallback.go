@@ -1,0 +1,337 @@
+package fallback
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// Defaults and fixed bounds of the layer.
+const (
+	// DefaultTTL is how long a last good result may be served when
+	// WithLastGood is given 0.
+	DefaultTTL = 5 * time.Minute
+	// DefaultMaxEntries is how many last good results are kept per tool.
+	DefaultMaxEntries = 256
+	// DefaultMaxBytes is how many bytes of result content are kept per
+	// tool; a result larger than the bound is not kept.
+	DefaultMaxBytes = 1 << 20
+	// MaxArgsBytes is the largest arguments a last good result is kept or
+	// looked up for: larger ones are not canonicalised (that costs their
+	// size in time and memory on every success), so such calls are neither
+	// remembered nor served from the cache. A function fallback still
+	// applies to them.
+	MaxArgsBytes = 64 << 10
+)
+
+// Func makes a substitute result for a call that failed with err, one of
+// the chosen kinds. It receives the call's context, its Call, its
+// arguments (do not modify them) and the error. Its result is marked as a
+// fallback before it reaches the caller; its error is returned as it is, in
+// place of err (return err itself to decline). A panic in it becomes
+// tool-failed/tool_panicked.
+//
+// A Func must be safe for concurrent use.
+type Func func(ctx context.Context, call toolmw.Call, args json.RawMessage, err error) (toolmw.Result, error)
+
+// Event reports a call served a fallback, to the callback of [WithOnServe].
+// It carries no error text and no arguments: only the kind and code of the
+// error replaced (as [taxonomy.InfoOf] reports them), which are safe for
+// logs and metrics.
+//
+// It is a plain value, safe to read from many goroutines.
+type Event struct {
+	Tool   string        // the tool's name
+	CallID string        // the model's call id, as toolmw.SafeCallID makes it; may be ""
+	Mark   Mark          // what the result was marked with
+	Time   time.Time     // when it was served, by the layer's clock
+	Age    time.Duration // for SourceLastGood, the age of the result served, unrounded
+}
+
+// Option configures the fallback layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	kinds      map[taxonomy.Kind]bool
+	fn         Func
+	lastGood   bool
+	ttl        time.Duration
+	maxEntries int
+	maxBytes   int
+	partition  func(context.Context, toolmw.Call) string
+	clk        clock.Clock
+	onServe    func(Event)
+	err        error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("fallback: "+format, args...))
+	}
+}
+
+// DefaultKinds are the kinds a fallback replaces when WithKinds is not
+// given: the dependency is unavailable (circuit-open), the call was not
+// admitted (rate-limited), or it did not answer in time (tool-timeout).
+var DefaultKinds = []taxonomy.Kind{taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindTimeout}
+
+// never are the kinds no fallback may replace: answers (a refusal, bad
+// arguments, a denial), the caller's own cancellation, errors of the
+// definition, and the run's limit, which tells the loop to stop.
+var never = map[taxonomy.Kind]string{
+	taxonomy.KindRefused:           "a refusal is the tool's answer",
+	taxonomy.KindArgsInvalid:       "bad arguments are the model's to fix",
+	taxonomy.KindNotPermitted:      "a denial is an answer",
+	taxonomy.KindCancelled:         "the caller is gone",
+	taxonomy.KindDefinitionInvalid: "a definition error is the program's to fix",
+	taxonomy.KindDuplicateTool:     "a definition error is the program's to fix",
+	taxonomy.KindRunLimitExceeded:  "the run's limit tells the loop to stop",
+}
+
+// WithKinds chooses the kinds of error a fallback replaces (default
+// [DefaultKinds]); none means the default. A malformed kind is invalid, and
+// so are tool-refused, tool-args-invalid, tool-not-permitted,
+// tool-cancelled, tool-definition-invalid, duplicate-tool and
+// run-limit-exceeded: those are answers or stops that a substitute must
+// never hide.
+func WithKinds(kinds ...taxonomy.Kind) Option {
+	return func(c *config) {
+		if len(kinds) == 0 {
+			c.kinds = nil
+			return
+		}
+		m := make(map[taxonomy.Kind]bool, len(kinds))
+		for _, k := range kinds {
+			if !taxonomy.ValidKind(k) {
+				c.reject("WithKinds(%q): not a kind", k)
+				return
+			}
+			if why, ok := never[k]; ok {
+				c.reject("WithKinds(%s): never replaced: %s", k, why)
+				return
+			}
+			m[k] = true
+		}
+		c.kinds = m
+	}
+}
+
+// WithFunc makes f the fallback: it is called for a call that failed with
+// one of the chosen kinds and for which no last good result is served. nil
+// means no function.
+func WithFunc(f Func) Option {
+	return func(c *config) { c.fn = f }
+}
+
+// WithLastGood serves, for a call of an idempotent tool
+// ([toolmw.Call.Idempotent]) that failed with one of the chosen kinds, the
+// last good result of the same tool for the same arguments (the same JSON
+// value: keys in any order, any spacing), if it is at most ttl old. 0
+// means [DefaultTTL]; a negative ttl is invalid. Calls of a tool that is
+// not idempotent are never remembered nor served.
+func WithLastGood(ttl time.Duration) Option {
+	return func(c *config) {
+		if ttl < 0 {
+			c.reject("WithLastGood(%v): the TTL must not be negative", ttl)
+			return
+		}
+		c.lastGood = true
+		c.ttl = ttl
+	}
+}
+
+// WithMaxEntries bounds the last good results kept per tool (default
+// [DefaultMaxEntries]); the one used least recently is dropped first. 0
+// means the default; a negative n is invalid.
+func WithMaxEntries(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithMaxEntries(%d): the bound must not be negative", n)
+			return
+		}
+		c.maxEntries = n
+	}
+}
+
+// WithMaxBytes bounds the result content kept per tool (default
+// [DefaultMaxBytes]): the results used least recently are dropped to make
+// room, and a result larger than n is not kept. 0 means the default; a
+// negative n is invalid.
+func WithMaxBytes(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithMaxBytes(%d): the bound must not be negative", n)
+			return
+		}
+		c.maxBytes = n
+	}
+}
+
+// WithPartition keeps the last good results of each partition apart: part
+// returns the partition of a call (a tenant, a user) and a result made in
+// one partition is never served in another. Without it, every caller of a
+// tool shares its results for the same arguments — wrong for a tool whose
+// answer depends on who asks (through the context), not only on the
+// arguments. The partition is hashed into the key, never kept. nil means
+// one partition.
+func WithPartition(part func(ctx context.Context, call toolmw.Call) string) Option {
+	return func(c *config) { c.partition = part }
+}
+
+// WithClock gives the layer its clock, for the age of last good results.
+// nil means [clock.System].
+func WithClock(clk clock.Clock) Option {
+	return func(c *config) { c.clk = clk }
+}
+
+// WithOnServe calls f each time a call is served a fallback, on the
+// caller's goroutine, after the result is made and under no lock of the
+// layer; a panic in f is dropped. nil means no callback.
+func WithOnServe(f func(Event)) Option {
+	return func(c *config) { c.onServe = f }
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.kinds == nil {
+		c.kinds = make(map[taxonomy.Kind]bool, len(DefaultKinds))
+		for _, k := range DefaultKinds {
+			c.kinds[k] = true
+		}
+	}
+	if c.ttl == 0 {
+		c.ttl = DefaultTTL
+	}
+	if c.maxEntries == 0 {
+		c.maxEntries = DefaultMaxEntries
+	}
+	if c.maxBytes == 0 {
+		c.maxBytes = DefaultMaxBytes
+	}
+	c.clk = clock.Or(c.clk)
+	return c
+}
+
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil: the error
+// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
+// for concurrent use.
+func Validate(opts ...Option) error { return newConfig(opts).err }
+
+// New returns the fallback layer. Each tool it wraps gets its own cache of
+// last good results. With neither [WithFunc] nor [WithLastGood] it has
+// nothing to serve and returns each tool unchanged. An invalid option makes
+// a [toolmw.Reject] middleware (see [Validate]).
+//
+// The Middleware and the Tools it makes are safe for concurrent use.
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		if cfg.fn == nil && !cfg.lastGood {
+			return next
+		}
+		l := &layer{config: &cfg, next: next}
+		if cfg.lastGood {
+			l.cache = newCache(cfg.maxEntries, cfg.maxBytes)
+		}
+		return l.call
+	}
+}
+
+type layer struct {
+	*config
+	next  toolmw.Tool
+	cache *cache // nil without WithLastGood
+}
+
+func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+	call, _ := toolmw.CallFrom(ctx)
+	remember := l.cache != nil && call.Idempotent && len(args) <= MaxArgsBytes
+	res, err := l.next(ctx, args)
+	if err == nil {
+		if remember && len(res.Content) <= l.maxBytes {
+			if k, ok := l.key(ctx, call, args); ok {
+				l.cache.put(k, res, l.clk.Now())
+			}
+		}
+		return res, err
+	}
+	kind, code, ok := l.replaces(ctx, err)
+	if !ok {
+		return res, err
+	}
+	if remember {
+		if k, ok := l.key(ctx, call, args); ok {
+			now := l.clk.Now()
+			if good, at, found := l.cache.get(k, now, l.ttl); found {
+				age := now.Sub(at)
+				m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
+				l.served(call, m, now, age)
+				return markResult(good, m), nil
+			}
+		}
+	}
+	if l.fn == nil {
+		return res, err
+	}
+	sub, ferr := l.substitute(ctx, call, args, err)
+	if ferr != nil {
+		return sub, ferr
+	}
+	m := Mark{Source: SourceFunc, Kind: kind, Code: code}
+	l.served(call, m, l.clk.Now(), 0)
+	return markResult(sub, m), nil
+}
+
+// replaces reports whether err is one a fallback may replace for a caller
+// still waiting, and its kind and code as taxonomy.InfoOf normalises them.
+func (l *layer) replaces(ctx context.Context, err error) (taxonomy.Kind, string, bool) {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return "", "", false // the caller is gone: nobody to serve
+	}
+	te, ok := taxonomy.From(err)
+	if ok && te.Kind() == taxonomy.KindTimeout && te.Code() == taxonomy.CodeDeadlineExceeded {
+		return "", "", false // the caller's own deadline
+	}
+	info := taxonomy.InfoOf(err)
+	if !l.kinds[info.Kind] {
+		return "", "", false
+	}
+	return info.Kind, info.Code, true
+}
+
+// substitute runs the fallback function, containing a panic.
+func (l *layer) substitute(ctx context.Context, call toolmw.Call, args json.RawMessage, err error) (res toolmw.Result, ferr error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, ferr = toolmw.Result{}, panicked.Err
+		}
+	}()
+	return l.fn(ctx, call, args, err)
+}
+
+func (l *layer) served(call toolmw.Call, m Mark, now time.Time, age time.Duration) {
+	if l.onServe == nil {
+		return
+	}
+	defer func() { _ = recover() }() // a panicking callback is dropped
+	l.onServe(Event{Tool: call.Tool, CallID: call.ID, Mark: m, Time: now, Age: age})
+}

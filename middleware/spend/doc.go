@@ -1,0 +1,85 @@
+// Package spend provides the spend layer: tools declare what a call costs,
+// a run carries a spend limit, and a call that could take the run past its
+// limit does not run.
+//
+//	ctx = spend.WithLimit(ctx, 10.00) // this run may spend 10.00
+//	mw := spend.New(
+//		spend.Fixed("search", 0.01),                     // every call costs 0.01
+//		spend.Metered("summarise", 0.50, costFromUsage), // read from the result, at most 0.50
+//	)
+//
+// The unit is the application's: a currency, tokens, credits; the layer
+// only adds. A call past the limit ends at once as
+// budget-exceeded/spend_limit, not retryable: the tool does not run, and
+// the error's [taxonomy.SpendInfo] (InfoOf(err).Spend) says the limit, what
+// is spent and what is left; its message tells the model the call's cost
+// and what is left.
+//
+// # The limit is never exceeded
+//
+// Before a call runs, the layer reserves its cost — the fixed cost, or the
+// metered maximum — against the limit; after it, it settles the reservation
+// to what the call cost. A call is admitted only when what is spent, plus
+// what calls in flight hold, plus its own reservation fits the limit, so
+// under any number of concurrent calls the run never spends more than its
+// limit, even when every call in flight costs its maximum. The price is
+// that a call may be refused while others hold more than they will use.
+// Amounts are kept as whole billionths of a unit: sums are exact, a cost of
+// 0.1 ten times is 1.
+//
+// # What a call costs
+//
+//   - A success costs the fixed cost, or what the metered cost function
+//     reads from the result. A metered cost that is not an amount within
+//     the tool's maximum — NaN, infinite, negative, above it — or a cost
+//     function that panics is hostile input: the call is charged the
+//     maximum and [WithOnBadCost] is told.
+//   - A call that never ran the tool costs nothing: circuit-open,
+//     rate-limited, retry-budget-exhausted, run-limit-exceeded,
+//     tool-not-permitted, tool-args-invalid, tool-not-found,
+//     approval-pending, approval-denied, budget-exceeded, a guardrail that
+//     blocked the arguments, and a call the timeout layer refused to start.
+//   - Any other failure, a cancellation and a panic cost the fixed cost or
+//     the maximum: the tool ran and may have spent it (a supplier bills a
+//     request it then fails), and a failed call's result is not read.
+//
+// # The run's account
+//
+// [WithLimit] puts an [Account] in the context; every call made with it,
+// or a context derived from it, draws on that account, so give it to the
+// run's context once. [AccountFrom] reads it ([Account.Spent],
+// [Account.Held], [Account.Left]). A call whose context carries no account
+// is not limited, and a tool without a declared cost passes through: the
+// limit is the loop's to set. A limit that is not an amount (NaN, an
+// infinity, a negative number) fails closed: no call that costs runs
+// ([ValidateLimit] reports it).
+//
+// # Where it sits
+//
+// Just inside retry, so each attempt that reaches the tool is charged — a
+// supplier bills every request, a retried one too — and a call refused for
+// its cost is not retried:
+//
+//	stack, err := middleware.Default().InsertAfter(middleware.Retry,
+//		middleware.Layer{Name: "spend", Middleware: spend.New(spend.Fixed("search", 0.01))})
+//
+// Outside retry, one reservation would cover every attempt of a call and
+// the retried requests would be spent unseen. It is not in
+// middleware.Default: costs and limits are the application's.
+//
+// # Configuration
+//
+// New without costs switches the layer off (it returns the tool
+// unchanged). A fixed cost or a metered maximum that is NaN, infinite,
+// negative or above [MaxAmount], a nil cost function, a name that is not a
+// tool name or a tool given two costs makes New return a [toolmw.Reject]
+// middleware, so toolmw.Wrap reports the
+// tool-definition-invalid/option_invalid error at start-up; [Validate]
+// reports the same error. WithOnBadCost(nil) is the default, no report.
+//
+// # Concurrency
+//
+// The Middleware, the Tools it makes, an [Account], an [Option] and
+// [Validate] are safe for concurrent use. The account's lock is held only
+// to add and compare, never across a tool call or a user function.
+package spend

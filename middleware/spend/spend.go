@@ -1,0 +1,239 @@
+package spend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// MaxAmount is the largest cost or limit the layer takes, in whatever unit
+// the application counts (a currency, tokens, credits). Amounts are kept
+// as whole billionths of a unit (rounded to the nearest), so sums are exact
+// and never overflow: a limit of MaxAmount holds 10^18 of them.
+const MaxAmount = 1e9
+
+// nano is how many of the layer's units make one amount.
+const nano = 1e9
+
+// units returns amount in whole billionths, or false when it is not an
+// amount the layer takes: NaN, infinite, negative or above MaxAmount.
+func units(amount float64) (int64, bool) {
+	if !(amount >= 0 && amount <= MaxAmount) { // also NaN
+		return 0, false
+	}
+	return int64(math.Round(amount * nano)), true
+}
+
+func amount(u int64) float64 { return float64(u) / nano }
+
+// Option declares the cost of one tool, or configures the layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	costs     map[string]cost
+	onBadCost func(BadCost)
+	err       error
+}
+
+// cost is what one call of a tool costs: fixed, or read from its result
+// up to a maximum.
+type cost struct {
+	max  int64                       // the reservation, in units: the fixed cost, or the metered maximum
+	read func(toolmw.Result) float64 // nil for a fixed cost
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("spend: "+format, args...))
+	}
+}
+
+func (c *config) declare(what, tool string, amount float64, read func(toolmw.Result) float64) {
+	u, ok := units(amount)
+	switch {
+	case !toolmw.ValidName(tool):
+		c.reject("%s(%q): not a tool name", what, tool)
+	case !ok:
+		c.reject("%s(%q, %v): an amount is a number from 0 to %g", what, tool, amount, MaxAmount)
+	case what == "Metered" && read == nil:
+		c.reject("Metered(%q): the cost function is nil", tool)
+	case c.has(tool):
+		c.reject("%s(%q): the tool already has a cost", what, tool)
+	default:
+		if c.costs == nil {
+			c.costs = map[string]cost{}
+		}
+		c.costs[tool] = cost{max: u, read: read}
+	}
+}
+
+func (c *config) has(tool string) bool {
+	_, ok := c.costs[tool]
+	return ok
+}
+
+// Fixed declares that every call of the tool named costs amount: 0 to
+// [MaxAmount]; NaN, an infinity, a negative or larger amount, a name that
+// is not a tool name, or a tool given a second cost is invalid.
+func Fixed(tool string, amount float64) Option {
+	return func(c *config) { c.declare("Fixed", tool, amount, nil) }
+}
+
+// Metered declares that a call of the tool named costs what costOf reads
+// from its result, at most max (0 to [MaxAmount]): the layer reserves max
+// before the call and charges what costOf says after it. A cost that is
+// NaN, infinite, negative or above max, or a costOf that panics, is charged
+// as max and reported to [WithOnBadCost]. costOf runs only on a success (a
+// failure that may have acted is charged max); it must be safe for
+// concurrent use and must not modify the result. A nil costOf, or a max,
+// name or second cost as Fixed would reject, is invalid.
+func Metered(tool string, max float64, costOf func(toolmw.Result) float64) Option {
+	return func(c *config) { c.declare("Metered", tool, max, costOf) }
+}
+
+// WithOnBadCost sets a function told of every metered cost the layer could
+// not take as read (see [Metered]). It runs on the call's goroutine after
+// the charge, outside the layer's locks; a panic in it is dropped. nil
+// means none (the default).
+func WithOnBadCost(f func(BadCost)) Option {
+	return func(c *config) { c.onBadCost = f }
+}
+
+// BadCost reports a metered cost that was not an amount within the tool's
+// maximum: NaN, infinite, negative or above it (Read is NaN when the cost
+// function panicked). The call was charged Charged, the maximum. It holds
+// no content of the call.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type BadCost struct {
+	Tool    string  // the tool's name
+	CallID  string  // the model's call id, or ""
+	Max     float64 // the tool's declared maximum
+	Read    float64 // what the cost function returned
+	Charged float64 // what the call was charged
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil: the error
+// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
+// for concurrent use.
+func Validate(opts ...Option) error { return newConfig(opts).err }
+
+// New returns the spend layer: each call of a tool with a cost declared by
+// [Fixed] or [Metered] is charged to the spend limit its context carries
+// ([WithLimit]), and a call that could take the run past it does not run.
+// Tools without a cost, and calls whose context carries no limit, pass
+// through untouched; without any cost the layer is switched off. An invalid
+// option makes a [toolmw.Reject] middleware (see [Validate]).
+//
+// The Middleware and the Tools it makes are safe for concurrent use.
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	if len(cfg.costs) == 0 {
+		return func(next toolmw.Tool) toolmw.Tool { return next }
+	}
+	l := &layer{config: cfg}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			return l.call(ctx, next, args)
+		}
+	}
+}
+
+type layer struct{ config }
+
+func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (res toolmw.Result, err error) {
+	call, _ := toolmw.CallFrom(ctx)
+	c, costed := l.costs[call.Tool]
+	if !costed {
+		return next(ctx, args)
+	}
+	acct, ok := AccountFrom(ctx)
+	if !ok {
+		return next(ctx, args)
+	}
+	if err := acct.reserve(c.max); err != nil {
+		return toolmw.Result{}, err
+	}
+	returned := false
+	defer func() {
+		if !returned { // a panic or runtime.Goexit: the tool ran, at its maximum
+			acct.settle(c.max, c.max)
+		}
+	}()
+	res, err = next(ctx, args)
+	returned = true
+	charge, bad, read := c.max, false, 0.0
+	switch {
+	case err == nil && c.read != nil:
+		read = readCost(c.read, res)
+		if u, ok := units(read); ok && u <= c.max {
+			charge = u
+		} else {
+			bad = true
+		}
+	case err != nil && ranNothing(err):
+		charge = 0
+	}
+	acct.settle(c.max, charge)
+	if bad && l.onBadCost != nil {
+		l.report(BadCost{Tool: call.Tool, CallID: call.ID, Max: amount(c.max), Read: read, Charged: amount(charge)})
+	}
+	return res, err
+}
+
+// readCost calls costOf, reading a panic as NaN.
+func readCost(costOf func(toolmw.Result) float64, res toolmw.Result) (v float64) {
+	v = math.NaN()
+	defer func() { _ = recover() }()
+	return costOf(res)
+}
+
+func (l *layer) report(b BadCost) {
+	defer func() { _ = recover() }()
+	l.onBadCost(b)
+}
+
+// ranNothing reports whether a call that ended in err never ran the tool,
+// so it costs nothing: the kinds that say so (a breaker, a rate limit or a
+// full bulkhead, a budget or a limit, a permission or approval decision,
+// arguments that did not decode), a guardrail that blocked the arguments,
+// and a call the timeout layer did not start. Any other failure — a
+// transient one included: a supplier may bill a request it failed — is
+// charged the tool's (maximum) cost.
+func ranNothing(err error) bool {
+	te, ok := taxonomy.From(err)
+	if !ok {
+		return false
+	}
+	switch te.Kind() {
+	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
+		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted, taxonomy.KindArgsInvalid,
+		taxonomy.KindNotFound, taxonomy.KindDefinitionInvalid, taxonomy.KindApprovalPending,
+		taxonomy.KindApprovalDenied, taxonomy.KindBudgetExceeded:
+		return true
+	case taxonomy.KindGuardrailBlocked:
+		return te.Code() == taxonomy.CodeGuardrailArgs
+	}
+	return te.Code() == taxonomy.CodeTooManyAbandoned
+}

@@ -1,0 +1,330 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// MinKeyLen is the shortest key [WithKey] accepts: 32 bytes, the size of
+// the HMAC-SHA256 output.
+const MinKeyLen = 32
+
+// DefaultStoreTimeout bounds one operation on the store when
+// [WithStoreTimeout] does not say otherwise.
+const DefaultStoreTimeout = 2 * time.Second
+
+// MaxTTL is the longest an approval may stand unused ([Desk.Approve]).
+const MaxTTL = 30 * 24 * time.Hour
+
+// Option configures a [Desk] and the layer it makes.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	store    Store
+	key      []byte
+	clock    clock.Clock
+	scrubber *scrub.Scrubber
+	timeout  time.Duration
+	err      error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("approval: "+format, args...))
+	}
+}
+
+// WithStore keeps requests and decisions in s. nil means the default, a
+// [MemoryStore] of the Desk's own. A store given here must come with
+// [WithKey]: rows another Desk or process wrote can be checked only with
+// the key they were sealed with.
+func WithStore(s Store) Option {
+	return func(c *config) { c.store = s }
+}
+
+// WithKey seals every row with key (HMAC-SHA256): a row changed, forged
+// with another key or copied from another request fails closed. The key
+// must be at least [MinKeyLen] bytes; keep it secret and give the same one
+// to every process sharing a store. nil means the default, a key made at
+// random for the Desk, which suits its own MemoryStore only. The Desk keeps
+// a copy.
+func WithKey(key []byte) Option {
+	return func(c *config) {
+		if key == nil {
+			return
+		}
+		if len(key) < MinKeyLen {
+			c.reject("WithKey: a key of %d bytes; at least %d are needed", len(key), MinKeyLen)
+			return
+		}
+		c.key = append([]byte(nil), key...)
+	}
+}
+
+// WithClock sets the clock that dates requests and expires approvals.
+// nil means the default, the system clock.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
+}
+
+// WithScrubber sets the scrubber of the summaries a reviewer reads. nil
+// means the default scrubber of package scrub.
+func WithScrubber(s *scrub.Scrubber) Option {
+	return func(c *config) { c.scrubber = s }
+}
+
+// WithStoreTimeout bounds each operation on the store: past it the call
+// fails closed as tool-failed/approval_store_failed. 0 means
+// [DefaultStoreTimeout]; a negative d is invalid.
+func WithStoreTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.reject("WithStoreTimeout(%v): the bound must not be negative", d)
+			return
+		}
+		c.timeout = d
+	}
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.store != nil && c.key == nil && c.err == nil {
+		c.reject("WithStore needs WithKey: rows written elsewhere cannot be checked with a key made at random")
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultStoreTimeout
+	}
+	return c
+}
+
+// Validate reports the first invalid option value, as a
+// tool-definition-invalid error with code option_invalid, or nil: the
+// error toolmw.Wrap reports for the middleware [New] makes of them.
+func Validate(opts ...Option) error {
+	return newConfig(opts).err
+}
+
+// Policy says whether a call needs a person's approval. It gets the call's
+// context, its Call (the zero Call when the tool was not made by
+// toolmw.Wrap) and its arguments, which it must not modify. A Policy must
+// be safe for concurrent use; nil means every call needs approval.
+type Policy func(ctx context.Context, call toolmw.Call, args json.RawMessage) bool
+
+// Tools returns a policy under which the calls of the tools named need
+// approval, and no other.
+func Tools(names ...string) Policy {
+	set := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		set[n] = struct{}{}
+	}
+	return func(_ context.Context, call toolmw.Call, _ json.RawMessage) bool {
+		_, ok := set[call.Tool]
+		return ok
+	}
+}
+
+// Desk is where approval requests wait and reviewers decide them: the
+// layer it makes ([Desk.Middleware]) files a request for each call that
+// needs one, and [Desk.Get], [Desk.Approve] and [Desk.Deny] are the
+// reviewer's side. Several Desks (replicas, or a process restarted) share
+// requests through one durable [Store] and one key.
+//
+// A Desk is safe for concurrent use.
+type Desk struct {
+	store   Store
+	seal    sealer
+	clock   clock.Clock
+	scrub   *scrub.Scrubber
+	timeout time.Duration
+	err     error
+}
+
+// NewDesk returns a Desk configured by opts. An invalid option is reported
+// by every method (the layer becomes a toolmw.Reject middleware); see
+// [Validate].
+func NewDesk(opts ...Option) *Desk {
+	c := newConfig(opts)
+	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber, timeout: c.timeout, err: c.err}
+	if d.store == nil {
+		d.store = NewMemoryStore()
+	}
+	if d.seal.key == nil {
+		d.seal.key = make([]byte, MinKeyLen)
+		_, _ = rand.Read(d.seal.key) // crypto/rand.Read never fails (Go 1.24+)
+	}
+	if d.scrub == nil {
+		d.scrub = scrub.Default()
+	}
+	return d
+}
+
+// New returns the approval layer: each call policy says needs approval
+// runs only with a reviewer's valid approval for exactly its arguments;
+// without one it ends at once as approval-pending and the tool does not
+// run. It is NewDesk(opts...).Middleware(policy); use a Desk directly to
+// decide requests. An invalid option makes a [toolmw.Reject] middleware
+// (see [Validate]).
+func New(policy Policy, opts ...Option) toolmw.Middleware {
+	return NewDesk(opts...).Middleware(policy)
+}
+
+// Request is an approval request as a reviewer sees it. Decide it by
+// passing it back to [Desk.Approve] or [Desk.Deny]: the decision then
+// holds for exactly the call the reviewer read about.
+//
+// It is a plain value, safe to read from many goroutines.
+type Request struct {
+	ID      string    // the approval id, as in taxonomy.ApprovalInfo
+	Tool    string    // the tool's name
+	Summary string    // the tool and its scrubbed arguments, at most taxonomy.MaxApprovalSummary bytes
+	State   State     // where the request stands
+	Created time.Time // when the request was made
+	Expires time.Time // when an approval lapses unused; zero unless approved
+	Key     string    // the idempotency key of the call that used the approval (StateUsed), or ""
+
+	digest [32]byte
+	nonce  string
+}
+
+// The errors of the reviewer's side, besides [ErrNotFound] and store
+// failures.
+var (
+	// ErrChanged: the request changed since it was read (its call came
+	// again with other arguments, or someone else decided it): read it
+	// again with Get and decide what it says now.
+	ErrChanged = errors.New("approval: the request changed since it was read")
+	// ErrDecided: the request is not pending (Approve), or neither pending
+	// nor approved (Deny).
+	ErrDecided = errors.New("approval: the request is already decided")
+	// ErrCorrupt: the stored row fails its check (changed, forged with
+	// another key, or copied from another request).
+	ErrCorrupt = errors.New("approval: the stored request fails its check")
+)
+
+// Get returns the request stored under id.
+func (d *Desk) Get(ctx context.Context, id string) (Request, error) {
+	if d.err != nil {
+		return Request{}, d.err
+	}
+	r, _, err := d.load(ctx, id)
+	if err != nil {
+		return Request{}, err
+	}
+	return r.request(), nil
+}
+
+// Approve approves the request as req shows it, for ttl: the call it
+// describes, with exactly those arguments, may then run once before ttl
+// has passed. ttl must be more than 0 and at most [MaxTTL]. It fails with
+// [ErrChanged] when the stored request is no longer req, and
+// [ErrDecided] when it is not pending.
+func (d *Desk) Approve(ctx context.Context, req Request, ttl time.Duration) error {
+	if d.err != nil {
+		return d.err
+	}
+	if ttl <= 0 || ttl > MaxTTL {
+		return fmt.Errorf("approval: Approve: a ttl of %v; it must be more than 0 and at most %v", ttl, MaxTTL)
+	}
+	return d.decide(ctx, req, func(r *row) error {
+		if r.state != StatePending {
+			return ErrDecided
+		}
+		r.state, r.expires = StateApproved, d.clock.Now().Add(ttl).UnixNano()
+		return nil
+	})
+}
+
+// Deny denies the request as req shows it: its call ends as
+// approval-denied, however often it is made with those arguments. A
+// pending request and an approval not yet used may be denied. It fails
+// with [ErrChanged] when the stored request is no longer req, and
+// [ErrDecided] otherwise.
+func (d *Desk) Deny(ctx context.Context, req Request) error {
+	if d.err != nil {
+		return d.err
+	}
+	return d.decide(ctx, req, func(r *row) error {
+		if r.state != StatePending && r.state != StateApproved {
+			return ErrDecided
+		}
+		r.state, r.expires = StateDenied, 0
+		return nil
+	})
+}
+
+// decide applies change to the stored request req was read from, with a
+// new nonce, when it is still that request.
+func (d *Desk) decide(ctx context.Context, req Request, change func(*row) error) error {
+	r, raw, err := d.load(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	if r.digest != req.digest || r.nonce != req.nonce || r.state != req.State {
+		return ErrChanged
+	}
+	if err := change(r); err != nil {
+		return err
+	}
+	r.nonce = newNonce()
+	sctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	if err := d.store.Save(sctx, r.id, raw, d.seal.seal(r)); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return ErrChanged
+		}
+		return fmt.Errorf("approval: saving the decision: %w", err)
+	}
+	return nil
+}
+
+// load reads and opens the row stored under id.
+func (d *Desk) load(ctx context.Context, id string) (*row, []byte, error) {
+	sctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	raw, err := d.store.Load(sctx, id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil, ErrNotFound
+		}
+		return nil, nil, fmt.Errorf("approval: loading the request: %w", err)
+	}
+	r, err := d.seal.open(raw, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return r, raw, nil
+}
+
+func (r *row) request() Request {
+	q := Request{ID: r.id, Tool: r.tool, Summary: r.summary, State: r.state,
+		Created: time.Unix(0, r.created).UTC(), Key: r.key, digest: r.digest, nonce: r.nonce}
+	if r.state == StateApproved {
+		q.Expires = time.Unix(0, r.expires).UTC()
+	}
+	return q
+}
+
+// newNonce returns 32 random hex digits.
+func newNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

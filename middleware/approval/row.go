@@ -1,0 +1,184 @@
+package approval
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// State is where an approval request stands.
+//
+// It is a plain value, safe to read from many goroutines.
+type State uint8
+
+// The states of a request.
+const (
+	// StatePending: nobody has decided yet.
+	StatePending State = iota + 1
+	// StateApproved: a reviewer approved the call, until it expires or is
+	// used.
+	StateApproved
+	// StateDenied: a reviewer denied the call.
+	StateDenied
+	// StateUsed: the approval was used by the one execution it allows.
+	StateUsed
+)
+
+var stateNames = [...]string{StatePending: "pending", StateApproved: "approved", StateDenied: "denied", StateUsed: "used"}
+
+// String returns "pending", "approved", "denied" or "used", or "invalid".
+func (s State) String() string {
+	if s >= StatePending && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "invalid"
+}
+
+func parseState(name string) (State, bool) {
+	for s := StatePending; int(s) < len(stateNames); s++ {
+		if stateNames[s] == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// row is one approval request as stored: every field is sealed.
+type row struct {
+	id      string
+	tool    string
+	digest  [sha256.Size]byte // of the canonical arguments the request is for
+	state   State
+	expires int64  // unix nanoseconds; set when approved
+	created int64  // unix nanoseconds; when the request was made
+	nonce   string // 32 hex digits, new with every decision
+	summary string // scrubbed and bounded, for the reviewer
+	key     string // the idempotency key of the call that used the approval
+}
+
+// wireRow is a row's JSON form. JSON keeps rows readable in a database
+// console; the seal does not depend on the encoding.
+type wireRow struct {
+	V       int    `json:"v"`
+	ID      string `json:"id"`
+	Tool    string `json:"tool"`
+	Args    string `json:"args"`
+	State   string `json:"state"`
+	Expires int64  `json:"exp,omitempty"`
+	Created int64  `json:"created"`
+	Nonce   string `json:"nonce"`
+	Summary string `json:"summary,omitempty"`
+	Key     string `json:"key,omitempty"`
+	MAC     string `json:"mac"`
+}
+
+const rowVersion = 1
+
+// The ways a stored row fails its check; each ends the call as
+// approval_store_corrupt.
+var (
+	errRowMalformed = errors.New("approval: the stored row is malformed")
+	errRowSeal      = errors.New("approval: the stored row's seal does not verify")
+	errRowElsewhere = errors.New("approval: the stored row belongs to another request")
+)
+
+// sealer seals and opens rows with one key.
+type sealer struct{ key []byte }
+
+// mac returns the HMAC-SHA256 of r's fields under the sealer's key. Each
+// field is length-prefixed, so no two rows share an input.
+func (s sealer) mac(r *row) []byte {
+	m := hmac.New(sha256.New, s.key)
+	var n [binary.MaxVarintLen64]byte
+	put := func(b []byte) {
+		m.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
+		m.Write(b)
+	}
+	put([]byte("toolmw approval row v1"))
+	put([]byte(r.id))
+	put([]byte(r.tool))
+	put(r.digest[:])
+	put([]byte{byte(r.state)})
+	put(binary.BigEndian.AppendUint64(nil, uint64(r.expires)))
+	put(binary.BigEndian.AppendUint64(nil, uint64(r.created)))
+	put([]byte(r.nonce))
+	put([]byte(r.summary))
+	put([]byte(r.key))
+	return m.Sum(nil)
+}
+
+// seal returns the stored form of r.
+func (s sealer) seal(r *row) []byte {
+	b, _ := json.Marshal(wireRow{ // a struct of strings and ints always encodes
+		V: rowVersion, ID: r.id, Tool: r.tool, Args: hex.EncodeToString(r.digest[:]),
+		State: r.state.String(), Expires: r.expires, Created: r.created,
+		Nonce: r.nonce, Summary: r.summary, Key: r.key,
+		MAC: hex.EncodeToString(s.mac(r)),
+	})
+	return b
+}
+
+// open checks a row read under id and returns it: well formed, sealed with
+// the sealer's key, and stored under the id it was made for.
+func (s sealer) open(b []byte, id string) (*row, error) {
+	if len(b) == 0 || len(b) > MaxRowBytes {
+		return nil, errRowMalformed
+	}
+	var w wireRow
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil || dec.More() || w.V != rowVersion {
+		return nil, errRowMalformed
+	}
+	r := &row{id: w.ID, tool: w.Tool, expires: w.Expires, created: w.Created, nonce: w.Nonce, summary: w.Summary, key: w.Key}
+	state, ok := parseState(w.State)
+	if !ok || len(w.Args) != 2*sha256.Size || len(w.MAC) != 2*sha256.Size {
+		return nil, errRowMalformed
+	}
+	r.state = state
+	mac := make([]byte, sha256.Size)
+	if _, err := hex.Decode(r.digest[:], []byte(w.Args)); err != nil {
+		return nil, errRowMalformed
+	}
+	if _, err := hex.Decode(mac, []byte(w.MAC)); err != nil {
+		return nil, errRowMalformed
+	}
+	if !hmac.Equal(mac, s.mac(r)) {
+		return nil, errRowSeal
+	}
+	// Sealed, so written by a holder of the key; still, only as the layer
+	// writes rows.
+	if !safeToken(r.id, MaxIDLen) || !safeToken(r.nonce, MaxNonceLen) || !safeToken(r.key, MaxIDLen) && r.key != "" ||
+		len(r.tool) > 64 || len(r.summary) > taxonomy.MaxApprovalSummary || !utf8.ValidString(r.summary) {
+		return nil, errRowMalformed
+	}
+	if r.id != id {
+		return nil, errRowElsewhere
+	}
+	return r, nil
+}
+
+// safeToken reports whether s is 1 to max bytes of ASCII letters, digits
+// and "_-.:".
+func safeToken(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+func unixNano(t time.Time) int64 { return t.UnixNano() }

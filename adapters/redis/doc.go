@@ -1,0 +1,51 @@
+// Package redisstate keeps toolmw's state on Redis, shared by every replica
+// of a fleet: rate limits, retry token budgets, and the attempt counts of
+// runs served by several replicas. It implements the ports of
+// middleware/ratelimit and budget on github.com/redis/go-redis/v9; the
+// layers keep their in-process state when they are given no store.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+//	shared, err := redisstate.New(rdb, redisstate.WithPrefix("myapp:"))
+//
+//	ratelimit.New(10, 20, ratelimit.WithStore(shared.RateLimits()))           // 10/s across the fleet
+//	retry.WithBudget(budget.NewAdaptive(
+//		budget.WithTokenStore(shared.RetryBudget("search-api"))))            // one retry bucket for the fleet
+//	ctx = budget.WithRun(ctx, budget.WithID(runID),
+//		budget.WithRunStore(shared.Runs()))                                  // one count per run
+//
+// # Keys
+//
+// Every key starts with the prefix ([WithPrefix], default "toolmw:") and
+// ends with 32 hex digits of the SHA-256 of the name it is for, so names,
+// which may be hostile, choose no byte of a key and cannot make it long:
+//
+//	PREFIX rl:  HASH(key)     string  a rate limit's GCRA state (µs of Redis's clock); expires when full
+//	PREFIX rb:  HASH(name)    string  a retry bucket's balance, in thousandths of a token; expires after the TTL
+//	PREFIX run: HASH(run id)  hash    HASH(tool) → attempts used in the run; expires after the TTL
+//
+// Each operation is one Lua script touching one key, so it works on Redis
+// Cluster, and one round trip (two the first time after Redis restarts,
+// when the script is sent again). No lock is held across a tool call.
+//
+// # Time
+//
+// The rate limit reads Redis's clock (TIME) in its script, so replicas whose
+// clocks disagree admit the same calls. A call the limit admits after a
+// wait has its slot reserved on Redis and waits on its replica.
+//
+// # When Redis is slow or down
+//
+// The ports bound every operation with a short timeout (50 ms by default)
+// and, when it fails, decide with their local state, report it through
+// their OnStoreError options, and try Redis again a quarter of a second
+// later; see ratelimit.WithStore, budget.WithTokenStore and
+// budget.WithRunStore. For the timeout to hold, the client must honour
+// contexts' deadlines: [New] refuses a client made without
+// ContextTimeoutEnabled: true. A client's own retries (MaxRetries) happen
+// within the same timeout.
+//
+// # Concurrency
+//
+// A [Store] and the ports it returns are safe for concurrent use. The
+// client is the caller's: it closes it.
+package redisstate

@@ -21,6 +21,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/fallback"
 	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/middleware/permit"
@@ -104,6 +105,19 @@ func badOptions() []badOption {
 			},
 			stack: middleware.WithEvents(events.SinkFunc(func(events.Event) {}), events.WithMaxTold(-1))},
 		{name: "events.WithClock", none: "nil means the system clock"},
+
+		{name: "fallback.WithKinds", validate: func() error { return fallback.Validate(fallback.WithKinds(taxonomy.KindRefused)) },
+			layer: func() toolmw.Middleware { return fallback.New(fallback.WithKinds(taxonomy.KindRefused)) }},
+		{name: "fallback.WithLastGood", validate: func() error { return fallback.Validate(fallback.WithLastGood(-time.Second)) },
+			layer: func() toolmw.Middleware { return fallback.New(fallback.WithLastGood(-time.Second)) }},
+		{name: "fallback.WithMaxEntries", validate: func() error { return fallback.Validate(fallback.WithMaxEntries(-1)) },
+			layer: func() toolmw.Middleware { return fallback.New(fallback.WithMaxEntries(-1)) }},
+		{name: "fallback.WithMaxBytes", validate: func() error { return fallback.Validate(fallback.WithMaxBytes(-1)) },
+			layer: func() toolmw.Middleware { return fallback.New(fallback.WithMaxBytes(-1)) }},
+		{name: "fallback.WithFunc", none: "nil means no function"},
+		{name: "fallback.WithPartition", none: "nil means one partition"},
+		{name: "fallback.WithClock", none: "nil means the system clock"},
+		{name: "fallback.WithOnServe", none: "nil means no callback"},
 
 		{name: "hedge.WithDelay", validate: func() error { return hedge.Validate(hedge.WithDelay(-time.Second)) },
 			layer: func() toolmw.Middleware { return hedge.New(hedge.WithDelay(-time.Second)) }},

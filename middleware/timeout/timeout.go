@@ -140,10 +140,9 @@ func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	actx, own := ctx, false
 	deadline := l.clock.Now().Add(l.d)
 	if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithDeadline(ctx, deadline)
-		own = true
-		defer cancel()
+		a := newAttempt(ctx, deadline)
+		actx, own = a, true
+		defer a.release()
 	}
 	var res toolmw.Result
 	var err error

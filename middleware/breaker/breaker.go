@@ -31,6 +31,15 @@ type Breaker struct {
 	pending atomic.Bool   // changes are queued: a fast check for flush
 	recent  atomic.Uint64 // the last counted outcomes; see recentWindow
 
+	// The fast path; see call. eligible is fixed at construction; fast and
+	// epoch are written under fastMu, read without it.
+	eligible bool
+	fast     atomic.Bool                // closed, with no failure since the last success
+	epoch    atomic.Uint64              // advanced by every state change and every reported fault
+	gen      atomic.Uint64              // advanced by every state change
+	fastMu   sync.Mutex                 // orders writes of fast and epoch
+	skipped  atomic.Pointer[fastCounts] // outcomes of fast calls, which gobreaker did not count
+
 	// Guarded by gobreaker's lock: written and read only in the callbacks
 	// gobreaker makes while holding it.
 	state   State            // the state gobreaker last reported
@@ -64,7 +73,12 @@ func newBreaker(c *config) *Breaker {
 		openFor:   c.openFor,
 		isFailure: c.isFailure,
 		notify:    c.onChange,
+		// Only where gobreaker's counts of successes cannot change its
+		// decisions: the consecutive-failures rule, counts never aged out.
+		eligible: c.failures > 0 && c.interval == 0,
 	}
+	b.skipped.Store(new(fastCounts))
+	b.fast.Store(b.eligible)
 	trip := c.tripRule(b)
 	b.cb = gobreaker.NewCircuitBreaker[toolmw.Result](gobreaker.Settings{
 		MaxRequests: c.probes,
@@ -74,7 +88,7 @@ func newBreaker(c *config) *Breaker {
 			if !trip(cs) {
 				return false
 			}
-			b.tripped = cs
+			b.tripped = b.skipped.Load().addTo(cs)
 			return true
 		},
 		OnStateChange: b.stateChanged,
@@ -115,8 +129,10 @@ func (b *Breaker) State() State {
 }
 
 // Counts returns the breaker's counters. It is safe for concurrent use.
+// While calls finish as it reads them, or while the breaker changes state,
+// a call's outcome may be missing from them.
 func (b *Breaker) Counts() Counts {
-	return countsOf(b.cb.Counts())
+	return countsOf(b.skipped.Load().addTo(b.cb.Counts()))
 }
 
 // The verdicts the layer reports to gobreaker in place of the tool's error:
@@ -159,9 +175,105 @@ var (
 		WithCause(gobreaker.ErrTooManyRequests)
 )
 
-// call runs next through the breaker. The closure passed to Execute does not
-// escape, so the success path does not allocate.
+// call runs next through the breaker.
+//
+// A closed breaker with no failure since its last success cannot change
+// state on a success or a neutral outcome: such a call (the fast path) runs
+// without gobreaker, whose Execute takes its lock and reads the clock twice,
+// and only a fault is handed to gobreaker, after the fact, to be counted and
+// perhaps to open the breaker. The outcomes gobreaker did not see are kept
+// in skipped and added to the counts it reports. The fast path is off from
+// the first fault until a call through gobreaker succeeds in a closed state,
+// and is decided under fastMu against epoch, so that no state change or
+// fault between reading gobreaker's state and turning it on is missed.
 func (b *Breaker) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	if b.fast.Load() {
+		return b.fastCall(ctx, next, args)
+	}
+	return b.slowCall(ctx, next, args)
+}
+
+// fastCounts are the outcomes of fast calls since gobreaker last cleared its
+// counts (a state change) or, for the consecutive count, since the last
+// fault.
+type fastCounts struct {
+	requests, successes, neutral, consecutive atomic.Uint32
+}
+
+// addTo returns cs with f's outcomes added.
+func (f *fastCounts) addTo(cs gobreaker.Counts) gobreaker.Counts {
+	ok, neutral := f.successes.Load(), f.neutral.Load()
+	cs.Requests += f.requests.Load()
+	cs.TotalSuccesses += ok
+	cs.TotalExclusions += neutral
+	cs.ConsecutiveSuccesses += f.consecutive.Load()
+	return cs
+}
+
+func (b *Breaker) fastCall(ctx context.Context, next toolmw.Tool, args json.RawMessage) (res toolmw.Result, err error) {
+	gen := b.gen.Load()
+	returned := false
+	defer func() {
+		if !returned { // a panic: a fault, as gobreaker counts one
+			b.fault(gen)
+		}
+	}()
+	res, err = next(ctx, args)
+	returned = true
+	switch v := b.verdict(ctx, err); v {
+	case nil:
+		counts := b.skipped.Load()
+		counts.requests.Add(1)
+		counts.successes.Add(1)
+		counts.consecutive.Add(1)
+		b.record(v)
+	case errNeutral:
+		counts := b.skipped.Load()
+		counts.requests.Add(1)
+		counts.neutral.Add(1)
+	default:
+		b.fault(gen)
+	}
+	if b.pending.Load() {
+		b.flush()
+	}
+	return res, err
+}
+
+// fault hands gobreaker the fault of a fast call that started in
+// generation gen (a count of state changes). The fault of a call that
+// started before the last state change is neutral, as gobreaker treats the
+// outcomes of an earlier generation's calls.
+func (b *Breaker) fault(gen uint64) {
+	b.fastMu.Lock()
+	b.fast.Store(false)
+	b.epoch.Add(1)
+	old := b.skipped.Load()
+	fresh := new(fastCounts) // the consecutive successes end here
+	fresh.requests.Store(old.requests.Load())
+	fresh.successes.Store(old.successes.Load())
+	fresh.neutral.Store(old.neutral.Load())
+	b.skipped.Store(fresh)
+	b.fastMu.Unlock()
+	if b.gen.Load() != gen {
+		return // gobreaker would take a probe's place for nothing
+	}
+	_, _ = b.cb.Execute(func() (toolmw.Result, error) {
+		if b.gen.Load() != gen {
+			return toolmw.Result{}, errNeutral
+		}
+		b.record(errFault)
+		return toolmw.Result{}, errFault
+	})
+	if b.pending.Load() {
+		b.flush()
+	}
+}
+
+// slowCall runs next through gobreaker's Execute. The closure passed to
+// Execute does not escape, so the success path does not allocate.
+func (b *Breaker) slowCall(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	epoch := b.epoch.Load()
 	var err error
 	res, verdict := b.cb.Execute(func() (toolmw.Result, error) {
 		if b.pending.Load() {
@@ -181,8 +293,26 @@ func (b *Breaker) call(ctx context.Context, next toolmw.Tool, args json.RawMessa
 		return toolmw.Result{}, b.openError()
 	case gobreaker.ErrTooManyRequests:
 		return toolmw.Result{}, errHalfOpen
+	case nil:
+		if b.eligible {
+			b.maybeFast(epoch)
+		}
 	}
 	return res, err
+}
+
+// maybeFast turns the fast path on after a success through gobreaker, when
+// the breaker is closed with no failure since, and nothing changed since
+// epoch was read before the call.
+func (b *Breaker) maybeFast(epoch uint64) {
+	if b.cb.State() != gobreaker.StateClosed || b.cb.Counts().ConsecutiveFailures != 0 {
+		return
+	}
+	b.fastMu.Lock()
+	if b.epoch.Load() == epoch {
+		b.fast.Store(true)
+	}
+	b.fastMu.Unlock()
 }
 
 // verdict tells gobreaker how a call that returned err counts.
@@ -217,6 +347,9 @@ func (b *Breaker) record(verdict error) {
 	}
 	for {
 		old := b.recent.Load()
+		if bit == 0 && old == recentWindow<<countShift {
+			return // a full window of successes stays one: no write to share
+		}
 		n := min(old>>countShift+1, recentWindow)
 		next := n<<countShift | (old<<1|bit)&windowMask
 		if b.recent.CompareAndSwap(old, next) {
@@ -253,6 +386,12 @@ func (b *Breaker) stateChanged(_ string, from, to gobreaker.State) {
 		e.Counts = b.probes
 	}
 	b.state, b.probes = e.To, Counts{}
+	b.fastMu.Lock()
+	b.epoch.Add(1)
+	b.gen.Add(1)
+	b.skipped.Store(new(fastCounts)) // gobreaker clears its counts too
+	b.fast.Store(b.eligible && e.To == StateClosed)
+	b.fastMu.Unlock()
 	b.mu.Lock()
 	if e.To == StateOpen {
 		b.openedAt = e.Time

@@ -13,6 +13,12 @@
 //
 // The layer is built on github.com/sony/gobreaker/v2, which never shows in
 // its API: [State], [Counts] and [StateChangeEvent] are the package's own.
+// A closed breaker with no failure since its last success cannot change on
+// a success: with the default trip rule (and no [WithInterval]) such calls
+// skip gobreaker's lock and clock reads, and only a fault is handed to it,
+// so that a healthy tool's calls do not queue on one lock. The states,
+// counts and RetryAfter are the same as with every call through gobreaker
+// (a test replays random outcomes through both and compares them).
 //
 // # Defaults
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/toolmw/toolmw/internal/monotime"
 )
 
 // attemptCtx is the context of one attempt: the caller's context with the
@@ -50,7 +52,7 @@ func (c *attemptCtx) Done() <-chan struct{} {
 		return c.done
 	}
 	if c.err == nil {
-		c.checkLocked(time.Now())
+		c.checkLocked(monotime.Now())
 	}
 	c.done = make(chan struct{})
 	if c.err != nil {
@@ -74,7 +76,7 @@ func (c *attemptCtx) Err() error {
 	if c.err == nil && c.done == nil {
 		// No timer watches the deadline: look at the clock. With a timer,
 		// the timer decides, as it does for context.WithDeadline.
-		c.checkLocked(time.Now())
+		c.checkLocked(monotime.Now())
 	}
 	return c.err
 }
@@ -96,7 +98,7 @@ func (c *attemptCtx) Value(key any) any {
 	if key == cancelCtxKey {
 		c.mu.Lock()
 		if c.err == nil && c.done == nil {
-			c.checkLocked(time.Now())
+			c.checkLocked(monotime.Now())
 		}
 		byParent := c.parent
 		c.mu.Unlock()

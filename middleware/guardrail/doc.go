@@ -1,0 +1,83 @@
+// Package guardrail provides the guardrail layer: named checks over a
+// call's arguments, before the tool runs, and over its result, after it,
+// any of which can block the call.
+//
+//	mw := guardrail.New(
+//		guardrail.Args("no_card_numbers", noCardNumbers),   // before the call
+//		guardrail.Result("no_internal_urls", noInternalURLs), // after it
+//	)
+//
+// A check returns nil to let the call go on and an error to block it. A
+// blocked call ends as guardrail-blocked, not retryable and final, with
+// the guardrail's name in the error's record (InfoOf(err).Guardrail):
+//
+//   - guardrail_args: an argument guardrail blocked the call before the
+//     tool ran; nothing ran.
+//   - guardrail_result: a result guardrail blocked what the tool returned.
+//     The tool DID run — whatever it does happened — and its result does
+//     not enter the run: the model is told the guardrail blocked it, and
+//     the content is withheld. It is not retried: running the tool again
+//     would act again.
+//
+// Argument guardrails run in the order given, then the tool, then the
+// result guardrails in the order given; the first that blocks ends the
+// call. Result guardrails see only successes: a failure is returned as it
+// is.
+//
+// # Nothing of the content leaks
+//
+// A guardrail's error message is fixed, made from its name alone ("the
+// guardrail no_card_numbers blocked the call's arguments; nothing ran"),
+// and names follow the rule of codes ([taxonomy.ValidCode]): a name says
+// what is checked, it never quotes content. The check's own error often
+// quotes what it found; it is not the blocked call's cause — the logging
+// layer writes causes on its DEBUG line — and it reaches no span, log line,
+// event, metric or the model. It goes only to the debug hook
+// [WithOnBlock], with the panic value of a check that panicked.
+//
+// # Failing closed
+//
+// A check that panics blocks the call (the same kind and code; the hook
+// gets the panic value): a guardrail that cannot decide never lets content
+// through. A check that returns an error because the call's context ended
+// (its error is, or wraps, the context's error while the context is done)
+// ends the call as that cancellation — context.Canceled as is — or as
+// tool-timeout/deadline_exceeded, not as a block; the check's error is
+// dropped either way.
+//
+// # Not a permission
+//
+// The permit layer decides whether a call may run at all, from who and
+// what is called (tool-not-permitted); a guardrail judges the content of
+// the arguments and the result (guardrail-blocked). A loop tells the model
+// different things: "not allowed" against "not with this content".
+//
+// # Where it sits
+//
+// Outside retry, so arguments are checked once per call, a blocked call is
+// never retried, and the result checked is the call's final one; inside
+// the observers, so a block is traced, logged and reported as the call's
+// outcome:
+//
+//	stack, err := middleware.Default().InsertBefore(middleware.Retry,
+//		middleware.Layer{Name: "guardrail", Middleware: guardrail.New(guardrail.Args("no_card_numbers", noCards))})
+//
+// Results reach it after the redact layer (inside retry, near the tool):
+// with redact.WithResults a result guardrail sees scrubbed content. It is
+// not in middleware.Default: the checks are the application's.
+//
+// # Configuration
+//
+// New without guardrails switches the layer off (it returns the tool
+// unchanged). A malformed or repeated name or a nil check makes New return
+// a [toolmw.Reject] middleware, so toolmw.Wrap reports the
+// tool-definition-invalid/option_invalid error at start-up; [Validate]
+// reports the same error. WithOnBlock(nil) is the default, no hook.
+//
+// # Concurrency
+//
+// The Middleware, the Tools it makes, an [Option] and [Validate] are safe
+// for concurrent use; the layer keeps no state between calls. Checks and
+// the hook run on the call's goroutine and must be safe for concurrent
+// use.
+package guardrail

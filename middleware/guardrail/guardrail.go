@@ -1,0 +1,269 @@
+package guardrail
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// ArgsCheck looks at a call's arguments before the tool runs: nil lets the
+// call go on, an error blocks it. It gets the call's context and its Call
+// (the zero Call when the tool was not made by toolmw.Wrap). It must be safe
+// for concurrent use and must not modify args.
+type ArgsCheck func(ctx context.Context, call toolmw.Call, args json.RawMessage) error
+
+// ResultCheck looks at what a tool returned, after a successful call: nil
+// lets the result enter the run, an error blocks it. It must be safe for
+// concurrent use.
+type ResultCheck func(ctx context.Context, call toolmw.Call, res toolmw.Result) error
+
+// Stage says when a guardrail checks: before the call (its arguments) or
+// after it (its result).
+//
+// It is a plain value, safe to read from many goroutines.
+type Stage uint8
+
+// The stages.
+const (
+	StageArgs   Stage = iota + 1 // before the call: the arguments; nothing ran
+	StageResult                  // after the call: the result; the tool ran
+)
+
+// String returns "args" or "result".
+func (s Stage) String() string {
+	switch s {
+	case StageArgs:
+		return "args"
+	case StageResult:
+		return "result"
+	}
+	return fmt.Sprintf("Stage(%d)", uint8(s))
+}
+
+// Block reports a call a guardrail blocked, for debugging: it is given to
+// [WithOnBlock] and to nothing else. Err and Panic are what the check
+// returned or panicked with, and may quote the arguments or the result:
+// treat them as the content itself.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
+type Block struct {
+	Guardrail string // the guardrail's name
+	Stage     Stage  // before or after the call
+	Tool      string // the tool's name
+	CallID    string // the model's call id, or ""
+	Err       error  // the check's error; nil when it panicked
+	Panic     any    // the check's panic value, when it panicked (a panic(nil) is a *runtime.PanicNilError)
+}
+
+// Option adds a guardrail to the layer, or configures it.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type check struct {
+	name    string
+	args    ArgsCheck
+	result  ResultCheck
+	blocked *taxonomy.ToolError // the error of a block, made once
+}
+
+type config struct {
+	args, results []check
+	names         map[string]bool
+	onBlock       func(context.Context, Block)
+	err           error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			fmt.Sprintf("guardrail: "+format, args...))
+	}
+}
+
+// add validates a guardrail's name and check; what is its caller's name,
+// for the error.
+func (c *config) add(what, name string, isNil bool) bool {
+	switch {
+	case !taxonomy.ValidCode(name):
+		c.reject("%s(%q): a guardrail's name is snake_case words, like a code", what, name)
+	case isNil:
+		c.reject("%s(%q): the check is nil", what, name)
+	case c.names[name]:
+		c.reject("%s(%q): two guardrails have that name", what, name)
+	default:
+		if c.names == nil {
+			c.names = map[string]bool{}
+		}
+		c.names[name] = true
+		return true
+	}
+	return false
+}
+
+// Args adds a guardrail over the arguments: check runs before the tool,
+// and an error from it ends the call as guardrail-blocked/guardrail_args
+// naming the guardrail; the tool does not run. The name says what the
+// guardrail checks (no_card_numbers); it follows the rule of codes
+// ([taxonomy.ValidCode]), because it reaches spans, logs, events and the
+// model, and it must be unique within the layer. A malformed or repeated
+// name, or a nil check, is invalid.
+func Args(name string, check ArgsCheck) Option {
+	return func(c *config) {
+		if c.add("Args", name, check == nil) {
+			c.args = append(c.args, newCheck(name, check, nil))
+		}
+	}
+}
+
+// Result adds a guardrail over the result: check runs after a successful
+// call, and an error from it ends the call as
+// guardrail-blocked/guardrail_result naming the guardrail; the tool ran, and
+// its result does not enter the run. Names follow the rule of [Args].
+func Result(name string, check ResultCheck) Option {
+	return func(c *config) {
+		if c.add("Result", name, check == nil) {
+			c.results = append(c.results, newCheck(name, nil, check))
+		}
+	}
+}
+
+// WithOnBlock sets a debug hook told of every block with the check's own
+// error or panic value ([Block]), on the call's goroutine with the call's
+// context, outside every lock; a panic in it is dropped. It is the only
+// place the check's error goes. nil means none (the default).
+func WithOnBlock(f func(ctx context.Context, b Block)) Option {
+	return func(c *config) { c.onBlock = f }
+}
+
+func newCheck(name string, args ArgsCheck, result ResultCheck) check {
+	ch := check{name: name, args: args, result: result}
+	if args != nil {
+		ch.blocked = taxonomy.New(taxonomy.KindGuardrailBlocked, taxonomy.CodeGuardrailArgs,
+			fmt.Sprintf("the guardrail %s blocked the call's arguments; nothing ran", name))
+	} else {
+		ch.blocked = taxonomy.New(taxonomy.KindGuardrailBlocked, taxonomy.CodeGuardrailResult,
+			fmt.Sprintf("the guardrail %s blocked the tool's result; the tool ran, and what it returned is withheld", name))
+	}
+	ch.blocked = ch.blocked.WithGuardrail(name).WithFinal()
+	return ch
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Validate reports the first invalid option value as a
+// tool-definition-invalid/option_invalid error, or nil: the error
+// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
+// for concurrent use.
+func Validate(opts ...Option) error { return newConfig(opts).err }
+
+// New returns the guardrail layer: every call through it passes the
+// argument guardrails ([Args]) before the tool runs, and its result the
+// result guardrails ([Result]) after, each in the order given; the first
+// that blocks ends the call. Without any guardrail the layer is switched
+// off. An invalid option makes a [toolmw.Reject] middleware (see
+// [Validate]).
+//
+// The Middleware and the Tools it makes are safe for concurrent use.
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	if len(cfg.args)+len(cfg.results) == 0 {
+		return func(next toolmw.Tool) toolmw.Tool { return next }
+	}
+	l := &layer{config: cfg}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			return l.call(ctx, next, args)
+		}
+	}
+}
+
+type layer struct{ config }
+
+func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	call, _ := toolmw.CallFrom(ctx)
+	for i := range l.args {
+		ch := &l.args[i]
+		if err := l.run(ctx, ch, call, StageArgs, args, toolmw.Result{}); err != nil {
+			return toolmw.Result{}, err
+		}
+	}
+	res, err := next(ctx, args)
+	if err != nil {
+		return res, err
+	}
+	for i := range l.results {
+		ch := &l.results[i]
+		if err := l.run(ctx, ch, call, StageResult, nil, res); err != nil {
+			return toolmw.Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// errDeadline ends a call whose deadline passed while a guardrail checked
+// it: a timeout, not a block.
+var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded,
+	"the caller's deadline passed while a guardrail checked the call", false)
+
+// run runs one check and returns the call's error when it blocks: the
+// guardrail's fixed error, never the check's own. A check that panics
+// blocks (fails closed). A check that gave up because the caller cancelled
+// or ran out of time ends the call as that cancellation or deadline, not as
+// a block.
+func (l *layer) run(ctx context.Context, ch *check, call toolmw.Call, stage Stage, args json.RawMessage, res toolmw.Result) error {
+	value, panicked, err := ch.do(ctx, call, args, res)
+	if err == nil && !panicked {
+		return nil
+	}
+	if !panicked {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			if cerr == context.DeadlineExceeded {
+				return errDeadline
+			}
+			return cerr
+		}
+	}
+	if l.onBlock != nil {
+		l.tell(ctx, Block{Guardrail: ch.name, Stage: stage, Tool: call.Tool, CallID: call.ID, Err: err, Panic: value})
+	}
+	return ch.blocked
+}
+
+// do runs the check, reporting a panic and its value instead of letting it
+// go on.
+func (ch *check) do(ctx context.Context, call toolmw.Call, args json.RawMessage, res toolmw.Result) (value any, panicked bool, err error) {
+	panicked = true
+	defer func() {
+		if panicked {
+			value = recover()
+		}
+	}()
+	if ch.args != nil {
+		err = ch.args(ctx, call, args)
+	} else {
+		err = ch.result(ctx, call, res)
+	}
+	panicked = false
+	return nil, false, err
+}
+
+func (l *layer) tell(ctx context.Context, b Block) {
+	defer func() { _ = recover() }()
+	l.onBlock(ctx, b)
+}

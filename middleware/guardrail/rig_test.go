@@ -1,0 +1,129 @@
+package guardrail_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/tracing"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// rig is the default stack with every sink on — a zerolog logger at DEBUG,
+// an OpenTelemetry tracer and meter, an events sink — and a record of what
+// the model was told, for canary tests.
+type rig struct {
+	stack  middleware.Stack
+	logs   bytes.Buffer
+	spans  *tracetest.InMemoryExporter
+	reader *sdkmetric.ManualReader
+	em     *events.Emitter
+
+	mu   sync.Mutex
+	evs  []events.Event
+	told strings.Builder
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
+	r.em = events.NewEmitter(events.SinkFunc(func(e events.Event) { r.mu.Lock(); r.evs = append(r.evs, e); r.mu.Unlock() }))
+	s, err := middleware.Default(
+		middleware.WithLogger(zerolog.New(zerolog.SyncWriter(&r.logs))), // DEBUG: every line
+		middleware.WithTracing(
+			tracing.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.spans))),
+			tracing.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader)))),
+		middleware.WithRetry(retry.WithBackoff(time.Microsecond, time.Microsecond)),
+	).Replace(middleware.Events, r.em.Middleware())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stack = s
+	return r
+}
+
+// insert puts mw into the stack before the layer named.
+func (r *rig) insert(t *testing.T, before, name string, mw toolmw.Middleware) {
+	t.Helper()
+	s, err := r.stack.InsertBefore(before, middleware.Layer{Name: name, Middleware: mw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stack = s
+}
+
+// tell records what the model is told of a call's outcome, and its record.
+func (r *rig) tell(res toolmw.Result, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.told.WriteString(toolmw.ForModel(res, err))
+	b, _ := json.Marshal(taxonomy.InfoOf(err))
+	r.told.Write(b)
+}
+
+// sinks returns the text of every sink.
+func (r *rig) sinks(t *testing.T) map[string]string {
+	t.Helper()
+	if err := r.em.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := r.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var spans strings.Builder
+	for _, sp := range r.spans.GetSpans() {
+		fmt.Fprintf(&spans, "%s %v %q\n", sp.Name, sp.Attributes, sp.Status.Description)
+		for _, e := range sp.Events {
+			fmt.Fprintf(&spans, " %s %v", e.Name, e.Attributes)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	evs, _ := json.Marshal(r.evs)
+	return map[string]string{
+		"model":   r.told.String(),
+		"logs":    r.logs.String(),
+		"spans":   spans.String(),
+		"metrics": fmt.Sprintf("%+v", rm),
+		"events":  string(evs),
+	}
+}
+
+// noLeak fails when a sink holds a piece of a planted secret, or when a
+// sink other than the logs holds one of words: the logging layer writes
+// the scrubbed text of errors and causes on its DEBUG line, by design, so
+// only secrets are looked for there.
+func noLeak(t *testing.T, sinks map[string]string, words ...string) {
+	t.Helper()
+	for sink, text := range sinks {
+		if family, found := canary.Find(text); family != "" {
+			i := strings.Index(text, found)
+			t.Errorf("%s: the %s canary leaked (%q) near %q", sink, family, found, text[max(0, i-120):min(len(text), i+60)])
+		}
+		for _, w := range words {
+			if sink == "logs" {
+				break
+			}
+			if strings.Contains(text, w) {
+				t.Errorf("%s holds %q", sink, w)
+			}
+		}
+	}
+}

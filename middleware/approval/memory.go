@@ -84,7 +84,7 @@ func (m *MemoryStore) Load(ctx context.Context, id string) ([]byte, error) {
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return append([]byte(nil), row...), nil
+	return append([]byte{}, row...), nil // never nil: an empty row is a row
 }
 
 // Save implements [Store]. It keeps a copy of row.

@@ -160,6 +160,11 @@ func (s sealer) open(b []byte, id string) (*row, error) {
 		len(r.tool) > 64 || len(r.summary) > taxonomy.MaxApprovalSummary || !utf8.ValidString(r.summary) {
 		return nil, errRowMalformed
 	}
+	// encoding/json reads field names in any case and skips what it does
+	// not need; a row is accepted only as the layer writes it.
+	if !bytes.Equal(s.seal(r), b) {
+		return nil, errRowMalformed
+	}
 	if r.id != id {
 		return nil, errRowElsewhere
 	}

@@ -201,7 +201,8 @@ func (b *Retry) send() {
 }
 
 // Flush sends the deposits and charges of a Retry with a [TokenStore] that
-// are not sent yet, and returns the store's error, if any (the amounts are
+// are not sent yet, and reads the shared balance back into the local one
+// ([Retry.Tokens]); it returns the store's error, if any (the amounts are
 // then kept for the next send). It is for shutdown and tests; a Retry
 // without a store has nothing to send. It is safe for concurrent use.
 func (b *Retry) Flush(ctx context.Context) error {

@@ -12,8 +12,10 @@
 //
 // Every error emits, refusals and cancellations included: a run's history
 // should show that the tool said no, and that a call was cut short. The
-// Outcome field (failed, refused, not_permitted, timed_out, cancelled) lets a
-// sink keep only what it wants. A successful call emits nothing and costs
+// Outcome field (failed, refused, not_permitted, timed_out, cancelled,
+// pending, denied, blocked) lets a sink keep only what it wants; a call
+// waiting for a person's approval (pending) or denied by one (denied)
+// carries the approval request's id in ApprovalID. A successful call emits nothing and costs
 // nothing beyond the call.
 //
 // An event carries no error text beyond Told, and Told shows only what

@@ -42,13 +42,18 @@ type Event struct {
 	Time       time.Time        `json:"time"`                  // when the call returned
 	Tool       string           `json:"tool"`                  // the tool's name, "" when unknown
 	CallID     string           `json:"call_id,omitempty"`     // the model's call id, when known
-	Outcome    taxonomy.Outcome `json:"outcome"`               // failed, refused, not_permitted, timed_out, cancelled
+	Outcome    taxonomy.Outcome `json:"outcome"`               // failed, refused, not_permitted, timed_out, cancelled, pending, denied, blocked
 	Kind       taxonomy.Kind    `json:"kind"`                  // the taxonomy kind
 	Code       string           `json:"code"`                  // the taxonomy code
 	Retryable  bool             `json:"retryable"`             // whether the error is retryable
 	RetryAfter taxonomy.Seconds `json:"retry_after,omitempty"` // the error's retry-after hint
 	Attempts   int              `json:"attempts"`              // the attempts made; 0 when the context carries no toolmw.Call
 	Told       string           `json:"told"`                  // toolmw.ForModel(res, err): what the model was told, cut to WithMaxTold
+	// ApprovalID names the approval request of an approval-pending or
+	// approval-denied call (taxonomy.ApprovalInfo.ID, a safe token of at
+	// most 128 bytes), so a run log or a UI can link the call to the
+	// reviewer's decision; "" otherwise.
+	ApprovalID string `json:"approval_id,omitempty"`
 	// ToldCut reports that Told was longer than the Emitter keeps and was
 	// cut (at a character boundary) to its first WithMaxTold bytes.
 	ToldCut bool `json:"told_cut,omitempty"`
@@ -56,7 +61,7 @@ type Event struct {
 
 // size is what ev counts against the queue's bytes.
 func (ev *Event) size() int {
-	return eventOverhead + len(ev.Type) + len(ev.Tool) + len(ev.CallID) + len(ev.Outcome) + len(ev.Kind) + len(ev.Code) + len(ev.Told)
+	return eventOverhead + len(ev.Type) + len(ev.Tool) + len(ev.CallID) + len(ev.Outcome) + len(ev.Kind) + len(ev.Code) + len(ev.Told) + len(ev.ApprovalID)
 }
 
 // Sink receives events. An Emitter calls Emit from one goroutine at a time,
@@ -241,6 +246,9 @@ func (e *Emitter) record(ctx context.Context, res toolmw.Result, err error) {
 		RetryAfter: info.RetryAfter,
 		Attempts:   c.Attempt,
 		Told:       toolmw.ForModel(res, err),
+	}
+	if info.Approval != nil {
+		ev.ApprovalID = info.Approval.ID
 	}
 	if ev.Tool == "" {
 		ev.Tool = info.Tool

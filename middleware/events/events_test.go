@@ -89,6 +89,16 @@ func TestEvent(t *testing.T) {
 				Told: `<untrusted-data source="tool_error">tool-not-permitted not_permitted: not for this user</untrusted-data>`},
 		},
 		{
+			name: "approval pending names the request", err: taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending, "waiting for a reviewer").WithApproval("apr_1", "book_flight {}"),
+			want: &events.Event{Outcome: taxonomy.OutcomePending, Kind: taxonomy.KindApprovalPending, Code: "approval_pending", Attempts: 1, ApprovalID: "apr_1",
+				Told: `<untrusted-data source="tool_error">approval-pending approval_pending: waiting for a reviewer</untrusted-data>`},
+		},
+		{
+			name: "approval denied", err: taxonomy.New(taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied, "a reviewer said no").WithApproval("apr_2", ""),
+			want: &events.Event{Outcome: taxonomy.OutcomeDenied, Kind: taxonomy.KindApprovalDenied, Code: "approval_denied", Attempts: 1, ApprovalID: "apr_2",
+				Told: `<untrusted-data source="tool_error">approval-denied approval_denied: a reviewer said no</untrusted-data>`},
+		},
+		{
 			name: "cancellation", err: context.Canceled,
 			want: &events.Event{Outcome: taxonomy.OutcomeCancelled, Kind: taxonomy.KindCancelled, Code: "cancelled", Attempts: 1,
 				Told: `<untrusted-data source="tool_error">tool-cancelled cancelled</untrusted-data>`},

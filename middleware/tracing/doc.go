@@ -21,7 +21,8 @@
 //
 // and toolmw's own attributes, under the toolmw namespace:
 //
-//	toolmw.outcome         ok, failed, refused (tool-refused), not_permitted (tool-not-permitted), timed_out, cancelled
+//	toolmw.outcome         ok, failed, refused (tool-refused), not_permitted (tool-not-permitted), timed_out, cancelled,
+//	                       pending (approval-pending), denied (approval-denied), blocked (guardrail-blocked)
 //	toolmw.attempts        the attempts made, read from the Call once the call returned
 //	toolmw.error.kind      the taxonomy kind, on error
 //	toolmw.error.code      the taxonomy code, on error
@@ -31,8 +32,10 @@
 // them; the rest is set only when the span is recording.
 //
 // The status is Error only for a failure: outcomes failed and timed_out.
-// A refusal (refused) and a permission denial (not_permitted) are answers,
-// and a cancellation is the caller's decision, not a fault of the tool:
+// A refusal (refused), a permission denial (not_permitted), a reviewer's no
+// (denied) and a guardrail's block (blocked) are answers, a call waiting
+// for a person (pending) is a pause, and a cancellation is the caller's
+// decision, not a fault of the tool:
 // their status stays Unset, while error.type and the outcome still tell
 // them apart. The status description is the code, never the message.
 //

@@ -39,7 +39,7 @@ const (
 
 // The attribute keys of toolmw's own attributes.
 const (
-	KeyOutcome   = attribute.Key("toolmw.outcome")    // taxonomy.OutcomeOf: ok, failed, refused, not_permitted, timed_out, cancelled
+	KeyOutcome   = attribute.Key("toolmw.outcome")    // taxonomy.OutcomeOf: ok, failed, refused, not_permitted, timed_out, cancelled, pending, denied, blocked
 	KeyErrorKind = attribute.Key("toolmw.error.kind") // the taxonomy kind, on error
 	KeyErrorCode = attribute.Key("toolmw.error.code") // the taxonomy code, on error
 	KeyRetryable = attribute.Key("toolmw.retryable")  // whether the error is retryable, on error
@@ -311,11 +311,13 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 }
 
 // isFailure reports whether an outcome marks the span as an error: a
-// failure or a timeout. An answer (a refusal, a permission denial) and a
+// failure or a timeout. An answer (a refusal, a permission denial, a
+// reviewer's no, a guardrail's block), a call waiting for a person and a
 // cancellation by the caller are not errors of the tool.
 func isFailure(o taxonomy.Outcome) bool {
 	switch o {
-	case taxonomy.OutcomeOK, taxonomy.OutcomeRefused, taxonomy.OutcomeNotPermitted, taxonomy.OutcomeCancelled:
+	case taxonomy.OutcomeOK, taxonomy.OutcomeRefused, taxonomy.OutcomeNotPermitted, taxonomy.OutcomeCancelled,
+		taxonomy.OutcomePending, taxonomy.OutcomeDenied, taxonomy.OutcomeBlocked:
 		return false
 	}
 	return true

@@ -167,6 +167,22 @@ func TestSpan(t *testing.T) {
 			},
 		},
 		{
+			name: "a pending approval is a pause", errs: []error{taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending, "waiting").WithApproval("apr_1", "s")}, wantErr: true,
+			wantAttrs: map[string]any{"toolmw.outcome": "pending", "toolmw.attempts": int64(1), "error.type": "approval_pending",
+				"toolmw.error.kind": "approval-pending", "toolmw.error.code": "approval_pending", "toolmw.retryable": false},
+			wantEvents: []map[string]any{
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "pending", "error.type": "approval_pending", "toolmw.error.kind": "approval-pending", "toolmw.retryable": false},
+			},
+		},
+		{
+			name: "a reviewer's no is an answer", errs: []error{taxonomy.New(taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied, "")}, wantErr: true,
+			wantAttrs: map[string]any{"toolmw.outcome": "denied", "toolmw.attempts": int64(1), "error.type": "approval_denied",
+				"toolmw.error.kind": "approval-denied", "toolmw.error.code": "approval_denied", "toolmw.retryable": false},
+			wantEvents: []map[string]any{
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "denied", "error.type": "approval_denied", "toolmw.error.kind": "approval-denied", "toolmw.retryable": false},
+			},
+		},
+		{
 			name: "cancellation is not an error of the tool", errs: []error{context.Canceled}, wantErr: true,
 			wantAttrs: map[string]any{"toolmw.outcome": "cancelled", "toolmw.attempts": int64(1), "error.type": "cancelled",
 				"toolmw.error.kind": "tool-cancelled", "toolmw.error.code": "cancelled", "toolmw.retryable": false},

@@ -58,16 +58,6 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-// insert puts mw into the stack before the layer named.
-func (r *rig) insert(t *testing.T, before, name string, mw toolmw.Middleware) {
-	t.Helper()
-	s, err := r.stack.InsertBefore(before, middleware.Layer{Name: name, Middleware: mw})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.stack = s
-}
-
 // tell records what the model is told of a call's outcome, and its record.
 func (r *rig) tell(res toolmw.Result, err error) {
 	r.mu.Lock()

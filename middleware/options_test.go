@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/classify"
@@ -49,6 +50,15 @@ type badOption struct {
 func badOptions() []badOption {
 	type o = badOption
 	return []o{
+		{name: "approval.WithKey", validate: func() error { return approval.Validate(approval.WithKey(make([]byte, 16))) },
+			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithKey(make([]byte, 16))) }},
+		{name: "approval.WithStore", validate: func() error { return approval.Validate(approval.WithStore(approval.NewMemoryStore())) },
+			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithStore(approval.NewMemoryStore())) }},
+		{name: "approval.WithStoreTimeout", validate: func() error { return approval.Validate(approval.WithStoreTimeout(-time.Second)) },
+			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithStoreTimeout(-time.Second)) }},
+		{name: "approval.WithClock", none: "nil means the system clock"},
+		{name: "approval.WithScrubber", none: "nil means the default scrubber"},
+
 		{name: "breaker.WithConsecutiveFailures", validate: func() error { return breaker.Validate(breaker.WithConsecutiveFailures(-1)) },
 			layer: func() toolmw.Middleware { return breaker.New(breaker.WithConsecutiveFailures(-1)) }, stack: middleware.WithBreaker(breaker.WithConsecutiveFailures(-1))},
 		{name: "breaker.WithFailureRatio", validate: func() error { return breaker.Validate(breaker.WithFailureRatio(1.5, 10)) },

@@ -23,6 +23,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/fallback"
+	"github.com/toolmw/toolmw/middleware/guardrail"
 	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/middleware/permit"
@@ -30,6 +31,8 @@ import (
 	"github.com/toolmw/toolmw/middleware/recovery"
 	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/spend"
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -129,6 +132,12 @@ func badOptions() []badOption {
 		{name: "fallback.WithClock", none: "nil means the system clock"},
 		{name: "fallback.WithOnServe", none: "nil means no callback"},
 
+		{name: "guardrail.Args", validate: func() error { return guardrail.Validate(guardrail.Args("No PII", nil)) },
+			layer: func() toolmw.Middleware { return guardrail.New(guardrail.Args("No PII", nil)) }},
+		{name: "guardrail.Result", validate: func() error { return guardrail.Validate(guardrail.Result("no_pii", nil)) },
+			layer: func() toolmw.Middleware { return guardrail.New(guardrail.Result("no_pii", nil)) }},
+		{name: "guardrail.WithOnBlock", none: "nil means no hook"},
+
 		{name: "hedge.WithDelay", validate: func() error { return hedge.Validate(hedge.WithDelay(-time.Second)) },
 			layer: func() toolmw.Middleware { return hedge.New(hedge.WithDelay(-time.Second)) }},
 		{name: "hedge.WithPercentile", validate: func() error { return hedge.Validate(hedge.WithPercentile(1)) },
@@ -191,6 +200,18 @@ func badOptions() []badOption {
 		{name: "retry.WithRand", none: "nil means math/rand/v2"},
 		{name: "retry.WithBudget", none: "nil means a budget per tool"},
 		{name: "retry.WithoutBudget", none: "takes no value"},
+
+		{name: "runlimit.Max", validate: func() error { return runlimit.Validate(runlimit.Max("search", 0)) },
+			layer: func() toolmw.Middleware { return runlimit.New(runlimit.Max("search", 0)) }},
+		{name: "runlimit.Once", validate: func() error { return runlimit.Validate(runlimit.Once("not a tool")) },
+			layer: func() toolmw.Middleware { return runlimit.New(runlimit.Once("not a tool")) }},
+
+		{name: "spend.Fixed", validate: func() error { return spend.Validate(spend.Fixed("search", -1)) },
+			layer: func() toolmw.Middleware { return spend.New(spend.Fixed("search", -1)) }},
+		{name: "spend.Metered", validate: func() error { return spend.Validate(spend.Metered("search", 1, nil)) },
+			layer: func() toolmw.Middleware { return spend.New(spend.Metered("search", 1, nil)) }},
+		{name: "spend.WithOnBadCost", none: "nil means no report"},
+		{name: "spend.WithLimit", none: "a context setter, not an option: a limit that is not an amount fails closed at run time, and spend.ValidateLimit reports it"},
 
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },
 			layer: func() toolmw.Middleware { return timeout.New(-time.Second) }, stack: middleware.WithTimeout(-time.Second)},

@@ -1,10 +1,10 @@
 package fallback
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"sync"
 	"time"
@@ -24,46 +24,32 @@ const entryOverhead = 128
 type key [sha256.Size]byte
 
 // key returns the cache key of a call, or false when its arguments are not
-// one JSON value.
+// one JSON value. The partition goes first, length-prefixed, so that no
+// partition and arguments run into each other.
 func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage) (key, bool) {
-	canon, ok := canonical(args)
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	b := (*bp)[:0]
+	if l.partition != nil {
+		part := l.partition(ctx, call)
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(part)))
+		b = append(b, part...)
+	}
+	b, ok := canonical(b, args)
+	if cap(b) <= maxPooled {
+		*bp = b
+	}
 	if !ok {
 		return key{}, false
 	}
-	h := sha256.New()
-	if l.partition != nil {
-		part := l.partition(ctx, call)
-		var n [8]byte
-		for i := range n {
-			n[i] = byte(uint64(len(part)) >> (8 * i))
-		}
-		h.Write(n[:]) // length-prefixed: no partition and arguments run into each other
-		h.Write([]byte(part))
-	}
-	h.Write(canon)
-	var k key
-	h.Sum(k[:0])
-	return k, true
+	return sha256.Sum256(b), true
 }
 
-// canonical returns args' JSON value re-encoded with sorted object keys
-// and no spacing, numbers as written; absent arguments are null.
-func canonical(args json.RawMessage) ([]byte, bool) {
-	if len(args) == 0 {
-		return []byte("null"), true
-	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil || d.More() {
-		return nil, false
-	}
-	b, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return nil, false
-	}
-	return b, true
-}
+// bufs holds the buffers keys are made in; one larger than maxPooled is
+// not kept.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooled = 64 << 10
 
 // cache holds one tool's last good results, bounded in entries and bytes,
 // the least recently used dropped first. It is safe for concurrent use; its

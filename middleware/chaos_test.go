@@ -26,6 +26,7 @@ import (
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/dedupe"
@@ -622,4 +623,224 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestChaosApproval drives an approval-gated tool through two replicas of
+// the default stack (the approval layer outside retry) sharing one store,
+// against the flaky tool of the other soaks, while two reviewers approve
+// (some with approvals that expire at once) or deny the requests as they
+// come, and a quarter of the approved calls are made by both replicas at
+// the same moment. It checks: every call ends in exactly one outcome; the
+// tool runs only for a call whose approval the layer admitted, and each
+// approval admits at most one call; no planted secret in the arguments
+// reaches the reviewer's summary, a span, a WARN+ log, an event or the
+// model.
+func TestChaosApproval(t *testing.T) {
+	stop := make(chan struct{})
+	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
+	defer bound.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		const perAttempt = 2 * time.Millisecond
+		calls, workers := *chaosCalls/50, *chaosWorkers
+		if testing.Short() {
+			calls = 1_000
+		}
+		spans := &spanChecker{}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		logs := &logChecker{}
+		var evCount atomic.Int64
+		var evLeak atomic.Value
+		emitter := events.NewEmitter(events.SinkFunc(func(e events.Event) {
+			evCount.Add(1)
+			if js, _ := json.Marshal(e); leak(js) != "" {
+				evLeak.Store("event: " + leak(js))
+			}
+		}), events.WithQueueSize(4*calls+1))
+
+		store := approval.NewMemoryStore()
+		key := bytes.Repeat([]byte("chaos key "), 4)
+		ct := &chaosTool{perAttempt: perAttempt, execs: map[string][]behaviour{}, runs: map[*budget.Run]int{}, plan: map[string]*rand.Rand{}}
+		for i := range calls {
+			ct.plan[callID(i)] = rand.New(rand.NewPCG(uint64(i), 7))
+		}
+		var admitMu sync.Mutex
+		admitted := map[string]int{} // call id → calls the approval layer let through
+		admit := func(next toolmw.Tool) toolmw.Tool {
+			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+				c, _ := toolmw.CallFrom(ctx)
+				admitMu.Lock()
+				admitted[c.ID]++
+				admitMu.Unlock()
+				return next(ctx, args)
+			}
+		}
+		var desks [2]*approval.Desk
+		var replicas [2]toolmw.Tool
+		for r := range replicas {
+			desks[r] = approval.NewDesk(approval.WithStore(store), approval.WithKey(key))
+			stack, err := middleware.Default(
+				middleware.WithTracing(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
+				middleware.WithLogger(zerolog.New(logs).Level(zerolog.InfoLevel)),
+				middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond)),
+				middleware.WithTimeout(perAttempt),
+			).Replace(middleware.Events, emitter.Middleware())
+			if err == nil {
+				stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "approval", Middleware: desks[r].Middleware(approval.Tools("cancel"))})
+			}
+			if err == nil {
+				stack, err = stack.InsertAfter("approval", middleware.Layer{Name: "admit", Middleware: admit})
+			}
+			if err == nil {
+				replicas[r], err = stack.Wrap(toolmw.Spec{Name: "cancel"}, ct.tool)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Reviewers decide what they are asked: deny one in five, approve
+		// the rest, one approval in ten for a nanosecond (it expires).
+		asks := make(chan string, 4*calls)
+		var reviewLeak atomic.Value
+		var granted atomic.Int64
+		var reviewers sync.WaitGroup
+		for r := range desks {
+			reviewers.Go(func() {
+				for id := range asks {
+					req, err := desks[r].Get(context.Background(), id)
+					if err != nil {
+						t.Errorf("review %s: %v", id, err)
+						continue
+					}
+					if l := leak([]byte(req.Summary)); l != "" {
+						reviewLeak.Store("summary: " + l)
+					}
+					h := int(req.Summary[len(req.Summary)-2]) + int(id[5])
+					switch {
+					case h%5 == 0:
+						err = desks[r].Deny(context.Background(), req)
+					case h%10 == 1:
+						err = desks[r].Approve(context.Background(), req, time.Nanosecond)
+					default:
+						if err = desks[r].Approve(context.Background(), req, time.Hour); err == nil {
+							granted.Add(1)
+						}
+					}
+					if err != nil && !errors.Is(err, approval.ErrChanged) && !errors.Is(err, approval.ErrDecided) {
+						t.Errorf("decide %s: %v", id, err)
+					}
+				}
+			})
+		}
+
+		type outcome struct {
+			err  error
+			told string
+		}
+		var outMu sync.Mutex
+		var outcomes []outcome
+		record := func(res toolmw.Result, err error) {
+			outMu.Lock()
+			outcomes = append(outcomes, outcome{err, toolmw.ForModel(res, err)})
+			outMu.Unlock()
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					i := int(next.Add(1)) - 1
+					if i >= calls {
+						return
+					}
+					secret := canary.Secrets[i%len(canary.Secrets)].Value
+					args := json.RawMessage(fmt.Sprintf(`{"booking":"BK-%d","token":%q}`, i, secret))
+					ctx := toolmw.WithCallID(budget.WithRun(context.Background(), budget.WithID(fmt.Sprintf("run_%d", i/10))), callID(i))
+					// Ask, wait for the decision, ask again: at most a few rounds.
+					for round := range 4 {
+						if i%4 == 0 && round > 0 { // both replicas at once
+							var both sync.WaitGroup
+							for r := range replicas {
+								both.Go(func() { res, err := replicas[r](ctx, args); record(res, err) })
+							}
+							both.Wait()
+							break
+						}
+						res, err := replicas[(i+round)%2](ctx, args)
+						record(res, err)
+						info := taxonomy.InfoOf(err)
+						if info.Kind != taxonomy.KindApprovalPending {
+							break
+						}
+						asks <- info.Approval.ID
+						time.Sleep(time.Millisecond) // the bubble's time: the reviewers decide meanwhile
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(asks)
+		reviewers.Wait()
+		ct.mu.Lock()
+		defer ct.mu.Unlock()
+
+		byCode := map[string]int{}
+		for i, o := range outcomes {
+			switch _, typed := taxonomy.From(o.err); {
+			case o.err == nil:
+				byCode["ok"]++
+			case typed:
+				byCode[taxonomy.InfoOf(o.err).Code]++
+			case errors.Is(o.err, context.Canceled):
+				byCode["(cancelled)"]++
+			default:
+				t.Fatalf("outcome %d is untyped: %v", i, o.err)
+			}
+			if l := leak([]byte(o.told)); l != "" {
+				t.Fatalf("a secret reached the model: %s", o.told)
+			}
+		}
+		// The tool ran only for admitted calls, and each approval admitted
+		// at most one call.
+		admitMu.Lock()
+		defer admitMu.Unlock()
+		total := 0
+		for id, n := range admitted {
+			total += n
+			if n > 1 {
+				t.Errorf("call %s was admitted %d times by one approval", id, n)
+			}
+		}
+		for id := range ct.execs {
+			if admitted[id] == 0 {
+				t.Errorf("call %s ran without an admitted approval", id)
+			}
+		}
+		if int64(total) > granted.Load() {
+			t.Errorf("%d calls admitted with %d approvals granted", total, granted.Load())
+		}
+		if err := emitter.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		failed := len(outcomes) - byCode["ok"]
+		if spans.ended.Load() != int64(len(outcomes)) || evCount.Load() != int64(failed) {
+			t.Errorf("%d spans and %d events for %d calls, %d failed", spans.ended.Load(), evCount.Load(), len(outcomes), failed)
+		}
+		for _, v := range []*atomic.Value{&spans.leaked, &logs.leaked, &evLeak, &reviewLeak} {
+			if l := v.Load(); l != nil {
+				t.Errorf("planted secret leaked: %s", l)
+			}
+		}
+		if byCode["ok"] == 0 || byCode[taxonomy.CodeApprovalDenied] == 0 || byCode[taxonomy.CodeApprovalReplayed] == 0 || byCode[taxonomy.CodeApprovalExpired] == 0 {
+			t.Errorf("the soak did not reach every outcome: %v", byCode)
+		}
+		t.Logf("chaos approval: %d calls, %d outcomes, %d approvals granted, %d admitted, %d executions: %v",
+			min(int(next.Load()), calls), len(outcomes), granted.Load(), total, len(ct.execs), byCode)
+	})
 }

@@ -1,0 +1,242 @@
+package sqlstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	"github.com/toolmw/toolmw/middleware/approval"
+)
+
+// testContract checks the approval.Store contract on stores made by
+// newStore; replica returns a second Store over the same backing database
+// through its own connection pool, as another process would have.
+func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstore.Store)) {
+	ctx := context.Background()
+
+	t.Run("LoadMissing", func(t *testing.T) {
+		s, _ := newStore(t)
+		if _, err := s.Load(ctx, "nope"); !errors.Is(err, approval.ErrNotFound) {
+			t.Fatalf("Load of a missing id: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("CompareAndSwap", func(t *testing.T) {
+		s, r := newStore(t)
+		id := "appr-1"
+		mustSave(t, s, id, nil, []byte("v1"))
+		if err := r.Save(ctx, id, nil, []byte("other")); !errors.Is(err, approval.ErrConflict) {
+			t.Fatalf("second insert: %v, want ErrConflict", err)
+		}
+		if err := r.Save(ctx, id, []byte("v0"), []byte("v2")); !errors.Is(err, approval.ErrConflict) {
+			t.Fatalf("update with a stale prev: %v, want ErrConflict", err)
+		}
+		if err := r.Save(ctx, "appr-missing", []byte("v1"), []byte("v2")); !errors.Is(err, approval.ErrConflict) {
+			t.Fatalf("update of a missing id: %v, want ErrConflict", err)
+		}
+		if err := r.Save(ctx, id, []byte{}, []byte("v2")); !errors.Is(err, approval.ErrConflict) {
+			t.Fatalf("update with an empty, non-nil prev: %v, want ErrConflict", err)
+		}
+		mustLoad(t, r, id, "v1")
+		mustSave(t, r, id, []byte("v1"), []byte("v2"))
+		mustLoad(t, s, id, "v2")
+		mustSave(t, s, id, []byte("v2"), nil) // an empty row is a row
+		mustLoad(t, r, id, "")
+		mustSave(t, s, id, []byte{}, []byte("v3"))
+		mustLoad(t, r, id, "v3")
+		if _, err := s.Load(ctx, "appr-missing"); !errors.Is(err, approval.ErrNotFound) {
+			t.Fatalf("a failed Save stored a row: %v", err)
+		}
+	})
+
+	t.Run("ConsumeOnce", func(t *testing.T) {
+		s, r := newStore(t)
+		if err := s.Consume(ctx, "n1"); err != nil {
+			t.Fatalf("first Consume: %v", err)
+		}
+		for _, st := range []*sqlstore.Store{s, r} {
+			if err := st.Consume(ctx, "n1"); !errors.Is(err, approval.ErrConsumed) {
+				t.Fatalf("second Consume: %v, want ErrConsumed", err)
+			}
+		}
+		if err := r.Consume(ctx, "n2"); err != nil {
+			t.Fatalf("another nonce: %v", err)
+		}
+	})
+
+	// Keys and rows a hostile caller could send: SQL, NUL bytes, invalid
+	// UTF-8, case variants, the bounds.
+	t.Run("HostileKeysAndRows", func(t *testing.T) {
+		s, r := newStore(t)
+		keys := []string{
+			"", "'; DROP TABLE toolmw_approvals; --", "a\x00b", "\xff\xfe", "ID", "id", "id ",
+			"💥", "?", "$1", strings.Repeat("k", sqlstore.MaxKeyBytes),
+		}
+		for i, k := range keys {
+			row := []byte(fmt.Sprintf("row %d \x00\xff", i))
+			mustSave(t, s, k, nil, row)
+			if err := s.Consume(ctx, k); err != nil {
+				t.Fatalf("Consume(%q): %v", k, err)
+			}
+		}
+		for i, k := range keys {
+			mustLoad(t, r, k, fmt.Sprintf("row %d \x00\xff", i))
+			if err := r.Consume(ctx, k); !errors.Is(err, approval.ErrConsumed) {
+				t.Fatalf("Consume(%q) again: %v", k, err)
+			}
+		}
+		big := bytes.Repeat([]byte{0xAB}, sqlstore.MaxRowBytes)
+		mustSave(t, s, "big", nil, big)
+		got, err := r.Load(ctx, "big")
+		if err != nil || !bytes.Equal(got, big) {
+			t.Fatalf("a row of MaxRowBytes: %d bytes, %v", len(got), err)
+		}
+	})
+
+	t.Run("Bounds", func(t *testing.T) {
+		s, _ := newStore(t)
+		long := strings.Repeat("k", sqlstore.MaxKeyBytes+1)
+		tooBig := make([]byte, sqlstore.MaxRowBytes+1)
+		for name, err := range map[string]error{
+			"Load id":     func() error { _, err := s.Load(ctx, long); return err }(),
+			"Save id":     s.Save(ctx, long, nil, []byte("x")),
+			"Save row":    s.Save(ctx, "id", nil, tooBig),
+			"Consume key": s.Consume(ctx, long),
+		} {
+			if !errors.Is(err, sqlstore.ErrTooLarge) {
+				t.Errorf("%s over the bound: %v, want ErrTooLarge", name, err)
+			}
+		}
+		// A prev longer than any stored row cannot match.
+		mustSave(t, s, "id", nil, []byte("x"))
+		if err := s.Save(ctx, "id", tooBig, []byte("y")); !errors.Is(err, approval.ErrConflict) {
+			t.Errorf("a prev over the bound: %v, want ErrConflict", err)
+		}
+		if _, err := s.Load(ctx, "id"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("CancelledContext", func(t *testing.T) {
+		s, _ := newStore(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		for name, err := range map[string]error{
+			"Load":    func() error { _, err := s.Load(cctx, "x"); return err }(),
+			"Save":    s.Save(cctx, "x", nil, []byte("x")),
+			"Consume": s.Consume(cctx, "x"),
+		} {
+			if err == nil || errors.Is(err, approval.ErrNotFound) || errors.Is(err, approval.ErrConflict) || errors.Is(err, approval.ErrConsumed) {
+				t.Errorf("%s with a cancelled context: %v, want a store failure", name, err)
+			}
+		}
+		// Nothing was stored.
+		if _, err := s.Load(ctx, "x"); !errors.Is(err, approval.ErrNotFound) {
+			t.Errorf("after a cancelled Save: %v", err)
+		}
+		if err := s.Consume(ctx, "x"); err != nil {
+			t.Errorf("after a cancelled Consume: %v", err)
+		}
+	})
+
+	// Two replicas, each with several goroutines, race to consume one
+	// nonce: exactly one wins.
+	t.Run("ConsumeRace", func(t *testing.T) {
+		s, r := newStore(t)
+		const rounds, perReplica = 5, 8
+		for round := range rounds {
+			nonce := fmt.Sprintf("race-%d", round)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			wins, errs := 0, []error{}
+			start := make(chan struct{})
+			for i := range 2 * perReplica {
+				st := s
+				if i%2 == 1 {
+					st = r
+				}
+				wg.Go(func() {
+					<-start
+					err := st.Consume(ctx, nonce)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						wins++
+					case !errors.Is(err, approval.ErrConsumed):
+						errs = append(errs, err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if wins != 1 || len(errs) != 0 {
+				t.Fatalf("round %d: %d winners, errors %v; want exactly 1 and none", round, wins, errs)
+			}
+		}
+	})
+
+	// Two replicas race read-modify-write cycles on one id: every Save that
+	// succeeded is counted in the final row, none is lost.
+	t.Run("SaveRace", func(t *testing.T) {
+		s, r := newStore(t)
+		const id, workers, incs = "counter", 8, 10
+		mustSave(t, s, id, nil, []byte("0"))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		for i := range workers {
+			st := s
+			if i%2 == 1 {
+				st = r
+			}
+			wg.Go(func() {
+				for done := 0; done < incs; {
+					prev, err := st.Load(ctx, id)
+					if err == nil {
+						var n int
+						fmt.Sscan(string(prev), &n)
+						err = st.Save(ctx, id, prev, []byte(fmt.Sprint(n+1)))
+					}
+					switch {
+					case err == nil:
+						done++
+					case !errors.Is(err, approval.ErrConflict):
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if len(errs) != 0 {
+			t.Fatalf("store failures: %v", errs)
+		}
+		mustLoad(t, s, id, fmt.Sprint(workers*incs))
+	})
+}
+
+func mustSave(t *testing.T, s approval.Store, id string, prev, row []byte) {
+	t.Helper()
+	if err := s.Save(context.Background(), id, prev, row); err != nil {
+		t.Fatalf("Save(%q): %v", id, err)
+	}
+}
+
+func mustLoad(t *testing.T, s approval.Store, id, want string) {
+	t.Helper()
+	got, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", id, err)
+	}
+	if string(got) != want {
+		t.Fatalf("Load(%q) = %q, want %q", id, got, want)
+	}
+}

@@ -1,0 +1,405 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/approval"
+)
+
+// The bounds of what the store accepts. An id or nonce longer than
+// [MaxKeyBytes], or a row longer than [MaxRowBytes], is refused with an
+// error matching [ErrTooLarge] before the database is asked: a hostile
+// caller cannot make one row cost more than that.
+const (
+	// MaxKeyBytes bounds an approval id and a nonce, in bytes. The layer's
+	// own ids and nonces are a few dozen bytes.
+	MaxKeyBytes = 512
+	// MaxRowBytes bounds a stored row, in bytes. The layer's sealed rows
+	// hold a scrubbed summary of the call and stay far below it.
+	MaxRowBytes = 64 << 10
+	// MaxPrefixBytes bounds the table prefix, so that the longest table name
+	// it makes stays within PostgreSQL's 63-byte identifiers.
+	MaxPrefixBytes = 32
+	// DefaultPrefix is the table prefix when none is given: the tables are
+	// toolmw_approvals and toolmw_approval_nonces.
+	DefaultPrefix = "toolmw_"
+)
+
+// ErrTooLarge is returned, wrapped, for an id, nonce or row over its bound
+// (see [MaxKeyBytes] and [MaxRowBytes]). The layer fails closed on it like
+// on any store failure.
+var ErrTooLarge = errors.New("sqlstore: an id, nonce or row is over its bound")
+
+// Dialect names the SQL a database speaks where the two supported ones
+// differ: parameter placeholders and the binary column type. Both support
+// INSERT … ON CONFLICT DO NOTHING, which the store relies on.
+type Dialect int
+
+const (
+	// Detect, the zero Dialect, picks the dialect from the driver of the
+	// *sql.DB (see [WithDialect]).
+	Detect Dialect = iota
+	// SQLite is SQLite 3.24 or later: ? placeholders, BLOB columns.
+	SQLite
+	// Postgres is PostgreSQL 9.5 or later: $1 placeholders, BYTEA columns.
+	Postgres
+)
+
+// String returns the dialect's name.
+func (d Dialect) String() string {
+	switch d {
+	case Detect:
+		return "detect"
+	case SQLite:
+		return "sqlite"
+	case Postgres:
+		return "postgres"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+// drivers maps the package path of known database/sql drivers to their
+// dialect, for [Detect].
+var drivers = map[string]Dialect{
+	"modernc.org/sqlite":                   SQLite,
+	"github.com/mattn/go-sqlite3":          SQLite,
+	"github.com/ncruces/go-sqlite3/driver": SQLite,
+	"github.com/glebarez/go-sqlite":        SQLite,
+	"github.com/jackc/pgx/v5/stdlib":       Postgres,
+	"github.com/jackc/pgx/v4/stdlib":       Postgres,
+	"github.com/lib/pq":                    Postgres,
+}
+
+// Option configures a [Store].
+//
+// Options are applied once, by the constructor they are passed to; an
+// Option may be reused and shared between goroutines.
+type Option func(*config)
+
+type config struct {
+	dialect Dialect
+	prefix  string
+	clock   clock.Clock
+	err     error
+}
+
+func (c *config) reject(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("sqlstore: "+format, args...)
+	}
+}
+
+// WithDialect says which SQL the database speaks. The zero value, [Detect],
+// means the default: the dialect of the *sql.DB's driver when it is one
+// the store knows (modernc.org/sqlite, mattn/go-sqlite3, ncruces/go-sqlite3,
+// glebarez/go-sqlite, pgx's stdlib, lib/pq); [New] fails for any other
+// driver unless the dialect is given. Any other value is invalid.
+func WithDialect(d Dialect) Option {
+	return func(c *config) {
+		if d < Detect || d > Postgres {
+			c.reject("WithDialect(%v): not a dialect", d)
+			return
+		}
+		c.dialect = d
+	}
+}
+
+// WithTablePrefix sets the prefix of the store's two tables, so that
+// several stores can share one database: prefix+"approvals" and
+// prefix+"approval_nonces". "" means the default, [DefaultPrefix]. A prefix
+// must be an SQL identifier that needs no quoting: an ASCII letter or
+// underscore, then letters, digits and underscores, at most
+// [MaxPrefixBytes] bytes; anything else is invalid. PostgreSQL folds
+// unquoted names to lower case, so "App_" and "app_" name the same tables
+// there.
+func WithTablePrefix(prefix string) Option {
+	return func(c *config) {
+		if prefix != "" && !identifier(prefix) {
+			c.reject("WithTablePrefix: the prefix must be at most %d ASCII letters, digits and underscores, not starting with a digit", MaxPrefixBytes)
+			return
+		}
+		c.prefix = prefix
+	}
+}
+
+// WithClock sets the clock that stamps saved rows and used nonces, for
+// [Store.Prune]. nil means the default, the system clock.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
+}
+
+func identifier(s string) bool {
+	if len(s) == 0 || len(s) > MaxPrefixBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case b == '_', 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z':
+		case '0' <= b && b <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func newConfig(opts []Option) config {
+	c := config{prefix: DefaultPrefix}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.prefix == "" {
+		c.prefix = DefaultPrefix
+	}
+	c.clock = clock.Or(c.clock)
+	return c
+}
+
+// Validate reports the first invalid option value, or nil. It does not
+// look at any database: [New] also fails when the dialect cannot be
+// detected.
+func Validate(opts ...Option) error {
+	return newConfig(opts).err
+}
+
+// Store is an approval.Store kept in two tables of an SQL database reached
+// through database/sql: one row per approval id, and one row per used
+// nonce. Every operation is one statement, atomic in the database, so
+// several processes sharing the database share the store: Save is a
+// compare-and-swap (an INSERT that does nothing when the id exists, or an
+// UPDATE matching the previous row) and Consume an INSERT into a table
+// whose primary key is the nonce.
+//
+// A Store is safe for concurrent use, also by several processes.
+type Store struct {
+	db                *sql.DB
+	dialect           Dialect
+	clock             clock.Clock
+	approvals, nonces string
+
+	qCreate                       []string
+	qLoad, qInsert, qUpdate       string
+	qConsume                      string
+	qPruneApprovals, qPruneNonces string
+}
+
+var _ approval.Store = (*Store)(nil)
+
+// New returns a Store over db, which the caller opens (with the driver of
+// its choice), configures and closes. New does not touch the database;
+// call [Store.CreateTables] once before the first use. It fails on an
+// invalid option, or when the dialect is not given and the driver is not
+// one it knows (see [WithDialect]).
+func New(db *sql.DB, opts ...Option) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("sqlstore: New: the *sql.DB is nil")
+	}
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return nil, cfg.err
+	}
+	d := cfg.dialect
+	if d == Detect {
+		d = detect(db)
+		if d == Detect {
+			return nil, errors.New("sqlstore: New: the driver's dialect is unknown; name it with WithDialect")
+		}
+	}
+	s := &Store{db: db, dialect: d, clock: cfg.clock,
+		approvals: cfg.prefix + "approvals", nonces: cfg.prefix + "approval_nonces"}
+	blob := "BLOB"
+	if d == Postgres {
+		blob = "BYTEA"
+	}
+	s.qCreate = []string{
+		"CREATE TABLE IF NOT EXISTS " + s.approvals + " (id " + blob + " PRIMARY KEY, body " + blob + " NOT NULL, saved_at BIGINT NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS " + s.nonces + " (nonce " + blob + " PRIMARY KEY, used_at BIGINT NOT NULL)",
+	}
+	s.qLoad = s.bind("SELECT body FROM " + s.approvals + " WHERE id = ?")
+	s.qInsert = s.bind("INSERT INTO " + s.approvals + " (id, body, saved_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+	s.qUpdate = s.bind("UPDATE " + s.approvals + " SET body = ?, saved_at = ? WHERE id = ? AND body = ?")
+	s.qConsume = s.bind("INSERT INTO " + s.nonces + " (nonce, used_at) VALUES (?, ?) ON CONFLICT DO NOTHING")
+	s.qPruneApprovals = s.bind("DELETE FROM " + s.approvals + " WHERE saved_at < ?")
+	s.qPruneNonces = s.bind("DELETE FROM " + s.nonces + " WHERE used_at < ?")
+	return s, nil
+}
+
+func detect(db *sql.DB) Dialect {
+	t := reflect.TypeOf(db.Driver())
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return drivers[t.PkgPath()]
+}
+
+// bind rewrites the ? placeholders of q for the store's dialect. The
+// store's queries have no other question marks.
+func (s *Store) bind(q string) string {
+	if s.dialect != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Dialect returns the dialect the store speaks, given or detected.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Tables returns the names of the store's two tables: the approvals and
+// the used nonces.
+func (s *Store) Tables() (approvals, nonces string) { return s.approvals, s.nonces }
+
+// CreateTables creates the store's tables when they do not exist yet
+// (CREATE TABLE IF NOT EXISTS), so it may run at every start, by every
+// process. The columns: id and nonce as the binary primary keys, the row as
+// a binary value, and a time stamp in Unix seconds for [Store.Prune].
+func (s *Store) CreateTables(ctx context.Context) error {
+	for _, q := range s.qCreate {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("sqlstore: creating the tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// key is s as the bytes of a binary column, never nil: a nil []byte is
+// NULL to some drivers, and the key columns are primary keys.
+func key(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
+
+func checkKey(what, key string) error {
+	if len(key) > MaxKeyBytes {
+		return fmt.Errorf("sqlstore: %s: %d bytes, over the bound of %d: %w", what, len(key), MaxKeyBytes, ErrTooLarge)
+	}
+	return nil
+}
+
+// Load returns the row stored under id, or an error matching
+// approval.ErrNotFound.
+func (s *Store) Load(ctx context.Context, id string) ([]byte, error) {
+	if err := checkKey("Load: the id", id); err != nil {
+		return nil, err
+	}
+	var row []byte
+	err := s.db.QueryRowContext(ctx, s.qLoad, key(id)).Scan(&row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, approval.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("sqlstore: Load: %w", err)
+	}
+	if row == nil {
+		row = []byte{}
+	}
+	return row, nil
+}
+
+// Save stores row under id when the row stored now is prev; with a nil
+// prev, only when id has no row. Otherwise it stores nothing and returns an
+// error matching approval.ErrConflict. One statement does the comparison
+// and the write, so of several processes racing to replace the same prev,
+// exactly one succeeds.
+func (s *Store) Save(ctx context.Context, id string, prev, row []byte) error {
+	if err := checkKey("Save: the id", id); err != nil {
+		return err
+	}
+	if len(row) > MaxRowBytes {
+		return fmt.Errorf("sqlstore: Save: the row: %d bytes, over the bound of %d: %w", len(row), MaxRowBytes, ErrTooLarge)
+	}
+	if len(prev) > MaxRowBytes {
+		// No stored row can be longer: it cannot match.
+		return approval.ErrConflict
+	}
+	if row == nil {
+		row = []byte{} // a NULL would not compare equal in a later Save
+	}
+	now := s.clock.Now().Unix()
+	var (
+		res sql.Result
+		err error
+	)
+	if prev == nil {
+		res, err = s.db.ExecContext(ctx, s.qInsert, key(id), row, now)
+	} else {
+		res, err = s.db.ExecContext(ctx, s.qUpdate, row, now, key(id), prev)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: Save: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: Save: %w", err)
+	}
+	if n != 1 {
+		return approval.ErrConflict
+	}
+	return nil
+}
+
+// Consume records that the decision with this nonce was used: the first
+// call for a nonce, across every process sharing the database, returns
+// nil, every later one an error matching approval.ErrConsumed.
+func (s *Store) Consume(ctx context.Context, nonce string) error {
+	if err := checkKey("Consume: the nonce", nonce); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.qConsume, key(nonce), s.clock.Now().Unix())
+	if err != nil {
+		return fmt.Errorf("sqlstore: Consume: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: Consume: %w", err)
+	}
+	if n != 1 {
+		return approval.ErrConsumed
+	}
+	return nil
+}
+
+// Prune deletes the approvals last saved, and the nonces used, before the
+// given time, and returns how many rows it deleted. The tables otherwise
+// grow by one row per approval and one per used decision. Pick a time
+// older than the longest approval lifetime: a pruned nonce lets its
+// decision be used again if that decision's row were still valid.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
+	t := before.Unix()
+	var total int64
+	// The approvals go first: a nonce whose row is gone is harmless.
+	for _, q := range []string{s.qPruneApprovals, s.qPruneNonces} {
+		res, err := s.db.ExecContext(ctx, q, t)
+		if err != nil {
+			return total, fmt.Errorf("sqlstore: Prune: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqlstore: Prune: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}

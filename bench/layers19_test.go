@@ -12,12 +12,14 @@ import (
 
 	"github.com/failsafe-go/failsafe-go"
 	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
+	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/dedupe"
+	"github.com/toolmw/toolmw/middleware/fallback"
 	"github.com/toolmw/toolmw/middleware/hedge"
 )
 
@@ -44,6 +46,8 @@ func newLayerSystems() []system {
 		{"toolmw_hedge", wrap(hedge.New(hedge.WithDelay(time.Second)))},
 		{"failsafe_hedge", fs(hedgepolicy.NewWithDelay[toolmw.Result](time.Second))},
 		{"toolmw_dedupe", func() toolmw.Tool { return dedupeSystem() }},
+		{"toolmw_fallback", wrap(fallback.New(fallback.WithLastGood(0)))}, // remembers each success: the costlier mode
+		{"failsafe_fallback", fs(fsfallback.NewWithResult(toolmw.Text("no data")))},
 	}
 }
 

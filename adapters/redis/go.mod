@@ -7,6 +7,8 @@ replace github.com/toolmw/toolmw => ../..
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/toolmw/toolmw v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.15.0
 )
 
 require (
@@ -15,5 +17,4 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
 )

@@ -1,0 +1,256 @@
+package redisstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/toolmw/toolmw"
+	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// counted is a tool that counts its runs and records when they started.
+type counted struct {
+	mu    sync.Mutex
+	n     int
+	start []time.Time
+}
+
+func (c *counted) tool(context.Context, json.RawMessage) (toolmw.Result, error) {
+	c.mu.Lock()
+	c.n++
+	c.start = append(c.start, time.Now())
+	c.mu.Unlock()
+	return toolmw.Text("ok"), nil
+}
+
+func (c *counted) runs() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func mustWrap(t testing.TB, name string, tool toolmw.Tool, mws ...toolmw.Middleware) toolmw.Tool {
+	t.Helper()
+	w, err := toolmw.Wrap(toolmw.Spec{Name: name}, tool, mws...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// retryAfter returns the RetryAfter of a rate-limited/rate_limited error,
+// and fails the test for another error.
+func retryAfter(t testing.TB, err error) time.Duration {
+	t.Helper()
+	te, ok := taxonomy.From(err)
+	if !ok || te.Kind() != taxonomy.KindRateLimited || te.Code() != taxonomy.CodeRateLimited {
+		t.Fatalf("err = %v, want rate-limited/rate_limited", err)
+	}
+	return te.RetryAfter()
+}
+
+// hammer calls each tool from workers goroutines for d and returns how many
+// calls were admitted, the longest RetryAfter of the refusals, and how long
+// the calls took from the first start to the last end.
+func hammer(t *testing.T, tools []toolmw.Tool, workers int, d time.Duration) (admitted int64, longest time.Duration, elapsed time.Duration) {
+	t.Helper()
+	var n atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	stop := start.Add(d)
+	for _, tool := range tools {
+		for range workers {
+			wg.Go(func() {
+				for time.Now().Before(stop) {
+					_, err := tool(context.Background(), nil)
+					if err == nil {
+						n.Add(1)
+						continue
+					}
+					ra := retryAfter(t, err)
+					if ra <= 0 {
+						t.Errorf("a refusal without a RetryAfter: %v", err)
+					}
+					mu.Lock()
+					longest = max(longest, ra)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return n.Load(), longest, time.Since(start)
+}
+
+// TestRateLimitAcrossReplicas: three replicas, each with its own client and
+// stack, calling as fast as they can: the calls admitted across them stay
+// within limit × window + burst, every refusal carries RetryAfter within
+// one interval; the same replicas with in-process limiters admit about
+// three times as many.
+func TestRateLimitAcrossReplicas(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	const (
+		limit  = 100
+		burst  = 10
+		window = 600 * time.Millisecond
+	)
+	replicas := newReplicas(t, srv, 3)
+	for _, shared := range []bool{true, false} {
+		var tools []toolmw.Tool
+		for _, r := range replicas {
+			opts := []ratelimit.Option{ratelimit.WithReject()}
+			if shared {
+				opts = append(opts, ratelimit.WithStore(r.Store.RateLimits()), ratelimit.WithOnStoreError(func(e ratelimit.StoreError) {
+					t.Errorf("store error: %v", e.Err)
+				}))
+			}
+			tools = append(tools, mustWrap(t, "search", (&counted{}).tool, ratelimit.New(limit, burst, opts...)))
+		}
+		admitted, longest, elapsed := hammer(t, tools, 4, window)
+		bound := int64(limit*elapsed.Seconds()) + burst
+		t.Logf("shared=%v: %d admitted in %v (bound %d), longest RetryAfter %v", shared, admitted, elapsed, bound, longest)
+		if shared {
+			if admitted > bound {
+				t.Errorf("%d calls admitted across 3 replicas in %v, want at most limit × window + burst = %d", admitted, elapsed, bound)
+			}
+			if admitted < bound/2 {
+				t.Errorf("%d calls admitted in %v, want about %d: the shared limit refuses what it should admit", admitted, elapsed, bound)
+			}
+			if longest > time.Second/limit {
+				t.Errorf("a refusal's RetryAfter is %v, want at most one interval, %v", longest, time.Second/limit)
+			}
+		} else if admitted <= bound {
+			t.Errorf("in-process limiters admitted %d, want more than the shared bound %d (3 replicas)", admitted, bound)
+		}
+	}
+}
+
+// TestRateLimitWaitsAcrossReplicas: calls that may wait are given slots
+// one interval apart across the replicas, and wait for them within their
+// deadlines; a call whose slot would come after its deadline is refused at
+// once with the wait as RetryAfter.
+func TestRateLimitWaitsAcrossReplicas(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	const interval = 50 * time.Millisecond
+	c := &counted{}
+	var tools []toolmw.Tool
+	for _, r := range newReplicas(t, srv, 3) {
+		tools = append(tools, mustWrap(t, "search", c.tool, ratelimit.New(rate.Every(interval), 1,
+			ratelimit.WithStore(r.Store.RateLimits()))))
+	}
+	var wg sync.WaitGroup
+	for _, tool := range tools {
+		for range 3 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				if _, err := tool(ctx, nil); err != nil {
+					t.Errorf("a call that could wait failed: %v", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	starts := slices.Clone(c.start)
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	const jitter = 15 * time.Millisecond // round trips differ between replicas
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < interval-jitter {
+			t.Errorf("calls %d and %d started %v apart, want about %v", i, i+1, gap, interval)
+		}
+	}
+	// The next slot is an interval away: a call with less time is refused.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := tools[0](ctx, nil)
+	if ra := retryAfter(t, err); ra <= 10*time.Millisecond || ra > interval {
+		t.Errorf("RetryAfter = %v, want the wait for the next slot, within (10ms, %v]", ra, interval)
+	}
+	if took := time.Since(start); took >= 10*time.Millisecond {
+		t.Errorf("the refusal took %v, want at once", took)
+	}
+}
+
+// skewed is a clock off by offset; its timers are the system's.
+type skewed struct{ offset time.Duration }
+
+func (s skewed) Now() time.Time                       { return time.Now().Add(s.offset) }
+func (s skewed) NewTimer(d time.Duration) clock.Timer { return clock.System.NewTimer(d) }
+
+// TestRateLimitServerClock: replicas whose clocks are an hour apart admit
+// exactly the burst between them: the limit is kept on Redis's clock.
+func TestRateLimitServerClock(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	c := &counted{}
+	var tools []toolmw.Tool
+	for i, r := range newReplicas(t, srv, 3) {
+		clk := skewed{offset: time.Duration(i-1) * time.Hour}
+		tools = append(tools, mustWrap(t, "search", c.tool, ratelimit.New(rate.Every(time.Minute), 5,
+			ratelimit.WithReject(), ratelimit.WithClock(clk), ratelimit.WithStore(r.Store.RateLimits()))))
+	}
+	for i := range 30 {
+		_, _ = tools[i%3](context.Background(), nil)
+	}
+	if n := c.runs(); n != 5 {
+		t.Errorf("%d calls admitted by replicas an hour apart, want the burst, 5", n)
+	}
+}
+
+// TestRateLimitKeys: a key is bounded and hashed whatever the layer's key
+// is, starts with the prefix, and expires when its bucket is full again;
+// stores with different prefixes do not share limits.
+func TestRateLimitKeys(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	a := newReplica(t, srv, redisstate.WithPrefix("app-a:"))
+	b := newReplica(t, srv, redisstate.WithPrefix("app-b:"))
+	hostile := strings.Repeat("key\r\n*1\r\n$8\r\nFLUSHALL\r\n{tag}", 1000)
+	key := func(toolmw.Call) string { return hostile }
+	c := &counted{}
+	ta := mustWrap(t, "search", c.tool, ratelimit.New(rate.Every(time.Second), 1, ratelimit.WithReject(),
+		ratelimit.WithKey(key), ratelimit.WithStore(a.Store.RateLimits())))
+	tb := mustWrap(t, "search", c.tool, ratelimit.New(rate.Every(time.Second), 1, ratelimit.WithReject(),
+		ratelimit.WithKey(key), ratelimit.WithStore(b.Store.RateLimits())))
+	for _, tool := range []toolmw.Tool{ta, tb} {
+		if _, err := tool(context.Background(), nil); err != nil {
+			t.Fatalf("the first call of a prefix: %v", err)
+		}
+	}
+	if _, err := ta(context.Background(), nil); err == nil {
+		t.Error("the second call within the interval was admitted")
+	}
+	ctx := context.Background()
+	keys, err := a.Client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	if len(keys) != 2 || !strings.HasPrefix(keys[0], "app-a:rl:") || !strings.HasPrefix(keys[1], "app-b:rl:") {
+		t.Fatalf("keys = %q, want one per prefix", keys)
+	}
+	for _, k := range keys {
+		if len(k) != len("app-a:rl:")+32 {
+			t.Errorf("key %q: want the prefix, rl: and 32 hex digits", k)
+		}
+		ttl, err := a.Client.PTTL(ctx, k).Result()
+		if err != nil || ttl <= 0 || ttl > time.Second+2*time.Millisecond {
+			t.Errorf("key %q expires in %v (%v), want within the interval, 1s", k, ttl, err)
+		}
+	}
+}

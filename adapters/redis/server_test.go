@@ -1,0 +1,211 @@
+package redisstate_test
+
+// The test harness: a real redis-server started per test on a free port of
+// 127.0.0.1, and replicas, each with its own go-redis client and Store,
+// that build their own toolmw stacks. Files testing other parts of this
+// module (the shared breaker) reuse it.
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	redisstate "github.com/toolmw/toolmw/adapters/redis"
+)
+
+// requireRedis is the environment variable that makes a missing
+// redis-server a failure instead of a skip (.ci/run sets it).
+const requireRedis = "TOOLMW_REQUIRE_REDIS"
+
+// redisServer is a redis-server process of one test.
+type redisServer struct {
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+}
+
+// startRedis starts a redis-server on a free port of 127.0.0.1, without
+// persistence, with DEBUG enabled, and stops it when the test ends. It
+// skips the test when redis-server is not on PATH, unless
+// TOOLMW_REQUIRE_REDIS=1, when it fails it.
+func startRedis(t testing.TB) *redisServer {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(requireRedis) == "1" {
+			t.Fatalf("redis-server is not on PATH and %s=1: install it (apt-get install -y redis-server)", requireRedis)
+		}
+		t.Skipf("redis-server is not on PATH: install it (apt-get install -y redis-server) to run this test; %s=1 makes this a failure", requireRedis)
+	}
+	s := &redisServer{t: t, bin: bin, port: freePort(t), dir: t.TempDir()}
+	s.start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// freePort returns a TCP port of 127.0.0.1 free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Addr returns the server's address.
+func (s *redisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// start starts the process and waits until it answers PING.
+func (s *redisServer) start() {
+	s.t.Helper()
+	s.cmd = exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir,
+		"--enable-debug-command", "yes", "--loglevel", "warning",
+		"--logfile", filepath.Join(s.dir, "redis.log"))
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("start redis-server: %v", err)
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		_ = cmd.Wait()
+		close(done)
+	}(s.cmd, s.done)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-s.done:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			s.t.Fatalf("redis-server exited at start: %v\n%s", err, log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server did not answer within 10s: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Kill kills the server at once (SIGKILL): its state is lost.
+func (s *redisServer) Kill() {
+	s.t.Helper()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port, empty.
+func (s *redisServer) Restart() {
+	s.t.Helper()
+	s.Kill()
+	s.start()
+}
+
+// Stop stops the server; the test's cleanup calls it.
+func (s *redisServer) Stop() { s.Kill() }
+
+// Client returns a new client of the server, closed when the test ends.
+func (s *redisServer) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// roundTrips counts the commands a client sends, pipelines counted once.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// replica is one replica of a fleet: its own client, round-trip counter
+// and Store. Tests build its toolmw stack from Store.
+type replica struct {
+	Client     *redis.Client
+	Store      *redisstate.Store
+	RoundTrips *roundTrips
+}
+
+// newReplica returns a replica on the server's address, whose client is
+// closed when the test ends.
+func newReplica(t testing.TB, s *redisServer, opts ...redisstate.Option) *replica {
+	t.Helper()
+	c := s.Client()
+	rt := &roundTrips{}
+	c.AddHook(rt)
+	st, err := redisstate.New(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replica{Client: c, Store: st, RoundTrips: rt}
+}
+
+// newReplicas returns n replicas of the server.
+func newReplicas(t testing.TB, s *redisServer, n int, opts ...redisstate.Option) []*replica {
+	t.Helper()
+	rs := make([]*replica, n)
+	for i := range rs {
+		rs[i] = newReplica(t, s, opts...)
+	}
+	return rs
+}
+
+// noLeaks fails the test when, after its cleanups, more goroutines run than
+// before it: call it first. It waits a bounded time for goroutines that are
+// ending.
+func noLeaks(t *testing.T) {
+	before := countGoroutines()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := countGoroutines()
+			if n <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%d goroutines after the test, %d before", n, before)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+func countGoroutines() int { return runtime.NumGoroutine() }

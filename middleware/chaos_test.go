@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sort"
@@ -33,6 +34,8 @@ import (
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/spend"
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -842,5 +845,195 @@ func TestChaosApproval(t *testing.T) {
 		}
 		t.Logf("chaos approval: %d calls, %d outcomes, %d approvals granted, %d admitted, %d executions: %v",
 			min(int(next.Load()), calls), len(outcomes), granted.Load(), total, len(ct.execs), byCode)
+	})
+}
+
+// TestChaosLimits drives a once-per-run tool and two spend-limited tools
+// (one fixed cost, one metered whose cost function is hostile on every
+// outcome but a plain success) through the default stack with the
+// runlimit layer outside retry and the spend layer just inside it, against
+// the flaky tools of the other soaks, in runs of about ten calls with a
+// spend limit each. It checks, counted at the tools: every call ends in
+// exactly one outcome; no run spends past its limit; a run's once-per-run
+// tool executes for at most one call that kept its slot (a call whose
+// executions ended in a typed transient failure had no effect and gives
+// the slot back); no goroutine outlives the run.
+func TestChaosLimits(t *testing.T) {
+	stop := make(chan struct{})
+	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
+	defer bound.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		baseline := runtime.NumGoroutine()
+		const perAttempt = 2 * time.Millisecond
+		const limit, payCost, searchMax, searchCost = 1.0, 0.3, 0.2, 0.05
+		calls, workers := *chaosCalls/5, *chaosWorkers
+		if testing.Short() {
+			calls = 2_000
+		}
+		stack := middleware.Default(
+			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
+			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond)),
+			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) {})),
+		)
+		costOf := func(res toolmw.Result) float64 {
+			if res.Content == "ok" {
+				return searchCost
+			}
+			return math.NaN() // hostile: charged the maximum
+		}
+		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "runlimit", Middleware: runlimit.New(runlimit.Once("cancel"))})
+		if err == nil {
+			stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "spend",
+				Middleware: spend.New(spend.Fixed("pay", payCost), spend.Metered("search", searchMax, costOf))})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// What each run's executions cost, counted at the tools: pay its
+		// fixed cost; search its read cost when it returned "ok", else its
+		// maximum (what it cost is unknown).
+		var spentMu sync.Mutex
+		spent := map[*spend.Account]float64{}
+		tools := map[string]*chaosTool{}
+		wrapped := map[string]toolmw.Tool{}
+		for _, spec := range []toolmw.Spec{{Name: "pay"}, {Name: "search", Idempotent: true}, {Name: "cancel"}} {
+			ct := &chaosTool{perAttempt: perAttempt, execs: map[string][]behaviour{}, runs: map[*budget.Run]int{}, plan: map[string]*rand.Rand{}}
+			for i := range calls {
+				ct.plan[callID(i)] = rand.New(rand.NewPCG(uint64(i), uint64(len(spec.Name))))
+			}
+			tools[spec.Name] = ct
+			measured := func(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
+				defer func() {
+					cost := searchMax
+					switch {
+					case spec.Name == "pay":
+						cost = payCost
+					case spec.Name == "cancel":
+						return
+					case err == nil && res.Content == "ok":
+						cost = searchCost
+					}
+					acct, _ := spend.AccountFrom(ctx)
+					spentMu.Lock()
+					spent[acct] += cost
+					spentMu.Unlock()
+				}()
+				return ct.tool(ctx, args)
+			}
+			if wrapped[spec.Name], err = stack.Wrap(spec, measured); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		runs := make([]context.Context, calls/10+1)
+		accounts := make([]*spend.Account, len(runs))
+		for i := range runs {
+			runs[i] = spend.WithLimit(budget.WithRun(context.Background()), limit)
+			accounts[i], _ = spend.AccountFrom(runs[i])
+		}
+		type outcome struct {
+			err error
+			set bool
+		}
+		outcomes := make([]outcome, calls)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					i := int(next.Add(1)) - 1
+					if i >= calls {
+						return
+					}
+					name := [...]string{"pay", "search", "cancel"}[i%3]
+					ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
+					if i%20 == 7 { // the caller gives up mid-call
+						timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
+						defer timer.Stop()
+					}
+					_, err := wrapped[name](ctx, nil)
+					cancel()
+					outcomes[i] = outcome{err, true}
+				}
+			})
+		}
+		wg.Wait()
+		settle := time.Now().Add(10 * time.Second)
+		after := runtime.NumGoroutine()
+		for after > baseline && time.Now().Before(settle) {
+			time.Sleep(time.Millisecond)
+			after = runtime.NumGoroutine()
+		}
+		if after > baseline {
+			t.Errorf("goroutines: %d before, %d after", baseline, after)
+		}
+		for _, ct := range tools {
+			ct.mu.Lock()
+			defer ct.mu.Unlock()
+		}
+		spentMu.Lock()
+		defer spentMu.Unlock()
+
+		made, byCode := 0, map[string]int{}
+		for i, o := range outcomes {
+			if !o.set {
+				continue // the time bound stopped the run first
+			}
+			made++
+			switch _, typed := taxonomy.From(o.err); {
+			case o.err == nil:
+			case typed:
+				byCode[taxonomy.InfoOf(o.err).Code]++
+			case errors.Is(o.err, context.Canceled):
+			default:
+				t.Fatalf("call %d ended with an untyped error: %v", i, o.err)
+			}
+		}
+		if made < calls/10 {
+			t.Errorf("only %d calls in %v", made, *chaosFor)
+		}
+
+		// No run spent past its limit, counted at the tools; the accounts
+		// hold nothing once every call has returned.
+		peak := 0.0
+		for i, acct := range accounts {
+			peak = math.Max(peak, spent[acct])
+			if spent[acct] > limit+1e-9 {
+				t.Errorf("run %d: the tools cost %.4f, limit %.2f", i, spent[acct], limit)
+			}
+			if acct.Held() != 0 || acct.Spent() < spent[acct]-1e-9 {
+				t.Errorf("run %d: account spent %.4f held %.4f; the tools cost %.4f", i, acct.Spent(), acct.Held(), spent[acct])
+			}
+		}
+
+		// The once-per-run tool executed, per run, for at most one call that
+		// kept its slot.
+		kept := map[int]int{} // run → calls of cancel that kept the slot
+		for id, ex := range tools["cancel"].execs {
+			var i int
+			if _, err := fmt.Sscanf(id, "call_%d", &i); err != nil {
+				t.Fatal(err)
+			}
+			if last := ex[len(ex)-1]; !retryPermitted(last) {
+				kept[i/10]++
+			}
+		}
+		for run, n := range kept {
+			if n > 1 {
+				t.Errorf("run %d: %d calls of the once-per-run tool executed and kept their slot", run, n)
+			}
+		}
+		if byCode[taxonomy.CodeRunCallLimit] == 0 || byCode[taxonomy.CodeSpendLimit] == 0 {
+			t.Errorf("the limits never refused a call: %v", byCode)
+		}
+		t.Logf("chaos limits: %d calls in %d runs; refused: %d run_call_limit, %d spend_limit; most a run's tools cost %.2f of %.2f; runs with a kept cancel %d; goroutines before %d after %d",
+			made, len(runs), byCode[taxonomy.CodeRunCallLimit], byCode[taxonomy.CodeSpendLimit], peak, limit, len(kept), baseline, after)
 	})
 }

@@ -31,7 +31,10 @@ func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage)
 	defer bufs.Put(bp)
 	b := (*bp)[:0]
 	if l.partition != nil {
-		part := l.partition(ctx, call)
+		part, ok := l.partOf(ctx, call)
+		if !ok {
+			return key{}, false
+		}
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(part)))
 		b = append(b, part...)
 	}
@@ -43,6 +46,16 @@ func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage)
 		return key{}, false
 	}
 	return sha256.Sum256(b), true
+}
+
+// partOf calls the partition function, containing a panic.
+func (l *layer) partOf(ctx context.Context, call toolmw.Call) (part string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			part, ok = "", false
+		}
+	}()
+	return l.partition(ctx, call), true
 }
 
 // bufs holds the buffers keys are made in; one larger than maxPooled is

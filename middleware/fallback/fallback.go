@@ -36,7 +36,7 @@ const (
 // arguments (do not modify them) and the error. Its result is marked as a
 // fallback before it reaches the caller; its error is returned as it is, in
 // place of err (return err itself to decline). A panic in it becomes
-// tool-failed/tool_panicked.
+// tool-failed/tool_panicked; runtime.Goexit is not stopped.
 //
 // A Func must be safe for concurrent use.
 type Func func(ctx context.Context, call toolmw.Call, args json.RawMessage, err error) (toolmw.Result, error)
@@ -182,8 +182,10 @@ func WithMaxBytes(n int) Option {
 // one partition is never served in another. Without it, every caller of a
 // tool shares its results for the same arguments — wrong for a tool whose
 // answer depends on who asks (through the context), not only on the
-// arguments. The partition is hashed into the key, never kept. nil means
-// one partition.
+// arguments. The partition is hashed into the key, never kept. part runs
+// on every call of an idempotent tool and must be quick; if it panics, the
+// call is neither remembered nor served from the cache. nil means one
+// partition.
 func WithPartition(part func(ctx context.Context, call toolmw.Call) string) Option {
 	return func(c *config) { c.partition = part }
 }
@@ -282,7 +284,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 		if k, ok := l.key(ctx, call, args); ok {
 			now := l.clk.Now()
 			if good, at, found := l.cache.get(k, now, l.ttl); found {
-				age := now.Sub(at)
+				age := max(now.Sub(at), 0) // a clock set back reads as fresh, never negative
 				m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
 				l.served(call, m, now, age)
 				return markResult(good, m), nil

@@ -584,3 +584,41 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestOddInputs: a result that says it is JSON but is not keeps its content
+// in the text form; a partition function that panics makes the call pass
+// without the cache; a clock set back serves an age of 0, never a
+// negative one.
+func TestOddInputs(t *testing.T) {
+	d := &dep{}
+	d.set(limited)
+	notJSON := func(context.Context, toolmw.Call, json.RawMessage, error) (toolmw.Result, error) {
+		return toolmw.Result{Content: "3 flights {", JSON: true}, nil
+	}
+	res, err := wrap(t, search, d.tool, fallback.WithFunc(notJSON))(context.Background(), nil)
+	if _, orig, ok := fallback.Parse(res); err != nil || res.JSON || !ok || orig.Content != "3 flights {" {
+		t.Fatalf("not JSON: %q, %v", res.Content, err)
+	}
+
+	d.set(nil)
+	panicky := wrap(t, search, d.tool, fallback.WithLastGood(0),
+		fallback.WithPartition(func(context.Context, toolmw.Call) string { panic("partition") }))
+	if res, err := panicky(context.Background(), nil); err != nil || res.Content == "" {
+		t.Fatalf("partition panic on success: %q, %v", res.Content, err)
+	}
+	d.set(open)
+	if _, err := panicky(context.Background(), nil); !errors.Is(err, taxonomy.ErrCircuitOpen) {
+		t.Fatalf("partition panic on failure: %v", err)
+	}
+
+	d.set(nil)
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	tool := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithClock(clk))
+	_, _ = tool(context.Background(), nil)
+	clk.Set(clk.Now().Add(-time.Hour))
+	d.set(open)
+	res, err = tool(context.Background(), nil)
+	if m, _, ok := fallback.Parse(res); err != nil || !ok || m.Age != 0 {
+		t.Fatalf("clock set back: %q, %v", res.Content, err)
+	}
+}

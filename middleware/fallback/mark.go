@@ -67,14 +67,15 @@ func (m Mark) note() string {
 //
 //	{"toolmw_fallback":{"source":"last_good","kind":"circuit-open","code":"circuit_open","age_seconds":42,"note":"…"},"result":<original>}
 //
-// (with "result": null when the original is empty). Kind and code are as
-// taxonomy.InfoOf reports them: no error text, no arguments.
+// (with "result": null when the original is empty). A result that says it
+// is JSON but is not gets the text form, so no content is lost. Kind and
+// code are as taxonomy.InfoOf reports them: no error text, no arguments.
 func markResult(res toolmw.Result, m Mark) toolmw.Result {
-	if res.JSON {
-		orig := json.RawMessage(res.Content)
-		if len(bytes.TrimSpace(orig)) == 0 || !json.Valid(orig) {
-			orig = nil // marshals as null; an invalid document is not passed on as JSON
-		}
+	orig := json.RawMessage(res.Content)
+	if len(bytes.TrimSpace(orig)) == 0 {
+		orig = nil // marshals as null
+	}
+	if res.JSON && (orig == nil || json.Valid(orig)) {
 		b, err := json.Marshal(markedJSON{Mark: markFields{
 			Source: m.Source, Kind: m.Kind, Code: m.Code, AgeSeconds: ageSeconds(m), Note: m.note(),
 		}, Result: orig})

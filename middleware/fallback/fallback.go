@@ -296,7 +296,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	}
 	sub, ferr := l.substitute(ctx, call, args, err)
 	if ferr != nil {
-		return sub, ferr
+		return toolmw.Result{}, ferr // one outcome: the function's error, no content
 	}
 	m := Mark{Source: SourceFunc, Kind: kind, Code: code}
 	l.served(call, m, l.clk.Now(), 0)

@@ -285,7 +285,7 @@ func TestFunc(t *testing.T) {
 	}{
 		{"its error", func(_ context.Context, call toolmw.Call, _ json.RawMessage, err error) (toolmw.Result, error) {
 			saw, sawErr = call, err
-			return toolmw.Result{}, own
+			return toolmw.Text("half an answer"), own
 		}, own},
 		{"declines", func(_ context.Context, _ toolmw.Call, _ json.RawMessage, err error) (toolmw.Result, error) {
 			return toolmw.Result{}, err

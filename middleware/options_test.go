@@ -84,6 +84,12 @@ func badOptions() []badOption {
 		{name: "breaker.WithOnStateChange", none: "nil means no callback"},
 		{name: "breaker.WithIsFailure", none: "nil means breaker.IsFailure"},
 		{name: "breaker.WithKey", none: "nil means one breaker per tool"},
+		{name: "breaker.WithCachePeriod", validate: func() error { return breaker.Validate(breaker.WithCachePeriod(-time.Second)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithCachePeriod(-time.Second)) }, stack: middleware.WithBreaker(breaker.WithCachePeriod(-time.Second))},
+		{name: "breaker.WithStoreTimeout", validate: func() error { return breaker.Validate(breaker.WithStoreTimeout(-time.Second)) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithStoreTimeout(-time.Second)) }, stack: middleware.WithBreaker(breaker.WithStoreTimeout(-time.Second))},
+		{name: "breaker.WithStore", none: "nil means in-process state only"},
+		{name: "breaker.WithOnStoreError", none: "nil means no callback"},
 
 		{name: "bulkhead.New n", validate: func() error { return bulkhead.Validate(-1) },
 			layer: func() toolmw.Middleware { return bulkhead.New(-1) }},

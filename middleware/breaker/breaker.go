@@ -26,7 +26,8 @@ type Breaker struct {
 	openFor   time.Duration
 	isFailure func(error) bool
 	notify    func(StateChangeEvent)
-	err       error // the first option NewBreaker could not use
+	err       error   // the first option NewBreaker could not use
+	shared    *shared // the Store's state, or nil; see store.go
 
 	pending atomic.Bool   // changes are queued: a fast check for flush
 	recent  atomic.Uint64 // the last counted outcomes; see recentWindow
@@ -75,7 +76,10 @@ func newBreaker(c *config) *Breaker {
 		notify:    c.onChange,
 		// Only where gobreaker's counts of successes cannot change its
 		// decisions: the consecutive-failures rule, counts never aged out.
-		eligible: c.failures > 0 && c.interval == 0,
+		eligible: c.failures > 0 && c.interval == 0 && c.store.s == nil,
+	}
+	if c.store.s != nil {
+		b.shared = newShared(c)
 	}
 	b.skipped.Store(new(fastCounts))
 	b.fast.Store(b.eligible)
@@ -120,18 +124,28 @@ func (b *Breaker) Name() string {
 }
 
 // State returns the breaker's current state. It may deliver state changes
-// to the callback of [WithOnStateChange] before it returns.
+// to the callback of [WithOnStateChange] before it returns. With a
+// [Store], it is the shared state as this replica last read it (an open
+// state whose open period has ended reads as half-open).
 // It is safe for concurrent use.
 func (b *Breaker) State() State {
+	if b.shared != nil {
+		return b.sharedState()
+	}
 	s := stateOf(b.cb.State())
 	b.flush()
 	return s
 }
 
 // Counts returns the breaker's counters. It is safe for concurrent use.
+// With a [Store], only the shared consecutive failures are kept, as this
+// replica last read them (in Failures and ConsecutiveFailures).
 // While calls finish as it reads them, or while the breaker changes state,
 // a call's outcome may be missing from them.
 func (b *Breaker) Counts() Counts {
+	if b.shared != nil {
+		return b.sharedCounts()
+	}
 	return countsOf(b.skipped.Load().addTo(b.cb.Counts()))
 }
 
@@ -189,6 +203,9 @@ var (
 func (b *Breaker) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	if b.fast.Load() {
 		return b.fastCall(ctx, next, args)
+	}
+	if b.shared != nil {
+		return b.sharedCall(ctx, next, args)
 	}
 	return b.slowCall(ctx, next, args)
 }

@@ -108,6 +108,42 @@
 // drops the key used least recently, whose breaker starts closed again on
 // its next use.
 //
+// # Across replicas
+//
+// [WithStore] keeps a breaker's state in a [Store] shared by a fleet
+// (adapters/redis has one on Redis): per name, the consecutive failures,
+// the state, when the open period ends, and the probe lease.
+//
+//	breaker.New(breaker.WithStore(shared.Breakers()))
+//
+// No lock is held across a tool call: a replica reads the shared state
+// before a call and caches it for [WithCachePeriod] (1 s by default), and
+// reports the outcome after the call. A closed breaker with no failure
+// costs one read per cache period and nothing per call; a fault costs one
+// write, which may open the breaker for the fleet; an outage seen by one
+// replica therefore opens the breaker on all within one cache period. An
+// open breaker refuses calls with circuit-open, RetryAfter the time left of
+// the shared open period, without asking the Store. Once it ends, exactly
+// one replica takes the probe lease (atomically, with a TTL: the probe's
+// deadline plus the store timeout, or the open period when it has none, so
+// that a probe whose replica dies frees it); the others' calls fail with
+// circuit_half_open until the probe reports. The fluke rule of
+// [WithConsecutiveFailures] is judged by the replica that reports the
+// fault, on its own recent calls; successes are shared only when the
+// cached state counts failures, so failures on several replicas count as
+// consecutive if no reported success came between them.
+//
+// When the Store fails or does not answer within [WithStoreTimeout] (50 ms
+// by default, bounded by the call's deadline), the call goes through the
+// replica's local in-process breaker instead (fail open), the failure is
+// reported to [WithOnStoreError], and the Store is left alone for a quarter
+// of a second before it is asked again; once it answers, the shared state
+// decides again. A call is never failed, nor delayed past the store
+// timeout, because of the Store. [Breaker.State] then reports the shared
+// state as the replica last saw it, and [WithOnStateChange] the changes it
+// sees. Package breakertest has an in-memory Store for tests and the
+// conformance checks every Store runs.
+//
 // # Configuration errors
 //
 // Zero and nil mean the default: WithOpenFor(0) is the 30 s default,

@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/middleware/breaker/breakertest"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -44,4 +45,35 @@ func Example() {
 	// 03:04:05 breaker payments: closed -> open after 5 failures in a row
 	// refund: circuit-open circuit_open: the circuit breaker is open: the dependency keeps failing and calls are paused
 	// retryable: true retry after: 20s
+}
+
+// Three replicas share one breaker through a Store (here the in-memory one
+// of package breakertest; adapters/redis has one on Redis): an outage seen
+// by one opens the breaker for all within one cache period.
+func ExampleWithStore() {
+	clk := clock.NewFake(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	store := breakertest.NewMemStore(clk)
+	search := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{}, taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "search API unreachable")
+	}
+	var replicas []toolmw.Tool
+	for range 3 {
+		replicas = append(replicas, toolmw.MustWrap(toolmw.Spec{Name: "search"}, search,
+			breaker.New(breaker.WithStore(store), breaker.WithClock(clk), breaker.WithCachePeriod(time.Second))))
+	}
+
+	ctx := context.Background()
+	for range breaker.DefaultConsecutiveFailures {
+		replicas[0](ctx, nil) // replica 0 sees the outage
+	}
+	clk.Advance(time.Second) // one cache period
+	for i, tool := range replicas {
+		_, err := tool(ctx, nil)
+		te, _ := taxonomy.From(err)
+		fmt.Printf("replica %d: %s, retry after %v\n", i, te.Code(), te.RetryAfter())
+	}
+	// Output:
+	// replica 0: circuit_open, retry after 29s
+	// replica 1: circuit_open, retry after 29s
+	// replica 2: circuit_open, retry after 29s
 }

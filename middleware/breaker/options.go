@@ -47,6 +47,7 @@ type config struct {
 	onChange    func(StateChangeEvent)
 	isFailure   func(error) bool
 	sharing     keyed.Sharing[*Breaker]
+	store       storeConfig
 	err         error // the first option given a value it cannot use
 }
 
@@ -57,12 +58,14 @@ func newConfig(opts []Option) *config {
 		probes:    DefaultProbes,
 		clock:     clock.System,
 		isFailure: IsFailure,
+		store:     storeConfig{period: DefaultCachePeriod, timeout: DefaultStoreTimeout},
 	}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
+	c.checkStore()
 	return c
 }
 

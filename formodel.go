@@ -29,7 +29,11 @@ const (
 // A result is shown as its content; a refusal as "code: message"; any other
 // error as "kind code: message" from [taxonomy.InfoOf] (so an untyped error's
 // text is withheld), followed by the field errors as JSON for
-// tool-args-invalid. The characters &, < and > in content are escaped, and
+// tool-args-invalid. A reviewer's denial reads as an answer, "approval-denied
+// approval_denied: …", to be shown once and never retried; a call waiting
+// for approval (approval-pending) is for the loop to pause, not for the
+// model, and reads so if shown. Neither shows the approval's summary. The
+// characters &, < and > in content are escaped, and
 // so are look-alikes of the brackets (＜／untrusted-data＞) and the invisible
 // Unicode tag characters, as numeric references (&#xff1c;), so content can
 // never close, forge or hide text from the envelope; [ParseEnvelope]

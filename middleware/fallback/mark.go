@@ -71,18 +71,33 @@ func (m Mark) note() string {
 // is JSON but is not gets the text form, so no content is lost. Kind and
 // code are as taxonomy.InfoOf reports them: no error text, no arguments.
 func markResult(res toolmw.Result, m Mark) toolmw.Result {
+	if res.JSON {
+		if m, ok := markJSON(res, m); ok {
+			return m
+		}
+	}
+	return markText(res, m)
+}
+
+// markJSON marks a JSON result, or reports false when its content is not
+// JSON.
+func markJSON(res toolmw.Result, m Mark) (toolmw.Result, bool) {
 	orig := json.RawMessage(res.Content)
 	if len(bytes.TrimSpace(orig)) == 0 {
 		orig = nil // marshals as null
 	}
-	if res.JSON && (orig == nil || json.Valid(orig)) {
+	if orig == nil || json.Valid(orig) {
 		b, err := json.Marshal(markedJSON{Mark: markFields{
 			Source: m.Source, Kind: m.Kind, Code: m.Code, AgeSeconds: ageSeconds(m), Note: m.note(),
 		}, Result: orig})
 		if err == nil {
-			return toolmw.Result{Content: string(b), JSON: true}
+			return toolmw.Result{Content: string(b), JSON: true}, true
 		}
 	}
+	return toolmw.Result{}, false
+}
+
+func markText(res toolmw.Result, m Mark) toolmw.Result {
 	var b strings.Builder
 	b.Grow(len(markPrefix) + 200 + len(res.Content))
 	b.WriteString(markPrefix)

@@ -72,8 +72,8 @@ func (m Mark) note() string {
 // code are as taxonomy.InfoOf reports them: no error text, no arguments.
 func markResult(res toolmw.Result, m Mark) toolmw.Result {
 	if res.JSON {
-		if m, ok := markJSON(res, m); ok {
-			return m
+		if marked, ok := markJSON(res, m); ok {
+			return marked
 		}
 	}
 	return markText(res, m)

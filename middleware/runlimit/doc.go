@@ -48,6 +48,10 @@
 // keeps its own counts: share one Middleware (or one middleware.Stack)
 // among the tools of a loop.
 //
+// The counts live in this process: a run whose calls several replicas
+// serve is limited on each replica separately (budget.WithRunStore shares
+// attempt caps, not these counts).
+//
 // Calls are told apart by the tool's name ([toolmw.CallFrom]); a
 // repeat of a call (the same call id) is a new call unless the dedupe layer
 // outside this one answers it first.

@@ -50,7 +50,9 @@
 // run's context once. [AccountFrom] reads it ([Account.Spent],
 // [Account.Held], [Account.Left]). A call whose context carries no account
 // is not limited, and a tool without a declared cost passes through: the
-// limit is the loop's to set. A limit that is not an amount (NaN, an
+// limit is the loop's to set. The account lives in the context, in this
+// process: calls of one run served by several replicas draw on one account
+// each. A limit that is not an amount (NaN, an
 // infinity, a negative number) fails closed: no call that costs runs
 // ([ValidateLimit] reports it).
 //

@@ -11,7 +11,7 @@
 //
 // # What it replaces
 //
-// Only errors of the chosen kinds ([WithKinds]; by default [DefaultKinds]:
+// Only errors of the chosen kinds ([WithKinds]; by default [DefaultKinds]():
 // circuit-open, rate-limited, tool-timeout), read with [taxonomy.InfoOf].
 // Never a refusal, bad arguments, a denial, a definition error or the run's
 // limit (WithKinds rejects those kinds), and never when the caller is gone:

@@ -80,10 +80,13 @@ func (c *config) reject(format string, args ...any) {
 	}
 }
 
-// DefaultKinds are the kinds a fallback replaces when WithKinds is not
+// DefaultKinds returns the kinds a fallback replaces when WithKinds is not
 // given: the dependency is unavailable (circuit-open), the call was not
 // admitted (rate-limited), or it did not answer in time (tool-timeout).
-var DefaultKinds = []taxonomy.Kind{taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindTimeout}
+// It returns a new slice each time and is safe for concurrent use.
+func DefaultKinds() []taxonomy.Kind {
+	return []taxonomy.Kind{taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindTimeout}
+}
 
 // never are the kinds no fallback may replace: answers (a refusal, bad
 // arguments, a denial), the caller's own cancellation, errors of the
@@ -99,7 +102,7 @@ var never = map[taxonomy.Kind]string{
 }
 
 // WithKinds chooses the kinds of error a fallback replaces (default
-// [DefaultKinds]); none means the default. A malformed kind is invalid, and
+// [DefaultKinds]()); none means the default. A malformed kind is invalid, and
 // so are tool-refused, tool-args-invalid, tool-not-permitted,
 // tool-cancelled, tool-definition-invalid, duplicate-tool and
 // run-limit-exceeded: those are answers or stops that a substitute must
@@ -211,8 +214,8 @@ func newConfig(opts []Option) config {
 		}
 	}
 	if c.kinds == nil {
-		c.kinds = make(map[taxonomy.Kind]bool, len(DefaultKinds))
-		for _, k := range DefaultKinds {
+		c.kinds = map[taxonomy.Kind]bool{}
+		for _, k := range DefaultKinds() {
 			c.kinds[k] = true
 		}
 	}

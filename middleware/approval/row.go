@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"time"
 	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/taxonomy"
@@ -185,5 +184,3 @@ func safeToken(s string, max int) bool {
 	}
 	return true
 }
-
-func unixNano(t time.Time) int64 { return t.UnixNano() }

@@ -48,7 +48,11 @@
 // and model call id, in every process when the run has an id
 // (budget.WithID), so a loop restarted between the question and the
 // answer makes the same call and finds its request. A loop that keeps its
-// own keys (toolmw.WithIdempotencyKey) keys its requests with them.
+// own keys (toolmw.WithIdempotencyKey) keys its requests with them. A call
+// without a model call id or a key of the loop's has a key made at random,
+// so each time it is made it files a new request that nothing can approve:
+// give gated calls their ids. A tool not made by toolmw.Wrap has no call at
+// all; its calls share one request per tool.
 //
 // # Tamper evidence
 //

@@ -1,0 +1,234 @@
+package redisstate_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/middleware/retry"
+)
+
+// storeTimeout is the ports' store timeout in the fault tests.
+const storeTimeout = 50 * time.Millisecond
+
+// fleetTool is one replica's stack with every port on Redis: the retry
+// layer on a shared bucket, the rate limit on Redis (wide enough never to
+// refuse: 1000/s with a burst of a million), and the replica's run, named,
+// counted on Redis.
+type fleetTool struct {
+	tool toolmw.Tool
+	ctx  context.Context
+	run  *budget.Run
+}
+
+// fallbacks counts the fallbacks reported by every port and when the last
+// one was.
+type fallbacks struct {
+	n       atomic.Int64
+	last    atomic.Int64 // unix nanoseconds
+	lastErr atomic.Value // string: the port and the error
+}
+
+func (f *fallbacks) report(port string, err error) {
+	f.n.Add(1)
+	f.last.Store(time.Now().UnixNano())
+	f.lastErr.Store(port + ": " + err.Error())
+}
+
+func newFleet(t *testing.T, replicas []*replica, f *fallbacks, attemptsPerRun int) []fleetTool {
+	t.Helper()
+	var out []fleetTool
+	for _, r := range replicas {
+		b := budget.NewAdaptive(budget.WithTokenStore(r.Store.RetryBudget("search-api")),
+			budget.WithTokenStoreTimeout(storeTimeout),
+			budget.WithOnTokenStoreError(func(e budget.StoreError) { f.report("retry budget", e.Err) }))
+		run := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(attemptsPerRun),
+			budget.WithRunStore(r.Store.Runs()), budget.WithRunStoreTimeout(storeTimeout),
+			budget.WithOnRunStoreError(func(e budget.StoreError) { f.report("run", e.Err) }))
+		tool := mustWrap(t, "search", (&counted{}).tool,
+			retry.New(retry.WithBudget(b)),
+			ratelimit.New(1000, 1e6, ratelimit.WithStore(r.Store.RateLimits()),
+				ratelimit.WithStoreTimeout(storeTimeout),
+				ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { f.report("rate limit", e.Err) })))
+		out = append(out, fleetTool{tool: tool, ctx: budget.ContextWithRun(context.Background(), run), run: run})
+	}
+	return out
+}
+
+// drive calls each replica's tool in a loop until stop is closed, each call
+// with deadline, and reports calls that fail. The function it returns waits
+// for the callers and fails the test if a call ended past its deadline.
+func drive(t *testing.T, fleet []fleetTool, deadline time.Duration, stop <-chan struct{}) (wait func()) {
+	var wg sync.WaitGroup
+	var calls atomic.Int64
+	var slowest atomic.Int64
+	for i, f := range fleet {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(f.ctx, deadline)
+				start := time.Now()
+				_, err := f.tool(ctx, nil)
+				took := time.Since(start)
+				cancel()
+				calls.Add(1)
+				if err != nil {
+					t.Errorf("replica %d: a call failed: %v", i, err)
+				}
+				for {
+					s := slowest.Load()
+					if int64(took) <= s || slowest.CompareAndSwap(s, int64(took)) {
+						break
+					}
+				}
+			}
+		})
+	}
+	return func() {
+		wg.Wait()
+		t.Logf("%d calls, the slowest %v", calls.Load(), time.Duration(slowest.Load()))
+		if s := time.Duration(slowest.Load()); s >= deadline {
+			t.Errorf("a call took %v, past its deadline %v", s, deadline)
+		}
+	}
+}
+
+// TestRedisKilledMidRun: redis-server killed while three replicas call and
+// restarted: no call fails or outlasts its deadline, the ports fall back
+// and report it while Redis is down, and the replicas use Redis again once
+// it is back (no fallback reported after a rest, state written again).
+func TestRedisKilledMidRun(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	f := &fallbacks{}
+	fleet := newFleet(t, newReplicas(t, srv, 3), f, 1<<30)
+	const deadline = 300 * time.Millisecond
+	stop := make(chan struct{})
+	wait := drive(t, fleet, deadline, stop)
+
+	time.Sleep(200 * time.Millisecond)
+	srv.Kill()
+	time.Sleep(400 * time.Millisecond)
+	during := f.n.Load()
+	srv.Restart()
+	restarted := time.Now()
+	// Resumed: no fallback for a whole rest and more. go-redis redials a
+	// pool whose dials failed about once a second, so allow a few.
+	const quiet = 2 * 250 * time.Millisecond
+	for {
+		n := f.n.Load()
+		time.Sleep(quiet)
+		if f.n.Load() == n {
+			break
+		}
+		if time.Since(restarted) > 4*time.Second {
+			t.Fatalf("the ports still fall back %v after Redis restarted (%v)", time.Since(restarted), f.lastErr.Load())
+		}
+	}
+	resumed := time.Unix(0, f.last.Load()).Sub(restarted)
+	t.Logf("%d fallbacks while Redis was down; the last fallback %v after the restart", during, resumed)
+	close(stop)
+	wait()
+
+	if during == 0 {
+		t.Error("no fallback reported while Redis was down")
+	}
+	// State resumed: the restarted (empty) server holds the fleet's keys
+	// again, and the run's count goes on there.
+	c := srv.Client()
+	ctx := context.Background()
+	for _, pattern := range []string{"toolmw:rl:*", "toolmw:rb:*", "toolmw:run:*"} {
+		if keys := c.Keys(ctx, pattern).Val(); len(keys) != 1 {
+			t.Errorf("keys %s after the restart: %q, want one", pattern, keys)
+		}
+	}
+	if used := fleet[0].run.Used("search"); used == 0 {
+		t.Error("the run counted nothing")
+	}
+}
+
+// TestRedisSlowed: Redis busy for a second (DEBUG SLEEP 1): every port
+// falls back within its store timeout, reports it with
+// context.DeadlineExceeded, and no call fails or waits for Redis.
+func TestRedisSlowed(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	replicas := newReplicas(t, srv, 3)
+	f := &fallbacks{}
+	fleet := newFleet(t, replicas, f, 1<<30)
+
+	// Warm every replica's connection, then put Redis to sleep.
+	for _, ft := range fleet {
+		if _, err := ft.tool(ft.ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Second})
+	defer sleeper.Close()
+	slept := make(chan error, 1)
+	go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
+	probe := srv.Client()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := probe.Ping(ctx).Err()
+		cancel()
+		if err != nil {
+			break // Redis sleeps
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	// Each port directly: within the store timeout, with slack for a busy
+	// machine.
+	const slack = 40 * time.Millisecond
+	r := replicas[0]
+	var reports []budget.StoreError
+	var mu sync.Mutex
+	onErr := func(e budget.StoreError) { mu.Lock(); reports = append(reports, e); mu.Unlock() }
+	b := budget.NewRetry(budget.WithTokenStore(r.Store.RetryBudget("slow")), budget.WithOnTokenStoreError(onErr))
+	run := budget.NewRun(budget.WithID("slow-run"), budget.WithRunStore(r.Store.Runs()), budget.WithOnRunStoreError(onErr))
+	for name, op := range map[string]func() bool{"TryRetry": b.TryRetry, "Run.Take": func() bool { return run.Take("search") }} {
+		start := time.Now()
+		if !op() {
+			t.Errorf("%s refused with local tokens left", name)
+		}
+		if took := time.Since(start); took > budget.DefaultStoreTimeout+slack {
+			t.Errorf("%s took %v while Redis slept, want the store timeout, %v", name, took, budget.DefaultStoreTimeout)
+		}
+	}
+	mu.Lock()
+	if len(reports) != 2 || reports[0].Err != context.DeadlineExceeded {
+		t.Errorf("reports = %+v, want two deadline exceeded", reports)
+	}
+	mu.Unlock()
+
+	// The fleet, through its stacks, for the rest of the sleep.
+	const deadline = 200 * time.Millisecond
+	stop := make(chan struct{})
+	wait := drive(t, fleet, deadline, stop)
+	if err := <-slept; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	time.Sleep(400 * time.Millisecond) // past the rest: Redis is asked again
+	before := f.n.Load()
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wait()
+	if before == 0 {
+		t.Error("no fallback reported while Redis slept")
+	}
+	if after := f.n.Load(); after != before {
+		t.Errorf("%d fallbacks once Redis woke, want none", after-before)
+	}
+}

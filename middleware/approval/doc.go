@@ -52,7 +52,7 @@
 // without a model call id or a key of the loop's has a key made at random,
 // so each time it is made it files a new request that nothing can approve:
 // give gated calls their ids. A tool not made by toolmw.Wrap has no call at
-// all; its calls share one request per tool.
+// all: every such call shares one request.
 //
 // # Tamper evidence
 //

@@ -165,22 +165,46 @@ func scrubToolError(s *scrub.Scrubber, te *taxonomy.ToolError) error {
 	return out
 }
 
-// scrubFields returns fields with their messages scrubbed, in a new slice
-// when any changed; otherwise fields itself and false.
+// scrubFields returns fields with their messages and the keys of their
+// paths scrubbed (a key is the model's input, and may be a secret), in a
+// new slice when any changed; otherwise fields itself and false.
 func scrubFields(s *scrub.Scrubber, fields []taxonomy.FieldError) ([]taxonomy.FieldError, bool) {
 	var out []taxonomy.FieldError
 	for i, f := range fields {
 		msg := s.String(f.Msg)
-		if msg == f.Msg {
+		loc, locChanged := scrubLoc(s, f.Loc)
+		if msg == f.Msg && !locChanged {
 			continue
 		}
 		if out == nil {
 			out = append([]taxonomy.FieldError(nil), fields...)
 		}
-		out[i].Msg = msg
+		out[i].Msg, out[i].Loc = msg, loc
 	}
 	if out == nil {
 		return fields, false
+	}
+	return out, true
+}
+
+// scrubLoc returns loc with its string keys scrubbed, in a new slice when
+// any changed; otherwise loc itself and false.
+func scrubLoc(s *scrub.Scrubber, loc []any) ([]any, bool) {
+	var out []any
+	for i, p := range loc {
+		key, ok := p.(string)
+		if !ok {
+			continue
+		}
+		if clean := s.String(key); clean != key {
+			if out == nil {
+				out = append([]any(nil), loc...)
+			}
+			out[i] = clean
+		}
+	}
+	if out == nil {
+		return loc, false
 	}
 	return out, true
 }

@@ -88,6 +88,21 @@ func TestFieldErrors(t *testing.T) {
 	}
 }
 
+// TestFieldErrorKeys: a key of the model's arguments is input too; a
+// secret used as one is scrubbed from the path, indices kept.
+func TestFieldErrorKeys(t *testing.T) {
+	orig := taxonomy.ArgsInvalid(taxonomy.FieldError{Type: "extra", Loc: []any{"items", 3, email}, Msg: "unknown field"})
+	_, err := run(redact.New(), toolmw.Result{}, orig)
+	assertClean(t, err)
+	loc := taxonomy.InfoOf(err).Fields[0].Loc
+	if len(loc) != 3 || loc[0] != "items" || loc[1] != 3 || loc[2] != "[REDACTED:email]" {
+		t.Errorf("loc %#v", loc)
+	}
+	if orig.Fields()[0].Loc[2] != email {
+		t.Error("the original's path was changed")
+	}
+}
+
 // otherTyped is a taxonomy.Error of another implementation.
 type otherTyped struct {
 	msg  string

@@ -18,6 +18,7 @@ import (
 	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -120,5 +121,30 @@ func TestCanariesThroughTheDefaultStack(t *testing.T) {
 		if e.ApprovalID == "" && (e.Outcome == taxonomy.OutcomePending || e.Outcome == taxonomy.OutcomeDenied) {
 			t.Errorf("an event of outcome %s without its approval id", e.Outcome)
 		}
+	}
+}
+
+// TestOutsideDedupe: with dedupe inside the approval layer, the call made
+// again after the decision resumes and runs once; the repeat after that is
+// refused by the approval layer before dedupe sees it.
+func TestOutsideDedupe(t *testing.T) {
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	var c counter
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(nil), dedupe.New())
+	call := func() error { _, err := tool(runCtx("call_1"), json.RawMessage(booking)); return err }
+	id := expect(t, call(), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	req, err := desk.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Approve(context.Background(), req, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(); err != nil {
+		t.Fatalf("the resumed call: %v", err)
+	}
+	expect(t, call(), taxonomy.KindNotPermitted, taxonomy.CodeApprovalReplayed)
+	if c.n.Load() != 1 {
+		t.Fatalf("%d executions, want 1", c.n.Load())
 	}
 }

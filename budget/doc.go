@@ -90,9 +90,11 @@
 // A fleet of replicas may share one retry bucket and one count per named
 // run. [WithTokenStore] keeps a [Retry]'s balance in a [TokenStore]: the
 // ratio and reserve then bound the retries of the whole fleet, not of each
-// replica. Deposits and charges are batched (sent once they add up to a
-// token, or after 10 ms, or with the next withdrawal); each retry's
-// withdrawal is one round trip. [WithRunStore] with [WithID] counts a
+// replica. Deposits and charges are batched: a call's deposit is sent in
+// the background once 10 ms have passed since the last send or ten tokens
+// are queued, or with the next withdrawal, whichever comes first, so a
+// replica holds back at most that much; each retry's withdrawal is one
+// round trip. [WithRunStore] with [WithID] counts a
 // run's attempts in a [RunStore], one round trip per [Run.Take], so a
 // run's cap holds whichever replicas serve its calls. adapters/redis
 // implements both on Redis.

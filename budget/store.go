@@ -71,11 +71,12 @@ type StoreError struct {
 // before it decides with its local state.
 const DefaultStoreTimeout = 50 * time.Millisecond
 
-// Batching of a shared Retry's deposits: they are sent once they add up to
-// flushTokens or flushEvery has passed since the last send, whichever comes
-// first, so a call does not pay a round trip for its deposit.
+// Batching of a shared Retry's deposits: a deposit sends the queue, in the
+// background, once it holds flushTokens or flushEvery has passed since the
+// last send, whichever comes first, so a call does not pay a round trip for
+// its deposit and a busy replica sends at most a hundred batches a second.
 const (
-	flushTokens = 1 * milli
+	flushTokens = 10 * milli
 	flushEvery  = 10 * time.Millisecond
 )
 
@@ -94,9 +95,9 @@ func (resting) Error() string { return "budget: the store failed moments ago; de
 
 // WithTokenStore makes the Retry keep its balance in s, shared by every
 // replica using the same store (the TokenStore names the bucket). Deposits
-// and the adaptive algorithm's charges are batched (sent once they reach a
-// token or every 10 ms, with the next withdrawal at the latest); a retry's
-// withdrawal is one round trip. When s fails or does not answer within
+// and the adaptive algorithm's charges are batched (sent in the background
+// 10 ms after the last send or once ten tokens are queued, or with the next
+// withdrawal); a retry's withdrawal is one round trip. When s fails or does not answer within
 // [WithTokenStoreTimeout], the Retry carries on with its local balance,
 // starting from the last balance s gave, reports it to
 // [WithOnTokenStoreError], and leaves s alone for a quarter of a second. nil

@@ -111,8 +111,8 @@ func TestTokenStoreShared(t *testing.T) {
 	})
 }
 
-// TestTokenStoreBatches: deposits are sent in batches of a token (or with
-// the next withdrawal), not one round trip per call.
+// TestTokenStoreBatches: deposits are sent in batches of ten tokens (or 10
+// ms, or with the next withdrawal), not one round trip per call.
 func TestTokenStoreBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &memBucket{}
@@ -129,8 +129,8 @@ func TestTokenStoreBatches(t *testing.T) {
 		if balance != 100_000 {
 			t.Errorf("balance = %d thousandths, want 100 tokens", balance)
 		}
-		if len(ops) > 101 {
-			t.Errorf("%d round trips for 1000 deposits, want at most one a token", len(ops))
+		if len(ops) > 11 {
+			t.Errorf("%d round trips for 1000 deposits, want at most one per ten tokens", len(ops))
 		}
 		// Observe's charges are queued and sent with the next withdrawal.
 		b.Observe(budget.Attempt{Retry: true, Outcome: budget.Overloaded}) // −1

@@ -1,0 +1,102 @@
+package redisstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/ratelimit"
+)
+
+//go:noinline
+func okTool(context.Context, json.RawMessage) (toolmw.Result, error) {
+	return toolmw.Text("ok"), nil
+}
+
+// state runs a benchmark with in-process state and with the state on a
+// redis-server of its own, and reports the round trips to Redis per op.
+func state(b *testing.B, run func(b *testing.B, r *replica)) {
+	b.Run("local", func(b *testing.B) { run(b, nil) })
+	b.Run("redis", func(b *testing.B) {
+		r := newReplica(b, startRedis(b))
+		before := r.RoundTrips.n.Load()
+		run(b, r)
+		b.ReportMetric(float64(r.RoundTrips.n.Load()-before)/float64(b.N), "roundtrips/op")
+	})
+}
+
+// BenchmarkRateLimit is the cost of one admission: a token is free.
+func BenchmarkRateLimit(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		var opts []ratelimit.Option
+		if r != nil {
+			opts = append(opts, ratelimit.WithStore(r.Store.RateLimits()))
+		}
+		tool := mustWrap(b, "search", okTool, ratelimit.New(1e9, 1<<30, opts...))
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tool(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRetryDeposit is the cost a call pays to the retry budget: its
+// deposit (batched with Redis).
+func BenchmarkRetryDeposit(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		var opts []budget.RetryOption
+		if r != nil {
+			opts = append(opts, budget.WithTokenStore(r.Store.RetryBudget("bench")))
+		}
+		bk := budget.NewAdaptive(opts...)
+		b.ReportAllocs()
+		for b.Loop() {
+			bk.Deposit()
+		}
+		b.StopTimer()
+		_ = bk.Flush(context.Background())
+	})
+}
+
+// BenchmarkRetryWithdraw is the cost of a retry's token: a deposit and a
+// withdrawal (one round trip with Redis, the deposit sent with it).
+func BenchmarkRetryWithdraw(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		opts := []budget.RetryOption{budget.WithRatio(1)}
+		if r != nil {
+			opts = append(opts, budget.WithTokenStore(r.Store.RetryBudget("bench")))
+		}
+		bk := budget.NewRetry(opts...)
+		b.ReportAllocs()
+		for b.Loop() {
+			bk.Deposit()
+			if !bk.TryRetry() {
+				b.Fatal("no token")
+			}
+		}
+		b.StopTimer()
+		_ = bk.Flush(context.Background())
+	})
+}
+
+// BenchmarkRunTake is the cost of one attempt's take from a named run.
+func BenchmarkRunTake(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		opts := []budget.RunOption{budget.WithID("bench-run"), budget.WithMaxAttempts(1 << 40)}
+		if r != nil {
+			opts = append(opts, budget.WithRunStore(r.Store.Runs()))
+		}
+		run := budget.NewRun(opts...)
+		b.ReportAllocs()
+		for b.Loop() {
+			if !run.Take("search") {
+				b.Fatal("refused")
+			}
+		}
+	})
+}

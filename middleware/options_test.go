@@ -98,6 +98,12 @@ func badOptions() []badOption {
 		{name: "bulkhead.WithMaxQueue", validate: func() error { return bulkhead.Validate(1, bulkhead.WithMaxQueue(-1)) },
 			layer: func() toolmw.Middleware { return bulkhead.New(1, bulkhead.WithMaxQueue(-1)) }},
 		{name: "bulkhead.WithShared", none: "nil means a pool per tool (bulkhead.ValidatePool reports a pool's bad size)"},
+		{name: "bulkhead.WithAdaptive", validate: func() error {
+			return bulkhead.Validate(1, bulkhead.WithAdaptive(bulkhead.Adaptive{Min: 4, Max: 2, Target: time.Second}))
+		}, layer: func() toolmw.Middleware {
+			return bulkhead.New(1, bulkhead.WithAdaptive(bulkhead.Adaptive{Min: 4, Max: 2, Target: time.Second}))
+		}},
+		{name: "bulkhead.WithClock", none: "nil means clock.System"},
 
 		{name: "classify.WithMap", none: "nil means mapper.Default()"},
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -23,6 +24,8 @@ type config struct {
 	maxWait  time.Duration // 0: no cap but the deadline
 	maxQueue int
 	shared   *Pool
+	adaptive *Adaptive   // nil: a fixed limit
+	clock    clock.Clock // for an adaptive pool's latency
 	err      error
 }
 
@@ -68,7 +71,7 @@ func WithShared(p *Pool) Option {
 }
 
 func newConfig(opts []Option) config {
-	var c config
+	c := config{clock: clock.System}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -110,7 +113,7 @@ func New(n int, opts ...Option) toolmw.Middleware {
 			if n == 0 {
 				return next
 			}
-			p = NewPool(n, WithMaxQueue(cfg.maxQueue))
+			p = newPool(n, cfg)
 		}
 		l := &layer{pool: p, maxWait: cfg.maxWait, full: taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeBulkheadFull, msg), next: next}
 		return l.call
@@ -136,6 +139,14 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 		}
 		return toolmw.Result{}, err
 	}
-	defer l.pool.release()
-	return l.next(ctx, args)
+	if l.pool.adaptive == nil {
+		defer l.pool.release()
+		return l.next(ctx, args)
+	}
+	start := l.pool.now()
+	var err error
+	defer func() { l.pool.releaseAfter(l.pool.now().Sub(start), err) }()
+	var res toolmw.Result
+	res, err = l.next(ctx, args)
+	return res, err
 }

@@ -31,6 +31,22 @@
 //	pool := bulkhead.NewPool(8)
 //	mw := bulkhead.New(0, bulkhead.WithShared(pool)) // n is then the pool's
 //
+// # Adaptive limit
+//
+// [WithAdaptive] lets the limit follow the upstream instead of a number
+// chosen in advance: additive increase, multiplicative decrease (AIMD) on
+// the latency of the calls the pool lets run. Each limit's worth of calls
+// in a row under the target latency raises the limit by one, up to Max; a
+// call over the target, timed out or rate-limited by the upstream lowers it
+// to 0.9 × itself, at least one less, not below Min, at most once per
+// limit's worth of calls. An upstream that slows down as more calls reach it
+// at once settles the limit around the concurrency it serves within the
+// target:
+//
+//	pool := bulkhead.NewPool(8, bulkhead.WithAdaptive(bulkhead.Adaptive{
+//		Min: 2, Max: 64, Target: 300 * time.Millisecond,
+//	}))
+//
 // # Where it sits
 //
 // Not in middleware.Default: there is no limit that suits every tool. Put

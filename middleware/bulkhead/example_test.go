@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -38,4 +39,30 @@ func Example() {
 	// Output:
 	// rate-limited bulkhead_full retryable: true
 	// booked
+}
+
+// An adaptive pool: its limit follows the upstream's latency.
+func ExampleWithAdaptive() {
+	clk := clock.NewFake(time.Unix(0, 0))
+	latency := 50 * time.Millisecond
+	pool := bulkhead.NewPool(4, bulkhead.WithClock(clk),
+		bulkhead.WithAdaptive(bulkhead.Adaptive{Min: 1, Max: 16, Target: 200 * time.Millisecond}))
+	search := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true},
+		func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			clk.Advance(latency)
+			return toolmw.Text("3 hotels"), nil
+		}, bulkhead.New(0, bulkhead.WithShared(pool)))
+
+	for range 20 {
+		_, _ = search(context.Background(), nil)
+	}
+	fmt.Println("fast upstream:", pool.Limit())
+	latency = time.Second
+	for range 20 {
+		_, _ = search(context.Background(), nil)
+	}
+	fmt.Println("slow upstream:", pool.Limit())
+	// Output:
+	// fast upstream: 7
+	// slow upstream: 2
 }

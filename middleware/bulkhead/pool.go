@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -14,11 +15,13 @@ import (
 // semaphore whose waiters are served first in, first out. A Pool is safe
 // for concurrent use; its lock is held only to count and queue.
 type Pool struct {
-	limit    int
 	maxQueue int
+	clock    clock.Clock
 
-	mu      sync.Mutex
-	running int
+	mu       sync.Mutex
+	limit    int   // fixed, or moved by adaptive's rule
+	adaptive *aimd // nil: a fixed limit
+	running  int
 	head    *waiter // the queue, oldest first
 	tail    *waiter
 	queued  int
@@ -38,11 +41,21 @@ var errFull = errors.New("bulkhead full")
 
 // NewPool returns a pool of n slots, for [WithShared]. Its queue holds at
 // most [DefaultMaxQueue] waiting calls, or the bound of a [WithMaxQueue]
-// among opts (other options are not used). An n below 1 is taken as 1: use
-// [ValidatePool] to report it.
+// among opts; [WithAdaptive] and [WithClock] make its limit adaptive
+// (other options are not used). An n below 1 is taken as 1, an invalid
+// option is ignored: use [ValidatePool] to report them.
 func NewPool(n int, opts ...Option) *Pool {
-	c := newConfig(opts)
-	return &Pool{limit: max(n, 1), maxQueue: c.maxQueue}
+	return newPool(n, newConfig(opts))
+}
+
+func newPool(n int, c config) *Pool {
+	p := &Pool{limit: max(n, 1), maxQueue: c.maxQueue, clock: c.clock}
+	if a := c.adaptive; a != nil {
+		p.adaptive = &aimd{Adaptive: *a}
+		p.limit = min(max(p.limit, a.Min), a.Max)
+		p.adaptive.since = p.limit // the first sign of overload counts
+	}
+	return p
 }
 
 // ValidatePool reports an n below 1 or an invalid option as a
@@ -55,13 +68,18 @@ func ValidatePool(n int, opts ...Option) error {
 	return newConfig(opts).err
 }
 
-// Limit returns how many calls the pool lets run at once.
-func (p *Pool) Limit() int { return p.limit }
+// Limit returns how many calls the pool lets run at once now.
+func (p *Pool) Limit() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.limit
+}
 
 // Stats is what a Pool has seen, for tests and dashboards.
 //
 // It is a plain value, safe to read from many goroutines.
 type Stats struct {
+	Limit   int // the limit now (it moves in an adaptive pool)
 	Running int // slots taken now
 	Waiting int // calls waiting now
 	Peak    int // the most slots ever taken at once
@@ -71,12 +89,12 @@ type Stats struct {
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Stats{Running: p.running, Waiting: p.queued, Peak: p.peak}
+	return Stats{Limit: p.limit, Running: p.running, Waiting: p.queued, Peak: p.peak}
 }
 
 func (p *Pool) String() string {
 	s := p.Stats()
-	return fmt.Sprintf("bulkhead.Pool{limit %d, running %d, waiting %d}", p.limit, s.Running, s.Waiting)
+	return fmt.Sprintf("bulkhead.Pool{limit %d, running %d, waiting %d}", s.Limit, s.Running, s.Waiting)
 }
 
 // acquire takes a slot, waiting for one in FIFO order while ctx and maxWait
@@ -135,16 +153,35 @@ func (p *Pool) release() {
 	p.mu.Unlock()
 }
 
-// handOff passes the caller's slot to the oldest waiter, or frees it.
-// Called with p.mu held.
+// releaseAfter records, in an adaptive pool, a call that took latency and
+// returned err, then gives its slot back and hands out the slots a raised
+// limit made.
+func (p *Pool) releaseAfter(latency time.Duration, err error) {
+	p.mu.Lock()
+	p.finish(latency, err)
+	p.handOff()
+	for p.running < p.limit && p.head != nil {
+		p.take()
+		p.grant(p.head)
+	}
+	p.mu.Unlock()
+}
+
+// handOff passes the caller's slot to the oldest waiter, or frees it; a
+// slot above a limit that fell is freed. Called with p.mu held.
 func (p *Pool) handOff() {
-	if w := p.head; w != nil {
-		p.remove(w)
-		w.granted = true
-		close(w.ready)
+	if w := p.head; w != nil && p.running <= p.limit {
+		p.grant(w)
 		return // the slot moves on: running stays as it is
 	}
 	p.running--
+}
+
+// grant gives w the slot it waits for. Called with p.mu held.
+func (p *Pool) grant(w *waiter) {
+	p.remove(w)
+	w.granted = true
+	close(w.ready)
 }
 
 func (p *Pool) take() {

@@ -22,10 +22,10 @@ type Pool struct {
 	limit    int   // fixed, or moved by adaptive's rule
 	adaptive *aimd // nil: a fixed limit
 	running  int
-	head    *waiter // the queue, oldest first
-	tail    *waiter
-	queued  int
-	peak    int // the most slots ever taken at once
+	head     *waiter // the queue, oldest first
+	tail     *waiter
+	queued   int
+	peak     int // the most slots ever taken at once
 }
 
 // waiter is one call waiting for a slot. ready is closed when the slot is

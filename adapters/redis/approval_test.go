@@ -1,0 +1,286 @@
+package redisstate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// The approval store on a real redis-server, through the harness of
+// server_test.go.
+
+func TestApprovalsConformance(t *testing.T) {
+	approvaltest.TestStore(t, func(t *testing.T) approval.Store {
+		return newReplica(t, startRedis(t)).Store.Approvals()
+	})
+}
+
+// Two replicas, each with its own client, see one another's rows and
+// nonces; an id, a nonce and a key of the other ports never meet.
+func TestApprovalsAcrossReplicas(t *testing.T) {
+	srv := startRedis(t)
+	a := newReplica(t, srv).Store.Approvals()
+	b := newReplica(t, srv).Store.Approvals()
+	ctx := context.Background()
+	aprMust(t, a.Save(ctx, "apr_1", nil, []byte("v1")))
+	if err := b.Save(ctx, "apr_1", nil, []byte("v1")); !errors.Is(err, approval.ErrConflict) {
+		t.Fatalf("a second replica's insert: %v, want ErrConflict", err)
+	}
+	aprMust(t, b.Save(ctx, "apr_1", []byte("v1"), []byte("v2")))
+	aprLoad(t, a, "apr_1", "v2")
+	aprMust(t, a.Save(ctx, "apr_1", []byte("v2"), []byte{}))
+	aprLoad(t, b, "apr_1", "")
+	aprMust(t, b.Save(ctx, "apr_1", []byte{}, []byte("v3")))
+	aprLoad(t, a, "apr_1", "v3")
+	aprMust(t, a.Consume(ctx, "n1"))
+	if err := b.Consume(ctx, "n1"); !errors.Is(err, approval.ErrConsumed) {
+		t.Fatalf("the other replica's Consume: %v, want ErrConsumed", err)
+	}
+	// A nonce equal to an id is its own key.
+	aprMust(t, b.Consume(ctx, "apr_1"))
+	aprLoad(t, a, "apr_1", "v3")
+}
+
+// Every key expires after ApprovalTTL, rewritten or not.
+func TestApprovalsKeysExpire(t *testing.T) {
+	srv := startRedis(t)
+	r := newReplica(t, srv, redisstate.WithPrefix("exp:"))
+	a := r.Store.Approvals()
+	ctx := context.Background()
+	aprMust(t, a.Save(ctx, "apr_1", nil, []byte("v1")))
+	aprMust(t, a.Consume(ctx, "n1"))
+	keys, err := r.Client.Keys(ctx, "exp:*").Result()
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("keys %q, %v; want 2", keys, err)
+	}
+	check := func() {
+		t.Helper()
+		for _, k := range keys {
+			ttl, err := r.Client.PTTL(ctx, k).Result()
+			if err != nil || ttl <= redisstate.ApprovalTTL-time.Minute || ttl > redisstate.ApprovalTTL {
+				t.Fatalf("PTTL(%s) = %v, %v; want about %v", k, ttl, err, redisstate.ApprovalTTL)
+			}
+			if strings.Contains(k, "apr_1") || strings.Contains(k, "n1") {
+				t.Fatalf("key %q holds the id", k)
+			}
+		}
+	}
+	check()
+	// A swap renews the row's lifetime.
+	for _, k := range keys {
+		if strings.HasPrefix(k, "exp:apr:") {
+			aprMust(t, r.Client.PExpire(ctx, k, time.Hour).Err())
+		}
+	}
+	aprMust(t, a.Save(ctx, "apr_1", []byte("v1"), []byte("v2")))
+	check()
+}
+
+func TestApprovalsBounds(t *testing.T) {
+	a := newReplica(t, startRedis(t)).Store.Approvals()
+	ctx := context.Background()
+	long := strings.Repeat("k", redisstate.MaxApprovalKeyLen+1)
+	tooBig := make([]byte, redisstate.MaxApprovalRowBytes+1)
+	for name, err := range map[string]error{
+		"Load id":       func() error { _, err := a.Load(ctx, long); return err }(),
+		"Save id":       a.Save(ctx, long, nil, []byte("x")),
+		"Save row":      a.Save(ctx, "id", nil, tooBig),
+		"Consume nonce": a.Consume(ctx, long),
+	} {
+		if !errors.Is(err, redisstate.ErrApprovalTooLarge) {
+			t.Errorf("%s over the bound: %v, want ErrApprovalTooLarge", name, err)
+		}
+	}
+	atBound := strings.Repeat("k", redisstate.MaxApprovalKeyLen)
+	big := bytes.Repeat([]byte{0, 0xff}, redisstate.MaxApprovalRowBytes/2)
+	aprMust(t, a.Save(ctx, atBound, nil, big))
+	got, err := a.Load(ctx, atBound)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("a row at the bound: %d bytes, %v", len(got), err)
+	}
+	if err := a.Save(ctx, atBound, tooBig, []byte("x")); !errors.Is(err, approval.ErrConflict) {
+		t.Fatalf("a prev over the bound: %v, want ErrConflict", err)
+	}
+	aprMust(t, a.Consume(ctx, atBound))
+}
+
+// aprReplica is one replica's approval cycle: a Desk over its Redis
+// approval store, and cancel_booking behind the Desk's layer.
+type aprReplica struct {
+	desk *approval.Desk
+	tool toolmw.Tool
+}
+
+var aprKey = []byte("0123456789abcdef0123456789abcdef")
+
+func newAprReplica(s approval.Store, runs *atomic.Int64, opts ...approval.Option) aprReplica {
+	desk := approval.NewDesk(append([]approval.Option{approval.WithStore(s), approval.WithKey(aprKey)}, opts...)...)
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
+		func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			runs.Add(1)
+			return toolmw.Text("cancelled"), nil
+		}, desk.Middleware(approval.Tools("cancel_booking")))
+	return aprReplica{desk, tool}
+}
+
+func (r aprReplica) call(callID string) error {
+	ctx := budget.WithRun(context.Background(), budget.WithID("run-redis"))
+	_, err := r.tool(toolmw.WithCallID(ctx, callID), json.RawMessage(`{"booking":"B-7"}`))
+	return err
+}
+
+// approve files callID's request and approves it.
+func (r aprReplica) approve(tb testing.TB, callID string) {
+	err := r.call(callID)
+	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalPending {
+		tb.Fatalf("the first call: %v (%s), want approval_pending", err, c)
+	}
+	ctx := context.Background()
+	req, err := r.desk.Get(ctx, taxonomy.InfoOf(err).Approval.ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.desk.Approve(ctx, req, time.Hour); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Two replicas race to execute one approved call: it runs exactly once,
+// every other attempt is refused as replayed. A denial holds in both.
+func TestApprovalsReplicasRaceOneApprovedCall(t *testing.T) {
+	srv := startRedis(t)
+	var runs atomic.Int64
+	ra := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs)
+	rb := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs)
+	const racers, rounds = 16, 5
+	for round := range rounds {
+		callID := fmt.Sprintf("call_%d", round)
+		ra.approve(t, callID)
+		before := runs.Load()
+		var ok, replayed atomic.Int64
+		var mu sync.Mutex
+		var other []error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range racers {
+			r := ra
+			if i%2 == 1 {
+				r = rb
+			}
+			wg.Go(func() {
+				<-start
+				err := r.call(callID)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case taxonomy.InfoOf(err).Code == taxonomy.CodeApprovalReplayed:
+					replayed.Add(1)
+				default:
+					mu.Lock()
+					other = append(other, err)
+					mu.Unlock()
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if n := runs.Load() - before; n != 1 || ok.Load() != 1 || replayed.Load() != racers-1 || len(other) != 0 {
+			t.Fatalf("round %d: %d executions, %d successes, %d replayed, others %v; want 1, 1, %d, none",
+				round, n, ok.Load(), replayed.Load(), other, racers-1)
+		}
+	}
+
+	// Denied through one replica, the call is denied through the other.
+	err := rb.call("call_denied")
+	req, gerr := ra.desk.Get(context.Background(), taxonomy.InfoOf(err).Approval.ID)
+	aprMust(t, gerr)
+	aprMust(t, ra.desk.Deny(context.Background(), req))
+	if c := taxonomy.InfoOf(rb.call("call_denied")).Code; c != taxonomy.CodeApprovalDenied {
+		t.Fatalf("the denied call: %s, want approval_denied", c)
+	}
+	if runs.Load() != rounds {
+		t.Fatalf("%d executions, want %d", runs.Load(), rounds)
+	}
+}
+
+// With Redis gone, an approved call fails closed: approval_store_failed,
+// and the tool does not run. Nothing falls back to local state.
+func TestApprovalsFailClosedWhenRedisIsDown(t *testing.T) {
+	srv := startRedis(t)
+	var runs atomic.Int64
+	r := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs, approval.WithStoreTimeout(200*time.Millisecond))
+	r.approve(t, "call_1")
+	srv.Kill()
+	err := r.call("call_1")
+	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalStoreFailed || runs.Load() != 0 {
+		t.Fatalf("with Redis down: %v (%s), %d executions; want approval_store_failed, 0", err, c, runs.Load())
+	}
+}
+
+// A decision written through one client is read through a new one, after
+// the first is closed.
+func TestApprovalsDecisionOutlivesTheClient(t *testing.T) {
+	srv := startRedis(t)
+	var runs atomic.Int64
+	first := newReplica(t, srv)
+	newAprReplica(first.Store.Approvals(), &runs).approve(t, "call_1")
+	aprMust(t, first.Client.Close())
+	r := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs)
+	if err := r.call("call_1"); err != nil || runs.Load() != 1 {
+		t.Fatalf("the approved call through a new client: %v, %d executions", err, runs.Load())
+	}
+}
+
+// BenchmarkApprovedCallRedis measures an approved call through the
+// approval layer on Redis: the row's load and check, the nonce's SET NX,
+// the used row's compare-and-swap, and the tool. Filing and approving are
+// not timed.
+func BenchmarkApprovedCallRedis(b *testing.B) {
+	srv := startRedis(b)
+	var runs atomic.Int64
+	r := newAprReplica(newReplica(b, srv).Store.Approvals(), &runs)
+	b.ReportAllocs()
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		callID := fmt.Sprintf("bench_%d", i)
+		r.approve(b, callID)
+		b.StartTimer()
+		err := r.call(callID)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if runs.Load() != int64(b.N) {
+		b.Fatalf("%d executions for %d approved calls", runs.Load(), b.N)
+	}
+}
+
+func aprMust(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func aprLoad(t testing.TB, s approval.Store, id, want string) {
+	t.Helper()
+	got, err := s.Load(context.Background(), id)
+	if err != nil || string(got) != want {
+		t.Fatalf("Load(%q) = %q, %v; want %q", id, got, err, want)
+	}
+}

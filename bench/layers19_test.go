@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
+	fsadaptive "github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
 	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
@@ -42,6 +43,8 @@ func newLayerSystems() []system {
 	}
 	return []system{
 		{"toolmw_bulkhead", wrap(bulkhead.New(64))},
+		{"toolmw_bulkhead_adaptive", wrap(bulkhead.New(20, bulkhead.WithAdaptive(bulkhead.Adaptive{Min: 1, Max: 200, Target: time.Second})))},
+		{"failsafe_adaptivelimiter", fs(fsadaptive.NewBuilder[toolmw.Result]().WithLimits(1, 200, 20).Build())},
 		{"failsafe_bulkhead", fs(fsbulkhead.NewBuilder[toolmw.Result](64).WithMaxWaitTime(time.Second).Build())},
 		{"toolmw_hedge", wrap(hedge.New(hedge.WithDelay(time.Second)))},
 		{"failsafe_hedge", fs(hedgepolicy.NewWithDelay[toolmw.Result](time.Second))},

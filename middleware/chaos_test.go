@@ -31,6 +31,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/dedupe"
+	"github.com/toolmw/toolmw/middleware/fallback"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/retry"
@@ -445,8 +446,8 @@ func TestChaosDefaultStack(t *testing.T) {
 
 func callID(i int) string { return fmt.Sprintf("call_%06d", i) }
 
-// TestChaosExactlyOnce drives the default stack with the dedupe, hedge and
-// bulkhead layers inserted against the same flaky tools, issuing every
+// TestChaosExactlyOnce drives the default stack with the dedupe, fallback,
+// hedge and (adaptive) bulkhead layers inserted against the same flaky tools, issuing every
 // call id two or three times from different goroutines at about the same
 // moment (a model re-issuing calls), and checks: every issue ends in
 // exactly one outcome; a non-idempotent call is executed again only after a
@@ -476,6 +477,13 @@ func TestChaosExactlyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Outside retry: the last good result of an idempotent call stands
+		// in, marked, for a call that ends circuit-open, rate-limited or
+		// timed out.
+		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour))})
+		if err != nil {
+			t.Fatal(err)
+		}
 		var hedgeLate atomic.Int64
 		stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "hedge",
 			Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithLate(func(hedge.Late) { hedgeLate.Add(1) }))})
@@ -484,7 +492,9 @@ func TestChaosExactlyOnce(t *testing.T) {
 		}
 		// Inside the timeout, so an abandoned execution keeps its slot until
 		// it really returns, and the limit holds at the tool itself.
-		stack, err = stack.InsertAfter(middleware.Timeout, middleware.Layer{Name: "bulkhead", Middleware: bulkhead.New(slots)})
+		// Adaptive, so the soak moves its limit too; never above slots.
+		stack, err = stack.InsertAfter(middleware.Timeout, middleware.Layer{Name: "bulkhead",
+			Middleware: bulkhead.New(slots, bulkhead.WithAdaptive(bulkhead.Adaptive{Min: 1, Max: slots, Target: perAttempt / 2}))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -584,12 +594,18 @@ func TestChaosExactlyOnce(t *testing.T) {
 			defer ct.mu.Unlock()
 		}
 
-		issued, answered := 0, 0
+		issued, answered, stoodIn := 0, 0, 0
 		for j, o := range outcomes {
 			if !o.set {
 				continue // the time bound stopped the run first
 			}
 			issued++
+			if m, _, ok := fallback.Parse(o.res); ok {
+				stoodIn++
+				if jobs[j].call%2 == 0 || m.Source != fallback.SourceLastGood {
+					t.Errorf("issue %d: a fallback (%+v) for a call of pay, which is not idempotent", j, m)
+				}
+			}
 			switch _, typed := taxonomy.From(o.err); {
 			case o.err == nil, typed, errors.Is(o.err, context.Canceled):
 				answered++
@@ -616,8 +632,8 @@ func TestChaosExactlyOnce(t *testing.T) {
 			t.Errorf("%d executions of one tool at once, bulkhead %d", p, slots)
 		}
 		t.Logf("chaos exactly-once: %d issues of %d calls, %d answered; pay calls executed %d, double executions %d; "+
-			"executions %d; bulkhead peak %d of %d; late reports %d (timeout) %d (hedge losers); goroutines before %d after %d",
-			issued, calls, answered, pays, doubles, inTool.Load(), peak.Load(), slots, late.Load(), hedgeLate.Load(), baseline, after)
+			"executions %d; bulkhead peak %d of %d; fallbacks %d; late reports %d (timeout) %d (hedge losers); goroutines before %d after %d",
+			issued, calls, answered, pays, doubles, inTool.Load(), peak.Load(), slots, stoodIn, late.Load(), hedgeLate.Load(), baseline, after)
 	})
 }
 

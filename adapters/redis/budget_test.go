@@ -46,7 +46,7 @@ func TestRetryBudgetAcrossReplicas(t *testing.T) {
 				t.Errorf("store error: %s: %v", e.Op, e.Err)
 			})}
 			if shared {
-				opts = append(opts, budget.WithTokenStore(r.Store.RetryBudget("search-api")))
+				opts = append(opts, budget.WithTokenStore(r.Store.RetryBudget("search-api")), budget.WithTokenStoreTimeout(calm))
 			}
 			b := budget.NewAdaptive(opts...)
 			buckets = append(buckets, b)
@@ -98,7 +98,7 @@ func TestRunBudgetAcrossReplicas(t *testing.T) {
 		dep := &dependency{}
 		var wg sync.WaitGroup
 		for _, r := range replicas {
-			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(limit), budget.WithRunStore(r.Store.Runs()),
+			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(limit), budget.WithRunStore(r.Store.Runs()), budget.WithRunStoreTimeout(calm),
 				budget.WithOnRunStoreError(func(e budget.StoreError) { t.Errorf("store error: %v", e.Err) }))
 			ctx := budget.ContextWithRun(context.Background(), run)
 			tool := mustWrap(t, "search", dep.tool, retry.New(retry.WithMaxAttempts(3),

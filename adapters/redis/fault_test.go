@@ -123,21 +123,8 @@ func TestRedisKilledMidRun(t *testing.T) {
 	during := f.n.Load()
 	srv.Restart()
 	restarted := time.Now()
-	// Resumed: no fallback for a whole rest and more. go-redis redials a
-	// pool whose dials failed about once a second, so allow a few.
-	const quiet = 2 * 250 * time.Millisecond
-	for {
-		n := f.n.Load()
-		time.Sleep(quiet)
-		if f.n.Load() == n {
-			break
-		}
-		if time.Since(restarted) > 4*time.Second {
-			t.Fatalf("the ports still fall back %v after Redis restarted (%v)", time.Since(restarted), f.lastErr.Load())
-		}
-	}
-	resumed := time.Unix(0, f.last.Load()).Sub(restarted)
-	t.Logf("%d fallbacks while Redis was down; the last fallback %v after the restart", during, resumed)
+	waitQuiet(t, f, restarted)
+	t.Logf("%d fallbacks while Redis was down", during)
 	close(stop)
 	wait()
 
@@ -156,6 +143,26 @@ func TestRedisKilledMidRun(t *testing.T) {
 	if used := fleet[0].run.Used("search"); used == 0 {
 		t.Error("the run counted nothing")
 	}
+}
+
+// waitQuiet waits until the ports report no fallback for two rests (they
+// use Redis again), and fails the test if that takes more than 4 s after
+// Redis came back: go-redis redials a pool whose dials failed about once a
+// second, so it may take a few.
+func waitQuiet(t *testing.T, f *fallbacks, back time.Time) {
+	t.Helper()
+	const quiet = 2 * 250 * time.Millisecond
+	for {
+		n := f.n.Load()
+		time.Sleep(quiet)
+		if f.n.Load() == n {
+			break
+		}
+		if time.Since(back) > 4*time.Second {
+			t.Fatalf("the ports still fall back %v after Redis came back (%v)", time.Since(back), f.lastErr.Load())
+		}
+	}
+	t.Logf("the last fallback %v after Redis came back", time.Unix(0, f.last.Load()).Sub(back))
 }
 
 // TestRedisSlowed: Redis busy for a second (DEBUG SLEEP 1): every port
@@ -191,7 +198,7 @@ func TestRedisSlowed(t *testing.T) {
 
 	// Each port directly: within the store timeout, with slack for a busy
 	// machine.
-	const slack = 40 * time.Millisecond
+	const slack = 100 * time.Millisecond
 	r := replicas[0]
 	var reports []budget.StoreError
 	var mu sync.Mutex
@@ -220,15 +227,12 @@ func TestRedisSlowed(t *testing.T) {
 	if err := <-slept; err != nil {
 		t.Fatalf("DEBUG SLEEP: %v", err)
 	}
-	time.Sleep(400 * time.Millisecond) // past the rest: Redis is asked again
-	before := f.n.Load()
-	time.Sleep(200 * time.Millisecond)
+	woke := time.Now()
+	during := f.n.Load()
+	waitQuiet(t, f, woke)
 	close(stop)
 	wait()
-	if before == 0 {
+	if during == 0 {
 		t.Error("no fallback reported while Redis slept")
-	}
-	if after := f.n.Load(); after != before {
-		t.Errorf("%d fallbacks once Redis woke, want none", after-before)
 	}
 }

@@ -1,11 +1,8 @@
 package approval
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
-	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -17,125 +14,225 @@ const maxDepth = 64
 
 // digestArgs returns the digest an approval is bound to, and the text a
 // reviewer is shown before scrubbing: the canonical form of args (objects
-// with sorted keys, no insignificant space, strings re-escaped the one way
-// encoding/json writes them, numbers as written), so an approval holds for
-// the same arguments however the model spaced or ordered them. Arguments
-// that are not one JSON value, hold a duplicate key (which parsers read
-// differently) or nest deeper than maxDepth are digested as the exact
-// bytes, marked apart, so an approval for them holds only for the same
-// bytes.
+// with sorted keys, no insignificant space, strings escaped the one way
+// encoding/json writes them without HTML escapes, numbers as written), so
+// an approval holds for the same arguments however the model spaced or
+// ordered them. Arguments that are not one valid JSON value in valid UTF-8,
+// hold a duplicate key (which parsers read differently) or nest deeper
+// than maxDepth are digested as the exact bytes, marked apart, so an
+// approval for them holds only for the same bytes.
 func digestArgs(args []byte) ([sha256.Size]byte, string) {
-	var b bytes.Buffer
-	b.Grow(len(args))
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	// Invalid UTF-8 would be read as U+FFFD: two different arguments
-	// with one canonical form.
-	if utf8.Valid(args) && canonical(dec, &b, 0) == nil {
-		if _, err := dec.Token(); err == io.EOF {
-			sum := sha256.Sum256(append([]byte("canonical\x00"), b.Bytes()...))
-			return sum, b.String()
+	if utf8.Valid(args) && json.Valid(args) {
+		c := canonicalizer{in: args, out: make([]byte, 0, len(args)+len(canonicalTag))}
+		c.out = append(c.out, canonicalTag...)
+		if c.value(0) {
+			return sha256.Sum256(c.out), string(c.out[len(canonicalTag):])
 		}
 	}
-	sum := sha256.Sum256(append([]byte("raw\x00"), args...))
+	h := sha256.New()
+	h.Write([]byte(rawTag))
+	h.Write(args)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
 	return sum, string(args)
 }
 
-// errNotCanonical stops canonical at what it does not put in canonical form.
-var errNotCanonical = errors.New("approval: arguments not canonical")
+// The tags that keep a canonical form and raw bytes from ever sharing a
+// digest.
+const (
+	canonicalTag = "canonical\x00"
+	rawTag       = "raw\x00"
+)
 
-// canonical writes the value the decoder reads next in canonical form.
-func canonical(dec *json.Decoder, b *bytes.Buffer, depth int) error {
-	if depth > maxDepth {
-		return errNotCanonical
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			return canonicalObject(dec, b, depth)
-		case '[':
-			b.WriteByte('[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				if err := canonical(dec, b, depth+1); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil { // ']'
-				return err
-			}
-			b.WriteByte(']')
-			return nil
-		}
-		return errNotCanonical
-	case string:
-		writeString(b, t)
-	case json.Number:
-		b.WriteString(string(t))
-	case bool:
-		if t {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case nil:
-		b.WriteString("null")
-	}
-	return nil
+// canonicalizer writes the canonical form of one valid JSON value (json.Valid
+// has checked it, so the reading below need not).
+type canonicalizer struct {
+	in  []byte
+	pos int
+	out []byte
 }
 
-func canonicalObject(dec *json.Decoder, b *bytes.Buffer, depth int) error {
-	type member struct {
-		key   string
-		value string
+func (c *canonicalizer) space() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
 	}
+}
+
+// value writes the next value; false: it is not put in canonical form.
+func (c *canonicalizer) value(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	c.space()
+	switch c.in[c.pos] {
+	case '{':
+		return c.object(depth)
+	case '[':
+		c.pos++
+		c.out = append(c.out, '[')
+		c.space()
+		if c.in[c.pos] == ']' {
+			c.pos++
+			c.out = append(c.out, ']')
+			return true
+		}
+		for {
+			if !c.value(depth + 1) {
+				return false
+			}
+			c.space()
+			end := c.in[c.pos] == ']'
+			c.pos++
+			if end {
+				c.out = append(c.out, ']')
+				return true
+			}
+			c.out = append(c.out, ',')
+		}
+	case '"':
+		s, ok := c.str()
+		c.out = appendString(c.out, s)
+		return ok
+	default: // a number, true, false or null: as written
+		start := c.pos
+		for c.pos < len(c.in) && !strings.ContainsRune(" \t\n\r,]}", rune(c.in[c.pos])) {
+			c.pos++
+		}
+		c.out = append(c.out, c.in[start:c.pos]...)
+		return true
+	}
+}
+
+// str reads a string literal and returns its value.
+func (c *canonicalizer) str() (string, bool) {
+	start := c.pos
+	c.pos++ // the opening quote
+	escaped := false
+	for {
+		switch c.in[c.pos] {
+		case '\\':
+			escaped = true
+			c.pos += 2
+			continue
+		case '"':
+			c.pos++
+			lit := c.in[start:c.pos]
+			if !escaped {
+				return string(lit[1 : len(lit)-1]), true
+			}
+			var s string
+			if err := json.Unmarshal(lit, &s); err != nil {
+				return "", false
+			}
+			// A lone surrogate escape (\ud800) decodes to U+FFFD, as the
+			// character U+FFFD itself does: two strings, one value.
+			return s, !strings.ContainsRune(s, utf8.RuneError)
+		}
+		c.pos++
+	}
+}
+
+type member struct {
+	key   string
+	value []byte
+}
+
+func (c *canonicalizer) object(depth int) bool {
+	c.pos++ // '{'
 	var members []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
+	for {
+		c.space()
+		if c.in[c.pos] == '}' {
+			c.pos++
+			break
 		}
-		key, ok := tok.(string)
+		key, ok := c.str()
 		if !ok {
-			return errNotCanonical
+			return false
 		}
-		var v bytes.Buffer
-		if err := canonical(dec, &v, depth+1); err != nil {
-			return err
+		c.space()
+		c.pos++ // ':'
+		out := c.out
+		c.out = nil
+		ok = c.value(depth + 1)
+		members = append(members, member{key, c.out})
+		c.out = out
+		if !ok {
+			return false
 		}
-		members = append(members, member{key, v.String()})
-	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return err
+		c.space()
+		if c.in[c.pos] == ',' {
+			c.pos++
+		}
 	}
 	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	b.WriteByte('{')
+	c.out = append(c.out, '{')
 	for i, m := range members {
 		if i > 0 {
 			if members[i-1].key == m.key {
-				return errNotCanonical
+				return false
 			}
-			b.WriteByte(',')
+			c.out = append(c.out, ',')
 		}
-		writeString(b, m.key)
-		b.WriteByte(':')
-		b.WriteString(m.value)
+		c.out = appendString(c.out, m.key)
+		c.out = append(c.out, ':')
+		c.out = append(c.out, m.value...)
 	}
-	b.WriteByte('}')
-	return nil
+	c.out = append(c.out, '}')
+	return true
 }
 
-// writeString writes s as encoding/json does, without HTML escaping.
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)       // a string always encodes
-	b.Truncate(b.Len() - 1) // Encode's newline
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json writes it
+// with HTML escaping off: an injective encoding, so two strings share a
+// canonical form only when they are equal.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	last := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[last:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			last = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[last:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			last = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[last:]...)
+	return append(dst, '"')
 }

@@ -131,10 +131,10 @@ func (s sealer) open(b []byte, id string) (*row, error) {
 	if len(b) == 0 || len(b) > MaxRowBytes {
 		return nil, errRowMalformed
 	}
+	// Unknown members, another spelling or trailing space are caught by
+	// the exact comparison below.
 	var w wireRow
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil || dec.More() || w.V != rowVersion {
+	if err := json.Unmarshal(b, &w); err != nil || w.V != rowVersion {
 		return nil, errRowMalformed
 	}
 	r := &row{id: w.ID, tool: w.Tool, expires: w.Expires, created: w.Created, nonce: w.Nonce, summary: w.Summary, key: w.Key}

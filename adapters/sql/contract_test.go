@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
 )
 
@@ -141,6 +142,35 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 		}
 		if err := s.Consume(ctx, "x"); err != nil {
 			t.Errorf("after a cancelled Consume: %v", err)
+		}
+	})
+
+	// A store's errors never quote an id, a nonce or a row: planted
+	// secrets over the bound, and under a cancelled context.
+	t.Run("ErrorsQuoteNothing", func(t *testing.T) {
+		s, _ := newStore(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		pad := strings.Repeat("x", sqlstore.MaxKeyBytes)
+		for _, secret := range canary.Values() {
+			long := secret + pad
+			row := []byte(secret + string(make([]byte, sqlstore.MaxRowBytes)))
+			for _, err := range []error{
+				func() error { _, err := s.Load(ctx, long); return err }(),
+				s.Save(ctx, long, nil, []byte(secret)),
+				s.Save(ctx, "id", nil, row),
+				s.Consume(ctx, long),
+				func() error { _, err := s.Load(cctx, secret); return err }(),
+				s.Save(cctx, secret, []byte(secret), []byte(secret)),
+				s.Consume(cctx, secret),
+			} {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if fam := canary.Leaked(err.Error()); fam != "" {
+					t.Errorf("an error quotes the planted %s: %v", fam, err)
+				}
+			}
 		}
 	})
 

@@ -12,8 +12,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
 	"github.com/toolmw/toolmw"
+	sqlstore "github.com/toolmw/toolmw/adapters/sql"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/taxonomy"

@@ -75,8 +75,9 @@ func stopPostgres() {
 	}
 }
 
-// pgBindir finds the folder of initdb and postgres: pg_config --bindir,
-// then Debian's /usr/lib/postgresql/<version>/bin, newest first, then PATH.
+// pgBindir finds the folder of initdb and postgres: $TOOLMW_POSTGRES_BINDIR
+// when set, else pg_config --bindir, then Debian's
+// /usr/lib/postgresql/<version>/bin, newest first, then PATH.
 func pgBindir() (string, error) {
 	has := func(dir string) bool {
 		for _, b := range []string{"initdb", "postgres"} {
@@ -85,6 +86,12 @@ func pgBindir() (string, error) {
 			}
 		}
 		return true
+	}
+	if dir := os.Getenv("TOOLMW_POSTGRES_BINDIR"); dir != "" {
+		if has(dir) {
+			return dir, nil
+		}
+		return "", fmt.Errorf("initdb and postgres not found in TOOLMW_POSTGRES_BINDIR (%s)", dir)
 	}
 	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
 		if dir := strings.TrimSpace(string(out)); has(dir) {

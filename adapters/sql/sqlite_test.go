@@ -3,12 +3,16 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
 	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/approval"
 )
 
 // sqliteDSN opens path with the settings the package documentation
@@ -89,4 +93,52 @@ func TestSQLiteTablePrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustLoad(t, a, "id", "a")
+}
+
+// Prune deletes what was saved or used before the time given, by the
+// store's clock, and nothing newer.
+func TestPrune(t *testing.T) {
+	test := func(t *testing.T, open func(t *testing.T, opts ...sqlstore.Option) *sqlstore.Store) {
+		ctx := context.Background()
+		fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		s := open(t, sqlstore.WithClock(fake))
+		mustSave(t, s, "old", nil, []byte("v1"))
+		if err := s.Consume(ctx, "old-nonce"); err != nil {
+			t.Fatal(err)
+		}
+		mustSave(t, s, "renewed", nil, []byte("v1"))
+		cut := fake.Now().Add(time.Hour)
+		fake.Advance(2 * time.Hour)
+		mustSave(t, s, "renewed", []byte("v1"), []byte("v2")) // saved again after the cut
+		mustSave(t, s, "new", nil, []byte("v1"))
+		if err := s.Consume(ctx, "new-nonce"); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.Prune(ctx, cut)
+		if err != nil || n != 2 {
+			t.Fatalf("Prune = %d, %v; want 2 (one approval, one nonce)", n, err)
+		}
+		if _, err := s.Load(ctx, "old"); !errors.Is(err, approval.ErrNotFound) {
+			t.Fatalf("the old approval: %v, want ErrNotFound", err)
+		}
+		mustLoad(t, s, "renewed", "v2")
+		mustLoad(t, s, "new", "v1")
+		if err := s.Consume(ctx, "old-nonce"); err != nil {
+			t.Fatalf("the pruned nonce: %v", err)
+		}
+		if err := s.Consume(ctx, "new-nonce"); !errors.Is(err, approval.ErrConsumed) {
+			t.Fatalf("the kept nonce: %v, want ErrConsumed", err)
+		}
+	}
+	t.Run("SQLite", func(t *testing.T) {
+		test(t, func(t *testing.T, opts ...sqlstore.Option) *sqlstore.Store {
+			return newSQLiteStore(t, openSQLite(t, filepath.Join(t.TempDir(), "a.db")), opts...)
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		pg := postgres(t)
+		test(t, func(t *testing.T, opts ...sqlstore.Option) *sqlstore.Store {
+			return newPostgresStore(t, pg.open(t), append(opts, sqlstore.WithTablePrefix(freshPrefix()))...)
+		})
+	})
 }

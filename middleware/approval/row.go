@@ -115,12 +115,15 @@ func (s sealer) mac(r *row) []byte {
 }
 
 // seal returns the stored form of r.
-func (s sealer) seal(r *row) []byte {
+func (s sealer) seal(r *row) []byte { return encode(r, s.mac(r)) }
+
+// encode returns the stored form of r sealed with mac.
+func encode(r *row, mac []byte) []byte {
 	b, _ := json.Marshal(wireRow{ // a struct of strings and ints always encodes
 		V: rowVersion, ID: r.id, Tool: r.tool, Args: hex.EncodeToString(r.digest[:]),
 		State: r.state.String(), Expires: r.expires, Created: r.created,
 		Nonce: r.nonce, Summary: r.summary, Key: r.key,
-		MAC: hex.EncodeToString(s.mac(r)),
+		MAC: hex.EncodeToString(mac),
 	})
 	return b
 }
@@ -150,7 +153,8 @@ func (s sealer) open(b []byte, id string) (*row, error) {
 	if _, err := hex.Decode(mac, []byte(w.MAC)); err != nil {
 		return nil, errRowMalformed
 	}
-	if !hmac.Equal(mac, s.mac(r)) {
+	want := s.mac(r)
+	if !hmac.Equal(mac, want) {
 		return nil, errRowSeal
 	}
 	// Sealed, so written by a holder of the key; still, only as the layer
@@ -161,7 +165,7 @@ func (s sealer) open(b []byte, id string) (*row, error) {
 	}
 	// encoding/json reads field names in any case and skips what it does
 	// not need; a row is accepted only as the layer writes it.
-	if !bytes.Equal(s.seal(r), b) {
+	if !bytes.Equal(encode(r, want), b) {
 		return nil, errRowMalformed
 	}
 	if r.id != id {

@@ -10,7 +10,8 @@ import (
 // replica given the same TokenStore draws on one bucket. adapters/redis
 // implements it on Redis. Amounts are in thousandths of a token.
 //
-// Implementations must be safe for concurrent use.
+// Implementations must be safe for concurrent use, and return soon after
+// ctx is done: a retry waits for Apply.
 type TokenStore interface {
 	// Apply applies op to the shared bucket atomically and returns the
 	// balance after it. A bucket the store has never seen (or has
@@ -20,6 +21,7 @@ type TokenStore interface {
 
 // TokenOp is one change to a shared bucket, applied in this order: Add,
 // Take, Withdraw. Amounts are in thousandths of a token and never negative.
+// It is a plain value, safe to copy and to share.
 type TokenOp struct {
 	// Capacity is the bucket's size: the reserve. The balance never exceeds
 	// it.
@@ -33,7 +35,8 @@ type TokenOp struct {
 	Withdraw int64
 }
 
-// TokenBalance is a shared bucket after a [TokenOp].
+// TokenBalance is a shared bucket after a [TokenOp]. It is a plain value,
+// safe to copy and to share.
 type TokenBalance struct {
 	// Balance is what the bucket holds, in thousandths of a token.
 	Balance int64
@@ -45,7 +48,8 @@ type TokenBalance struct {
 // outside the process, so that the cap of a [Run] holds however many
 // replicas serve the run's calls. adapters/redis implements it on Redis.
 //
-// Implementations must be safe for concurrent use.
+// Implementations must be safe for concurrent use, and return soon after
+// ctx is done: an attempt waits for Take.
 type RunStore interface {
 	// Take takes one attempt of tool in the run named id if fewer than
 	// limit were taken, and returns how many are taken after it and whether
@@ -56,7 +60,8 @@ type RunStore interface {
 
 // StoreError reports an operation that a [TokenStore] or a [RunStore] did
 // not complete: it failed or did not answer within its timeout, and the
-// budget decided with its local state instead.
+// budget decided with its local state instead. It is a plain value, safe to
+// copy and to share.
 type StoreError struct {
 	// Op names the operation: "deposit" (a batch of deposits and charges),
 	// "retry" (a withdrawal) or "take" (a run's attempt).

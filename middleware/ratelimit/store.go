@@ -19,7 +19,8 @@ import (
 // per call, with a context bounded by [WithStoreTimeout] and the call's
 // deadline.
 //
-// Implementations must be safe for concurrent use.
+// Implementations must be safe for concurrent use, and return soon after
+// ctx is done: the call waits for Admit.
 type Store interface {
 	// Admit decides one call of key: admit it now, admit it after a wait
 	// (the slot is reserved for it: the wait must not exceed r.MaxWait), or
@@ -28,7 +29,8 @@ type Store interface {
 	Admit(ctx context.Context, r Request) (Decision, error)
 }
 
-// Request is what the layer asks a [Store] for one call.
+// Request is what the layer asks a [Store] for one call. It is a plain
+// value, safe to copy and to share.
 type Request struct {
 	// Key names the limit: the tool's name, or what the function of
 	// [WithKey] returned. It is not sanitised: the Store must treat it as
@@ -45,7 +47,8 @@ type Request struct {
 	MaxWait time.Duration
 }
 
-// Decision is a [Store]'s answer.
+// Decision is a [Store]'s answer. It is a plain value, safe to copy and to
+// share.
 type Decision struct {
 	// Allowed says the call may run, after Wait.
 	Allowed bool
@@ -56,7 +59,8 @@ type Decision struct {
 }
 
 // StoreError reports a call that the [Store] did not decide: it failed or
-// did not answer within [WithStoreTimeout].
+// did not answer within [WithStoreTimeout]. It is a plain value, safe to
+// copy and to share.
 type StoreError struct {
 	// Tool is the name of the tool called.
 	Tool string

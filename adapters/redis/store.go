@@ -58,6 +58,7 @@ func (o *options) reject(format string, args ...any) {
 // WithPrefix sets the start of every key the Store writes ("" means
 // [DefaultPrefix]): give each application its own. A prefix is at most
 // [MaxPrefixLen] bytes of printable ASCII; another is invalid.
+// The Option may be shared between goroutines.
 func WithPrefix(p string) Option {
 	return func(o *options) {
 		if len(p) > MaxPrefixLen {
@@ -79,6 +80,7 @@ func WithPrefix(p string) Option {
 // WithTimeout bounds one operation whose context has no deadline (0 means
 // [DefaultTimeout]). The layers' ports always give one, shorter: this bound
 // is for direct use. A negative d is invalid.
+// The Option may be shared between goroutines.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) {
 		switch {
@@ -96,6 +98,7 @@ func WithTimeout(d time.Duration) Option {
 // longer than a run lasts. Rate-limit keys expire on their own schedule
 // (when their bucket is full again). A negative d, or one under a
 // millisecond, is invalid.
+// The Option may be shared between goroutines.
 func WithTTL(d time.Duration) Option {
 	return func(o *options) {
 		switch {
@@ -131,7 +134,8 @@ var errNoContextTimeout = errors.New("redisstate: the client must be made with C
 // New returns a Store on client, which the caller made and closes. The
 // client must honour contexts' deadlines: a *redis.Client, ClusterClient or
 // Ring made without ContextTimeoutEnabled: true is refused, as are a nil
-// client and an option value New cannot use (see [Validate]).
+// client and an option value New cannot use (see [Validate]). It is safe
+// for concurrent use.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	o := newOptions(opts)
 	if o.err != nil {

@@ -125,7 +125,8 @@ func Validate(opts ...Option) error {
 // Policy says whether a call needs a person's approval. It gets the call's
 // context, its Call (the zero Call when the tool was not made by
 // toolmw.Wrap) and its arguments, which it must not modify. A Policy must
-// be safe for concurrent use; nil means every call needs approval.
+// be safe for concurrent use; nil means every call needs approval, and so
+// does a call whose policy panics (the layer fails closed).
 type Policy func(ctx context.Context, call toolmw.Call, args json.RawMessage) bool
 
 // Tools returns a policy under which the calls of the tools named need

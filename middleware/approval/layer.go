@@ -39,7 +39,7 @@ func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			call, _ := toolmw.CallFrom(ctx)
-			if policy != nil && !policy(ctx, call, args) {
+			if policy != nil && !needs(policy, ctx, call, args) {
 				return next(ctx, args)
 			}
 			if err := d.gate(ctx, call, args); err != nil {
@@ -48,6 +48,17 @@ func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
 			return next(ctx, args)
 		}
 	}
+}
+
+// needs asks policy about a call. A policy that panics gates the call: the
+// layer fails closed, and the panic goes no further.
+func needs(policy Policy, ctx context.Context, call toolmw.Call, args json.RawMessage) (gate bool) {
+	defer func() {
+		if recover() != nil {
+			gate = true
+		}
+	}()
+	return policy(ctx, call, args)
 }
 
 // approvalID returns the id of the request of a call: "apr_" and 32 hex

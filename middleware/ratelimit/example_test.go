@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,4 +33,41 @@ func Example() {
 	// 3 hotels
 	// 3 hotels
 	// search: rate-limited rate_limited: the tool's rate limit is reached; try again later - retry after 500ms
+}
+
+// down is a Store that is down: every call is decided by the local limiter.
+type down struct{}
+
+func (down) Admit(context.Context, ratelimit.Request) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("connection refused")
+}
+
+// With a Store (adapters/redis keeps one on Redis) the limit holds across
+// replicas. When the Store fails, the local limiter decides and the
+// fallback is reported.
+func ExampleWithStore() {
+	clk := clock.NewFake(time.Now())
+	search := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("3 hotels"), nil
+	}, ratelimit.New(2, 2, ratelimit.WithReject(), ratelimit.WithClock(clk),
+		ratelimit.WithStore(down{}),
+		ratelimit.WithOnStoreError(func(e ratelimit.StoreError) {
+			fmt.Println("decided locally:", e.Tool)
+		})))
+
+	for range 3 {
+		res, err := search(context.Background(), nil)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(res.Content)
+	}
+	// Output:
+	// decided locally: search
+	// 3 hotels
+	// decided locally: search
+	// 3 hotels
+	// decided locally: search
+	// search: rate-limited rate_limited: the tool's rate limit is reached; try again later
 }

@@ -48,5 +48,13 @@
 // into an equivalent typed error, and [Info.Problem] renders it as an
 // RFC 9457 problem document.
 //
+// Three kinds carry a record of their own, set with a With method and
+// bounded by it: approval-pending and approval-denied an [ApprovalInfo]
+// (the request's id and a summary for the reviewer,
+// [ToolError.WithApproval]), budget-exceeded a [SpendInfo] (limit, spent
+// and left, [ToolError.WithSpend]), guardrail-blocked the guardrail's name
+// ([ToolError.WithGuardrail]). A pending or denied approval is never
+// retryable, whatever its maker says.
+//
 // This package imports only the standard library.
 package taxonomy

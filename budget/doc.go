@@ -104,8 +104,10 @@
 // which follows the last state the store gave, reports the fallback to
 // [WithOnTokenStoreError] or [WithOnRunStoreError], and leaves the store
 // alone for a quarter of a second before trying it again. While it is down
-// each replica has its own bucket and counts. The budget's methods take no
-// context, so the timeout is the only bound on a store's round trip.
+// each replica has its own bucket and counts. [Retry.TryRetry] and
+// [Run.Take] take no context, so the timeout is their only bound on a
+// store's round trip; [Retry.TryRetryContext] and [Run.TakeContext] are
+// bounded by the caller's context too.
 //
 // # Deadlines
 //

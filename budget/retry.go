@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -178,7 +179,19 @@ func (b *Retry) Deposit() {
 // is withdrawn and the attempt must not be made.
 func (b *Retry) TryRetry() bool {
 	if b.shared != nil {
-		return b.sharedTryRetry()
+		return b.sharedTryRetry(context.Background())
+	}
+	return b.localTryRetry()
+}
+
+// TryRetryContext is [Retry.TryRetry] for a caller with a context: with a
+// [TokenStore], the round trip is bounded by ctx as well as by the store
+// timeout, and a ctx that ends first leaves the decision to the local
+// balance without counting against the store. Without a store it is
+// TryRetry.
+func (b *Retry) TryRetryContext(ctx context.Context) bool {
+	if b.shared != nil {
+		return b.sharedTryRetry(ctx)
 	}
 	return b.localTryRetry()
 }

@@ -199,9 +199,17 @@ func (r *Run) Limit(tool string) int {
 // Take takes one attempt for tool and reports whether it could: false once
 // the tool's cap is used up. Nothing is taken when it returns false.
 func (r *Run) Take(tool string) bool {
+	return r.TakeContext(context.Background(), tool)
+}
+
+// TakeContext is [Run.Take] for a caller with a context: with a
+// [RunStore], the round trip is bounded by ctx as well as by the store
+// timeout, and a ctx that ends first leaves the count to the Run without
+// counting against the store. Without a store it is Take.
+func (r *Run) TakeContext(ctx context.Context, tool string) bool {
 	limit := r.Limit(tool)
 	if r.store != nil {
-		if ok, decided := r.sharedTake(tool, limit); decided {
+		if ok, decided := r.sharedTake(ctx, tool, limit); decided {
 			return ok
 		}
 	}

@@ -203,7 +203,9 @@ func (b *Retry) send() {
 	defer b.shared.sending.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), b.shared.timeout)
 	defer cancel()
-	b.apply(ctx, "deposit", 0)
+	if _, err := b.apply(ctx, 0); err != nil {
+		b.shared.failed("deposit", err, time.Now().UnixNano())
+	}
 }
 
 // Flush sends the deposits and charges of a Retry with a [TokenStore] that
@@ -215,29 +217,24 @@ func (b *Retry) Flush(ctx context.Context) error {
 	if b.shared == nil {
 		return nil
 	}
-	_, err := b.apply(ctx, "", 0)
+	_, err := b.apply(ctx, 0)
 	return err
 }
 
 // apply sends the queued amounts with a withdrawal of withdraw thousandths
 // and mirrors the balance the store returns locally. On an error the
-// amounts are queued again and the failure reported under op ("" reports
-// nothing).
-func (b *Retry) apply(ctx context.Context, op string, withdraw int64) (TokenBalance, error) {
+// amounts are queued again.
+func (b *Retry) apply(ctx context.Context, withdraw int64) (TokenBalance, error) {
 	s := b.shared
 	_, capacity := b.params()
 	add, take := s.add.Swap(0), s.take.Swap(0)
 	r, err := s.store.Apply(ctx, TokenOp{Capacity: capacity, Add: add, Take: take, Withdraw: withdraw})
-	now := time.Now().UnixNano()
 	if err != nil {
 		s.add.Add(add)
 		s.take.Add(take)
-		if op != "" {
-			s.failed(op, err, now)
-		}
 		return TokenBalance{}, err
 	}
-	s.sent.Store(now)
+	s.sent.Store(time.Now().UnixNano())
 	// The local balance follows the shared one, less what is queued since.
 	balance := min(max(r.Balance+s.add.Load()-s.take.Load(), 0), capacity)
 	b.spent.Store(capacity - balance)
@@ -246,14 +243,17 @@ func (b *Retry) apply(ctx context.Context, op string, withdraw int64) (TokenBala
 
 // sharedTryRetry withdraws a token from the store, or from the local
 // balance when the store cannot answer.
-func (b *Retry) sharedTryRetry() bool {
+func (b *Retry) sharedTryRetry(ctx context.Context) bool {
 	s := b.shared
 	if s.healthy(time.Now().UnixNano()) {
-		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		r, err := b.apply(ctx, "retry", milli)
+		sctx, cancel := context.WithTimeout(ctx, s.timeout)
+		r, err := b.apply(sctx, milli)
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
 			return r.Withdrawn
+		case ctx.Err() == nil: // the caller's end is not the store's failure
+			s.failed("retry", err, time.Now().UnixNano())
 		}
 	} else if s.onError != nil {
 		s.onError(StoreError{Op: "retry", Err: errResting})
@@ -263,7 +263,7 @@ func (b *Retry) sharedTryRetry() bool {
 
 // sharedTake takes one attempt of tool from the run's store, or from the
 // local count when the store cannot answer.
-func (r *Run) sharedTake(tool string, limit int) (ok, decided bool) {
+func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decided bool) {
 	now := time.Now().UnixNano()
 	if now < r.rest.Load() {
 		if r.onError != nil {
@@ -271,9 +271,12 @@ func (r *Run) sharedTake(tool string, limit int) (ok, decided bool) {
 		}
 		return false, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	used, ok, err := r.store.Take(ctx, r.id, tool, limit)
+	sctx, cancel := context.WithTimeout(ctx, r.timeout)
+	used, ok, err := r.store.Take(sctx, r.id, tool, limit)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		return false, false // the caller's end, not the store's failure
+	}
 	if err != nil {
 		r.rest.Store(time.Now().UnixNano() + int64(storeRest))
 		if r.onError != nil {

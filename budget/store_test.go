@@ -332,3 +332,38 @@ func (m *memRuns) failWith(f func(context.Context) error) {
 	defer m.mu.Unlock()
 	m.fail = f
 }
+
+// TestStoreBoundedByContext: TryRetryContext and TakeContext wait for a
+// stalled store no longer than the caller's context, decide locally, and
+// do not count the caller's end against the store: it is asked again next
+// time, and nothing is reported.
+func TestStoreBoundedByContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tokens, runs := &memBucket{}, &memRuns{}
+		tokens.failWith(stall)
+		runs.failWith(stall)
+		reported := 0
+		onErr := func(budget.StoreError) { reported++ }
+		b := budget.NewRetry(budget.WithTokenStore(tokens), budget.WithTokenStoreTimeout(time.Second), budget.WithOnTokenStoreError(onErr))
+		r := budget.NewRun(budget.WithID("run-1"), budget.WithRunStore(runs), budget.WithRunStoreTimeout(time.Second), budget.WithOnRunStoreError(onErr))
+		for _, op := range []func(context.Context) bool{b.TryRetryContext, func(ctx context.Context) bool { return r.TakeContext(ctx, "search") }} {
+			for range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+				start := time.Now()
+				if !op(ctx) {
+					t.Error("refused with local tokens and attempts left")
+				}
+				if took := time.Since(start); took != 10*time.Millisecond {
+					t.Errorf("took %v, want the caller's 10ms", took)
+				}
+				cancel()
+			}
+		}
+		if _, ops := tokens.state(); len(ops) != 2 || runs.calls() != 2 {
+			t.Errorf("the stores were asked %d and %d times, want 2 each (no rest)", len(ops), runs.calls())
+		}
+		if reported != 0 {
+			t.Errorf("%d fallbacks reported for the caller's own deadline, want 0", reported)
+		}
+	})
+}

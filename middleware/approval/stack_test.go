@@ -148,3 +148,32 @@ func TestOutsideDedupe(t *testing.T) {
 		t.Fatalf("%d executions, want 1", c.n.Load())
 	}
 }
+
+// TestInsideDedupe: with dedupe outside the approval layer, the pending
+// outcome is not kept (nothing ran), so the call made again after the
+// decision resumes and runs once, and a repeat after that gets the
+// recorded result from dedupe without running the tool again.
+func TestInsideDedupe(t *testing.T) {
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	var c counter
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, dedupe.New(), desk.Middleware(nil))
+	ctx := runCtx("call_1")
+	call := func() error { _, err := tool(ctx, json.RawMessage(booking)); return err }
+	id := expect(t, call(), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	req, err := desk.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Approve(context.Background(), req, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(); err != nil {
+		t.Fatalf("the resumed call: %v", err)
+	}
+	if err := call(); err != nil {
+		t.Fatalf("the repeat: %v, want dedupe's recorded success", err)
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("%d executions, want 1", c.n.Load())
+	}
+}

@@ -262,8 +262,11 @@ func keeps(call toolmw.Call, err error) (bool, error) {
 	}
 	switch te.Kind() {
 	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
-		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted:
-		return false, nil // nothing ran
+		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted, taxonomy.KindBudgetExceeded,
+		taxonomy.KindApprovalPending, taxonomy.KindApprovalDenied:
+		return false, nil // nothing ran: a repeat asks the layers again (a pending call resumes once approved)
+	case taxonomy.KindGuardrailBlocked:
+		return te.Code() != taxonomy.CodeGuardrailArgs, nil // blocked before the call: nothing ran
 	}
 	return !te.Retryable(), nil // retryable: the author says nothing landed
 }

@@ -99,13 +99,18 @@ var never = map[taxonomy.Kind]string{
 	taxonomy.KindDefinitionInvalid: "a definition error is the program's to fix",
 	taxonomy.KindDuplicateTool:     "a definition error is the program's to fix",
 	taxonomy.KindRunLimitExceeded:  "the run's limit tells the loop to stop",
+	taxonomy.KindApprovalPending:   "the call waits for a person's decision",
+	taxonomy.KindApprovalDenied:    "a reviewer's no is an answer",
+	taxonomy.KindBudgetExceeded:    "the run's spend limit tells the loop to stop",
+	taxonomy.KindGuardrailBlocked:  "a guardrail's block must not be worked around",
 }
 
 // WithKinds chooses the kinds of error a fallback replaces (default
 // [DefaultKinds]()); none means the default. A malformed kind is invalid, and
 // so are tool-refused, tool-args-invalid, tool-not-permitted,
-// tool-cancelled, tool-definition-invalid, duplicate-tool and
-// run-limit-exceeded: those are answers or stops that a substitute must
+// tool-cancelled, tool-definition-invalid, duplicate-tool,
+// run-limit-exceeded, approval-pending, approval-denied, budget-exceeded and
+// guardrail-blocked: those are answers or stops that a substitute must
 // never hide.
 func WithKinds(kinds ...taxonomy.Kind) Option {
 	return func(c *config) {

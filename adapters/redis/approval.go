@@ -64,6 +64,15 @@ func (s *Store) Approvals() approval.Store { return approvals{s} }
 
 type approvals struct{ s *Store }
 
+// bound returns ctx bounded by approval.DefaultStoreTimeout when it has no
+// deadline.
+func (approvals) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, approval.DefaultStoreTimeout)
+}
+
 func checkApprovalKey(what, key string) error {
 	if len(key) > MaxApprovalKeyLen {
 		return fmt.Errorf("redisstate: %s: %d bytes, over the bound of %d: %w", what, len(key), MaxApprovalKeyLen, ErrApprovalTooLarge)
@@ -77,7 +86,7 @@ func (a approvals) Load(ctx context.Context, id string) ([]byte, error) {
 	if err := checkApprovalKey("approval Load: the id", id); err != nil {
 		return nil, err
 	}
-	ctx, cancel := a.s.bound(ctx)
+	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	row, err := a.s.client.Get(ctx, a.s.key("apr:", id)).Bytes()
 	switch {
@@ -105,7 +114,7 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	if len(prev) > MaxApprovalRowBytes {
 		return approval.ErrConflict // no stored row is that long
 	}
-	ctx, cancel := a.s.bound(ctx)
+	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	key := a.s.key("apr:", id)
 	if prev == nil {
@@ -134,7 +143,7 @@ func (a approvals) Consume(ctx context.Context, nonce string) error {
 	if err := checkApprovalKey("approval Consume: the nonce", nonce); err != nil {
 		return err
 	}
-	ctx, cancel := a.s.bound(ctx)
+	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	ok, err := a.s.client.SetNX(ctx, a.s.key("aprn:", nonce), "1", ApprovalTTL).Result()
 	if err != nil {

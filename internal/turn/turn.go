@@ -131,6 +131,13 @@ func answer(res toolmw.Result, err error) Answer {
 //   - taxonomy.KindRunLimitExceeded: every call of the turn was refused
 //     by the run budget (or by open circuits, at least one call by the
 //     budget): the tools the model wants have no attempt left in this run.
+//   - taxonomy.KindApprovalPending: at least one call waits for a person's
+//     decision (the approval layer); Approvals lists their approval ids.
+//     Pause: have the reviewer decide (approval.Desk), then run the same
+//     model message again, with the same run (and run id) and call ids,
+//     before answering the model. The approved call then runs once; a call
+//     that ran already is answered from dedupe's record when dedupe is in
+//     the stack, and run again otherwise.
 //
 // The turn's answers are complete even then: append them before stopping
 // if the conversation is kept. errors.Is(err, taxonomy.ErrCircuitOpen) and
@@ -141,11 +148,15 @@ func answer(res toolmw.Result, err error) Answer {
 // many goroutines.
 type Stop struct {
 	// Kind is why the loop should stop: taxonomy.KindCancelled,
-	// taxonomy.KindCircuitOpen or taxonomy.KindRunLimitExceeded.
+	// taxonomy.KindCircuitOpen, taxonomy.KindRunLimitExceeded or
+	// taxonomy.KindApprovalPending.
 	Kind taxonomy.Kind
 	// RetryAfter is, for KindCircuitOpen, the shortest wait before one of
 	// the circuits half-opens (0 when none said); otherwise 0.
 	RetryAfter time.Duration
+	// Approvals are, for KindApprovalPending, the approval ids of the calls
+	// that wait for a decision, in the turn's order; otherwise nil.
+	Approvals []string
 
 	cause  error
 	prefix string // the adapter's, for Error: "adapters/openai: "
@@ -158,6 +169,8 @@ func (s *Stop) Error() string {
 		return s.prefix + "run stopped: " + s.cause.Error()
 	case taxonomy.KindCircuitOpen:
 		return s.prefix + "run stopped: every tool the model asked for has an open circuit"
+	case taxonomy.KindApprovalPending:
+		return s.prefix + "run paused: a call waits for a person's approval"
 	}
 	return s.prefix + "run stopped: the tools the model asked for have used up their attempts in this run"
 }
@@ -174,6 +187,17 @@ func StopOf(ctx context.Context, prefix string, answers []Answer) error {
 	}
 	if len(answers) == 0 {
 		return nil
+	}
+	var pending []string
+	for _, a := range answers {
+		if info := taxonomy.InfoOf(a.Err); info.Kind == taxonomy.KindApprovalPending && info.Approval != nil {
+			pending = append(pending, info.Approval.ID)
+		}
+	}
+	if pending != nil {
+		return &Stop{Kind: taxonomy.KindApprovalPending, Approvals: pending, prefix: prefix,
+			cause: taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending,
+				"a call waits for a person's approval")}
 	}
 	circuits, wait := 0, time.Duration(math.MaxInt64)
 	for _, a := range answers {

@@ -22,8 +22,6 @@ import (
 //
 //	go test -run '^$' -bench Breaker -benchtime=2000x -count 3 .
 
-
-
 // benchCalls calls tool b.N times and reports the replica's round trips
 // per call.
 func benchCalls(b *testing.B, r *replica, tool toolmw.Tool, wantErr bool) {

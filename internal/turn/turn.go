@@ -106,7 +106,7 @@ func run(ctx context.Context, box Caller, c Call, countCalls bool) Answer {
 	}
 	ctx = toolmw.WithCallID(ctx, c.ID)
 	if countCalls {
-		if run, ok := budget.RunFrom(ctx); ok && !run.Take(c.Name) {
+		if run, ok := budget.RunFrom(ctx); ok && !run.TakeContext(ctx, c.Name) {
 			return answer(toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
 				"the run's attempt cap for this tool is used up").WithTool(c.Name))
 		}

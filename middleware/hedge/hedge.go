@@ -249,10 +249,10 @@ func (h *hedger) mayHedge(ctx context.Context, call toolmw.Call) bool {
 	if h.losers.Load() >= int64(h.maxLosers) || ctx.Err() != nil {
 		return false
 	}
-	if run, ok := budget.RunFrom(ctx); ok && !run.Take(call.Tool) {
+	if run, ok := budget.RunFrom(ctx); ok && !run.TakeContext(ctx, call.Tool) {
 		return false
 	}
-	return h.budget.TryRetry()
+	return h.budget.TryRetryContext(ctx)
 }
 
 // start runs one attempt on a goroutine of its own.

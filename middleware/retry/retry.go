@@ -191,7 +191,7 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	run, _ := budget.RunFrom(ctx)
 	var last error
 	for n := 1; ; n++ {
-		if run != nil && !run.Take(call.Tool) {
+		if run != nil && !run.TakeContext(ctx, call.Tool) {
 			return toolmw.Result{}, runExhausted(last)
 		}
 		if hasCall && n != call.Attempt {
@@ -231,7 +231,7 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 		if run != nil && run.Remaining(call.Tool) <= 0 {
 			return toolmw.Result{}, runExhausted(last)
 		}
-		if r.budget != nil && !r.budget.TryRetry() {
+		if r.budget != nil && !r.budget.TryRetryContext(ctx) {
 			return toolmw.Result{}, taxonomy.New(taxonomy.KindRetryBudgetExhausted,
 				taxonomy.CodeRetryBudgetExhausted, msgNoBudget).WithCause(last)
 		}

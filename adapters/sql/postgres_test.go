@@ -161,9 +161,9 @@ func (s *pgServer) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(s.bindir, name), args...)
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	if s.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	}
+	// A test binary that dies without stopping the server (a panic, a
+	// timeout) takes it along: SIGQUIT is PostgreSQL's immediate shutdown.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT}
 	return cmd
 }
 

@@ -295,7 +295,7 @@ func TestInfoRoundTrip(t *testing.T) {
 		t.Run(string(k.Kind), func(t *testing.T) {
 			orig := taxonomy.New(k.Kind, "some_reason", "what happened").
 				WithTool("book_flight").
-				WithRetryAfter(1500 * time.Millisecond).
+				WithRetryAfter(1500*time.Millisecond).
 				WithFields(taxonomy.FieldError{Type: "missing", Loc: []any{"items", 2, "qty"}, Msg: "Field required"}).
 				WithApproval("apr_0123", "cancel_booking {\"booking\":\"[REDACTED:email]\"}").
 				WithSpend(10, 7.25).

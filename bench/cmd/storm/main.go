@@ -3,7 +3,9 @@
 // toolmw's retry and breaker layers put on a failing dependency, and how
 // many calls succeed: through an outage, under independent transient
 // faults, and through a metastable failure, where a short overload of a
-// dependency with a capacity becomes a lasting one.
+// dependency with a capacity becomes a lasting one; and a fleet of three
+// replicas through the outage, with shared breaker and budget state and
+// with per-replica state (see fleet.go).
 //
 // The simulation is deterministic: a seeded random source and virtual time
 // (see sim), so a run takes seconds and its figures depend only on -seed.
@@ -167,8 +169,9 @@ func main() {
 	faultCalls := flag.Int("fault-calls", 100000, "calls in each transient-fault scenario")
 	flag.Parse()
 
-	results := runAll(scenarios(*faultCalls), *seed)
-	failed := report(os.Stdout, results, *seed)
+	scs := scenarios(*faultCalls)
+	results := runAll(scs, *seed)
+	failed := report(os.Stdout, results, runFleet(scs, *seed), *seed)
 	for path, draw := range map[string]func(io.Writer, []result) error{*svgPath: chart, *metaPath: metastableChart} {
 		if path == "" {
 			continue

@@ -149,7 +149,7 @@ type target struct {
 
 // report writes the markdown report and returns how many targets were
 // missed.
-func report(w io.Writer, results []result, seed uint64) int {
+func report(w io.Writer, results []result, fleet []fleetResult, seed uint64) int {
 	fmt.Fprintf(w, "Seed %d. Calls arrive evenly at the given rate, each in its own goroutine, whatever the earlier calls are doing. "+
 		"Without a capacity limit every attempt takes %v of virtual time. Every system makes at most %d attempts per call and "+
 		"waits full-jitter exponential backoff from %v, capped at %v, between them; every system retries every failure, "+
@@ -165,6 +165,7 @@ func report(w io.Writer, results []result, seed uint64) int {
 	var targets []target
 	add := func(t target) { targets = append(targets, t) }
 	outageSection(w, results, add)
+	fleetSection(w, fleet, add)
 	faultSection(w, results, add)
 	metastableSection(w, results, add)
 

@@ -65,8 +65,8 @@ func TestReportAndChart(t *testing.T) {
 	scs := []scenario{small, {name: "faults 5%", rate: 10, calls: 300, faults: 0.05}, shortMetastable}
 	results := runAll(scs, 1)
 	var md, svg, meta bytes.Buffer
-	report(&md, results, 1)
-	for _, want := range []string{"### Outage", "### Transient faults", "### Metastable failure", "### Targets", "| toolmw |", "storm-metastable.svg"} {
+	report(&md, results, runFleet(scs, 1), 1)
+	for _, want := range []string{"### Outage", "### Transient faults", "### Metastable failure", "### Targets", "| toolmw |", "| fleet_shared |", "storm-metastable.svg"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -211,4 +211,29 @@ func TestQuotas(t *testing.T) {
 			t.Fatalf("a timeout retried with 9 tokens: tokens %d", q.tokens)
 		}
 	})
+}
+
+// The fleet's runs are deterministic, and shared state puts no more load
+// on the dependency during the outage than per-replica state, within the
+// single-process bound; the shared breaker opens once for the fleet where
+// each replica's opens on its own.
+func TestFleetSharesTheOutage(t *testing.T) {
+	by := map[string]fleetResult{}
+	for _, fs := range fleetSystems {
+		a, b := simulateFleet(small, fs, 7), simulateFleet(small, fs, 7)
+		if !slices.Equal(a.attempts, b.attempts) || !slices.Equal(a.ok, b.ok) || a.opens != b.opens || a.ops != b.ops {
+			t.Errorf("%s: two runs with the same seed differ", fs.name)
+		}
+		by[fs.name] = a
+	}
+	local, shared := by["fleet_local"], by["fleet_shared"]
+	l, s := local.outage(), shared.outage()
+	t.Logf("attempts during the outage: per-replica %d, shared %d; opens %d, %d; store ops %d", l.attempts, s.attempts, local.opens, shared.opens, shared.ops)
+	if limit := outageRatio*float64(s.calls) + outageReserve; float64(s.attempts) > limit || s.attempts > l.attempts {
+		t.Errorf("shared state: %d attempts, want at most %.0f and at most per-replica state's %d", s.attempts, limit, l.attempts)
+	}
+	if shared.opens != 1 || local.opens != replicas || shared.ops <= 0 || local.ops != -1 {
+		t.Errorf("opens %d (shared), %d (per replica), store ops %d, %d: want 1, %d, some, none",
+			shared.opens, local.opens, shared.ops, local.ops, replicas)
+	}
 }

@@ -36,6 +36,7 @@ var ErrFull = errors.New("breakertest: the store holds MaxKeys keys")
 type MemStore struct {
 	clock clock.Clock
 	ops   atomic.Int64
+	opens atomic.Int64
 
 	mu   sync.Mutex
 	keys map[[sha256.Size]byte]*entry // by the SHA-256 of the key: keys are hostile
@@ -58,6 +59,10 @@ func NewMemStore(clk clock.Clock) *MemStore {
 // Ops returns how many operations the store has served: a Redis store's
 // round trips. It is safe for concurrent use.
 func (m *MemStore) Ops() int64 { return m.ops.Load() }
+
+// Opens returns how many times a breaker of the store opened (from closed,
+// or again from half-open). It is safe for concurrent use.
+func (m *MemStore) Opens() int64 { return m.opens.Load() }
 
 // Load implements breaker.Store.
 func (m *MemStore) Load(ctx context.Context, key string) (breaker.Snapshot, error) {
@@ -120,6 +125,7 @@ func (m *MemStore) Report(ctx context.Context, key string, r breaker.Report) (br
 			}
 		case breaker.OutcomeFault:
 			e.state, e.openUntil, e.successes = breaker.StateOpen, now.Add(r.OpenFor), 0
+			m.opens.Add(1)
 		}
 		return m.snapshot(e, now), nil
 	}
@@ -141,6 +147,7 @@ func (m *MemStore) Report(ctx context.Context, key string, r breaker.Report) (br
 		e.failures++
 		if r.Trip && e.failures >= max(r.Failures, 1) {
 			e.state, e.failures, e.openUntil = breaker.StateOpen, 0, now.Add(r.OpenFor)
+			m.opens.Add(1)
 		}
 	}
 	return m.snapshot(e, now), nil

@@ -33,6 +33,9 @@ func TestMemStoreBound(t *testing.T) {
 			t.Fatalf("key %d: %v", i, err)
 		}
 	}
+	if m.Opens() != 0 {
+		t.Fatalf("Opens = %d: faults without Trip opened a breaker", m.Opens())
+	}
 	if _, err := m.Report(ctx, "one more", fault); !errors.Is(err, breakertest.ErrFull) {
 		t.Fatalf("err = %v, want ErrFull", err)
 	}

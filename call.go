@@ -11,6 +11,7 @@ import (
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // Call describes one call of a tool, as the layers and the tool itself see it
@@ -27,6 +28,10 @@ type Call struct {
 	Idempotent bool
 	Attempt    int   // the current attempt, from 1; retry layers advance it
 	Spec       *Spec // the full spec; shared and read-only
+	// Fallback names what stood in for the tool's own result, set by a
+	// fallback layer with [SetFallback] ("last_good", "function"); "" when
+	// the result, if any, is the tool's.
+	Fallback string
 
 	c *callCtx // the call's record, for Key
 }
@@ -59,10 +64,11 @@ const (
 // the call's record, in one allocation.
 type callCtx struct {
 	context.Context
-	spec    *Spec
-	id      string
-	attempt atomic.Int32
-	ikey    atomic.Pointer[string] // the idempotency key, once made
+	spec     *Spec
+	id       string
+	attempt  atomic.Int32
+	ikey     atomic.Pointer[string] // the idempotency key, once made
+	fallback atomic.Pointer[string] // what stood in for the result, once set
 }
 
 func (c *callCtx) Value(key any) any {
@@ -93,8 +99,34 @@ func CallFrom(ctx context.Context) (Call, bool) {
 		Idempotent: c.spec.Idempotent || c.spec.HonoursKeys,
 		Attempt:    int(c.attempt.Load()),
 		Spec:       c.spec,
+		Fallback:   c.fallbackName(),
 		c:          c,
 	}, true
+}
+
+func (c *callCtx) fallbackName() string {
+	if p := c.fallback.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// SetFallback records that a substitute, named by source, stood in for the
+// result of the call carried by ctx: the observers outside the fallback
+// layer (tracing, logging) read it through CallFrom once the call returns,
+// so a served substitute is not taken for the tool's answer. source is a
+// name, not data: one that is not a well-formed code (lower-case words
+// joined by underscores, see taxonomy.ValidCode) is recorded as "other".
+// It does nothing when ctx carries no call.
+func SetFallback(ctx context.Context, source string) {
+	c, ok := ctx.Value(callKey).(*callCtx)
+	if !ok {
+		return
+	}
+	if !taxonomy.ValidCode(source) {
+		source = "other"
+	}
+	c.fallback.Store(&source)
 }
 
 // SetAttempt records that attempt n (from 1) of the call carried by ctx is

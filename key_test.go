@@ -158,3 +158,29 @@ func TestKeyOfNamedRunIsStable(t *testing.T) {
 		t.Errorf("calls call_1 and call_2 share key %q", a)
 	}
 }
+
+func TestSetFallback(t *testing.T) {
+	cases := []struct{ set, want string }{
+		{"", ""},
+		{"last_good", "last_good"},
+		{"function", "function"},
+		{"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "other"}, // data, not a name
+		{"Last Good", "other"},
+	}
+	for _, c := range cases {
+		var got string
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			if c.set != "" {
+				toolmw.SetFallback(ctx, c.set)
+			}
+			call, _ := toolmw.CallFrom(ctx)
+			got = call.Fallback
+			return toolmw.Result{}, nil
+		})
+		_, _ = tool(context.Background(), nil)
+		if got != c.want {
+			t.Errorf("SetFallback(%q): Call.Fallback = %q, want %q", c.set, got, c.want)
+		}
+	}
+	toolmw.SetFallback(context.Background(), "last_good") // no call: nothing to do, no panic
+}

@@ -294,7 +294,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 			if good, at, found := l.cache.get(k, now, l.ttl); found {
 				age := max(now.Sub(at), 0) // a clock set back reads as fresh, never negative
 				m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
-				l.served(call, m, now, age)
+				l.served(ctx, call, m, now, age)
 				return markResult(good, m), nil
 			}
 		}
@@ -307,7 +307,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 		return toolmw.Result{}, ferr // one outcome: the function's error, no content
 	}
 	m := Mark{Source: SourceFunc, Kind: kind, Code: code}
-	l.served(call, m, l.clk.Now(), 0)
+	l.served(ctx, call, m, l.clk.Now(), 0)
 	return markResult(sub, m), nil
 }
 
@@ -338,7 +338,10 @@ func (l *layer) substitute(ctx context.Context, call toolmw.Call, args json.RawM
 	return l.fn(ctx, call, args, err)
 }
 
-func (l *layer) served(call toolmw.Call, m Mark, now time.Time, age time.Duration) {
+// served records the substitute in the call (toolmw.SetFallback), for the
+// observers outside, and reports it to the WithOnServe callback.
+func (l *layer) served(ctx context.Context, call toolmw.Call, m Mark, now time.Time, age time.Duration) {
+	toolmw.SetFallback(ctx, string(m.Source))
 	if l.onServe == nil {
 		return
 	}

@@ -30,7 +30,7 @@ import (
 // not a chosen kind; once the real breaker opens, retry fails closed on
 // the 30 s open period (WithMaxWait 1 s) with the breaker's kind, and the
 // call is served the last good result, marked. The observers see the
-// served call as a success.
+// served call as a success, and its span says what stood in.
 func TestOutsideRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		spans := tracetest.NewInMemoryExporter()
@@ -93,9 +93,19 @@ func TestOutsideRetry(t *testing.T) {
 		}
 		got := spans.GetSpans()
 		last := got[len(got)-1]
+		marked := false
 		for _, a := range last.Attributes {
 			if a.Key == tracing.KeyOutcome && a.Value.AsString() != "ok" {
 				t.Fatalf("the served call's span: %v", last.Attributes)
+			}
+			marked = marked || a.Key == tracing.KeyFallback && a.Value.AsString() == string(fallback.SourceLastGood)
+		}
+		if !marked {
+			t.Errorf("the served call's span has no %s=last_good: %v", tracing.KeyFallback, last.Attributes)
+		}
+		for _, a := range got[0].Attributes {
+			if a.Key == tracing.KeyFallback {
+				t.Errorf("the tool's own success is marked %v", a)
 			}
 		}
 		mu.Lock()

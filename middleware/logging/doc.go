@@ -21,6 +21,7 @@
 //	kind, code   the taxonomy kind and code, on error
 //	retryable    whether the error is retryable, on error
 //	attempts     the attempts made, read from the Call once the call returned, when known
+//	fallback     what stood in for the tool's result (toolmw.SetFallback), when something did
 //	duration_ms  the call's duration in milliseconds (fractional)
 //
 // Each library spells the level and the message its own way (zerolog

@@ -80,7 +80,8 @@ type callFields struct {
 	code         string
 	retryable    bool
 	attempts     int
-	known        bool // whether attempts is known: the context carried a toolmw.Call
+	known        bool   // whether attempts is known: the context carried a toolmw.Call
+	fallback     string // what stood in for the result (toolmw.SetFallback), or ""
 	start        time.Time
 	clock        clock.Clock
 }
@@ -168,6 +169,7 @@ func (l *layer) log(ctx context.Context, start time.Time, err error) {
 		retryable: info.Retryable,
 		attempts:  c.Attempt,
 		known:     known,
+		fallback:  c.Fallback,
 		start:     start,
 		clock:     l.cfg.clock,
 	}

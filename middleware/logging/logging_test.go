@@ -425,3 +425,33 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackIsLogged: a result that a fallback layer inside stood in for
+// (toolmw.SetFallback) is logged with what stood in, by both backends; the
+// tool's own results are not.
+func TestFallbackIsLogged(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			served := true
+			standIn := func(next toolmw.Tool) toolmw.Tool {
+				return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+					if served {
+						toolmw.SetFallback(ctx, "last_good")
+					}
+					return next(ctx, args)
+				}
+			}
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+				return toolmw.Text("3 flights"), nil
+			}, b.new(&buf, slog.LevelDebug), standIn)
+			_, _ = tool(context.Background(), nil)
+			served = false
+			_, _ = tool(context.Background(), nil)
+			got := lines(t, &buf)
+			if len(got) != 2 || got[0]["fallback"] != "last_good" || got[1]["fallback"] != nil {
+				t.Fatalf("lines %v, want fallback=last_good on the first only", got)
+			}
+		})
+	}
+}

@@ -69,6 +69,9 @@ func (s slogSink) call(ctx context.Context, level slog.Level, f callFields) {
 	if f.known {
 		e.AddAttrs(slog.Int("attempts", f.attempts))
 	}
+	if f.fallback != "" {
+		e.AddAttrs(slog.String("fallback", f.fallback))
+	}
 	e.AddAttrs(slog.Float64("duration_ms", ms))
 	_ = h.Handle(ctx, e)
 }

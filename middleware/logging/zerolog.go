@@ -54,6 +54,9 @@ func (s *zerologSink) call(ctx context.Context, level slog.Level, f callFields) 
 	if f.known {
 		e = e.Int("attempts", f.attempts)
 	}
+	if f.fallback != "" {
+		e = e.Str("fallback", f.fallback)
+	}
 	_, ms := f.end()
 	e.Float64("duration_ms", ms).Msg(msgCall)
 }

@@ -24,6 +24,7 @@
 //	toolmw.outcome         ok, failed, refused (tool-refused), not_permitted (tool-not-permitted), timed_out, cancelled,
 //	                       pending (approval-pending), denied (approval-denied), blocked (guardrail-blocked)
 //	toolmw.attempts        the attempts made, read from the Call once the call returned
+//	toolmw.fallback        what stood in for the result (toolmw.SetFallback: last_good, function), when something did
 //	toolmw.error.kind      the taxonomy kind, on error
 //	toolmw.error.code      the taxonomy code, on error
 //	toolmw.retryable       whether the error is retryable, on error

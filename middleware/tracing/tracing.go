@@ -45,6 +45,7 @@ const (
 	KeyRetryable = attribute.Key("toolmw.retryable")  // whether the error is retryable, on error
 	KeyAttempts  = attribute.Key("toolmw.attempts")   // attempts made, on the call's span
 	KeyAttempt   = attribute.Key("toolmw.attempt")    // the attempt's number, on an attempt event
+	KeyFallback  = attribute.Key("toolmw.fallback")   // what stood in for the result (toolmw.SetFallback), when something did
 )
 
 // The metric names; see the package documentation for why these.
@@ -258,13 +259,14 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 		info.Code = l.cfg.bounded(info.Code)
 	}
 	if span.IsRecording() {
-		attempts := 0
+		attempts, fallback := 0, ""
 		if known {
-			// The retry layer inside advances the attempt; read it now.
+			// The retry layer inside advances the attempt, a fallback
+			// layer marks a substitute; read them now.
 			c, _ := toolmw.CallFrom(ctx)
-			attempts = c.Attempt
+			attempts, fallback = c.Attempt, c.Fallback
 		}
-		annotate(span, id, outcome, info, known, attempts)
+		annotate(span, id, outcome, info, known, attempts, fallback)
 	}
 	span.End()
 	if !measured {
@@ -284,8 +286,8 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 // annotate sets the call id, the outcome attributes and the status of a recording span.
 // Nothing in them is free text: kinds, codes and outcomes are snake_case or
 // kebab-case identifiers, so no error message can reach the span.
-func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, attempts int) {
-	var kv [8]attribute.KeyValue
+func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, attempts int, fallback string) {
+	var kv [9]attribute.KeyValue
 	n := 0
 	if id != "" {
 		kv[n] = KeyToolCallID.String(id)
@@ -295,6 +297,10 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 	n++
 	if known {
 		kv[n] = KeyAttempts.Int(attempts)
+		n++
+	}
+	if fallback != "" {
+		kv[n] = KeyFallback.String(fallback)
 		n++
 	}
 	if outcome != taxonomy.OutcomeOK {

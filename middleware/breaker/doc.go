@@ -127,7 +127,9 @@
 // one replica takes the probe lease (atomically, with a TTL: the probe's
 // deadline plus the store timeout, or the open period when it has none, so
 // that a probe whose replica dies frees it); the others' calls fail with
-// circuit_half_open until the probe reports. The fluke rule of
+// circuit_half_open until the probe reports. With [WithProbes] n, probes
+// run one at a time and n successes in a row close the breaker. The
+// fluke rule of
 // [WithConsecutiveFailures] is judged by the replica that reports the
 // fault, on its own recent calls; successes are shared only when the
 // cached state counts failures, so failures on several replicas count as

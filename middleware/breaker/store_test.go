@@ -222,7 +222,7 @@ func TestSharedOneProbe(t *testing.T) {
 			}
 		})
 	}
-	for refused.Load() < 29 {
+	for wait := time.Now().Add(10 * time.Second); refused.Load() < 29 && time.Now().Before(wait); {
 		time.Sleep(time.Millisecond) // waits for the racers, not for time
 	}
 	close(release)

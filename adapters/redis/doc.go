@@ -1,8 +1,9 @@
 // Package redisstate keeps toolmw's state on Redis, shared by every replica
-// of a fleet: rate limits, retry token budgets, and the attempt counts of
-// runs served by several replicas. It implements the ports of
-// middleware/ratelimit and budget on github.com/redis/go-redis/v9; the
-// layers keep their in-process state when they are given no store.
+// of a fleet: rate limits, retry token budgets, the attempt counts of runs
+// served by several replicas, circuit breakers, and approval decisions. It
+// implements the ports of middleware/ratelimit, budget, middleware/breaker
+// and middleware/approval on github.com/redis/go-redis/v9; the layers keep
+// their in-process state when they are given no store.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 //	shared, err := redisstate.New(rdb, redisstate.WithPrefix("myapp:"))
@@ -12,6 +13,8 @@
 //		budget.WithTokenStore(shared.RetryBudget("search-api"))))            // one retry bucket for the fleet
 //	ctx = budget.WithRun(ctx, budget.WithID(runID),
 //		budget.WithRunStore(shared.Runs()))                                  // one count per run
+//	breaker.New(breaker.WithStore(shared.Breakers()))                        // one breaker per tool for the fleet
+//	approval.NewDesk(approval.WithStore(shared.Approvals()), approval.WithKey(key)) // decisions every replica sees
 //
 // # Keys
 //
@@ -22,6 +25,9 @@
 //	PREFIX rl:  HASH(key)     string  a rate limit's GCRA state (µs of Redis's clock); expires when full
 //	PREFIX rb:  HASH(name)    string  a retry bucket's balance, in thousandths of a token; expires after the TTL
 //	PREFIX run: HASH(run id)  hash    HASH(tool) → attempts used in the run; expires after the TTL
+//	PREFIX cb:  HASH(name)    hash    a breaker's shared state and probe lease; none while closed without failures; expires after the TTL past its open period or last write
+//	PREFIX apr: HASH(id)      string  an approval's sealed row; expires after ApprovalTTL
+//	PREFIX aprn: HASH(nonce)  string  a used approval's nonce; expires after ApprovalTTL
 //
 // Each operation is one Lua script touching one key, so it works on Redis
 // Cluster, and one round trip (two the first time after Redis restarts,

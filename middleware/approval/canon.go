@@ -2,15 +2,9 @@ package approval
 
 import (
 	"crypto/sha256"
-	"encoding/json"
-	"slices"
-	"strings"
-	"unicode/utf8"
-)
 
-// maxDepth bounds the nesting canonical follows; deeper arguments are
-// digested as they are (the exact bytes must match then).
-const maxDepth = 64
+	"github.com/toolmw/toolmw/internal/canonjson"
+)
 
 // digestArgs returns the digest an approval is bound to, and the text a
 // reviewer is shown before scrubbing: the canonical form of args (objects
@@ -19,15 +13,12 @@ const maxDepth = 64
 // an approval holds for the same arguments however the model spaced or
 // ordered them. Arguments that are not one valid JSON value in valid UTF-8,
 // hold a duplicate key (which parsers read differently) or nest deeper
-// than maxDepth are digested as the exact bytes, marked apart, so an
+// than canonjson.MaxDepth are digested as the exact bytes, marked apart, so an
 // approval for them holds only for the same bytes.
 func digestArgs(args []byte) ([sha256.Size]byte, string) {
-	if utf8.Valid(args) && json.Valid(args) {
-		c := canonicalizer{in: args, out: make([]byte, 0, len(args)+len(canonicalTag))}
-		c.out = append(c.out, canonicalTag...)
-		if c.value(0) {
-			return sha256.Sum256(c.out), string(c.out[len(canonicalTag):])
-		}
+	out := make([]byte, 0, len(args)+len(canonicalTag))
+	if out, ok := canonjson.Append(append(out, canonicalTag...), args); ok {
+		return sha256.Sum256(out), string(out[len(canonicalTag):])
 	}
 	h := sha256.New()
 	h.Write([]byte(rawTag))
@@ -43,196 +34,3 @@ const (
 	canonicalTag = "canonical\x00"
 	rawTag       = "raw\x00"
 )
-
-// canonicalizer writes the canonical form of one valid JSON value (json.Valid
-// has checked it, so the reading below need not).
-type canonicalizer struct {
-	in  []byte
-	pos int
-	out []byte
-}
-
-func (c *canonicalizer) space() {
-	for c.pos < len(c.in) {
-		switch c.in[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
-
-// value writes the next value; false: it is not put in canonical form.
-func (c *canonicalizer) value(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	c.space()
-	switch c.in[c.pos] {
-	case '{':
-		return c.object(depth)
-	case '[':
-		c.pos++
-		c.out = append(c.out, '[')
-		c.space()
-		if c.in[c.pos] == ']' {
-			c.pos++
-			c.out = append(c.out, ']')
-			return true
-		}
-		for {
-			if !c.value(depth + 1) {
-				return false
-			}
-			c.space()
-			end := c.in[c.pos] == ']'
-			c.pos++
-			if end {
-				c.out = append(c.out, ']')
-				return true
-			}
-			c.out = append(c.out, ',')
-		}
-	case '"':
-		s, ok := c.str()
-		c.out = appendString(c.out, s)
-		return ok
-	default: // a number, true, false or null: as written
-		start := c.pos
-		for c.pos < len(c.in) && !strings.ContainsRune(" \t\n\r,]}", rune(c.in[c.pos])) {
-			c.pos++
-		}
-		c.out = append(c.out, c.in[start:c.pos]...)
-		return true
-	}
-}
-
-// str reads a string literal and returns its value.
-func (c *canonicalizer) str() (string, bool) {
-	start := c.pos
-	c.pos++ // the opening quote
-	escaped := false
-	for {
-		switch c.in[c.pos] {
-		case '\\':
-			escaped = true
-			c.pos += 2
-			continue
-		case '"':
-			c.pos++
-			lit := c.in[start:c.pos]
-			if !escaped {
-				return string(lit[1 : len(lit)-1]), true
-			}
-			var s string
-			if err := json.Unmarshal(lit, &s); err != nil {
-				return "", false
-			}
-			// A lone surrogate escape (\ud800) decodes to U+FFFD, as the
-			// character U+FFFD itself does: two strings, one value.
-			return s, !strings.ContainsRune(s, utf8.RuneError)
-		}
-		c.pos++
-	}
-}
-
-type member struct {
-	key   string
-	value []byte
-}
-
-func (c *canonicalizer) object(depth int) bool {
-	c.pos++ // '{'
-	var members []member
-	for {
-		c.space()
-		if c.in[c.pos] == '}' {
-			c.pos++
-			break
-		}
-		key, ok := c.str()
-		if !ok {
-			return false
-		}
-		c.space()
-		c.pos++ // ':'
-		out := c.out
-		c.out = nil
-		ok = c.value(depth + 1)
-		members = append(members, member{key, c.out})
-		c.out = out
-		if !ok {
-			return false
-		}
-		c.space()
-		if c.in[c.pos] == ',' {
-			c.pos++
-		}
-	}
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	c.out = append(c.out, '{')
-	for i, m := range members {
-		if i > 0 {
-			if members[i-1].key == m.key {
-				return false
-			}
-			c.out = append(c.out, ',')
-		}
-		c.out = appendString(c.out, m.key)
-		c.out = append(c.out, ':')
-		c.out = append(c.out, m.value...)
-	}
-	c.out = append(c.out, '}')
-	return true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string the way encoding/json writes it
-// with HTML escaping off: an injective encoding, so two strings share a
-// canonical form only when they are equal.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	last := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[last:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
-			}
-			i++
-			last = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[last:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			last = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[last:]...)
-	return append(dst, '"')
-}

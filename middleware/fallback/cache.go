@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/canonjson"
 )
 
 // entryOverhead is what one kept result costs besides its content: the
@@ -23,8 +24,12 @@ const entryOverhead = 128
 // size, to keep.
 type key [sha256.Size]byte
 
-// key returns the cache key of a call, or false when its arguments are not
-// one JSON value. The partition goes first, length-prefixed, so that no
+var null = json.RawMessage("null")
+
+// key returns the cache key of a call, or false when its arguments have no
+// canonical form (see internal/canonjson: not one JSON value, a duplicate
+// key, a lone surrogate, nesting past 64): such a call is neither kept nor
+// served. The partition goes first, length-prefixed, so that no
 // partition and arguments run into each other.
 func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage) (key, bool) {
 	bp := bufs.Get().(*[]byte)
@@ -38,7 +43,10 @@ func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage)
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(part)))
 		b = append(b, part...)
 	}
-	b, ok := canonical(b, args)
+	if len(args) == 0 {
+		args = null // absent arguments are null
+	}
+	b, ok := canonjson.Append(b, args)
 	if cap(b) <= maxPooled {
 		*bp = b
 	}

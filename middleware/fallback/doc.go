@@ -24,7 +24,8 @@
 // With [WithLastGood], the layer remembers each success of an idempotent
 // call ([toolmw.Call.Idempotent]) under a key made of the SHA-256 of its
 // arguments' canonical JSON (object keys sorted, no spacing, numbers as
-// written) and of its partition ([WithPartition]), and serves it to a later
+// written; arguments with a duplicate key or a lone surrogate have none,
+// and are neither kept nor served) and of its partition ([WithPartition]), and serves it to a later
 // call with the same key that fails with a chosen kind, if it is at most
 // the TTL old (by [WithClock]'s clock). A tool that is not idempotent is
 // never remembered nor served: its last result describes an action, not a

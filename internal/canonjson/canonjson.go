@@ -1,0 +1,229 @@
+// Package canonjson writes the canonical form of a JSON value: objects
+// with their keys sorted by bytes, no insignificant space, strings escaped
+// the one way encoding/json writes them with HTML escaping off, numbers and
+// literals as written. Two documents that hold the same value, however they
+// are spaced or their keys ordered, have the same canonical form, and two
+// that differ have different ones: the form is a key for caches and a
+// digest for approvals.
+//
+// Only a document every parser reads alike has one: one valid JSON value in
+// valid UTF-8, no duplicate key (parsers disagree on which one counts), no
+// lone surrogate escape (it decodes to U+FFFD, as U+FFFD itself does), and
+// no nesting deeper than [MaxDepth].
+package canonjson
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting Append follows; a deeper document has no
+// canonical form.
+const MaxDepth = 64
+
+// Append appends the canonical form of src to dst and reports whether src
+// has one (see the package documentation); when it has none, what Append
+// returns holds dst and an unspecified tail. It is safe for concurrent use.
+func Append(dst, src []byte) ([]byte, bool) {
+	if !utf8.Valid(src) || !json.Valid(src) {
+		return dst, false
+	}
+	c := canonicalizer{in: src, out: dst}
+	ok := c.value(0)
+	return c.out, ok
+}
+
+// canonicalizer writes the canonical form of one valid JSON value (json.Valid
+// has checked it, so the reading below need not).
+type canonicalizer struct {
+	in  []byte
+	pos int
+	out []byte
+}
+
+func (c *canonicalizer) space() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value writes the next value; false: it is not put in canonical form.
+func (c *canonicalizer) value(depth int) bool {
+	if depth > MaxDepth {
+		return false
+	}
+	c.space()
+	switch c.in[c.pos] {
+	case '{':
+		return c.object(depth)
+	case '[':
+		c.pos++
+		c.out = append(c.out, '[')
+		c.space()
+		if c.in[c.pos] == ']' {
+			c.pos++
+			c.out = append(c.out, ']')
+			return true
+		}
+		for {
+			if !c.value(depth + 1) {
+				return false
+			}
+			c.space()
+			end := c.in[c.pos] == ']'
+			c.pos++
+			if end {
+				c.out = append(c.out, ']')
+				return true
+			}
+			c.out = append(c.out, ',')
+		}
+	case '"':
+		s, ok := c.str()
+		c.out = appendString(c.out, s)
+		return ok
+	default: // a number, true, false or null: as written
+		start := c.pos
+		for c.pos < len(c.in) && !strings.ContainsRune(" \t\n\r,]}", rune(c.in[c.pos])) {
+			c.pos++
+		}
+		c.out = append(c.out, c.in[start:c.pos]...)
+		return true
+	}
+}
+
+// str reads a string literal and returns its value.
+func (c *canonicalizer) str() (string, bool) {
+	start := c.pos
+	c.pos++ // the opening quote
+	escaped := false
+	for {
+		switch c.in[c.pos] {
+		case '\\':
+			escaped = true
+			c.pos += 2
+			continue
+		case '"':
+			c.pos++
+			lit := c.in[start:c.pos]
+			if !escaped {
+				return string(lit[1 : len(lit)-1]), true
+			}
+			var s string
+			if err := json.Unmarshal(lit, &s); err != nil {
+				return "", false
+			}
+			// A lone surrogate escape (\ud800) decodes to U+FFFD, as the
+			// character U+FFFD itself does: two strings, one value.
+			return s, !strings.ContainsRune(s, utf8.RuneError)
+		}
+		c.pos++
+	}
+}
+
+type member struct {
+	key   string
+	value []byte
+}
+
+func (c *canonicalizer) object(depth int) bool {
+	c.pos++ // '{'
+	var members []member
+	for {
+		c.space()
+		if c.in[c.pos] == '}' {
+			c.pos++
+			break
+		}
+		key, ok := c.str()
+		if !ok {
+			return false
+		}
+		c.space()
+		c.pos++ // ':'
+		out := c.out
+		c.out = nil
+		ok = c.value(depth + 1)
+		members = append(members, member{key, c.out})
+		c.out = out
+		if !ok {
+			return false
+		}
+		c.space()
+		if c.in[c.pos] == ',' {
+			c.pos++
+		}
+	}
+	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	c.out = append(c.out, '{')
+	for i, m := range members {
+		if i > 0 {
+			if members[i-1].key == m.key {
+				return false
+			}
+			c.out = append(c.out, ',')
+		}
+		c.out = appendString(c.out, m.key)
+		c.out = append(c.out, ':')
+		c.out = append(c.out, m.value...)
+	}
+	c.out = append(c.out, '}')
+	return true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json writes it
+// with HTML escaping off: an injective encoding, so two strings share a
+// canonical form only when they are equal.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	last := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[last:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			last = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[last:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			last = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[last:]...)
+	return append(dst, '"')
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/guardrail"
 )
@@ -29,8 +30,8 @@ func TestCanaryBlocksQuoteNothing(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var hooked []string
-	r := newRig(t)
-	r.insert(t, middleware.Retry, "guardrail", guardrail.New(
+	r := sinkrig.New(t)
+	r.Insert(t, middleware.Retry, "guardrail", guardrail.New(
 		guardrail.Args("no_secrets_in", func(_ context.Context, _ toolmw.Call, args json.RawMessage) error {
 			if strings.Contains(string(args), "panic") {
 				panic("check panicked on " + string(args))
@@ -44,7 +45,7 @@ func TestCanaryBlocksQuoteNothing(t *testing.T) {
 			hooked = append(hooked, fmt.Sprint(b.Err, b.Panic))
 		}),
 	))
-	echo, err := r.stack.Wrap(toolmw.Spec{Name: "lookup"}, func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
+	echo, err := r.Stack.Wrap(toolmw.Spec{Name: "lookup"}, func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
 		var in struct{ Q int }
 		_ = json.Unmarshal(args, &in)
 		return toolmw.Text("record for " + canary.Secrets[in.Q].Value), nil
@@ -64,12 +65,12 @@ func TestCanaryBlocksQuoteNothing(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s: not blocked", raw)
 			}
-			r.tell(res, err)
+			r.Tell(res, err)
 			calls++
 		}
 	}
-	sinks := r.sinks(t)
-	noLeak(t, sinks, "check quoted", "check panicked", "record for")
+	sinks := r.Sinks(t)
+	sinkrig.NoLeak(t, sinks, "check quoted", "check panicked", "record for")
 	for _, code := range []string{"guardrail_args", "guardrail_result"} {
 		if !strings.Contains(sinks["events"], code) || !strings.Contains(sinks["spans"], code) {
 			t.Errorf("no %s in the events and spans", code)

@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 )
@@ -19,12 +20,12 @@ import (
 // follow hold nothing of them, and nothing reaches a span, a metric, a log
 // line at any level, an event or the model.
 func TestCanaryRefusalsHoldNothing(t *testing.T) {
-	r := newRig(t)
-	r.insert(t, middleware.Retry, "runlimit", runlimit.New(runlimit.Once("cancel_booking")))
+	r := sinkrig.New(t)
+	r.Insert(t, middleware.Retry, "runlimit", runlimit.New(runlimit.Once("cancel_booking")))
 	calls, refused := 0, 0
 	for _, secret := range canary.Values() {
 		for name, fail := range canary.Hidden(secret) {
-			tool, err := r.stack.Wrap(toolmw.Spec{Name: "cancel_booking"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			tool, err := r.Stack.Wrap(toolmw.Spec{Name: "cancel_booking"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 				return toolmw.Result{}, fail
 			})
 			if err != nil {
@@ -40,7 +41,7 @@ func TestCanaryRefusalsHoldNothing(t *testing.T) {
 				if strings.Contains(err.Error(), "once in one run") {
 					refused++
 				}
-				r.tell(res, err)
+				r.Tell(res, err)
 				calls++
 			}
 		}
@@ -48,8 +49,8 @@ func TestCanaryRefusalsHoldNothing(t *testing.T) {
 	if refused == 0 {
 		t.Fatal("no call was refused")
 	}
-	sinks := r.sinks(t)
-	noLeak(t, sinks, canary.HiddenText...)
+	sinks := r.Sinks(t)
+	sinkrig.NoLeak(t, sinks, canary.HiddenText...)
 	if !strings.Contains(sinks["spans"], "run_call_limit") || !strings.Contains(sinks["events"], "run_call_limit") {
 		t.Error("the refusals are not in the spans and events")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/spend"
 )
@@ -21,11 +22,11 @@ import (
 // and the bad-cost reports hold nothing of them, and nothing reaches a
 // span, a metric, a log line at any level, an event or the model.
 func TestCanaryNothingOfTheCallLeaks(t *testing.T) {
-	r := newRig(t)
+	r := sinkrig.New(t)
 	var mu sync.Mutex
 	var reports []spend.BadCost
 	costOf := func(res toolmw.Result) float64 { return math.NaN() } // hostile: charged the maximum
-	r.stack = insertAfterRetry(t, r.stack, spend.New(
+	r.Stack = insertAfterRetry(t, r.Stack, spend.New(
 		spend.Fixed("pay", 0.4),
 		spend.Metered("summarise", 0.4, costOf),
 		spend.WithOnBadCost(func(b spend.BadCost) { mu.Lock(); reports = append(reports, b); mu.Unlock() })))
@@ -33,7 +34,7 @@ func TestCanaryNothingOfTheCallLeaks(t *testing.T) {
 	for _, secret := range canary.Values() {
 		args, _ := json.Marshal(map[string]string{"card": secret})
 		for name, fail := range canary.Hidden(secret) {
-			pay, err := r.stack.Wrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			pay, err := r.Stack.Wrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 				return toolmw.Result{}, fail
 			})
 			if err != nil {
@@ -45,13 +46,13 @@ func TestCanaryNothingOfTheCallLeaks(t *testing.T) {
 				if err != nil && strings.Contains(err.Error(), "spend limit") {
 					refused++
 				}
-				r.tell(res, err)
+				r.Tell(res, err)
 			}
 		}
 		// A result holding a secret, whose cost cannot be read: the model is
 		// shown the result (scrubbing results is redact.WithResults'), the
 		// report holds nothing of it.
-		summarise, err := r.stack.Wrap(toolmw.Spec{Name: "summarise"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		summarise, err := r.Stack.Wrap(toolmw.Spec{Name: "summarise"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 			return toolmw.Text("summary for " + secret), nil
 		})
 		if err != nil {
@@ -61,16 +62,16 @@ func TestCanaryNothingOfTheCallLeaks(t *testing.T) {
 		for range 4 {
 			res, err := summarise(ctx, args)
 			if err != nil {
-				r.tell(res, err)
+				r.Tell(res, err)
 			}
 		}
 	}
 	if refused == 0 || len(reports) == 0 {
 		t.Fatalf("%d refusals, %d reports", refused, len(reports))
 	}
-	sinks := r.sinks(t)
+	sinks := r.Sinks(t)
 	sinks["reports"] = fmt.Sprintf("%+v", reports)
-	noLeak(t, sinks, append(canary.HiddenText, "summary for")...)
+	sinkrig.NoLeak(t, sinks, append(canary.HiddenText, "summary for")...)
 	if !strings.Contains(sinks["events"], "spend_limit") || !strings.Contains(sinks["spans"], "spend_limit") {
 		t.Error("the refusals are not in the events and spans")
 	}

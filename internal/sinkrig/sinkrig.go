@@ -1,4 +1,8 @@
-package guardrail_test
+// Package sinkrig is a test rig: the default stack with every sink on — a
+// zerolog logger at DEBUG, an OpenTelemetry tracer and meter, an events
+// sink — and a record of what the model was told, for the canary tests of
+// the layers that are inserted into it. It is for tests only.
+package sinkrig
 
 import (
 	"bytes"
@@ -25,11 +29,10 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// rig is the default stack with every sink on — a zerolog logger at DEBUG,
-// an OpenTelemetry tracer and meter, an events sink — and a record of what
-// the model was told, for canary tests.
-type rig struct {
-	stack  middleware.Stack
+// Rig is the default stack with every sink on, and a record of what the
+// model was told. Its methods are safe for concurrent use, but for Insert.
+type Rig struct {
+	Stack  middleware.Stack // the stack to wrap tools with
 	logs   bytes.Buffer
 	spans  *tracetest.InMemoryExporter
 	reader *sdkmetric.ManualReader
@@ -40,9 +43,10 @@ type rig struct {
 	told strings.Builder
 }
 
-func newRig(t *testing.T) *rig {
+// New returns a Rig; it fails t when the stack cannot be made.
+func New(t testing.TB) *Rig {
 	t.Helper()
-	r := &rig{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
+	r := &Rig{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
 	r.em = events.NewEmitter(events.SinkFunc(func(e events.Event) { r.mu.Lock(); r.evs = append(r.evs, e); r.mu.Unlock() }))
 	s, err := middleware.Default(
 		middleware.WithLogger(zerolog.New(zerolog.SyncWriter(&r.logs))), // DEBUG: every line
@@ -54,22 +58,22 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.stack = s
+	r.Stack = s
 	return r
 }
 
-// insert puts mw into the stack before the layer named.
-func (r *rig) insert(t *testing.T, before, name string, mw toolmw.Middleware) {
+// Insert puts mw into the stack before the layer named.
+func (r *Rig) Insert(t testing.TB, before, name string, mw toolmw.Middleware) {
 	t.Helper()
-	s, err := r.stack.InsertBefore(before, middleware.Layer{Name: name, Middleware: mw})
+	s, err := r.Stack.InsertBefore(before, middleware.Layer{Name: name, Middleware: mw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.stack = s
+	r.Stack = s
 }
 
-// tell records what the model is told of a call's outcome, and its record.
-func (r *rig) tell(res toolmw.Result, err error) {
+// Tell records what the model is told of a call's outcome, and its record.
+func (r *Rig) Tell(res toolmw.Result, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.told.WriteString(toolmw.ForModel(res, err))
@@ -77,8 +81,9 @@ func (r *rig) tell(res toolmw.Result, err error) {
 	r.told.Write(b)
 }
 
-// sinks returns the text of every sink.
-func (r *rig) sinks(t *testing.T) map[string]string {
+// Sinks returns the text of every sink, by name: model, logs, spans,
+// metrics and events.
+func (r *Rig) Sinks(t testing.TB) map[string]string {
 	t.Helper()
 	if err := r.em.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -106,11 +111,11 @@ func (r *rig) sinks(t *testing.T) map[string]string {
 	}
 }
 
-// noLeak fails when a sink holds a piece of a planted secret, or when a
+// NoLeak fails when a sink holds a piece of a planted secret, or when a
 // sink other than the logs holds one of words: the logging layer writes
 // the scrubbed text of errors and causes on its DEBUG line, by design, so
 // only secrets are looked for there.
-func noLeak(t *testing.T, sinks map[string]string, words ...string) {
+func NoLeak(t testing.TB, sinks map[string]string, words ...string) {
 	t.Helper()
 	for sink, text := range sinks {
 		if family, found := canary.Find(text); family != "" {

@@ -328,15 +328,7 @@ func TestChaosDefaultStack(t *testing.T) {
 		// baseline once they are all done, and only then are the tools' records
 		// complete. The wait is on the bubble's time: it moves on as soon as
 		// every goroutine left is blocked, so it costs no real time.
-		settle := time.Now().Add(10 * time.Second)
-		after := runtime.NumGoroutine()
-		for after > baseline && time.Now().Before(settle) {
-			time.Sleep(time.Millisecond)
-			after = runtime.NumGoroutine()
-		}
-		if after > baseline {
-			t.Errorf("goroutines: %d before, %d after", baseline, after)
-		}
+		after := settled(t, baseline)
 		for _, ct := range tools {
 			ct.mu.Lock() // the records are complete; the lock orders the reads after the writes
 			defer ct.mu.Unlock()
@@ -549,46 +541,22 @@ func TestChaosExactlyOnce(t *testing.T) {
 			set bool
 		}
 		outcomes := make([]outcome, len(jobs))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					j := int(next.Add(1)) - 1
-					if j >= len(jobs) {
-						return
-					}
-					i := jobs[j].call
-					name := "pay"
-					if i%2 == 1 {
-						name = "search"
-					}
-					ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
-					if i%20 == 7 && jobs[j].n == 0 { // the first issuer gives up mid-call
-						timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
-						defer timer.Stop()
-					}
-					res, err := wrapped[name](ctx, nil)
-					cancel()
-					outcomes[j] = outcome{res, err, true}
-				}
-			})
-		}
-		wg.Wait()
-		settle := time.Now().Add(10 * time.Second)
-		after := runtime.NumGoroutine()
-		for after > baseline && time.Now().Before(settle) {
-			time.Sleep(time.Millisecond)
-			after = runtime.NumGoroutine()
-		}
-		if after > baseline {
-			t.Errorf("goroutines: %d before, %d after", baseline, after)
-		}
+		drive(workers, len(jobs), stop, func(j int) {
+			i := jobs[j].call
+			name := "pay"
+			if i%2 == 1 {
+				name = "search"
+			}
+			ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
+			if i%20 == 7 && jobs[j].n == 0 { // the first issuer gives up mid-call
+				timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
+				defer timer.Stop()
+			}
+			res, err := wrapped[name](ctx, nil)
+			cancel()
+			outcomes[j] = outcome{res, err, true}
+		})
+		after := settled(t, baseline)
 		for _, ct := range tools {
 			ct.mu.Lock()
 			defer ct.mu.Unlock()
@@ -764,46 +732,30 @@ func TestChaosApproval(t *testing.T) {
 			outcomes = append(outcomes, outcome{err, toolmw.ForModel(res, err)})
 			outMu.Unlock()
 		}
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
+		started := drive(workers, calls, stop, func(i int) {
+			secret := canary.Secrets[i%len(canary.Secrets)].Value
+			args := json.RawMessage(fmt.Sprintf(`{"booking":"BK-%d","token":%q}`, i, secret))
+			ctx := toolmw.WithCallID(budget.WithRun(context.Background(), budget.WithID(fmt.Sprintf("run_%d", i/10))), callID(i))
+			// Ask, wait for the decision, ask again: at most a few rounds.
+			for round := range 4 {
+				if i%4 == 0 && round > 0 { // both replicas at once
+					var both sync.WaitGroup
+					for r := range replicas {
+						both.Go(func() { res, err := replicas[r](ctx, args); record(res, err) })
 					}
-					i := int(next.Add(1)) - 1
-					if i >= calls {
-						return
-					}
-					secret := canary.Secrets[i%len(canary.Secrets)].Value
-					args := json.RawMessage(fmt.Sprintf(`{"booking":"BK-%d","token":%q}`, i, secret))
-					ctx := toolmw.WithCallID(budget.WithRun(context.Background(), budget.WithID(fmt.Sprintf("run_%d", i/10))), callID(i))
-					// Ask, wait for the decision, ask again: at most a few rounds.
-					for round := range 4 {
-						if i%4 == 0 && round > 0 { // both replicas at once
-							var both sync.WaitGroup
-							for r := range replicas {
-								both.Go(func() { res, err := replicas[r](ctx, args); record(res, err) })
-							}
-							both.Wait()
-							break
-						}
-						res, err := replicas[(i+round)%2](ctx, args)
-						record(res, err)
-						info := taxonomy.InfoOf(err)
-						if info.Kind != taxonomy.KindApprovalPending {
-							break
-						}
-						asks <- info.Approval.ID
-						time.Sleep(time.Millisecond) // the bubble's time: the reviewers decide meanwhile
-					}
+					both.Wait()
+					break
 				}
-			})
-		}
-		wg.Wait()
+				res, err := replicas[(i+round)%2](ctx, args)
+				record(res, err)
+				info := taxonomy.InfoOf(err)
+				if info.Kind != taxonomy.KindApprovalPending {
+					break
+				}
+				asks <- info.Approval.ID
+				time.Sleep(time.Millisecond) // the bubble's time: the reviewers decide meanwhile
+			}
+		})
 		close(asks)
 		reviewers.Wait()
 		ct.mu.Lock()
@@ -860,7 +812,7 @@ func TestChaosApproval(t *testing.T) {
 			t.Errorf("the soak did not reach every outcome: %v", byCode)
 		}
 		t.Logf("chaos approval: %d calls, %d outcomes, %d approvals granted, %d admitted, %d executions: %v",
-			min(int(next.Load()), calls), len(outcomes), granted.Load(), total, len(ct.execs), byCode)
+			started, len(outcomes), granted.Load(), total, len(ct.execs), byCode)
 	})
 }
 
@@ -954,42 +906,18 @@ func TestChaosLimits(t *testing.T) {
 			set bool
 		}
 		outcomes := make([]outcome, calls)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					i := int(next.Add(1)) - 1
-					if i >= calls {
-						return
-					}
-					name := [...]string{"pay", "search", "cancel"}[i%3]
-					ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
-					if i%20 == 7 { // the caller gives up mid-call
-						timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
-						defer timer.Stop()
-					}
-					_, err := wrapped[name](ctx, nil)
-					cancel()
-					outcomes[i] = outcome{err, true}
-				}
-			})
-		}
-		wg.Wait()
-		settle := time.Now().Add(10 * time.Second)
-		after := runtime.NumGoroutine()
-		for after > baseline && time.Now().Before(settle) {
-			time.Sleep(time.Millisecond)
-			after = runtime.NumGoroutine()
-		}
-		if after > baseline {
-			t.Errorf("goroutines: %d before, %d after", baseline, after)
-		}
+		drive(workers, calls, stop, func(i int) {
+			name := [...]string{"pay", "search", "cancel"}[i%3]
+			ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
+			if i%20 == 7 { // the caller gives up mid-call
+				timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
+				defer timer.Stop()
+			}
+			_, err := wrapped[name](ctx, nil)
+			cancel()
+			outcomes[i] = outcome{err, true}
+		})
+		after := settled(t, baseline)
 		for _, ct := range tools {
 			ct.mu.Lock()
 			defer ct.mu.Unlock()
@@ -1052,4 +980,46 @@ func TestChaosLimits(t *testing.T) {
 		t.Logf("chaos limits: %d calls in %d runs; refused: %d run_call_limit, %d spend_limit; most a run's tools cost %.2f of %.2f; runs with a kept cancel %d; goroutines before %d after %d",
 			made, len(runs), byCode[taxonomy.CodeRunCallLimit], byCode[taxonomy.CodeSpendLimit], peak, limit, len(kept), baseline, after)
 	})
+}
+
+// drive hands the indexes 0 to n-1 to workers goroutines, each calling f
+// with the next index until they run out or stop is closed, waits for
+// them, and returns how many indexes were handed out.
+func drive(workers, n int, stop <-chan struct{}, f func(i int)) int {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+	return min(int(next.Load()), n)
+}
+
+// settled waits up to 10 s for the goroutines a soak started to end, fails
+// t when more than baseline are left, and returns how many there are.
+func settled(t *testing.T, baseline int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	after := runtime.NumGoroutine()
+	for after > baseline && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+		after = runtime.NumGoroutine()
+	}
+	if after > baseline {
+		t.Errorf("goroutines: %d before, %d after", baseline, after)
+	}
+	return after
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -211,19 +212,41 @@ func (b *Breaker) call(ctx context.Context, next toolmw.Tool, args json.RawMessa
 }
 
 // fastCounts are the outcomes of fast calls since gobreaker last cleared its
-// counts (a state change) or, for the consecutive count, since the last
-// fault.
+// counts (a state change); the consecutive successes are those since the
+// last fault, when a fault replaces the fastCounts by one that carries the
+// totals. Concurrent fast calls add to stripes of their own (picked at
+// random), so that they do not contend on one cache line; reads sum them.
 type fastCounts struct {
-	requests, successes, neutral, consecutive atomic.Uint32
+	stripes        [countStripes]countStripe
+	carriedOK      uint32 // successes before the last fault; fixed once made
+	carriedNeutral uint32
+}
+
+const countStripes = 8
+
+type countStripe struct {
+	ok, neutral atomic.Uint32
+	_           [56]byte // a stripe per cache line
+}
+
+func (f *fastCounts) stripe() *countStripe { return &f.stripes[rand.Uint32()%countStripes] }
+
+// sums returns the successes and neutral outcomes added since f was made.
+func (f *fastCounts) sums() (ok, neutral uint32) {
+	for i := range f.stripes {
+		ok += f.stripes[i].ok.Load()
+		neutral += f.stripes[i].neutral.Load()
+	}
+	return ok, neutral
 }
 
 // addTo returns cs with f's outcomes added.
 func (f *fastCounts) addTo(cs gobreaker.Counts) gobreaker.Counts {
-	ok, neutral := f.successes.Load(), f.neutral.Load()
-	cs.Requests += f.requests.Load()
-	cs.TotalSuccesses += ok
-	cs.TotalExclusions += neutral
-	cs.ConsecutiveSuccesses += f.consecutive.Load()
+	ok, neutral := f.sums()
+	cs.Requests += f.carriedOK + f.carriedNeutral + ok + neutral
+	cs.TotalSuccesses += f.carriedOK + ok
+	cs.TotalExclusions += f.carriedNeutral + neutral
+	cs.ConsecutiveSuccesses += ok
 	return cs
 }
 
@@ -239,15 +262,10 @@ func (b *Breaker) fastCall(ctx context.Context, next toolmw.Tool, args json.RawM
 	returned = true
 	switch v := b.verdict(ctx, err); v {
 	case nil:
-		counts := b.skipped.Load()
-		counts.requests.Add(1)
-		counts.successes.Add(1)
-		counts.consecutive.Add(1)
+		b.skipped.Load().stripe().ok.Add(1)
 		b.record(v)
 	case errNeutral:
-		counts := b.skipped.Load()
-		counts.requests.Add(1)
-		counts.neutral.Add(1)
+		b.skipped.Load().stripe().neutral.Add(1)
 	default:
 		b.fault(gen)
 	}
@@ -266,10 +284,8 @@ func (b *Breaker) fault(gen uint64) {
 	b.fast.Store(false)
 	b.epoch.Add(1)
 	old := b.skipped.Load()
-	fresh := new(fastCounts) // the consecutive successes end here
-	fresh.requests.Store(old.requests.Load())
-	fresh.successes.Store(old.successes.Load())
-	fresh.neutral.Store(old.neutral.Load())
+	ok, neutral := old.sums()
+	fresh := &fastCounts{carriedOK: old.carriedOK + ok, carriedNeutral: old.carriedNeutral + neutral} // the consecutive successes end here
 	b.skipped.Store(fresh)
 	b.fastMu.Unlock()
 	if b.gen.Load() != gen {

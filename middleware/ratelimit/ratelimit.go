@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/internal/keyed"
+	"github.com/toolmw/toolmw/internal/monotime"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -56,6 +57,15 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	}
 }
 
+// now reads the layer's clock; the system clock by its monotonic part
+// alone (internal/monotime), which is all a limiter's arithmetic needs.
+func (c *config) now() time.Time {
+	if c.clock == clock.System {
+		return monotime.Now()
+	}
+	return c.clock.Now()
+}
+
 // limiter is one rate.Limiter and the layer's settings.
 type limiter struct {
 	*config
@@ -69,7 +79,7 @@ func (c *config) newLimiter() *limiter {
 
 // call takes a token, waiting for it when allowed, and runs next.
 func (l *limiter) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
-	now := l.clock.Now()
+	now := l.now()
 	r := l.lim.ReserveN(now, 1)
 	if !r.OK() {
 		return toolmw.Result{}, errNever
@@ -99,7 +109,7 @@ func (l *limiter) wait(ctx context.Context, r *rate.Reservation, now time.Time, 
 		return nil
 	case <-ctx.Done():
 		t.Stop()
-		r.CancelAt(l.clock.Now())
+		r.CancelAt(l.now())
 		if err := ctx.Err(); err != context.DeadlineExceeded {
 			return err
 		}

@@ -17,13 +17,16 @@ out=results
 mkdir -p "$out"
 
 build="go test -c -o $out/bench.test ."
+hotsys='direct|toolmw_wrap|toolmw_default|toolmw_default_nolimit|failsafe_retry_cb_timeout|toolmw_timeout|toolmw_breaker'
 bench="for round in 1 2 3 4 5; do $out/bench.test -test.run='^\$' -test.bench=. -test.benchmem -test.count=1 -test.timeout=60m; done"
+hot="for round in 1 2 3 4 5; do $out/bench.test -test.run='^\$' -test.bench='^BenchmarkOverhead\$/^($hotsys)\$' -test.cpu=1 -test.benchmem -test.count=1; $out/bench.test -test.run='^\$' -test.bench='^BenchmarkOverheadParallel\$/^($hotsys)\$' -test.cpu=2 -test.benchmem -test.count=1; done"
 stat="go run golang.org/x/perf/cmd/benchstat@latest $out/bench.txt"
 storm="go run ./cmd/storm -check -svg storm.svg"
 cat > "$out/commands.txt" <<CMDS
 cd bench
 $build
 $bench > $out/bench.txt
+$hot > $out/hotpath.txt
 $stat > $out/benchstat.txt
 $storm > $out/storm.md
 go run ./cmd/report -dir $out > RESULTS.md
@@ -40,6 +43,7 @@ CMDS
 
 $build
 eval "$bench" | tee "$out/bench.txt"
+eval "$hot" | tee "$out/hotpath.txt"
 echo "load after:  $(uptime)" >> "$out/machine.txt"
 
 if ! $stat > "$out/benchstat.txt" 2>&1; then

@@ -57,6 +57,7 @@ func toolmwSystems() []system {
 	return []system{
 		{"toolmw_default", func() toolmw.Tool { return defaultStack(noopTracing(), zerolog.Nop()) }},
 		{"toolmw_wrap", wrap()},
+		{"toolmw_default_nolimit", func() toolmw.Tool { return plainDefault() }},
 		{"toolmw_default_sdk", func() toolmw.Tool { return defaultStack(sdkTracing(), quietLogger) }},
 		{"toolmw_tracing", wrap(tracing.New(sdkTracing()...))},
 		{"toolmw_logging", wrap(logging.New(quietLogger))},
@@ -84,6 +85,15 @@ func defaultStack(tracingOpts []tracing.Option, logger zerolog.Logger) toolmw.To
 		middleware.WithRateLimit(hugeRate, hugeBurst),
 		middleware.WithTimeout(attemptTimeout),
 	)
+	return toolmw.MustWrap(spec, noop, stack.Middleware())
+}
+
+// plainDefault is middleware.Default as it comes, but for the no-op
+// tracing and events to a discarding sink as in defaultStack: no rate
+// limit (the default stack has none until WithRateLimit) and the default
+// 30 s timeout.
+func plainDefault() toolmw.Tool {
+	stack := middleware.Default(middleware.WithTracing(noopTracing()...), middleware.WithEvents(discard))
 	return toolmw.MustWrap(spec, noop, stack.Middleware())
 }
 

@@ -36,7 +36,12 @@ func main() {
 		return string(b)
 	}
 	raw := read("bench.txt")
+	hot := ""
+	if b, err := os.ReadFile(filepath.Join(*dir, "hotpath.txt")); err == nil {
+		hot = string(b)
+	}
 	r := &report{
+		hotpath:   parseCPU(hot),
 		machine:   read("machine.txt"),
 		benchstat: read("benchstat.txt"),
 		storm:     read("storm.md"),
@@ -98,13 +103,17 @@ var procSuffix = regexp.MustCompile(`-\d+$`)
 
 // parse reads `go test -bench` output.
 func parse(out string) results {
+	return parseWith(out, func(name string) string { return procSuffix.ReplaceAllString(name, "") })
+}
+
+func parseWith(out string, rename func(string) string) results {
 	rs := results{byName: map[string]*result{}}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
 			continue
 		}
-		name := procSuffix.ReplaceAllString(strings.TrimPrefix(f[0], "Benchmark"), "")
+		name := rename(strings.TrimPrefix(f[0], "Benchmark"))
 		r := rs.byName[name]
 		if r == nil {
 			r = &result{name: name}
@@ -134,6 +143,13 @@ func parse(out string) results {
 type report struct {
 	machine, benchstat, storm, commands string
 	results                             results
+	hotpath                             results // names keep their -cpu suffix
+}
+
+// parseCPU is parse for runs at several -cpu values: a name keeps its
+// suffix ("-2"), so that the runs on one and on two cores stay apart.
+func parseCPU(out string) results {
+	return parseWith(out, func(name string) string { return name })
 }
 
 func (r *report) write(w io.Writer) {
@@ -148,6 +164,7 @@ func (r *report) write(w io.Writer) {
 
 	systems(p)
 	r.acceptance(p)
+	r.hot(p)
 	r.overhead(p, "Overhead", "Sequential: one goroutine calls the tool in a loop.")
 	r.overhead(p, "OverheadParallel", "Parallel: `b.RunParallel`, GOMAXPROCS goroutines calling one shared tool.")
 	r.layers(p)
@@ -180,6 +197,8 @@ Every system calls the same no-op tool, built once outside the loop as a user wo
   a breaker, recovery, redact, classify with the default map; the OpenTelemetry no-op tracer and meter
   providers and the default disabled logger (` + "`zerolog.Nop()`" + `), with which the tracing and logging layers
   document that they step aside.
+- toolmw_default_nolimit: ` + "`middleware.Default`" + ` as it comes (no rate limit, the 30 s timeout), with the same no-op
+  tracing and discarding events sink: the stack a user gets without WithRateLimit.
 - toolmw_default_sdk: the same with the OpenTelemetry SDK recording every span (no exporter) and aggregating
   metrics (a manual reader), and a logger at INFO to io.Discard (a success is written at DEBUG, so nothing).
 - toolmw_<layer>: that layer alone through Wrap, with the settings above (tracing with the SDK set-up,
@@ -337,6 +356,49 @@ func (r *report) classify(p printer) {
 	p("| case | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")
 	for _, x := range rs {
 		p("| %s | %s | %s | %s |\n", strings.TrimPrefix(x.name, "Classify/"), num(x.Ns()), num(x.Bytes()), num(x.Allocs()))
+	}
+	p("\n")
+}
+
+// Issue 19's targets for the hot path.
+const (
+	maxHotRatio   = 0.5 // toolmw_default ÷ failsafe, on one core and in parallel on two
+	minParallelUp = 1.6 // sequential on one core ÷ RunParallel on two, per op
+)
+
+// hot is the table of the hot-path run: the sequential benchmark on one
+// core (-cpu 1) and the parallel one on two (-cpu 2).
+func (r *report) hot(p printer) {
+	if len(r.hotpath.order) == 0 {
+		return
+	}
+	p("## Acceptance: the hot path on one core and on two\n\n")
+	p("`BenchmarkOverhead` with `-cpu 1` and `BenchmarkOverheadParallel` with `-cpu 2`, five interleaved rounds\n")
+	p("(`results/hotpath.txt`). Targets: `toolmw_default` ≤ %.1f × failsafe-go's retry+breaker+timeout in both,\n", maxHotRatio)
+	p("and RunParallel on two cores at least %.1f × faster per op than sequential on one.\n\n", minParallelUp)
+	p("| system | sequential, 1 core, ns/op | allocs/op | RunParallel, 2 cores, ns/op | speed-up | ÷ failsafe, 1 core | ÷ failsafe, 2 cores |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|\n")
+	fs1, fs2 := r.hotpath.get("Overhead/failsafe_retry_cb_timeout"), r.hotpath.get("OverheadParallel/failsafe_retry_cb_timeout-2")
+	for _, name := range r.hotpath.order {
+		sys, ok := strings.CutPrefix(name, "Overhead/")
+		if !ok {
+			continue
+		}
+		seq, par := r.hotpath.get(name), r.hotpath.get("OverheadParallel/"+sys+"-2")
+		if par == nil {
+			continue
+		}
+		vs1, vs2 := "", ""
+		if fs1 != nil && fs2 != nil {
+			vs1, vs2 = ratio(seq.Ns(), fs1.Ns()), ratio(par.Ns(), fs2.Ns())
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", sys, num(seq.Ns()), num(seq.Allocs()), num(par.Ns()),
+			ratio(seq.Ns(), par.Ns()), vs1, vs2)
+	}
+	if t1, t2 := r.hotpath.get("Overhead/toolmw_default"), r.hotpath.get("OverheadParallel/toolmw_default-2"); t1 != nil && t2 != nil && fs1 != nil && fs2 != nil {
+		met := t1.Ns() <= maxHotRatio*fs1.Ns() && t2.Ns() <= maxHotRatio*fs2.Ns() && t1.Ns() >= minParallelUp*t2.Ns()
+		p("\nTargets met: %v (toolmw_default ÷ failsafe %s on one core, %s on two; speed-up %s).\n",
+			met, ratio(t1.Ns(), fs1.Ns()), ratio(t2.Ns(), fs2.Ns()), ratio(t1.Ns(), t2.Ns()))
 	}
 	p("\n")
 }

@@ -13,6 +13,7 @@
 package canonjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -99,8 +100,9 @@ func (c *canonicalizer) value(depth int) bool {
 	}
 }
 
-// str reads a string literal and returns its value.
-func (c *canonicalizer) str() (string, bool) {
+// str reads a string literal and returns its value: a slice of the input
+// when the literal has no escape (no allocation), else the decoded value.
+func (c *canonicalizer) str() ([]byte, bool) {
 	start := c.pos
 	c.pos++ // the opening quote
 	escaped := false
@@ -114,26 +116,82 @@ func (c *canonicalizer) str() (string, bool) {
 			c.pos++
 			lit := c.in[start:c.pos]
 			if !escaped {
-				return string(lit[1 : len(lit)-1]), true
+				return lit[1 : len(lit)-1], true
 			}
 			var s string
 			if err := json.Unmarshal(lit, &s); err != nil {
-				return "", false
+				return nil, false
 			}
 			// A lone surrogate escape (\ud800) decodes to U+FFFD, as the
 			// character U+FFFD itself does: two strings, one value.
-			return s, !strings.ContainsRune(s, utf8.RuneError)
+			return []byte(s), !strings.ContainsRune(s, utf8.RuneError)
 		}
 		c.pos++
 	}
 }
 
 type member struct {
-	key   string
+	key   []byte
 	value []byte
 }
 
+// object writes the next value, an object. Most objects come with their
+// keys in order (one key, or a model that writes them sorted): they are
+// written as they are read, without allocating; an object whose keys are
+// out of order is read again and sorted.
 func (c *canonicalizer) object(depth int) bool {
+	start, mark := c.pos, len(c.out)
+	if ok, inOrder := c.objectInOrder(depth); inOrder {
+		return ok
+	}
+	c.pos, c.out = start, c.out[:mark]
+	return c.objectSorted(depth)
+}
+
+// objectInOrder writes an object whose keys are in strictly increasing
+// order; inOrder is false as soon as a key is not, with what was written
+// to be discarded.
+func (c *canonicalizer) objectInOrder(depth int) (ok, inOrder bool) {
+	c.pos++ // '{'
+	c.out = append(c.out, '{')
+	var prev []byte
+	for first := true; ; first = false {
+		c.space()
+		if c.in[c.pos] == '}' {
+			c.pos++
+			c.out = append(c.out, '}')
+			return true, true
+		}
+		key, ok := c.str()
+		if !ok {
+			return false, true
+		}
+		if !first {
+			switch cmp := bytes.Compare(prev, key); {
+			case cmp == 0:
+				return false, true // a duplicate key: no canonical form
+			case cmp > 0:
+				return false, false
+			}
+			c.out = append(c.out, ',')
+		}
+		prev = key
+		c.out = appendString(c.out, key)
+		c.out = append(c.out, ':')
+		c.space()
+		c.pos++ // ':'
+		if !c.value(depth + 1) {
+			return false, true
+		}
+		c.space()
+		if c.in[c.pos] == ',' {
+			c.pos++
+		}
+	}
+}
+
+// objectSorted writes an object whose keys are out of order, sorted.
+func (c *canonicalizer) objectSorted(depth int) bool {
 	c.pos++ // '{'
 	var members []member
 	for {
@@ -161,11 +219,11 @@ func (c *canonicalizer) object(depth int) bool {
 			c.pos++
 		}
 	}
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 	c.out = append(c.out, '{')
 	for i, m := range members {
 		if i > 0 {
-			if members[i-1].key == m.key {
+			if bytes.Equal(members[i-1].key, m.key) {
 				return false
 			}
 			c.out = append(c.out, ',')
@@ -183,7 +241,7 @@ const hexDigits = "0123456789abcdef"
 // appendString appends s as a JSON string the way encoding/json writes it
 // with HTML escaping off: an injective encoding, so two strings share a
 // canonical form only when they are equal.
-func appendString(dst []byte, s string) []byte {
+func appendString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	last := 0
 	for i := 0; i < len(s); {
@@ -214,7 +272,7 @@ func appendString(dst []byte, s string) []byte {
 			last = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		if r == '\u2028' || r == '\u2029' {
 			dst = append(dst, s[last:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])

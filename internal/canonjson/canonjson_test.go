@@ -123,6 +123,7 @@ func TestCanonical(t *testing.T) {
 		{`"é"`, `"\u00e9"`, `"\u00E9"`},
 		{`{"k":"a\nb"}`, `{"k":"a\u000ab"}`},
 		{`{}`, `{ }`}, {`[]`, "[\n]"},
+		{`{"a":{"x":1,"y":[{"p":1,"q":2}]},"b":2}`, `{"b":2,"a":{"y":[{"q":2,"p":1}],"x":1}}`, `{"a":{"x":1,"y":[{"q":2,"p":1}]},"b":2}`},
 		{`"<&>"`, `"\u003c\u0026\u003e"`},
 	}
 	for _, group := range same {
@@ -150,7 +151,7 @@ func TestCanonical(t *testing.T) {
 		seen[string(c)] = in
 	}
 	for _, in := range []string{
-		`{"a":1,"a":2}`, `{"a":1} {}`, `{"a":`, "\"\xff\"", `"\ud800"`,
+		`{"a":1,"a":2}`, `{"b":1,"a":2,"b":3}`, `{"a":{"y":1,"x":2,"y":3}}`, `{"a":1} {}`, `{"a":`, "\"\xff\"", `"\ud800"`,
 		strings.Repeat("[", MaxDepth+2) + strings.Repeat("]", MaxDepth+2),
 		``, `nul`,
 	} {

@@ -3,18 +3,14 @@ package redisstate_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/toolmw/toolmw"
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
-	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -118,45 +114,10 @@ func TestApprovalsBounds(t *testing.T) {
 	aprMust(t, a.Consume(ctx, atBound))
 }
 
-// aprReplica is one replica's approval cycle: a Desk over its Redis
-// approval store, and cancel_booking behind the Desk's layer.
-type aprReplica struct {
-	desk *approval.Desk
-	tool toolmw.Tool
-}
-
 var aprKey = []byte("0123456789abcdef0123456789abcdef")
 
-func newAprReplica(s approval.Store, runs *atomic.Int64, opts ...approval.Option) aprReplica {
-	desk := approval.NewDesk(append([]approval.Option{approval.WithStore(s), approval.WithKey(aprKey)}, opts...)...)
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
-		func(context.Context, json.RawMessage) (toolmw.Result, error) {
-			runs.Add(1)
-			return toolmw.Text("cancelled"), nil
-		}, desk.Middleware(approval.Tools("cancel_booking")))
-	return aprReplica{desk, tool}
-}
-
-func (r aprReplica) call(callID string) error {
-	ctx := budget.WithRun(context.Background(), budget.WithID("run-redis"))
-	_, err := r.tool(toolmw.WithCallID(ctx, callID), json.RawMessage(`{"booking":"B-7"}`))
-	return err
-}
-
-// approve files callID's request and approves it.
-func (r aprReplica) approve(tb testing.TB, callID string) {
-	err := r.call(callID)
-	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalPending {
-		tb.Fatalf("the first call: %v (%s), want approval_pending", err, c)
-	}
-	ctx := context.Background()
-	req, err := r.desk.Get(ctx, taxonomy.InfoOf(err).Approval.ID)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := r.desk.Approve(ctx, req, time.Hour); err != nil {
-		tb.Fatal(err)
-	}
+func newAprReplica(s approval.Store, runs *atomic.Int64, opts ...approval.Option) *approvaltest.Replica {
+	return approvaltest.NewReplica(s, aprKey, runs, opts...)
 }
 
 // Two replicas race to execute one approved call: it runs exactly once,
@@ -166,50 +127,15 @@ func TestApprovalsReplicasRaceOneApprovedCall(t *testing.T) {
 	var runs atomic.Int64
 	ra := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs)
 	rb := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs)
-	const racers, rounds = 16, 5
-	for round := range rounds {
-		callID := fmt.Sprintf("call_%d", round)
-		ra.approve(t, callID)
-		before := runs.Load()
-		var ok, replayed atomic.Int64
-		var mu sync.Mutex
-		var other []error
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range racers {
-			r := ra
-			if i%2 == 1 {
-				r = rb
-			}
-			wg.Go(func() {
-				<-start
-				err := r.call(callID)
-				switch {
-				case err == nil:
-					ok.Add(1)
-				case taxonomy.InfoOf(err).Code == taxonomy.CodeApprovalReplayed:
-					replayed.Add(1)
-				default:
-					mu.Lock()
-					other = append(other, err)
-					mu.Unlock()
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if n := runs.Load() - before; n != 1 || ok.Load() != 1 || replayed.Load() != racers-1 || len(other) != 0 {
-			t.Fatalf("round %d: %d executions, %d successes, %d replayed, others %v; want 1, 1, %d, none",
-				round, n, ok.Load(), replayed.Load(), other, racers-1)
-		}
-	}
+	approvaltest.TestReplicasRace(t, ra, rb)
+	const rounds = 5
 
 	// Denied through one replica, the call is denied through the other.
-	err := rb.call("call_denied")
-	req, gerr := ra.desk.Get(context.Background(), taxonomy.InfoOf(err).Approval.ID)
+	err := rb.Call("call_denied")
+	req, gerr := ra.Desk.Get(context.Background(), taxonomy.InfoOf(err).Approval.ID)
 	aprMust(t, gerr)
-	aprMust(t, ra.desk.Deny(context.Background(), req))
-	if c := taxonomy.InfoOf(rb.call("call_denied")).Code; c != taxonomy.CodeApprovalDenied {
+	aprMust(t, ra.Desk.Deny(context.Background(), req))
+	if c := taxonomy.InfoOf(rb.Call("call_denied")).Code; c != taxonomy.CodeApprovalDenied {
 		t.Fatalf("the denied call: %s, want approval_denied", c)
 	}
 	if runs.Load() != rounds {
@@ -223,9 +149,9 @@ func TestApprovalsFailClosedWhenRedisIsDown(t *testing.T) {
 	srv := startRedis(t)
 	var runs atomic.Int64
 	r := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs, approval.WithStoreTimeout(200*time.Millisecond))
-	r.approve(t, "call_1")
+	r.Approve(t, "call_1")
 	srv.Kill()
-	err := r.call("call_1")
+	err := r.Call("call_1")
 	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalStoreFailed || runs.Load() != 0 {
 		t.Fatalf("with Redis down: %v (%s), %d executions; want approval_store_failed, 0", err, c, runs.Load())
 	}
@@ -237,10 +163,10 @@ func TestApprovalsDecisionOutlivesTheClient(t *testing.T) {
 	srv := startRedis(t)
 	var runs atomic.Int64
 	first := newReplica(t, srv)
-	newAprReplica(first.Store.Approvals(), &runs).approve(t, "call_1")
+	newAprReplica(first.Store.Approvals(), &runs).Approve(t, "call_1")
 	aprMust(t, first.Client.Close())
 	r := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs)
-	if err := r.call("call_1"); err != nil || runs.Load() != 1 {
+	if err := r.Call("call_1"); err != nil || runs.Load() != 1 {
 		t.Fatalf("the approved call through a new client: %v, %d executions", err, runs.Load())
 	}
 }
@@ -257,9 +183,9 @@ func BenchmarkApprovedCallRedis(b *testing.B) {
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		callID := fmt.Sprintf("bench_%d", i)
-		r.approve(b, callID)
+		r.Approve(b, callID)
 		b.StartTimer()
-		err := r.call(callID)
+		err := r.Call(callID)
 		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)

@@ -3,118 +3,28 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/toolmw/toolmw"
 	sqlstore "github.com/toolmw/toolmw/adapters/sql"
-	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/middleware/approval"
-	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
 )
 
-// replica is one process's view of the approval cycle: a Desk over its own
-// Store, and cancel_booking wrapped by the Desk's layer.
-type replica struct {
-	desk *approval.Desk
-	tool toolmw.Tool
-}
-
-func newReplica(s *sqlstore.Store, runs *atomic.Int64) replica {
-	desk := approval.NewDesk(approval.WithStore(s), approval.WithKey(testKey))
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
-		func(context.Context, json.RawMessage) (toolmw.Result, error) {
-			runs.Add(1)
-			return toolmw.Text("cancelled"), nil
-		}, desk.Middleware(approval.Tools("cancel_booking")))
-	return replica{desk, tool}
-}
-
-// call makes the model's call callID of run "run-race".
-func (r replica) call(callID string) error {
-	ctx := budget.WithRun(context.Background(), budget.WithID("run-race"))
-	_, err := r.tool(toolmw.WithCallID(ctx, callID), json.RawMessage(`{"booking":"B-7"}`))
-	return err
-}
-
-// approve files callID's request through r and approves it, returning
-// nothing until the request is approved.
-func (r replica) approve(tb testing.TB, callID string) {
-	err := r.call(callID)
-	var te taxonomy.Error
-	if !errors.As(err, &te) || te.Code() != taxonomy.CodeApprovalPending {
-		tb.Fatalf("the first call: %v, want approval_pending", err)
-	}
-	ctx := context.Background()
-	req, err := r.desk.Get(ctx, taxonomy.InfoOf(err).Approval.ID)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := r.desk.Approve(ctx, req, time.Hour); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-// testReplicasRace: two replicas, each with its own connection pool,
-// race to execute one approved call: it runs exactly once, and every other
-// attempt is refused as replayed.
-func testReplicasRace(t *testing.T, a, b *sqlstore.Store) {
-	var runs atomic.Int64
-	ra, rb := newReplica(a, &runs), newReplica(b, &runs)
-	const racers, rounds = 16, 5
-	for round := range rounds {
-		callID := fmt.Sprintf("call_%d", round)
-		ra.approve(t, callID)
-		before := runs.Load()
-		var ok, replayed atomic.Int64
-		var mu sync.Mutex
-		var other []error
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range racers {
-			r := ra
-			if i%2 == 1 {
-				r = rb
-			}
-			wg.Go(func() {
-				<-start
-				err := r.call(callID)
-				var te taxonomy.Error
-				switch {
-				case err == nil:
-					ok.Add(1)
-				case errors.As(err, &te) && te.Code() == taxonomy.CodeApprovalReplayed:
-					replayed.Add(1)
-				default:
-					mu.Lock()
-					other = append(other, err)
-					mu.Unlock()
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if n := runs.Load() - before; n != 1 || ok.Load() != 1 || replayed.Load() != racers-1 || len(other) != 0 {
-			t.Fatalf("round %d: %d executions, %d successes, %d replayed, others %v; want 1, 1, %d, none",
-				round, n, ok.Load(), replayed.Load(), other, racers-1)
-		}
-	}
-}
-
+// Two replicas, each with its own connection pool, race to execute one
+// approved call: it runs exactly once, and every other attempt is refused
+// as replayed.
 func TestSQLiteReplicasRaceOneApprovedCall(t *testing.T) {
 	a, b := sqlitePair(t)
-	testReplicasRace(t, a, b)
+	var runs atomic.Int64
+	approvaltest.TestReplicasRace(t, approvaltest.NewReplica(a, testKey, &runs), approvaltest.NewReplica(b, testKey, &runs))
 }
 
 func TestPostgresReplicasRaceOneApprovedCall(t *testing.T) {
 	a, b := postgresPair(t)
-	testReplicasRace(t, a, b)
+	var runs atomic.Int64
+	approvaltest.TestReplicasRace(t, approvaltest.NewReplica(a, testKey, &runs), approvaltest.NewReplica(b, testKey, &runs))
 }
 
 // benchApprovedCall measures an approved call through the approval layer
@@ -123,14 +33,14 @@ func TestPostgresReplicasRaceOneApprovedCall(t *testing.T) {
 // each call's request is not timed.
 func benchApprovedCall(b *testing.B, s *sqlstore.Store) {
 	var runs atomic.Int64
-	r := newReplica(s, &runs)
+	r := approvaltest.NewReplica(s, testKey, &runs)
 	b.ReportAllocs()
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		callID := fmt.Sprintf("bench_%d", i)
-		r.approve(b, callID)
+		r.Approve(b, callID)
 		b.StartTimer()
-		err := r.call(callID)
+		err := r.Call(callID)
 		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)

@@ -32,6 +32,11 @@ type Call struct {
 	// fallback layer with [SetFallback] ("last_good", "function"); "" when
 	// the result, if any, is the tool's.
 	Fallback string
+	// Degraded names the layer that decided this call on local state
+	// because its shared store (a fleet's Redis, say) failed or did not
+	// answer in time, set with [SetDegraded] ("breaker", "ratelimit"); ""
+	// when none did.
+	Degraded string
 
 	c *callCtx // the call's record, for Key
 }
@@ -69,6 +74,7 @@ type callCtx struct {
 	attempt  atomic.Int32
 	ikey     atomic.Pointer[string] // the idempotency key, once made
 	fallback atomic.Pointer[string] // what stood in for the result, once set
+	degraded atomic.Pointer[string] // the layer that fell back to local state, once set
 }
 
 func (c *callCtx) Value(key any) any {
@@ -99,14 +105,15 @@ func CallFrom(ctx context.Context) (Call, bool) {
 		Idempotent: c.spec.Idempotent || c.spec.HonoursKeys,
 		Attempt:    int(c.attempt.Load()),
 		Spec:       c.spec,
-		Fallback:   c.fallbackName(),
+		Fallback:   load(&c.fallback),
+		Degraded:   load(&c.degraded),
 		c:          c,
 	}, true
 }
 
-func (c *callCtx) fallbackName() string {
-	if p := c.fallback.Load(); p != nil {
-		return *p
+func load(p *atomic.Pointer[string]) string {
+	if s := p.Load(); s != nil {
+		return *s
 	}
 	return ""
 }
@@ -119,14 +126,32 @@ func (c *callCtx) fallbackName() string {
 // joined by underscores, see taxonomy.ValidCode) is recorded as "other".
 // It does nothing when ctx carries no call.
 func SetFallback(ctx context.Context, source string) {
-	c, ok := ctx.Value(callKey).(*callCtx)
-	if !ok {
-		return
+	if c, ok := ctx.Value(callKey).(*callCtx); ok {
+		c.fallback.Store(name(source))
 	}
-	if !taxonomy.ValidCode(source) {
-		source = "other"
+}
+
+// SetDegraded records that layer decided the call carried by ctx on its
+// local state because its shared store failed or did not answer in time
+// (the layers with a store port call it as they fall back): the observers
+// outside (tracing, logging) read it through CallFrom once the call
+// returns, so a fleet running on local state shows in its spans and logs.
+// layer is a name, like SetFallback's source. It does nothing when ctx
+// carries no call.
+func SetDegraded(ctx context.Context, layer string) {
+	if c, ok := ctx.Value(callKey).(*callCtx); ok {
+		c.degraded.Store(name(layer))
 	}
-	c.fallback.Store(&source)
+}
+
+// name returns s when it is a well-formed name (a code, see
+// taxonomy.ValidCode), else "other": a note in the call record is a name,
+// never data.
+func name(s string) *string {
+	if !taxonomy.ValidCode(s) {
+		s = "other"
+	}
+	return &s
 }
 
 // SetAttempt records that attempt n (from 1) of the call carried by ctx is

@@ -183,4 +183,16 @@ func TestSetFallback(t *testing.T) {
 		}
 	}
 	toolmw.SetFallback(context.Background(), "last_good") // no call: nothing to do, no panic
+	toolmw.SetDegraded(context.Background(), "breaker")
+	var degraded string
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		toolmw.SetDegraded(ctx, "redis down: sk_live_4eC39HqLyjWDarjtT1zdp7dc")
+		call, _ := toolmw.CallFrom(ctx)
+		degraded = call.Degraded
+		return toolmw.Result{}, nil
+	})
+	_, _ = tool(context.Background(), nil)
+	if degraded != "other" {
+		t.Errorf("SetDegraded with data: Call.Degraded = %q, want other", degraded)
+	}
 }

@@ -6,6 +6,7 @@ package testutil
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -36,5 +37,29 @@ func RetryN(n int) toolmw.Middleware {
 				}
 			}
 		}
+	}
+}
+
+// Degraded returns a middleware that records, after each call, the
+// layer the call record says fell back to local state (Call.Degraded, ""
+// when none did), and a func returning what it recorded. Put it outside
+// the layer under test.
+func Degraded() (toolmw.Middleware, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	mw := func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			res, err := next(ctx, args)
+			c, _ := toolmw.CallFrom(ctx)
+			mu.Lock()
+			seen = append(seen, c.Degraded)
+			mu.Unlock()
+			return res, err
+		}
+	}
+	return mw, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
 	}
 }

@@ -262,7 +262,7 @@ func (b *Breaker) sharedCall(ctx context.Context, next toolmw.Tool, args json.Ra
 		return toolmw.Result{}, errOpen.WithRetryAfter(v.openUntil.Sub(now))
 	}
 	if now.UnixNano() < s.rest.Load() {
-		b.storeFailed(ErrStoreResting)
+		b.storeFailed(ctx, ErrStoreResting)
 		return b.slowCall(ctx, next, args)
 	}
 	if v == nil || !now.Before(v.fresh) {
@@ -412,10 +412,14 @@ func (b *Breaker) failed(ctx context.Context, err error) {
 		return // the call ended; the Store is not to blame
 	}
 	b.shared.rest.Store(b.clock.Now().Add(storeRest).UnixNano())
-	b.storeFailed(err)
+	b.storeFailed(ctx, err)
 }
 
-func (b *Breaker) storeFailed(err error) {
+// storeFailed reports that the call carried by ctx is decided on the
+// replica's own state: to the call record (toolmw.SetDegraded), which the
+// tracing and logging layers show, and to the WithOnStoreError callback.
+func (b *Breaker) storeFailed(ctx context.Context, err error) {
+	toolmw.SetDegraded(ctx, "breaker")
 	if f := b.shared.onError; f != nil {
 		f(StoreError{Name: b.Name(), Err: err})
 	}

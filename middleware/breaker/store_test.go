@@ -14,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/breaker/breakertest"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -414,5 +415,24 @@ func TestStoreOptionsRejected(t *testing.T) {
 	if err := breaker.Validate(breaker.WithStore(mem), breaker.WithCachePeriod(0), breaker.WithStoreTimeout(0),
 		breaker.WithOnStoreError(nil), breaker.WithKey(func(c toolmw.Call) string { return c.Tool })); err != nil {
 		t.Fatalf("Validate = %v, want nil", err)
+	}
+}
+
+// A call decided on the replica's own breaker because the store failed is
+// marked in the call record (Call.Degraded), which the tracing and logging
+// layers outside show; a call the store decided is not.
+func TestStoreFallbackMarksTheCall(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	store := &flaky{Store: breakertest.NewMemStore(clk)}
+	observe, seen := testutil.Degraded()
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, (&fake{}).tool, observe,
+		breaker.New(breaker.WithStore(store), breaker.WithClock(clk)))
+	call(tool)
+	store.set(errors.New("connection refused"), false)
+	clk.Advance(breaker.DefaultCachePeriod) // the cached state is stale: the store is asked
+	call(tool)                              // the store fails
+	call(tool)                              // the store rests
+	if got := seen(); len(got) != 3 || got[0] != "" || got[1] != "breaker" || got[2] != "breaker" {
+		t.Fatalf("Call.Degraded = %q, want \"\", breaker, breaker", got)
 	}
 }

@@ -22,6 +22,7 @@
 //	retryable    whether the error is retryable, on error
 //	attempts     the attempts made, read from the Call once the call returned, when known
 //	fallback     what stood in for the tool's result (toolmw.SetFallback), when something did
+//	degraded     the layer that fell back from its shared store to local state (toolmw.SetDegraded)
 //	duration_ms  the call's duration in milliseconds (fractional)
 //
 // Each library spells the level and the message its own way (zerolog

@@ -82,6 +82,7 @@ type callFields struct {
 	attempts     int
 	known        bool   // whether attempts is known: the context carried a toolmw.Call
 	fallback     string // what stood in for the result (toolmw.SetFallback), or ""
+	degraded     string // the layer that fell back to local state (toolmw.SetDegraded), or ""
 	start        time.Time
 	clock        clock.Clock
 }
@@ -170,6 +171,7 @@ func (l *layer) log(ctx context.Context, start time.Time, err error) {
 		attempts:  c.Attempt,
 		known:     known,
 		fallback:  c.Fallback,
+		degraded:  c.Degraded,
 		start:     start,
 		clock:     l.cfg.clock,
 	}

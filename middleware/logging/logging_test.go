@@ -427,8 +427,9 @@ func TestValidate(t *testing.T) {
 }
 
 // TestFallbackIsLogged: a result that a fallback layer inside stood in for
-// (toolmw.SetFallback) is logged with what stood in, by both backends; the
-// tool's own results are not.
+// (toolmw.SetFallback), and a call a layer decided on local state
+// (toolmw.SetDegraded), are logged with what stood in and which layer, by
+// both backends; other calls are not.
 func TestFallbackIsLogged(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -438,6 +439,7 @@ func TestFallbackIsLogged(t *testing.T) {
 				return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 					if served {
 						toolmw.SetFallback(ctx, "last_good")
+						toolmw.SetDegraded(ctx, "breaker")
 					}
 					return next(ctx, args)
 				}
@@ -449,8 +451,9 @@ func TestFallbackIsLogged(t *testing.T) {
 			served = false
 			_, _ = tool(context.Background(), nil)
 			got := lines(t, &buf)
-			if len(got) != 2 || got[0]["fallback"] != "last_good" || got[1]["fallback"] != nil {
-				t.Fatalf("lines %v, want fallback=last_good on the first only", got)
+			if len(got) != 2 || got[0]["fallback"] != "last_good" || got[1]["fallback"] != nil ||
+				got[0]["degraded"] != "breaker" || got[1]["degraded"] != nil {
+				t.Fatalf("lines %v, want fallback=last_good and degraded=breaker on the first only", got)
 			}
 		})
 	}

@@ -72,6 +72,9 @@ func (s slogSink) call(ctx context.Context, level slog.Level, f callFields) {
 	if f.fallback != "" {
 		e.AddAttrs(slog.String("fallback", f.fallback))
 	}
+	if f.degraded != "" {
+		e.AddAttrs(slog.String("degraded", f.degraded))
+	}
 	e.AddAttrs(slog.Float64("duration_ms", ms))
 	_ = h.Handle(ctx, e)
 }

@@ -57,6 +57,9 @@ func (s *zerologSink) call(ctx context.Context, level slog.Level, f callFields) 
 	if f.fallback != "" {
 		e = e.Str("fallback", f.fallback)
 	}
+	if f.degraded != "" {
+		e = e.Str("degraded", f.degraded)
+	}
 	_, ms := f.end()
 	e.Float64("duration_ms", ms).Msg(msgCall)
 }

@@ -213,6 +213,7 @@ func (s *stored) call(ctx context.Context, tool, key string, next toolmw.Tool, a
 	} else if s.store.onError != nil {
 		s.store.onError(StoreError{Tool: tool, Err: errResting, Refused: s.store.failClosed})
 	}
+	toolmw.SetDegraded(ctx, "ratelimit")
 	if s.store.failClosed {
 		return toolmw.Result{}, errStoreDown
 	}

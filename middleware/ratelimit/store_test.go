@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -280,5 +281,26 @@ func TestStoreOptionsInvalid(t *testing.T) {
 	tool := wrap(t, "search", c, ratelimit.New(rate.Inf, 1, ratelimit.WithStore(s)))
 	if _, err := tool(context.Background(), nil); err != nil || len(s.requests()) != 0 {
 		t.Errorf("err = %v, store asked %d times; want the layer off", err, len(s.requests()))
+	}
+}
+
+// A call decided by the local limiter because the store failed is marked
+// in the call record (Call.Degraded); a call the store decided is not.
+func TestStoreFallbackMarksTheCall(t *testing.T) {
+	fail := false
+	s := &scripted{decide: func(context.Context, ratelimit.Request) (ratelimit.Decision, error) {
+		if fail {
+			return ratelimit.Decision{}, errors.New("connection refused")
+		}
+		return ratelimit.Decision{Allowed: true}, nil
+	}}
+	observe, seen := testutil.Degraded()
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, (&counter{}).tool, observe,
+		ratelimit.New(100, 100, ratelimit.WithStore(s)))
+	_, _ = tool(context.Background(), nil)
+	fail = true
+	_, _ = tool(context.Background(), nil)
+	if got := seen(); len(got) != 2 || got[0] != "" || got[1] != "ratelimit" {
+		t.Fatalf("Call.Degraded = %q, want \"\", ratelimit", got)
 	}
 }

@@ -25,6 +25,7 @@
 //	                       pending (approval-pending), denied (approval-denied), blocked (guardrail-blocked)
 //	toolmw.attempts        the attempts made, read from the Call once the call returned
 //	toolmw.fallback        what stood in for the result (toolmw.SetFallback: last_good, function), when something did
+//	toolmw.degraded        the layer that decided on local state because its shared store failed (toolmw.SetDegraded)
 //	toolmw.error.kind      the taxonomy kind, on error
 //	toolmw.error.code      the taxonomy code, on error
 //	toolmw.retryable       whether the error is retryable, on error

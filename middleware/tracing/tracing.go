@@ -46,6 +46,7 @@ const (
 	KeyAttempts  = attribute.Key("toolmw.attempts")   // attempts made, on the call's span
 	KeyAttempt   = attribute.Key("toolmw.attempt")    // the attempt's number, on an attempt event
 	KeyFallback  = attribute.Key("toolmw.fallback")   // what stood in for the result (toolmw.SetFallback), when something did
+	KeyDegraded  = attribute.Key("toolmw.degraded")   // the layer that fell back from its shared store to local state (toolmw.SetDegraded)
 )
 
 // The metric names; see the package documentation for why these.
@@ -259,14 +260,14 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 		info.Code = l.cfg.bounded(info.Code)
 	}
 	if span.IsRecording() {
-		attempts, fallback := 0, ""
+		var c toolmw.Call
 		if known {
 			// The retry layer inside advances the attempt, a fallback
-			// layer marks a substitute; read them now.
-			c, _ := toolmw.CallFrom(ctx)
-			attempts, fallback = c.Attempt, c.Fallback
+			// layer marks a substitute, a layer with a store marks its
+			// fall back to local state; read them now.
+			c, _ = toolmw.CallFrom(ctx)
 		}
-		annotate(span, id, outcome, info, known, attempts, fallback)
+		annotate(span, id, outcome, info, known, c)
 	}
 	span.End()
 	if !measured {
@@ -286,8 +287,8 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 // annotate sets the call id, the outcome attributes and the status of a recording span.
 // Nothing in them is free text: kinds, codes and outcomes are snake_case or
 // kebab-case identifiers, so no error message can reach the span.
-func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, attempts int, fallback string) {
-	var kv [9]attribute.KeyValue
+func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, c toolmw.Call) {
+	var kv [10]attribute.KeyValue
 	n := 0
 	if id != "" {
 		kv[n] = KeyToolCallID.String(id)
@@ -296,11 +297,15 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 	kv[n] = KeyOutcome.String(string(outcome))
 	n++
 	if known {
-		kv[n] = KeyAttempts.Int(attempts)
+		kv[n] = KeyAttempts.Int(c.Attempt)
 		n++
 	}
-	if fallback != "" {
-		kv[n] = KeyFallback.String(fallback)
+	if c.Fallback != "" {
+		kv[n] = KeyFallback.String(c.Fallback)
+		n++
+	}
+	if c.Degraded != "" {
+		kv[n] = KeyDegraded.String(c.Degraded)
 		n++
 	}
 	if outcome != taxonomy.OutcomeOK {

@@ -497,3 +497,36 @@ func TestBoundedCodes(t *testing.T) {
 		t.Fatalf("Wrap with a malformed code: %v", err)
 	}
 }
+
+// TestSpanSaysWhatStoodIn: a call whose result a fallback layer inside
+// stood in for, and which a layer decided on local state, has
+// toolmw.fallback and toolmw.degraded on its span; another call has
+// neither.
+func TestSpanSaysWhatStoodIn(t *testing.T) {
+	r := newRig(t)
+	marked := true
+	mark := func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			if marked {
+				toolmw.SetFallback(ctx, "last_good")
+				toolmw.SetDegraded(ctx, "ratelimit")
+			}
+			return next(ctx, args)
+		}
+	}
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, script(r.clock, 0, nil), tracing.New(r.opts()...), mark)
+	_, _ = tool(context.Background(), nil)
+	marked = false
+	_, _ = tool(context.Background(), nil)
+	spans := r.spans.GetSpans()
+	first, second := attrMap(spans[0].Attributes), attrMap(spans[1].Attributes)
+	if first["toolmw.fallback"] != "last_good" || first["toolmw.degraded"] != "ratelimit" {
+		t.Errorf("the marked call's span: %v", first)
+	}
+	if _, ok := second["toolmw.fallback"]; ok {
+		t.Errorf("the plain call's span: %v", second)
+	}
+	if _, ok := second["toolmw.degraded"]; ok {
+		t.Errorf("the plain call's span: %v", second)
+	}
+}

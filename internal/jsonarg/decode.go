@@ -214,34 +214,20 @@ func (d *decoder) value(n *Node, v reflect.Value, enum []any, nullOK bool) {
 		}
 		d.setNumber(n, v, lit, enum)
 	case String:
-		if c != '"' {
-			d.skip()
-			d.fail("string_type", "Input should be a valid string")
+		s, ok := d.stringValue(c, "string_type", "Input should be a valid string")
+		if !ok {
 			return
 		}
-		raw, esc, valid := d.str()
-		if !valid {
-			d.fail("string_unicode", "Input should be valid UTF-8 without lone surrogates")
-			return
-		}
-		s := unquote(raw, esc)
 		if enum != nil && !inEnum(enum, s) {
 			d.failEnum(enum)
 			return
 		}
 		v.SetString(s)
 	case Bytes:
-		if c != '"' {
-			d.skip()
-			d.fail("bytes_type", "Input should be a base64-encoded string")
+		s, ok := d.stringValue(c, "bytes_type", "Input should be a base64-encoded string")
+		if !ok {
 			return
 		}
-		raw, esc, valid := d.str()
-		if !valid {
-			d.fail("string_unicode", "Input should be valid UTF-8 without lone surrogates")
-			return
-		}
-		s := unquote(raw, esc)
 		b, ok := decodeBase64(s)
 		if !ok {
 			d.fail("bytes_type", "Input should be a base64-encoded string")
@@ -256,31 +242,17 @@ func (d *decoder) value(n *Node, v reflect.Value, enum []any, nullOK bool) {
 		d.structValue(n, v, c)
 	case Custom:
 		if n.Time {
-			if c != '"' {
-				d.skip()
-				d.fail("datetime_type", "Input should be an RFC 3339 date-time string such as 2006-01-02T15:04:05Z")
-				return
+			if s, ok := d.stringValue(c, "datetime_type", "Input should be an RFC 3339 date-time string such as 2006-01-02T15:04:05Z"); ok {
+				d.setTime(v, s)
 			}
-			raw, esc, valid := d.str()
-			if !valid {
-				d.fail("string_unicode", "Input should be valid UTF-8 without lone surrogates")
-				return
-			}
-			d.setTime(v, unquote(raw, esc))
 			return
 		}
 		if n.Text {
-			if c != '"' {
-				d.skip()
-				d.fail("string_type", "Input should be a valid string")
+			s, ok := d.stringValue(c, "string_type", "Input should be a valid string")
+			if !ok {
 				return
 			}
-			raw, esc, valid := d.str()
-			if !valid {
-				d.fail("string_unicode", "Input should be valid UTF-8 without lone surrogates")
-				return
-			}
-			if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(unquote(raw, esc))); err != nil {
+			if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
 				d.fail("value_error", "Input is not a valid "+n.Type.String())
 			}
 			return
@@ -292,6 +264,23 @@ func (d *decoder) value(n *Node, v reflect.Value, enum []any, nullOK bool) {
 		}
 		d.unmarshalJSON(n, v, raw)
 	}
+}
+
+// stringValue reads a string value whose first byte is c. Another value
+// is skipped and reported with code and msg; a string that is not valid
+// UTF-8 (or holds a lone surrogate) is reported as string_unicode.
+func (d *decoder) stringValue(c byte, code, msg string) (string, bool) {
+	if c != '"' {
+		d.skip()
+		d.fail(code, msg)
+		return "", false
+	}
+	raw, esc, valid := d.str()
+	if !valid {
+		d.fail("string_unicode", "Input should be valid UTF-8 without lone surrogates")
+		return "", false
+	}
+	return unquote(raw, esc), true
 }
 
 func (d *decoder) unmarshalJSON(n *Node, v reflect.Value, raw []byte) {

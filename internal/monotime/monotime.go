@@ -11,7 +11,11 @@
 // suspended): use it for deadlines and durations, never as a timestamp.
 package monotime
 
-import "time"
+import (
+	"time"
+
+	"github.com/toolmw/toolmw/clock"
+)
 
 var base = time.Now()
 
@@ -19,4 +23,14 @@ var base = time.Now()
 // documentation. It is safe for concurrent use.
 func Now() time.Time {
 	return base.Add(time.Since(base))
+}
+
+// Of reads c: clock.System by the monotonic clock alone (Now), any other
+// clock (a fake in tests) as it is. Layers that take a clock.Clock read
+// deadlines, waits and latencies through it.
+func Of(c clock.Clock) time.Time {
+	if c == clock.System {
+		return Now()
+	}
+	return c.Now()
 }

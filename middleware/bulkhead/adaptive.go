@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/clock"
-	"github.com/toolmw/toolmw/internal/monotime"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -73,15 +72,6 @@ type aimd struct {
 	Adaptive
 	good  int // calls without a sign of overload since the last change
 	since int // calls finished since the last decrease
-}
-
-// now reads the clock for a latency: the system clock by its monotonic
-// part alone.
-func (p *Pool) now() time.Time {
-	if p.clock == clock.System {
-		return monotime.Now()
-	}
-	return p.clock.Now()
 }
 
 // overloaded reports whether a call that took latency and returned err is a

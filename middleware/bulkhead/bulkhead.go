@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/monotime"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -143,9 +144,9 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 		defer l.pool.release()
 		return l.next(ctx, args)
 	}
-	start := l.pool.now()
+	start := monotime.Of(l.pool.clock)
 	var err error
-	defer func() { l.pool.releaseAfter(l.pool.now().Sub(start), err) }()
+	defer func() { l.pool.releaseAfter(monotime.Of(l.pool.clock).Sub(start), err) }()
 	var res toolmw.Result
 	res, err = l.next(ctx, args)
 	return res, err

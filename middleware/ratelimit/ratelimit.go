@@ -57,15 +57,6 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	}
 }
 
-// now reads the layer's clock; the system clock by its monotonic part
-// alone (internal/monotime), which is all a limiter's arithmetic needs.
-func (c *config) now() time.Time {
-	if c.clock == clock.System {
-		return monotime.Now()
-	}
-	return c.clock.Now()
-}
-
 // limiter is one rate.Limiter and the layer's settings.
 type limiter struct {
 	*config
@@ -79,7 +70,7 @@ func (c *config) newLimiter() *limiter {
 
 // call takes a token, waiting for it when allowed, and runs next.
 func (l *limiter) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
-	now := l.now()
+	now := monotime.Of(l.clock)
 	r := l.lim.ReserveN(now, 1)
 	if !r.OK() {
 		return toolmw.Result{}, errNever
@@ -109,7 +100,7 @@ func (l *limiter) wait(ctx context.Context, r *rate.Reservation, now time.Time, 
 		return nil
 	case <-ctx.Done():
 		t.Stop()
-		r.CancelAt(l.now())
+		r.CancelAt(monotime.Of(l.clock))
 		if err := ctx.Err(); err != context.DeadlineExceeded {
 			return err
 		}

@@ -130,15 +130,6 @@ type limiter struct {
 	abandoned atomic.Int64 // abandoned executions still running
 }
 
-// now reads the layer's clock; the system clock is read by its monotonic
-// part alone (see internal/monotime), which is all a deadline needs.
-func (l *limiter) now() time.Time {
-	if l.clock == clock.System {
-		return monotime.Now()
-	}
-	return l.clock.Now()
-}
-
 // errTooManyAbandoned ends a call that WithMaxAbandoned does not start.
 var errTooManyAbandoned = taxonomy.Transient(taxonomy.CodeTooManyAbandoned,
 	"too many earlier calls of this tool timed out and are still running")
@@ -148,7 +139,7 @@ const msgDeadline = "the caller's deadline passed"
 func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
 	actx, own := ctx, false
-	deadline := l.now().Add(l.d)
+	deadline := monotime.Of(l.clock).Add(l.d)
 	if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
 		a := newAttempt(ctx, deadline)
 		actx, own = a, true

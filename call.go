@@ -69,12 +69,34 @@ const (
 // the call's record, in one allocation.
 type callCtx struct {
 	context.Context
-	spec     *Spec
-	id       string
-	attempt  atomic.Int32
-	ikey     atomic.Pointer[string] // the idempotency key, once made
-	fallback atomic.Pointer[string] // what stood in for the result, once set
-	degraded atomic.Pointer[string] // the layer that fell back to local state, once set
+	spec    *Spec
+	id      string
+	attempt atomic.Int32
+	ikey    atomic.Pointer[string] // the idempotency key, once made
+	notes   atomic.Pointer[notes]  // what layers noted of the call, once one did
+}
+
+// notes are what layers record of a call for the observers outside them;
+// rarely written, so one pointer (the call record stays one 64-byte
+// allocation) replaced whole on each write.
+type notes struct {
+	fallback string // what stood in for the result
+	degraded string // the layer that fell back from its store to local state
+}
+
+// note records what set changes in the call's notes.
+func (c *callCtx) note(set func(*notes)) {
+	for {
+		old := c.notes.Load()
+		n := notes{}
+		if old != nil {
+			n = *old
+		}
+		set(&n)
+		if c.notes.CompareAndSwap(old, &n) {
+			return
+		}
+	}
 }
 
 func (c *callCtx) Value(key any) any {
@@ -99,23 +121,20 @@ func CallFrom(ctx context.Context) (Call, bool) {
 	if !ok {
 		return Call{}, false
 	}
+	var n notes
+	if p := c.notes.Load(); p != nil {
+		n = *p
+	}
 	return Call{
 		Tool:       c.spec.Name,
 		ID:         c.id,
 		Idempotent: c.spec.Idempotent || c.spec.HonoursKeys,
 		Attempt:    int(c.attempt.Load()),
 		Spec:       c.spec,
-		Fallback:   load(&c.fallback),
-		Degraded:   load(&c.degraded),
+		Fallback:   n.fallback,
+		Degraded:   n.degraded,
 		c:          c,
 	}, true
-}
-
-func load(p *atomic.Pointer[string]) string {
-	if s := p.Load(); s != nil {
-		return *s
-	}
-	return ""
 }
 
 // SetFallback records that a substitute, named by source, stood in for the
@@ -127,7 +146,7 @@ func load(p *atomic.Pointer[string]) string {
 // It does nothing when ctx carries no call.
 func SetFallback(ctx context.Context, source string) {
 	if c, ok := ctx.Value(callKey).(*callCtx); ok {
-		c.fallback.Store(name(source))
+		c.note(func(n *notes) { n.fallback = name(source) })
 	}
 }
 
@@ -140,18 +159,18 @@ func SetFallback(ctx context.Context, source string) {
 // carries no call.
 func SetDegraded(ctx context.Context, layer string) {
 	if c, ok := ctx.Value(callKey).(*callCtx); ok {
-		c.degraded.Store(name(layer))
+		c.note(func(n *notes) { n.degraded = name(layer) })
 	}
 }
 
 // name returns s when it is a well-formed name (a code, see
 // taxonomy.ValidCode), else "other": a note in the call record is a name,
 // never data.
-func name(s string) *string {
+func name(s string) string {
 	if !taxonomy.ValidCode(s) {
-		s = "other"
+		return "other"
 	}
-	return &s
+	return s
 }
 
 // SetAttempt records that attempt n (from 1) of the call carried by ctx is

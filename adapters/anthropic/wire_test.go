@@ -12,6 +12,7 @@ import (
 	toolanthropic "github.com/toolmw/toolmw/adapters/anthropic"
 	"github.com/toolmw/toolmw/adapters/anthropic/internal/replay"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/adaptertest"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -125,7 +126,7 @@ func TestMessagesWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range reqs {
-		sent := decode(t, body)["tools"].([]any)
+		sent := adaptertest.Decode(t, body)["tools"].([]any)
 		if len(sent) != len(defs) {
 			t.Fatalf("%d tools sent, want %d", len(sent), len(defs))
 		}
@@ -137,7 +138,7 @@ func TestMessagesWire(t *testing.T) {
 			if _, ok := tool["strict"]; ok {
 				t.Errorf("tool %s: strict sent, want it left to the API's default", d.Name)
 			}
-			if !same(t, tool["input_schema"], d.InputSchema) {
+			if !adaptertest.Same(t, tool["input_schema"], d.InputSchema) {
 				t.Errorf("tool %s: input_schema %v, want the Anthropic rendering %s", d.Name, tool["input_schema"], d.InputSchema)
 			}
 		}
@@ -154,7 +155,7 @@ func TestMessagesWire(t *testing.T) {
 		}
 	}
 
-	msgs := decode(t, reqs[1])["messages"].([]any)
+	msgs := adaptertest.Decode(t, reqs[1])["messages"].([]any)
 	if len(msgs) != 3 {
 		t.Fatalf("%d messages in the second request, want user, assistant, user", len(msgs))
 	}
@@ -175,7 +176,7 @@ func TestMessagesWire(t *testing.T) {
 			t.Errorf("call %s: is_error %v (sent %v), want %v sent explicitly", u.Name, isErr, ok, wantResults[i].isError)
 		}
 		text := resultText(t, b)
-		source, content := envelope(t, text)
+		source, content := adaptertest.Envelope(t, text)
 		if source != wantResults[i].source || !strings.HasPrefix(content, wantResults[i].prefix) {
 			t.Errorf("call %s: model told %s %q, want %s %q…", u.Name, source, content, wantResults[i].source, wantResults[i].prefix)
 		}

@@ -16,6 +16,7 @@ import (
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/adaptertest"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/retry"
@@ -30,7 +31,7 @@ type cityIn struct {
 // flight at once (each waits at a barrier for the other), the first
 // finishes last, and the answers still go back in the model's order.
 func TestParallelCallsConcurrentInOrder(t *testing.T) {
-	b := newBarrier(2)
+	b := adaptertest.NewBarrier(2)
 	var (
 		mu       sync.Mutex
 		finished []string
@@ -39,15 +40,15 @@ func TestParallelCallsConcurrentInOrder(t *testing.T) {
 	box := toolmw.NewToolbox(middleware.Default().Middleware())
 	if err := box.Register(toolmw.Spec{Name: "weather", Description: "Weather in a city", Idempotent: true},
 		toolmw.Typed(func(ctx context.Context, in cityIn) (string, error) {
-			if err := b.wait(ctx); err != nil {
+			if err := b.Wait(ctx); err != nil {
 				return "", err
 			}
-			defer b.leave()
+			defer b.Leave()
 			if in.City == "Paris" { // the model's first call ends last
 				select {
 				case <-secondDone:
-				case <-time.After(guard):
-					return "", errNotConcurrent
+				case <-time.After(adaptertest.Guard):
+					return "", adaptertest.ErrNotConcurrent
 				}
 			}
 			mu.Lock()
@@ -73,16 +74,16 @@ func TestParallelCallsConcurrentInOrder(t *testing.T) {
 	if err != nil || answer != "Both sunny." {
 		t.Fatalf("loop = %q, %v", answer, err)
 	}
-	if n := b.most(); n != 2 {
+	if n := b.Most(); n != 2 {
 		t.Errorf("at most %d calls were in flight at once, want 2", n)
 	}
 	if len(finished) != 2 || finished[0] != "Tokyo" || finished[1] != "Paris" {
 		t.Fatalf("finished %v, want Tokyo before Paris", finished)
 	}
-	msgs := decode(t, rp.Requests()[1])["messages"].([]any)
+	msgs := adaptertest.Decode(t, rp.Requests()[1])["messages"].([]any)
 	for i, c := range calls {
 		m := msgs[2+i].(map[string]any)
-		_, content := envelope(t, m["content"].(string))
+		_, content := adaptertest.Envelope(t, m["content"].(string))
 		if m["tool_call_id"] != c.ID || content != "sunny in "+[]string{"Paris", "Tokyo"}[i] {
 			t.Errorf("answer %d = %v %q, want %s with Paris then Tokyo", i, m["tool_call_id"], content, c.ID)
 		}
@@ -193,13 +194,13 @@ func TestRunBudgetAcrossTurns(t *testing.T) {
 	if n := lookups.Load(); n != 2 {
 		t.Errorf("lookup ran %d times, want 2 (its run cap)", n)
 	}
-	msgs := decode(t, rp.Requests()[2])["messages"].([]any)
+	msgs := adaptertest.Decode(t, rp.Requests()[2])["messages"].([]any)
 	refused, ran := msgs[len(msgs)-2].(map[string]any), msgs[len(msgs)-1].(map[string]any)
-	if source, content := envelope(t, refused["content"].(string)); refused["tool_call_id"] != "call_t2a" || source != toolmw.SourceError ||
+	if source, content := adaptertest.Envelope(t, refused["content"].(string)); refused["tool_call_id"] != "call_t2a" || source != toolmw.SourceError ||
 		content[:len("run-limit-exceeded run_attempts_exhausted")] != "run-limit-exceeded run_attempts_exhausted" {
 		t.Errorf("turn 2's lookup answered %v %s %q, want run-limit-exceeded", refused["tool_call_id"], source, content)
 	}
-	if _, content := envelope(t, ran["content"].(string)); ran["tool_call_id"] != "call_t2b" || content != "note Lima" {
+	if _, content := adaptertest.Envelope(t, ran["content"].(string)); ran["tool_call_id"] != "call_t2b" || content != "note Lima" {
 		t.Errorf("turn 2's note answered %v %q", ran["tool_call_id"], content)
 	}
 	// The stopped turn's answers are complete.
@@ -259,7 +260,7 @@ func TestCircuitOpenStop(t *testing.T) {
 		t.Errorf("the tools ran %d times, want 2 (only before the circuits opened)", n)
 	}
 	for _, o := range turn.Calls {
-		if source, content := envelope(t, o.Text); source != toolmw.SourceError || content[:len("circuit-open")] != "circuit-open" {
+		if source, content := adaptertest.Envelope(t, o.Text); source != toolmw.SourceError || content[:len("circuit-open")] != "circuit-open" {
 			t.Errorf("call %s answered %s %q, want circuit-open", o.CallID, source, content)
 		}
 	}
@@ -268,12 +269,12 @@ func TestCircuitOpenStop(t *testing.T) {
 // TestCancellation: a context cancelled while the calls are in flight stops
 // the run with KindCancelled; every call is still answered.
 func TestCancellation(t *testing.T) {
-	b := newBarrier(2)
+	b := adaptertest.NewBarrier(2)
 	box := toolmw.NewToolbox(middleware.Default().Middleware())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := box.Register(toolmw.Spec{Name: "slow"}, toolmw.Typed(func(ctx context.Context, in cityIn) (string, error) {
-		if err := b.wait(ctx); err != nil {
+		if err := b.Wait(ctx); err != nil {
 			return "", err
 		}
 		cancel() // the user gives up while both calls run
@@ -318,7 +319,7 @@ func TestCancellation(t *testing.T) {
 	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindCancelled || ran.Load() || len(turn.Calls) != 1 {
 		t.Fatalf("pre-cancelled: %v, ran %v, %d outcomes", err, ran.Load(), len(turn.Calls))
 	}
-	if source, content := envelope(t, turn.Calls[0].Text); source != toolmw.SourceError || content != "tool-cancelled cancelled" {
+	if source, content := adaptertest.Envelope(t, turn.Calls[0].Text); source != toolmw.SourceError || content != "tool-cancelled cancelled" {
 		t.Errorf("pre-cancelled call answered %s %q", source, content)
 	}
 }
@@ -356,7 +357,7 @@ func TestOnlyOfferedTools(t *testing.T) {
 	want := []string{"pong", "tool-not-found tool_not_found: no tool named late",
 		"tool-not-found tool_not_found: no tool has the requested name", "tool-not-found tool_not_found: no tool named ping"}
 	for i, o := range turn.Calls {
-		if _, content := envelope(t, o.Text); content != want[i] {
+		if _, content := adaptertest.Envelope(t, o.Text); content != want[i] {
 			t.Errorf("call %s answered %q, want %q", o.CallID, content, want[i])
 		}
 	}
@@ -420,7 +421,7 @@ func TestGoexit(t *testing.T) {
 		t.Fatalf("turn = %v, %v", turn, err)
 	}
 	for i, want := range []string{"fine", "tool-failed tool_exited: the tool ended its goroutine (runtime.Goexit)", "fine"} {
-		if _, content := envelope(t, turn.Calls[i].Text); content != want {
+		if _, content := adaptertest.Envelope(t, turn.Calls[i].Text); content != want {
 			t.Errorf("call %d answered %q, want %q", i+1, content, want)
 		}
 	}

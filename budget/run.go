@@ -226,7 +226,7 @@ func (r *Run) TakeContext(ctx context.Context, tool string) bool {
 }
 
 // Used returns how many attempts tool has taken. With a [RunStore] it is
-// the count the store last gave this process, with the attempts counted
+// the highest count the store has given this process, with the attempts counted
 // locally since.
 func (r *Run) Used(tool string) int {
 	r.mu.Lock()

@@ -135,7 +135,7 @@ func WithOnTokenStoreError(f func(StoreError)) RetryOption {
 // its caps hold across every replica serving its calls; a run without an id
 // counts in-process. Each [Run.Take] is one round trip. When s fails or does
 // not answer within [WithRunStoreTimeout], the run counts locally from the
-// last count s gave, reports it to [WithOnRunStoreError], and leaves s
+// highest count s gave, reports it to [WithOnRunStoreError], and leaves s
 // alone for a quarter of a second. nil means in-process counts only (the
 // default).
 func WithRunStore(s RunStore) RunOption {
@@ -288,7 +288,10 @@ func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decid
 	if r.used == nil {
 		r.used = make(map[string]int)
 	}
-	r.used[tool] = max(used, 0)
+	// A run's shared count only grows, but answers to concurrent takes
+	// arrive in any order: keep the highest, so a late answer with an older
+	// count does not hand back attempts the store has already given out.
+	r.used[tool] = max(r.used[tool], used)
 	r.mu.Unlock()
 	return ok, true
 }

@@ -367,3 +367,44 @@ func TestStoreBoundedByContext(t *testing.T) {
 		}
 	})
 }
+
+// TestRunStoreAnswersOutOfOrder: when the answer to an earlier take (count
+// 1) arrives after the answer to a later one (count 2), the Run keeps the
+// higher count rather than the last to arrive.
+func TestRunStoreAnswersOutOfOrder(t *testing.T) {
+	store := &crossedRuns{counted: make(chan struct{}), release: make(chan struct{})}
+	r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5), budget.WithRunStore(store),
+		budget.WithRunStoreTimeout(time.Minute)) // the held answer is not a stall
+	done := make(chan bool)
+	go func() { done <- r.Take("search") }()
+	<-store.counted
+	if !r.Take("search") {
+		t.Fatal("the second take was refused under the cap")
+	}
+	close(store.release)
+	if !<-done {
+		t.Fatal("the first take was refused under the cap")
+	}
+	if got := r.Used("search"); got != 2 {
+		t.Errorf("Used = %d after two takes whose answers crossed, want 2", got)
+	}
+}
+
+// crossedRuns is a RunStore whose first answer is held back until release
+// is closed, after the take has been counted.
+type crossedRuns struct {
+	memRuns
+	once             sync.Once
+	counted, release chan struct{}
+}
+
+func (c *crossedRuns) Take(ctx context.Context, id, tool string, limit int) (int, bool, error) {
+	used, ok, err := c.memRuns.Take(ctx, id, tool, limit)
+	held := false
+	c.once.Do(func() { held = true })
+	if held {
+		close(c.counted)
+		<-c.release
+	}
+	return used, ok, err
+}

@@ -426,7 +426,11 @@ func (b *Breaker) storeFailed(ctx context.Context, err error) {
 }
 
 // see caches a state read from the Store and delivers a change of state,
-// as this replica sees it, to the callback of WithOnStateChange.
+// as this replica sees it, to the callback of WithOnStateChange. A state
+// other than open, seen while the cached view is open with time left, is
+// an answer that crossed a newer one: it is dropped and the open view
+// returned. (An open breaker whose Store forgot it, as after a restart,
+// stays open here until its open period ends.)
 func (b *Breaker) see(snap Snapshot) *view {
 	s := b.shared
 	now := b.clock.Now()
@@ -434,7 +438,19 @@ func (b *Breaker) see(snap Snapshot) *view {
 	if snap.State == StateOpen {
 		nv.openUntil = now.Add(snap.OpenFor)
 	}
-	old := s.view.Swap(nv)
+	var old *view
+	for {
+		old = s.view.Load()
+		if old != nil && old.state == StateOpen && now.Before(old.openUntil) && snap.State != StateOpen {
+			// Answers to concurrent operations arrive in any order, and a
+			// breaker cannot leave the open state before its open period
+			// ends: this answer was read before the one that opened it.
+			return old
+		}
+		if s.view.CompareAndSwap(old, nv) {
+			break
+		}
+	}
 	from := StateClosed
 	if old != nil {
 		from = old.state

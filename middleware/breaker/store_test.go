@@ -436,3 +436,78 @@ func TestStoreFallbackMarksTheCall(t *testing.T) {
 		t.Fatalf("Call.Degraded = %q, want \"\", breaker, breaker", got)
 	}
 }
+
+// heldLoad is a Store whose first Load reads the state, then holds its
+// answer back until release is closed.
+type heldLoad struct {
+	breaker.Store
+	once          sync.Once
+	read, release chan struct{}
+}
+
+func (h *heldLoad) Load(ctx context.Context, key string) (breaker.Snapshot, error) {
+	snap, err := h.Store.Load(ctx, key)
+	first := false
+	h.once.Do(func() { first = true })
+	if first {
+		close(h.read)
+		<-h.release
+	}
+	return snap, err
+}
+
+// A late answer that read the breaker closed, arriving after the replica
+// saw it open, does not reopen the way to the dead dependency: a breaker
+// cannot leave the open state before its open period ends.
+func TestSharedLateAnswerKeepsOpen(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	store := &heldLoad{Store: breakertest.NewMemStore(clk), read: make(chan struct{}), release: make(chan struct{})}
+	b := breaker.NewBreaker("search", breaker.WithStore(store), breaker.WithClock(clk),
+		breaker.WithStoreTimeout(time.Minute), // the held answer is late, not lost
+		breaker.WithCachePeriod(time.Second), breaker.WithOpenFor(30*time.Second))
+	running, finish := make(chan struct{}), make(chan struct{})
+	slow, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		close(running)
+		<-finish
+		return toolmw.Result{}, nil
+	}, breaker.New(breaker.WithShared(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- call(slow) }()
+	<-store.read // the slow call's Load has read "closed" and is held back
+
+	f := &fake{}
+	f.set(transient)
+	tool := wrap(t, "search", f, breaker.New(breaker.WithShared(b)))
+	for range breaker.DefaultConsecutiveFailures {
+		if err := call(tool); !same(err, transient) {
+			t.Fatalf("err = %v, want the tool's", err)
+		}
+	}
+	if err := call(tool); !isOpen(err) {
+		t.Fatalf("after the outage: %v, want circuit-open", err)
+	}
+	close(store.release)
+	// The held call either runs its tool (it trusted the late "closed") or
+	// ends, refused by the open state it had been overtaken by.
+	var slowErr error
+	select {
+	case <-running:
+		t.Error("the call whose answer was late ran its tool against an open breaker")
+		close(finish)
+		slowErr = <-done
+	case slowErr = <-done:
+	}
+	if !isOpen(slowErr) {
+		t.Errorf("the call whose answer was late: %v, want circuit-open", slowErr)
+	}
+	ran := f.n()
+	if err := call(tool); !isOpen(err) || f.n() != ran {
+		t.Errorf("after a late answer from before the outage: %v (tool ran %d more), want circuit-open", err, f.n()-ran)
+	}
+	if s := b.State(); s != breaker.StateOpen {
+		t.Errorf("State() = %v, want open", s)
+	}
+}

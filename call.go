@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/callnote"
 	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -34,8 +35,8 @@ type Call struct {
 	Fallback string
 	// Degraded names the layer that decided this call on local state
 	// because its shared store (a fleet's Redis, say) failed or did not
-	// answer in time, set with [SetDegraded] ("breaker", "ratelimit"); ""
-	// when none did.
+	// answer in time, set with [SetDegraded] ("breaker", "ratelimit",
+	// "retry_budget", "run_budget"); "" when none did.
 	Degraded string
 
 	c *callCtx // the call's record, for Key
@@ -162,6 +163,10 @@ func SetDegraded(ctx context.Context, layer string) {
 		c.note(func(n *notes) { n.degraded = name(layer) })
 	}
 }
+
+// The budget package, which this one imports, marks the calls whose shared
+// budget it decided locally through callnote.
+func init() { callnote.Degraded = SetDegraded }
 
 // name returns s when it is a well-formed name (a code, see
 // taxonomy.ValidCode), else "other": a note in the call record is a name,

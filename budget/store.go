@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolmw/toolmw/internal/callnote"
 )
 
 // A TokenStore keeps a [Retry]'s balance outside the process, so that every
@@ -105,8 +107,10 @@ func (resting) Error() string { return "budget: the store failed moments ago; de
 // withdrawal); a retry's withdrawal is one round trip. When s fails or does not answer within
 // [WithTokenStoreTimeout], the Retry carries on with its local balance,
 // starting from the last balance s gave, reports it to
-// [WithOnTokenStoreError], and leaves s alone for a quarter of a second. nil
-// means an in-process balance only (the default).
+// [WithOnTokenStoreError], marks the call whose retry it decided
+// (Call.Degraded is "retry_budget", which the tracing and logging layers
+// show), and leaves s alone for a quarter of a second. nil means an
+// in-process balance only (the default).
 func WithTokenStore(s TokenStore) RetryOption {
 	return func(c *retryConfig) { c.store = s }
 }
@@ -135,7 +139,8 @@ func WithOnTokenStoreError(f func(StoreError)) RetryOption {
 // its caps hold across every replica serving its calls; a run without an id
 // counts in-process. Each [Run.Take] is one round trip. When s fails or does
 // not answer within [WithRunStoreTimeout], the run counts locally from the
-// highest count s gave, reports it to [WithOnRunStoreError], and leaves s
+// highest count s gave, reports it to [WithOnRunStoreError], marks the call
+// whose attempt it counted (Call.Degraded is "run_budget"), and leaves s
 // alone for a quarter of a second. nil means in-process counts only (the
 // default).
 func WithRunStore(s RunStore) RunOption {
@@ -254,9 +259,13 @@ func (b *Retry) sharedTryRetry(ctx context.Context) bool {
 			return r.Withdrawn
 		case ctx.Err() == nil: // the caller's end is not the store's failure
 			s.failed("retry", err, time.Now().UnixNano())
+			callnote.Degraded(ctx, "retry_budget")
 		}
-	} else if s.onError != nil {
-		s.onError(StoreError{Op: "retry", Err: errResting})
+	} else {
+		if s.onError != nil {
+			s.onError(StoreError{Op: "retry", Err: errResting})
+		}
+		callnote.Degraded(ctx, "retry_budget")
 	}
 	return b.localTryRetry()
 }
@@ -269,6 +278,7 @@ func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decid
 		if r.onError != nil {
 			r.onError(StoreError{Op: "take", Err: errResting})
 		}
+		callnote.Degraded(ctx, "run_budget")
 		return false, false
 	}
 	sctx, cancel := context.WithTimeout(ctx, r.timeout)
@@ -282,6 +292,7 @@ func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decid
 		if r.onError != nil {
 			r.onError(StoreError{Op: "take", Err: err})
 		}
+		callnote.Degraded(ctx, "run_budget")
 		return false, false
 	}
 	r.mu.Lock()

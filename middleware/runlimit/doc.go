@@ -48,13 +48,38 @@
 // keeps its own counts: share one Middleware (or one middleware.Stack)
 // among the tools of a loop.
 //
-// The counts live in this process: a run whose calls several replicas
-// serve is limited on each replica separately (budget.WithRunStore shares
-// attempt caps, not these counts).
-//
 // Calls are told apart by the tool's name ([toolmw.CallFrom]); a
 // repeat of a call (the same call id) is a new call unless the dedupe layer
 // outside this one answers it first.
+//
+// # Across replicas
+//
+// Without a [Store] the counts live in this process: a run whose calls
+// several replicas serve is limited on each replica separately
+// (budget.WithRunStore shares attempt caps, not these counts). With
+// [WithStore] (adapters/redis implements it), the calls of a run named
+// with budget.WithID are counted in the Store, so a limit holds for the
+// run across the replicas serving it, exactly: Once holds once for the
+// fleet. Each call of a limited tool in a named run is one round trip
+// (Take), and a call that had no effect gives its slot back with one more
+// (Release); a run without an id keeps in-process counts.
+//
+// When the Store fails or does not answer within [WithStoreTimeout]
+// (50 ms by default, and the call's deadline), the call is counted in the
+// replica's own count of the run, which also holds the calls the Store
+// admitted on that replica; the failure is reported to
+// [WithOnStoreError], the call is marked degraded (toolmw.SetDegraded,
+// which spans and logs show), and the Store is left alone for a quarter
+// of a second, during which calls count locally. So during an outage
+// each replica enforces the limit on its own: a run makes at most n calls
+// of a tool per replica, not n in all (the local count hangs off the
+// call's budget.Run: a replica that makes a new Run for each request of
+// the run bounds each request, not itself). [WithFailClosed] refuses such
+// calls instead. A call whose context ends while the Store is asked does
+// not run: it ends cancelled, or as a timeout when its deadline passed,
+// and is not reported (the caller's end, not the Store's failure). A Release that fails is
+// reported; the slot then stays taken in the Store (conservative: the
+// run is left a call short of its limit rather than given one more).
 //
 // # Where it sits
 //
@@ -82,5 +107,6 @@
 //
 // The Middleware, the Tools it makes, an [Option] and [Validate] are safe
 // for concurrent use. A limit holds exactly under concurrent calls; the
-// layer's lock is held only to count, never across a tool call.
+// layer's lock is held only to count, never across a tool call, and no
+// Store operation spans a tool call.
 package runlimit

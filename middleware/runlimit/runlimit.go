@@ -23,6 +23,7 @@ type Option func(*config)
 
 type config struct {
 	limits map[string]int // tool name → calls per run
+	store  storeConfig
 	err    error
 }
 
@@ -91,6 +92,12 @@ func New(opts ...Option) toolmw.Middleware {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	}
 	l := &layer{limits: cfg.limits, refusals: map[string]*taxonomy.ToolError{}}
+	if cfg.store.s != nil {
+		l.shared = &shared{storeConfig: cfg.store}
+		if l.shared.timeout == 0 {
+			l.shared.timeout = DefaultStoreTimeout
+		}
+	}
 	for tool, n := range cfg.limits {
 		msg := fmt.Sprintf("this tool may be called at most %d times in one run, and this run has made them; nothing ran", n)
 		if n == 1 {
@@ -115,6 +122,7 @@ type layer struct {
 	limits   map[string]int                 // read-only after New
 	refusals map[string]*taxonomy.ToolError // read-only after New
 	runs     runstate.Slot[counts]
+	shared   *shared // nil without a Store
 }
 
 // counts is one run's calls per limited tool: admitted ones, finished or in
@@ -137,13 +145,23 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 		return toolmw.Result{}, errNoRun
 	}
 	c := l.runs.Get(run, newCounts)
-	if !c.take(call.Tool, limit) {
-		return toolmw.Result{}, l.refusals[call.Tool]
+	if l.shared != nil && run.ID() != "" {
+		return l.sharedCall(ctx, run, c, call.Tool, limit, next, args)
+	}
+	return l.localCall(ctx, c, call.Tool, limit, next, args)
+}
+
+// localCall counts a call in c, the run's counts in this process, and runs
+// next.
+func (l *layer) localCall(ctx context.Context, c *counts, tool string, limit int,
+	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	if !c.take(tool, limit) {
+		return toolmw.Result{}, l.refusals[tool]
 	}
 	// A panic or runtime.Goexit keeps the slot: the tool ran.
 	res, err := next(ctx, args)
 	if noEffect(err) {
-		c.giveBack(call.Tool)
+		c.giveBack(tool)
 	}
 	return res, err
 }
@@ -157,6 +175,13 @@ func (c *counts) take(tool string, limit int) bool {
 	}
 	c.used[tool]++
 	return true
+}
+
+// add counts one call of tool that the Store admitted.
+func (c *counts) add(tool string) {
+	c.mu.Lock()
+	c.used[tool]++
+	c.mu.Unlock()
 }
 
 func (c *counts) giveBack(tool string) {

@@ -1,0 +1,330 @@
+package redisstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolmw/toolmw"
+	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// callLimited reports whether err is the run-limit-exceeded/run_call_limit
+// refusal.
+func callLimited(err error) bool {
+	info := taxonomy.InfoOf(err)
+	return info.Kind == taxonomy.KindRunLimitExceeded && info.Code == taxonomy.CodeRunCallLimit
+}
+
+// runCallsFleet returns one stack of the limit per replica, each counting
+// on its replica's own Store, and reporting store errors to onErr.
+func runCallsFleet(t *testing.T, rs []*replica, tool toolmw.Tool, limit runlimit.Option, timeout time.Duration,
+	onErr func(runlimit.StoreError)) []toolmw.Tool {
+	t.Helper()
+	var fleet []toolmw.Tool
+	for _, r := range rs {
+		fleet = append(fleet, mustWrap(t, "cancel_booking", tool, runlimit.New(limit,
+			runlimit.WithStore(r.Store.RunCalls()), runlimit.WithStoreTimeout(timeout), runlimit.WithOnStoreError(onErr))))
+	}
+	return fleet
+}
+
+// inRun returns a context with a new Run named id: each call of these
+// tests is made with its own Run, as by a replica that serves one request
+// of the run, so no count in the process helps.
+func inRun(id string) context.Context {
+	return budget.WithRun(context.Background(), budget.WithID(id))
+}
+
+// TestRunCallsAcrossReplicas: three replicas, each with its own client and
+// stack, racing 90 concurrent calls of a run run a tool declared Once
+// exactly once and one declared Max 3 exactly three times; another run has
+// its own count. A run's calls are one key, with the Store's TTL.
+func TestRunCallsAcrossReplicas(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	replicas := newReplicas(t, srv, 3)
+	cases := []struct {
+		limit runlimit.Option
+		want  int
+	}{
+		{runlimit.Once("cancel_booking"), 1},
+		{runlimit.Max("cancel_booking", 3), 3},
+	}
+	for i, c := range cases {
+		c2 := &counted{}
+		fleet := runCallsFleet(t, replicas, c2.tool, c.limit, calm, func(e runlimit.StoreError) {
+			t.Errorf("store error: %s: %v", e.Op, e.Err)
+		})
+		for _, id := range []string{fmt.Sprintf("run-%d-a", i), fmt.Sprintf("run-%d-b", i)} {
+			before := c2.runs()
+			var refused atomic.Int64
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for j := range 90 {
+				wg.Go(func() {
+					<-start
+					_, err := fleet[j%3](inRun(id), nil)
+					switch {
+					case callLimited(err):
+						refused.Add(1)
+					case err != nil:
+						t.Errorf("call %d: %v", j, err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if n := c2.runs() - before; n != c.want {
+				t.Errorf("%s: %d executions across three replicas, want %d", id, n, c.want)
+			}
+			if n := refused.Load(); n != int64(90-c.want) {
+				t.Errorf("%s: %d refusals, want %d", id, n, 90-c.want)
+			}
+		}
+	}
+	ctx := context.Background()
+	keys, err := replicas[0].Client.Keys(ctx, "toolmw:calls:*").Result()
+	if err != nil || len(keys) != 4 {
+		t.Fatalf("calls keys = %q (%v), want one per run", keys, err)
+	}
+	for _, k := range keys {
+		if ttl := replicas[0].Client.PTTL(ctx, k).Val(); ttl <= 23*time.Hour || ttl > 24*time.Hour {
+			t.Errorf("%s expires in %v, want the default TTL, 24h", k, ttl)
+		}
+	}
+}
+
+// transientOnce fails its first run transiently (nothing landed) and
+// succeeds after.
+type transientOnce struct{ n atomic.Int64 }
+
+func (f *transientOnce) tool(context.Context, json.RawMessage) (toolmw.Result, error) {
+	if f.n.Add(1) == 1 {
+		return toolmw.Result{}, taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "the upstream is down")
+	}
+	return toolmw.Text("cancelled"), nil
+}
+
+// TestRunCallsRelease: a call that had no effect gives its slot back on
+// Redis, so another replica's call of a Once tool runs, and the count
+// goes 1, 0, 1; a Release of a count at zero leaves it at zero and
+// refreshes nothing it should not.
+func TestRunCallsRelease(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	replicas := newReplicas(t, srv, 2)
+	f := &transientOnce{}
+	fleet := runCallsFleet(t, replicas, f.tool, runlimit.Once("cancel_booking"), calm, func(e runlimit.StoreError) {
+		t.Errorf("store error: %s: %v", e.Op, e.Err)
+	})
+	c := replicas[0].Client
+	ctx := context.Background()
+	count := func() string {
+		keys := c.Keys(ctx, "toolmw:calls:*").Val()
+		if len(keys) != 1 {
+			return fmt.Sprintf("keys %q", keys)
+		}
+		vals := c.HVals(ctx, keys[0]).Val()
+		return strings.Join(vals, ",")
+	}
+	if _, err := fleet[0](inRun("run-r"), nil); taxonomy.InfoOf(err).Code != taxonomy.CodeUpstreamUnavailable {
+		t.Fatalf("first call: %v, want the transient failure", err)
+	}
+	if got := count(); got != "0" {
+		t.Errorf("after a call with no effect the count is %s, want 0", got)
+	}
+	if _, err := fleet[1](inRun("run-r"), nil); err != nil {
+		t.Fatalf("the other replica's call after the slot came back: %v", err)
+	}
+	if got := count(); got != "1" {
+		t.Errorf("after a call that ran the count is %s, want 1", got)
+	}
+	if _, err := fleet[0](inRun("run-r"), nil); !callLimited(err) {
+		t.Errorf("a second call that ran: %v, want run_call_limit", err)
+	}
+	if n := f.n.Load(); n != 2 {
+		t.Errorf("%d executions, want 2 (the failed one and the one that ran)", n)
+	}
+
+	// Release floors at zero.
+	st := replicas[0].Store.RunCalls()
+	for range 3 {
+		if err := st.Release(ctx, "run-r", "cancel_booking"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Release(ctx, "run-never-taken", "cancel_booking"); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "0" {
+		t.Errorf("after releases past zero the count is %s, want 0 (and no key for a run never taken)", got)
+	}
+}
+
+// TestRunCallsKeys: hostile run ids and tool names (long, binary, with
+// Redis protocol in them) make keys of the prefix, "calls:" and 32 hex
+// digits, and fields of 32 hex digits; different ids and tools count
+// apart, and stores with different prefixes do not share counts.
+func TestRunCallsKeys(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	a := newReplica(t, srv, redisstate.WithPrefix("app-a:"))
+	b := newReplica(t, srv, redisstate.WithPrefix("app-b:"))
+	hostile := strings.Repeat("id\r\n*1\r\n$8\r\nFLUSHALL\r\n{tag}\x00\xff", 5000)
+	ctx := context.Background()
+	for _, r := range []*replica{a, b} {
+		st := r.Store.RunCalls()
+		for _, k := range [][2]string{{hostile, hostile}, {hostile, "tool"}, {"run", hostile}} {
+			if ok, err := st.Take(ctx, k[0], k[1], 1); !ok || err != nil {
+				t.Fatalf("first take: %v, %v", ok, err)
+			}
+			if ok, err := st.Take(ctx, k[0], k[1], 1); ok || err != nil {
+				t.Fatalf("second take of a limit of one: %v, %v", ok, err)
+			}
+		}
+		if err := st.Release(ctx, hostile, hostile); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := st.Take(ctx, hostile, hostile, 1); !ok || err != nil {
+			t.Fatalf("take after a release: %v, %v", ok, err)
+		}
+	}
+	keys, err := a.Client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	if len(keys) != 4 || !strings.HasPrefix(keys[0], "app-a:calls:") || !strings.HasPrefix(keys[3], "app-b:calls:") {
+		t.Fatalf("keys = %q, want two runs per prefix", keys)
+	}
+	for _, k := range keys {
+		if len(k) != len("app-a:calls:")+32 {
+			t.Errorf("key %q: want the prefix, calls: and 32 hex digits", k)
+		}
+		for _, f := range a.Client.HKeys(ctx, k).Val() {
+			if len(f) != 32 || strings.Trim(f, "0123456789abcdef") != "" {
+				t.Errorf("field %q: want 32 hex digits", f)
+			}
+		}
+	}
+}
+
+// TestRunCallsRedisDown: with redis-server killed, or busy (DEBUG SLEEP),
+// calls of a named run fall back to the replica's count without failing
+// or waiting past the store timeout, are reported and marked degraded;
+// with WithFailClosed they are refused instead.
+func TestRunCallsRedisDown(t *testing.T) {
+	const slack = 150 * time.Millisecond // a busy test machine
+	for _, mode := range []string{"killed", "slowed"} {
+		t.Run(mode, func(t *testing.T) {
+			noLeaks(t)
+			srv := startRedis(t)
+			replicas := newReplicas(t, srv, 3)
+			var reports atomic.Int64
+			var timeouts atomic.Int64 // reported with context.DeadlineExceeded
+			onErr := func(e runlimit.StoreError) {
+				reports.Add(1)
+				if errors.Is(e.Err, context.DeadlineExceeded) {
+					timeouts.Add(1)
+				}
+			}
+			c := &counted{}
+			var degraded atomic.Int64
+			note := func(next toolmw.Tool) toolmw.Tool {
+				return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+					res, err := next(ctx, args)
+					if call, _ := toolmw.CallFrom(ctx); call.Degraded == "runlimit" {
+						degraded.Add(1)
+					}
+					return res, err
+				}
+			}
+			var fleet, closed []toolmw.Tool
+			for _, r := range replicas {
+				fleet = append(fleet, mustWrap(t, "search", c.tool, note, runlimit.New(runlimit.Max("search", 2),
+					runlimit.WithStore(r.Store.RunCalls()), runlimit.WithStoreTimeout(storeTimeout), runlimit.WithOnStoreError(onErr))))
+				closed = append(closed, mustWrap(t, "search", c.tool, runlimit.New(runlimit.Max("search", 2),
+					runlimit.WithStore(r.Store.RunCalls()), runlimit.WithStoreTimeout(storeTimeout), runlimit.WithFailClosed())))
+			}
+			// Warm every replica's connection.
+			for i, tool := range append(slices.Clone(fleet), closed...) {
+				if _, err := tool(inRun(fmt.Sprintf("warm-%d", i)), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			switch mode {
+			case "killed":
+				srv.Kill()
+			case "slowed":
+				sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Second})
+				defer sleeper.Close()
+				slept := make(chan error, 1)
+				go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
+				defer func() {
+					if err := <-slept; err != nil {
+						t.Errorf("DEBUG SLEEP: %v", err)
+					}
+				}()
+				probe := srv.Client()
+				for {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+					err := probe.Ping(ctx).Err()
+					cancel()
+					if err != nil {
+						break // Redis sleeps
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			before, reportsBefore := c.runs(), reports.Load()
+			for i, tool := range fleet {
+				// One Run per replica: its count bounds the replica.
+				ctx := inRun("run-down")
+				for j := range 3 {
+					start := time.Now()
+					_, err := tool(ctx, nil)
+					if took := time.Since(start); took > storeTimeout+slack {
+						t.Errorf("replica %d call %d took %v, want at most the store timeout, %v", i, j, took, storeTimeout)
+					}
+					if want := j < 2; (err == nil) != want || !want && !callLimited(err) {
+						t.Errorf("replica %d call %d: %v, want it to run: %v", i, j, err, want)
+					}
+				}
+			}
+			if n := c.runs() - before; n != 2*len(fleet) {
+				t.Errorf("%d executions while Redis was down, want the limit per replica, %d", n, 2*len(fleet))
+			}
+			if n := reports.Load() - reportsBefore; n != 3*int64(len(fleet)) {
+				t.Errorf("%d store errors reported, want one per call, %d", n, 3*len(fleet))
+			}
+			if n := timeouts.Load(); mode == "slowed" && n < int64(len(fleet)) {
+				t.Errorf("%d reports of context.DeadlineExceeded, want one per replica at least", n)
+			}
+			if n := degraded.Load(); n != 3*int64(len(fleet)) {
+				t.Errorf("%d calls marked degraded, want every call, %d", n, 3*len(fleet))
+			}
+			for i, tool := range closed {
+				start := time.Now()
+				if _, err := tool(inRun("run-closed"), nil); !callLimited(err) || taxonomy.IsFinal(err) {
+					t.Errorf("fail closed, replica %d: %v, want run_call_limit, not final", i, err)
+				}
+				if took := time.Since(start); took > storeTimeout+slack {
+					t.Errorf("fail closed, replica %d took %v", i, took)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package runlimit
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// A Store keeps the calls admitted in each named run outside the process,
+// so that a limit holds however many replicas serve the run's calls.
+// adapters/redis implements it on Redis. The layer asks it once per call of
+// a limited tool in a run named with budget.WithID, with a context bounded
+// by [WithStoreTimeout] and the call's own, and once more when the call
+// gives its slot back.
+//
+// Implementations must be safe for concurrent use and return soon after
+// ctx is done: the call waits for Take. id is a valid run id (see
+// budget.WithID) and tool a tool name, but neither is sanitised by the
+// Store's callers: treat both as hostile (bound them, hash them). The
+// state of a run should expire by itself some time after its last use,
+// since nothing tells the Store that a run has ended.
+type Store interface {
+	// Take admits one call of tool in the run named id if fewer than limit
+	// calls of it are admitted, and reports whether it did. An error, or no
+	// answer before ctx is done, makes the layer count the call locally (or
+	// refuse it, with [WithFailClosed]).
+	Take(ctx context.Context, id, tool string, limit int) (ok bool, err error)
+	// Release gives back one admitted call of tool in the run named id:
+	// the call had no effect (see the package documentation). A count
+	// never goes below zero.
+	Release(ctx context.Context, id, tool string) error
+}
+
+// StoreError reports an operation that the [Store] did not complete: it
+// failed or did not answer within [WithStoreTimeout]. It is a plain value,
+// safe to copy and to share.
+type StoreError struct {
+	// Op names the operation: "take" (a call was counted locally, or
+	// refused with [WithFailClosed]) or "release" (a slot was not given
+	// back: it stays taken in the Store).
+	Op string
+	// Err is the Store's error, or context.DeadlineExceeded when it did not
+	// answer in time. It may name the Store's address: it is for the
+	// operator's metrics and logs, not for the model.
+	Err error
+}
+
+// DefaultStoreTimeout is how long a call waits for the [Store] by default
+// before it is counted locally.
+const DefaultStoreTimeout = 50 * time.Millisecond
+
+// storeRest is how long the layer leaves a Store alone after it failed:
+// calls count locally meanwhile, so an outage costs at most one timeout per
+// rest, not one per call, and the Store is tried again after it.
+const storeRest = 250 * time.Millisecond
+
+// WithStore makes the layer count the calls of a named run (budget.WithID)
+// in s, shared by every replica using the same Store, so that a limit
+// holds for the run across the fleet: Once holds exactly once. Each call
+// of a limited tool is one Take, and a call that had no effect one Release
+// more. Calls of a run without an id keep in-process counts. When s fails
+// or does not answer within [WithStoreTimeout], the call is counted in the
+// replica's own count of the run (fail open; see [WithFailClosed]),
+// reported to [WithOnStoreError] and marked degraded
+// (toolmw.SetDegraded), and s is left alone for a quarter of a second
+// before it is tried again. nil means in-process counts only (the
+// default). The Option may be shared between goroutines.
+func WithStore(s Store) Option {
+	return func(c *config) { c.store.s = s }
+}
+
+// WithStoreTimeout bounds how long a call waits for the [Store] before it
+// is counted locally (0 means [DefaultStoreTimeout]); the call's context
+// bounds it too. A negative d is invalid (see [Validate]). The Option may
+// be shared between goroutines.
+func WithStoreTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.reject("WithStoreTimeout(%v): the timeout must not be negative", d)
+			return
+		}
+		c.store.timeout = d
+	}
+}
+
+// WithOnStoreError sets a function called, on the call's goroutine, for
+// every operation the [Store] did not complete (nil means none): count
+// them, log them. It must not block. The Option may be shared between
+// goroutines.
+func WithOnStoreError(f func(StoreError)) Option {
+	return func(c *config) { c.store.onError = f }
+}
+
+// WithFailClosed makes a call of a named run that the [Store] could not
+// count fail instead of being counted locally: use it when a side effect
+// repeated once per replica during an outage is worse than refusing. The
+// call does not run and ends as run-limit-exceeded/run_call_limit, like the
+// limit's own refusal, but it is not final: the kind is not retryable, so
+// taxonomy.ShouldRetry says no and no retry layer repeats it at once, yet
+// the model or the loop may call the tool again later in the run and
+// succeed once the Store answers. The Option may be shared between
+// goroutines.
+func WithFailClosed() Option {
+	return func(c *config) { c.store.failClosed = true }
+}
+
+// storeConfig is the part of the config about a Store.
+type storeConfig struct {
+	s          Store
+	timeout    time.Duration
+	onError    func(StoreError)
+	failClosed bool
+}
+
+// errStoreDown: WithFailClosed and the Store did not count the call.
+var errStoreDown = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallLimit,
+	"this tool's calls in this run could not be counted; nothing ran; it may be called again later")
+
+// errDeadline: the call's deadline passed while the Store was asked.
+var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false).
+	WithCause(context.DeadlineExceeded)
+
+// errResting is the StoreError of a call counted locally because the Store
+// failed moments ago.
+var errResting = storeResting{}
+
+type storeResting struct{}
+
+func (storeResting) Error() string {
+	return "runlimit: the store failed moments ago; counting locally"
+}
+
+// shared is the state of a layer with a Store.
+type shared struct {
+	storeConfig
+	rest atomic.Int64 // unix nanoseconds until which the Store is left alone
+}
+
+// sharedCall counts a call of a named run in the Store, or in c, the
+// replica's count of the run, when the Store cannot answer, and runs next.
+// c also counts the calls the Store admitted here, so that during an
+// outage the replica's calls of the run stay within the limit.
+func (l *layer) sharedCall(ctx context.Context, run *budget.Run, c *counts, tool string, limit int,
+	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	s := l.shared
+	id := run.ID()
+	if time.Now().UnixNano() >= s.rest.Load() {
+		sctx, cancel := context.WithTimeout(ctx, s.timeout)
+		ok, err := s.s.Take(sctx, id, tool, limit)
+		cancel()
+		switch {
+		case err == nil && !ok:
+			return toolmw.Result{}, l.refusals[tool]
+		case err == nil:
+			c.add(tool)
+			res, err := next(ctx, args)
+			if noEffect(err) {
+				c.giveBack(tool)
+				s.release(ctx, id, tool)
+			}
+			return res, err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			// The call itself ended while the Store was asked; it may have
+			// taken a slot there, which then stays taken.
+			if cerr == context.DeadlineExceeded {
+				return toolmw.Result{}, errDeadline
+			}
+			return toolmw.Result{}, cerr
+		}
+		s.failed("take", err)
+	} else if s.onError != nil {
+		s.onError(StoreError{Op: "take", Err: errResting})
+	}
+	toolmw.SetDegraded(ctx, "runlimit")
+	if s.failClosed {
+		return toolmw.Result{}, errStoreDown
+	}
+	return l.localCall(ctx, c, tool, limit, next, args)
+}
+
+// release gives a slot back to the Store. It is bounded by the store
+// timeout but not by the call's context, which may have ended with the
+// call: the slot is given back all the same.
+func (s *shared) release(ctx context.Context, id, tool string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	err := s.s.Release(rctx, id, tool)
+	cancel()
+	if err != nil {
+		s.failed("release", err)
+	}
+}
+
+// failed records that the Store failed now and reports it.
+func (s *shared) failed(op string, err error) {
+	s.rest.Store(time.Now().Add(storeRest).UnixNano())
+	if s.onError != nil {
+		s.onError(StoreError{Op: op, Err: err})
+	}
+}

@@ -217,6 +217,11 @@ func badOptions() []badOption {
 			layer: func() toolmw.Middleware { return runlimit.New(runlimit.Max("search", 0)) }},
 		{name: "runlimit.Once", validate: func() error { return runlimit.Validate(runlimit.Once("not a tool")) },
 			layer: func() toolmw.Middleware { return runlimit.New(runlimit.Once("not a tool")) }},
+		{name: "runlimit.WithStoreTimeout", validate: func() error { return runlimit.Validate(runlimit.WithStoreTimeout(-time.Second)) },
+			layer: func() toolmw.Middleware { return runlimit.New(runlimit.WithStoreTimeout(-time.Second)) }},
+		{name: "runlimit.WithStore", none: "nil means in-process counts only"},
+		{name: "runlimit.WithFailClosed", none: "takes no value"},
+		{name: "runlimit.WithOnStoreError", none: "nil means no report"},
 
 		{name: "spend.Fixed", validate: func() error { return spend.Validate(spend.Fixed("search", -1)) },
 			layer: func() toolmw.Middleware { return spend.New(spend.Fixed("search", -1)) }},

@@ -228,6 +228,7 @@ func TestRunCallsKeys(t *testing.T) {
 // with WithFailClosed they are refused instead.
 func TestRunCallsRedisDown(t *testing.T) {
 	const slack = 150 * time.Millisecond // a busy test machine
+	// Redis sleeps 2 s: the calls below must all happen while it does.
 	for _, mode := range []string{"killed", "slowed"} {
 		t.Run(mode, func(t *testing.T) {
 			noLeaks(t)
@@ -272,7 +273,7 @@ func TestRunCallsRedisDown(t *testing.T) {
 				sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Second})
 				defer sleeper.Close()
 				slept := make(chan error, 1)
-				go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
+				go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2").Err() }()
 				defer func() {
 					if err := <-slept; err != nil {
 						t.Errorf("DEBUG SLEEP: %v", err)

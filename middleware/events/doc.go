@@ -15,8 +15,10 @@
 // Outcome field (failed, refused, not_permitted, timed_out, cancelled,
 // pending, denied, blocked) lets a sink keep only what it wants; a call
 // waiting for a person's approval (pending) or denied by one (denied)
-// carries the approval request's id in ApprovalID. A successful call emits nothing and costs
-// nothing beyond the call.
+// carries the approval request's id in ApprovalID, and a call that a layer
+// decided on its local state because its shared store failed names that
+// layer in Degraded. A successful call emits nothing and costs nothing
+// beyond the call.
 //
 // An event carries no error text beyond Told, and Told shows only what
 // ForModel shows: a typed error's own message (which the redact layer

@@ -54,6 +54,12 @@ type Event struct {
 	// most 128 bytes), so a run log or a UI can link the call to the
 	// reviewer's decision; "" otherwise.
 	ApprovalID string `json:"approval_id,omitempty"`
+	// Degraded names the layer that decided the call on its local state
+	// because its shared store failed or did not answer in time
+	// (toolmw.Call.Degraded: "breaker", "ratelimit", "retry_budget",
+	// "run_budget", "runlimit"), so a fleet running on local state shows
+	// in its run events; "" otherwise.
+	Degraded string `json:"degraded,omitempty"`
 	// ToldCut reports that Told was longer than the Emitter keeps and was
 	// cut (at a character boundary) to its first WithMaxTold bytes.
 	ToldCut bool `json:"told_cut,omitempty"`
@@ -61,7 +67,7 @@ type Event struct {
 
 // size is what ev counts against the queue's bytes.
 func (ev *Event) size() int {
-	return eventOverhead + len(ev.Type) + len(ev.Tool) + len(ev.CallID) + len(ev.Outcome) + len(ev.Kind) + len(ev.Code) + len(ev.Told) + len(ev.ApprovalID)
+	return eventOverhead + len(ev.Type) + len(ev.Tool) + len(ev.CallID) + len(ev.Outcome) + len(ev.Kind) + len(ev.Code) + len(ev.Told) + len(ev.ApprovalID) + len(ev.Degraded)
 }
 
 // Sink receives events. An Emitter calls Emit from one goroutine at a time,
@@ -246,6 +252,7 @@ func (e *Emitter) record(ctx context.Context, res toolmw.Result, err error) {
 		RetryAfter: info.RetryAfter,
 		Attempts:   c.Attempt,
 		Told:       toolmw.ForModel(res, err),
+		Degraded:   c.Degraded,
 	}
 	if info.Approval != nil {
 		ev.ApprovalID = info.Approval.ID

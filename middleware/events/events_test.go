@@ -146,6 +146,35 @@ func TestEventJSON(t *testing.T) {
 	}
 }
 
+// A call that a layer decided on local state, because its shared store
+// failed, says so in its event (and in the event's JSON); one that no layer
+// marked has no degraded field.
+func TestEventSaysDegraded(t *testing.T) {
+	for _, degraded := range []string{"breaker", ""} {
+		var sink collector
+		em := events.NewEmitter(&sink, events.WithClock(clock.NewFake(epoch)))
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			if degraded != "" {
+				toolmw.SetDegraded(ctx, degraded)
+			}
+			return toolmw.Result{}, taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "down")
+		}, em.Middleware())
+		_, _ = tool(context.Background(), nil)
+		flush(t, em)
+		got := sink.all()
+		if len(got) != 1 || got[0].Degraded != degraded {
+			t.Fatalf("events %+v, want one with Degraded %q", got, degraded)
+		}
+		b, err := json.Marshal(got[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(b), `"degraded":"breaker"`); has != (degraded != "") {
+			t.Errorf("JSON %s: degraded field present %v, want %v", b, has, degraded != "")
+		}
+	}
+}
+
 func TestWithoutCall(t *testing.T) {
 	var sink collector
 	em := events.NewEmitter(&sink, events.WithClock(clock.NewFake(epoch)))

@@ -228,6 +228,11 @@ func badOptions() []badOption {
 		{name: "spend.Metered", validate: func() error { return spend.Validate(spend.Metered("search", 1, nil)) },
 			layer: func() toolmw.Middleware { return spend.New(spend.Metered("search", 1, nil)) }},
 		{name: "spend.WithOnBadCost", none: "nil means no report"},
+		{name: "spend.WithStoreTimeout", validate: func() error { return spend.Validate(spend.WithStoreTimeout(-time.Second)) },
+			layer: func() toolmw.Middleware { return spend.New(spend.WithStoreTimeout(-time.Second)) }},
+		{name: "spend.WithStore", none: "nil means the run's Account alone"},
+		{name: "spend.WithFailClosed", none: "takes no value"},
+		{name: "spend.WithOnStoreError", none: "nil means no report"},
 		{name: "spend.WithLimit", none: "a context setter, not an option: a limit that is not an amount fails closed at run time, and spend.ValidateLimit reports it"},
 
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },

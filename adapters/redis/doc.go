@@ -1,10 +1,11 @@
 // Package redisstate keeps toolmw's state on Redis, shared by every replica
-// of a fleet: rate limits, retry token budgets, the attempt counts and the
-// per-run call limits of runs served by several replicas, circuit
-// breakers, and approval decisions. It implements the ports of
-// middleware/ratelimit, budget, middleware/runlimit, middleware/breaker
-// and middleware/approval on github.com/redis/go-redis/v9; the layers keep
-// their in-process state when they are given no store.
+// of a fleet: rate limits, retry token budgets, the attempt counts, the
+// per-run call limits and the spend of runs served by several replicas,
+// circuit breakers, and approval decisions. It implements the ports of
+// middleware/ratelimit, budget, middleware/runlimit, middleware/spend,
+// middleware/breaker and middleware/approval on
+// github.com/redis/go-redis/v9; the layers keep their in-process state
+// when they are given no store.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 //	shared, err := redisstate.New(rdb, redisstate.WithPrefix("myapp:"))
@@ -16,6 +17,8 @@
 //		budget.WithRunStore(shared.Runs()))                                  // one count per run
 //	runlimit.New(runlimit.Once("cancel_booking"),
 //		runlimit.WithStore(shared.RunCalls()))                               // once per named run, fleet-wide
+//	spend.New(spend.Fixed("search", 0.01),
+//		spend.WithStore(shared.Spend()))                                     // a named run's spend limit, fleet-wide
 //	breaker.New(breaker.WithStore(shared.Breakers()))                        // one breaker per tool for the fleet
 //	approval.NewDesk(approval.WithStore(shared.Approvals()), approval.WithKey(key)) // decisions every replica sees
 //
@@ -29,6 +32,7 @@
 //	PREFIX rb:  HASH(name)    string  a retry bucket's balance, in thousandths of a token; expires after the TTL
 //	PREFIX run: HASH(run id)  hash    HASH(tool) → attempts used in the run; expires after the TTL
 //	PREFIX calls: HASH(run id) hash   HASH(tool) → calls admitted in the run (runlimit); expires after the TTL
+//	PREFIX spend: HASH(run id) hash   spent, held: the run's spend in billionths (spend; below 2^53); expires after the TTL
 //	PREFIX cb:  HASH(name)    hash    a breaker's shared state and probe lease; none while closed without failures; expires after the TTL past its open period or last write
 //	PREFIX apr: HASH(id)      string  an approval's sealed row; expires after ApprovalTTL
 //	PREFIX aprn: HASH(nonce)  string  a used approval's nonce; expires after ApprovalTTL
@@ -49,10 +53,10 @@
 // and, when it fails, decide with their local state, report it through
 // their OnStoreError options, and try Redis again a quarter of a second
 // later; see ratelimit.WithStore, budget.WithTokenStore,
-// budget.WithRunStore and runlimit.WithStore. For the timeout to hold, the
-// client must honour contexts' deadlines: [New] refuses a client made
-// without ContextTimeoutEnabled: true. A client's own retries (MaxRetries) happen
-// within the same timeout.
+// budget.WithRunStore, runlimit.WithStore and spend.WithStore. For the
+// timeout to hold, the client must honour contexts' deadlines: [New]
+// refuses a client made without ContextTimeoutEnabled: true. A client's
+// own retries (MaxRetries) happen within the same timeout.
 //
 // # Concurrency
 //

@@ -88,6 +88,14 @@ func (a *Account) reserve(u int64) error {
 		return nil
 	}
 	a.mu.Unlock()
+	return a.refusal(u, taken)
+}
+
+// refusal returns the budget-exceeded error of a call that may cost u units
+// and does not fit, when the run's calls took taken units of its limit
+// (spent and held).
+func (a *Account) refusal(u, taken int64) error {
+	taken = min(max(taken, 0), a.limit)
 	msg := fmt.Sprintf("this call may cost up to %g, and the run has %g of its spend limit left; nothing ran",
 		amount(u), amount(a.limit-taken))
 	if !a.valid {
@@ -95,6 +103,15 @@ func (a *Account) reserve(u int64) error {
 	}
 	return taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendLimit, msg).
 		WithSpend(amount(a.limit), amount(taken))
+}
+
+// add holds u units for a call the Store admitted, without checking the
+// limit: the account then holds what this replica's calls may spend
+// through the Store, so that during an outage its own limit counts them.
+func (a *Account) add(u int64) {
+	a.mu.Lock()
+	a.held += u
+	a.mu.Unlock()
 }
 
 // settle ends a call that reserved held units and cost charge (≤ held).

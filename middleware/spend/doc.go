@@ -50,11 +50,41 @@
 // run's context once. [AccountFrom] reads it ([Account.Spent],
 // [Account.Held], [Account.Left]). A call whose context carries no account
 // is not limited, and a tool without a declared cost passes through: the
-// limit is the loop's to set. The account lives in the context, in this
-// process: calls of one run served by several replicas draw on one account
-// each. A limit that is not an amount (NaN, an
+// limit is the loop's to set. A limit that is not an amount (NaN, an
 // infinity, a negative number) fails closed: no call that costs runs
 // ([ValidateLimit] reports it).
+//
+// # Across replicas
+//
+// Without a [Store] the account lives in the context, in this process:
+// calls of one run served by several replicas draw on one account each.
+// With [WithStore] (adapters/redis implements it), the spend of a run
+// named with budget.WithID is kept in the Store, so the run's limit — the
+// limit of the call's Account: give every replica the same — holds across
+// the replicas serving it: the run never spends more than its limit in
+// all. Each call of a costed tool in a named run whose context carries an
+// Account is one round trip to reserve (Reserve) and one to settle
+// (Settle); a run without an id, or a call without a run, keeps to the
+// Account alone. The Account also holds what the Store admitted on this
+// replica, and settles it, so [Account.Spent] and [Account.Held] say what
+// the calls it served spent.
+//
+// When the Store fails or does not answer within [WithStoreTimeout]
+// (50 ms by default, and the call's deadline), the call is reserved in
+// its Account; the failure is reported to [WithOnStoreError], the call is
+// marked degraded (toolmw.SetDegraded, which spans and logs show), and
+// the Store is left alone for a quarter of a second, during which calls
+// reserve locally. So during an outage each replica enforces the limit on
+// its own: a run spends at most its limit per replica, not the limit in
+// all (the Account is the call's: a replica that makes a new one for each
+// request of the run bounds each request, not itself). [WithFailClosed]
+// refuses such calls instead. A call whose context ends while the Store
+// is asked does not run: it ends cancelled, or as a timeout when its
+// deadline passed, and is not reported (the caller's end, not the
+// Store's failure); its reservation, if the Store made it, stays held. A
+// Settle that fails is reported; the call's reservation then stays held
+// in the Store until the run's state expires (conservative: the run is
+// left short of its limit, never given more).
 //
 // # Where it sits
 //
@@ -83,5 +113,6 @@
 //
 // The Middleware, the Tools it makes, an [Account], an [Option] and
 // [Validate] are safe for concurrent use. The account's lock is held only
-// to add and compare, never across a tool call or a user function.
+// to add and compare, never across a tool call or a user function, and no
+// Store operation spans a tool call.
 package spend

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -38,6 +39,7 @@ type Option func(*config)
 type config struct {
 	costs     map[string]cost
 	onBadCost func(BadCost)
+	store     storeConfig
 	err       error
 }
 
@@ -140,8 +142,10 @@ func Validate(opts ...Option) error { return newConfig(opts).err }
 // [Fixed] or [Metered] is charged to the spend limit its context carries
 // ([WithLimit]), and a call that could take the run past it does not run.
 // Tools without a cost, and calls whose context carries no limit, pass
-// through untouched; without any cost the layer is switched off. An invalid
-// option makes a [toolmw.Reject] middleware (see [Validate]).
+// through untouched; without any cost the layer is switched off. With
+// [WithStore], a named run's spend is kept in the Store, so its limit holds
+// across replicas (see the package documentation). An invalid option makes
+// a [toolmw.Reject] middleware (see [Validate]).
 //
 // The Middleware and the Tools it makes are safe for concurrent use.
 func New(opts ...Option) toolmw.Middleware {
@@ -153,6 +157,12 @@ func New(opts ...Option) toolmw.Middleware {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	}
 	l := &layer{config: cfg}
+	if cfg.store.s != nil {
+		l.shared = &shared{storeConfig: cfg.store}
+		if l.shared.timeout == 0 {
+			l.shared.timeout = DefaultStoreTimeout
+		}
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			return l.call(ctx, next, args)
@@ -160,9 +170,12 @@ func New(opts ...Option) toolmw.Middleware {
 	}
 }
 
-type layer struct{ config }
+type layer struct {
+	config
+	shared *shared // nil without a Store
+}
 
-func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (res toolmw.Result, err error) {
+func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
 	c, costed := l.costs[call.Tool]
 	if !costed {
@@ -172,13 +185,26 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if !ok {
 		return next(ctx, args)
 	}
+	if l.shared != nil {
+		if run, ok := budget.RunFrom(ctx); ok && run.ID() != "" {
+			return l.sharedCall(ctx, run.ID(), acct, call, c, next, args)
+		}
+	}
 	if err := acct.reserve(c.max); err != nil {
 		return toolmw.Result{}, err
 	}
+	return l.run(ctx, acct, "", call, c, next, args)
+}
+
+// run runs next on a reservation of c.max held in acct and settles it to
+// what the call cost; id, when not "", names the run whose reservation the
+// Store holds too, and the Store is settled as well.
+func (l *layer) run(ctx context.Context, acct *Account, id string, call toolmw.Call, c cost,
+	next toolmw.Tool, args json.RawMessage) (res toolmw.Result, err error) {
 	returned := false
 	defer func() {
 		if !returned { // a panic or runtime.Goexit: the tool ran, at its maximum
-			acct.settle(c.max, c.max)
+			l.settle(ctx, acct, id, c.max, c.max)
 		}
 	}()
 	res, err = next(ctx, args)
@@ -195,11 +221,20 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	case err != nil && ranNothing(err):
 		charge = 0
 	}
-	acct.settle(c.max, charge)
+	l.settle(ctx, acct, id, c.max, charge)
 	if bad && l.onBadCost != nil {
 		l.report(BadCost{Tool: call.Tool, CallID: call.ID, Max: amount(c.max), Read: read, Charged: amount(charge)})
 	}
 	return res, err
+}
+
+// settle ends a call that held held units and cost charge, in acct and,
+// when id is not "", in the Store.
+func (l *layer) settle(ctx context.Context, acct *Account, id string, held, charge int64) {
+	acct.settle(held, charge)
+	if id != "" {
+		l.shared.settle(ctx, id, held, charge)
+	}
 }
 
 // readCost calls costOf, reading a panic as NaN.

@@ -1,0 +1,128 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolmw/toolmw/middleware/spend"
+)
+
+// spendReserve holds an amount for a call of a run if it fits the limit.
+// The amounts are below 2^53, so Lua's numbers (doubles) keep them
+// exactly; they reach redis.call as the strings given, never as Lua
+// numbers, which it would format as "%.14g".
+//
+// KEYS[1] the run's spend; ARGV the limit, the amount, TTL (ms). Returns
+// {spent, held, 1 if held else 0}, held after it.
+var spendReserve = redis.NewScript(`
+local spent = tonumber(redis.call('HGET', KEYS[1], 'spent')) or 0
+local held = tonumber(redis.call('HGET', KEYS[1], 'held')) or 0
+local ok = 0
+if tonumber(ARGV[2]) <= tonumber(ARGV[1]) - spent - held then
+  held = redis.call('HINCRBY', KEYS[1], 'held', ARGV[2])
+  ok = 1
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {spent, held, ok}
+`)
+
+// spendSettle ends a call of a run: held goes down by what it held, never
+// below zero, and spent up by what it cost.
+//
+// KEYS[1] the run's spend; ARGV what the call held, what it cost, TTL
+// (ms). Returns {spent, held} after it.
+var spendSettle = redis.NewScript(`
+local held = tonumber(redis.call('HGET', KEYS[1], 'held')) or 0
+if held > 0 and tonumber(ARGV[1]) > 0 then
+  if tonumber(ARGV[1]) >= held then
+    redis.call('HSET', KEYS[1], 'held', '0')
+  else
+    redis.call('HINCRBY', KEYS[1], 'held', '-' .. ARGV[1])
+  end
+end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('HINCRBY', KEYS[1], 'spent', ARGV[2])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {tonumber(redis.call('HGET', KEYS[1], 'spent')) or 0, tonumber(redis.call('HGET', KEYS[1], 'held')) or 0}
+`)
+
+// maxSpendAmount is the largest amount, in billionths of a unit, that the
+// [Store.Spend] port keeps: 2^53-1, about 9,007,199 units. Lua's numbers
+// in Redis are doubles, exact up to 2^53.
+const maxSpendAmount = 1<<53 - 1
+
+// errSpendAmount: an amount the port cannot keep exactly.
+var errSpendAmount = errors.New("redisstate: spend amounts above 2^53-1 billionths (about 9,007,199 units) " +
+	"are not supported, nor negative ones")
+
+// Spend returns the [spend.Store] of s: give it to spend.WithStore in every
+// replica serving runs named with budget.WithID, so that a run's spend
+// limit holds across the fleet. A run's spend is the Redis hash PREFIX +
+// "spend:" + 32 hex digits of the run id's SHA-256, with the fields
+// "spent" and "held", in billionths of a unit; it expires after the
+// Store's TTL without use, so keep the TTL longer than a run lasts.
+// Reserve and Settle are one round trip each.
+//
+// Amounts are bounded, since Lua's numbers in Redis are doubles, exact
+// only up to 2^53: a limit, an amount, a hold or a charge above 2^53-1
+// billionths (about 9,007,199 units), or a negative one, is an error
+// before any round trip, which the spend layer takes as a Store failure
+// (it reserves in the call's Account, or refuses with
+// spend.WithFailClosed). Keep spend limits below about 9 million units.
+//
+// The returned Store is safe for concurrent use.
+func (s *Store) Spend() spend.Store { return spendStore{s} }
+
+type spendStore struct{ s *Store }
+
+// amounts reports whether every amount is one the port keeps exactly.
+func amounts(a ...int64) bool {
+	for _, v := range a {
+		if v < 0 || v > maxSpendAmount {
+			return false
+		}
+	}
+	return true
+}
+
+// Reserve holds an amount in one round trip.
+func (r spendStore) Reserve(ctx context.Context, id string, limit, amount int64) (spent, held int64, ok bool, err error) {
+	if !amounts(limit, amount) {
+		return 0, 0, false, errSpendAmount
+	}
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
+	v, err := spendReserve.Run(ctx, r.s.client, []string{r.s.key("spend:", id)},
+		strconv.FormatInt(limit, 10), strconv.FormatInt(amount, 10), r.s.ttl.Milliseconds()).Result()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) != 3 {
+		return 0, 0, false, fmt.Errorf("redisstate: unexpected reply %T", v)
+	}
+	spent, ok1 := a[0].(int64)
+	held, ok2 := a[1].(int64)
+	admitted, ok3 := a[2].(int64)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, false, fmt.Errorf("redisstate: unexpected reply %T, %T, %T", a[0], a[1], a[2])
+	}
+	return spent, held, admitted == 1, nil
+}
+
+// Settle ends a call in one round trip.
+func (r spendStore) Settle(ctx context.Context, id string, held, charge int64) error {
+	if !amounts(held, charge) {
+		return errSpendAmount
+	}
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
+	_, _, err := ints(spendSettle.Run(ctx, r.s.client, []string{r.s.key("spend:", id)},
+		strconv.FormatInt(held, 10), strconv.FormatInt(charge, 10), r.s.ttl.Milliseconds()).Result())
+	return err
+}

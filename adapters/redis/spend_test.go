@@ -1,0 +1,466 @@
+package redisstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolmw/toolmw"
+	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// spendLimited reports whether err is the budget-exceeded/spend_limit
+// refusal.
+func spendLimited(err error) bool {
+	info := taxonomy.InfoOf(err)
+	return info.Kind == taxonomy.KindBudgetExceeded && info.Code == taxonomy.CodeSpendLimit
+}
+
+// spendRun returns a context with a new Account of limit and a new Run
+// named id: each call of these tests is made with its own, as by a replica
+// that serves one request of the run, so no account in the process helps.
+func spendRun(id string, limit float64) context.Context {
+	return budget.WithRun(spend.WithLimit(context.Background(), limit), budget.WithID(id))
+}
+
+// spendGauge measures, at the tool, what the executions begun so far may
+// cost (each adds its maximum as it starts, and what it cost as it ends).
+type spendGauge struct {
+	mu          sync.Mutex
+	begun, peak int64 // billionths
+	runs        int
+}
+
+func (g *spendGauge) tool(most, cost int64) toolmw.Tool {
+	return func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		g.mu.Lock()
+		g.begun += most
+		g.peak = max(g.peak, g.begun)
+		g.runs++
+		g.mu.Unlock()
+		time.Sleep(5 * time.Millisecond) // so the admitted calls overlap
+		g.mu.Lock()
+		g.begun += cost - most
+		g.mu.Unlock()
+		return toolmw.Text(strconv.FormatFloat(float64(cost)/1e9, 'f', -1, 64)), nil
+	}
+}
+
+// readCost reads a metered cost from a result's text.
+func readCost(res toolmw.Result) float64 {
+	v, _ := strconv.ParseFloat(res.Content, 64)
+	return v
+}
+
+// spendHash returns a run's "spent" and "held" fields on Redis.
+func spendHash(t *testing.T, c *redis.Client, key string) (spent, held string) {
+	t.Helper()
+	v, err := c.HMGet(context.Background(), key, "spent", "held").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := v[0].(string)
+	h, _ := v[1].(string)
+	return s, h
+}
+
+// TestSpendAcrossReplicas: three replicas, each with its own client and
+// stack, racing 90 concurrent calls of a run, each with its own Account
+// and Run of the same id, run exactly as many calls as fit the limit
+// (14 of 0.07 in 1), and what the executions begun may cost, measured at
+// the tool, never goes above the limit; another run has its own spend. A
+// metered tool settles to what its calls read: at least the 10 calls that
+// fit at their maximum run, more when some end before others reserve.
+// A run's spend is one key, with the Store's TTL.
+func TestSpendAcrossReplicas(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	replicas := newReplicas(t, srv, 3)
+	const limit = 1.0
+	cases := []struct {
+		name      string
+		cost      spend.Option
+		max, read int64 // billionths
+		runs      int   // executions; 0: at least limit/max
+	}{
+		{"fixed", spend.Fixed("search", 0.07), 70_000_000, 70_000_000, 14},
+		{"metered", spend.Metered("search", 0.1, readCost), 100_000_000, 37_000_000, 0},
+	}
+	for i, c := range cases {
+		g := &spendGauge{}
+		var fleet []toolmw.Tool
+		for _, r := range replicas {
+			fleet = append(fleet, mustWrap(t, "search", g.tool(c.max, c.read), spend.New(c.cost,
+				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm),
+				spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
+		}
+		for _, id := range []string{fmt.Sprintf("run-%d-a", i), fmt.Sprintf("run-%d-b", i)} {
+			g.mu.Lock()
+			before := g.runs
+			g.mu.Unlock()
+			var refused atomic.Int64
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for j := range 90 {
+				wg.Go(func() {
+					<-start
+					_, err := fleet[j%3](spendRun(id, limit), nil)
+					switch {
+					case spendLimited(err):
+						refused.Add(1)
+					case err != nil:
+						t.Errorf("call %d: %v", j, err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			g.mu.Lock()
+			runs, peak := g.runs-before, g.peak
+			g.begun, g.peak = 0, 0 // the next run starts with nothing spent
+			g.mu.Unlock()
+			if peak > 1e9 {
+				t.Errorf("%s %s: what the executions begun may cost peaked at %d billionths, over the limit", c.name, id, peak)
+			}
+			if c.runs != 0 && runs != c.runs || c.runs == 0 && int64(runs) < 1e9/c.max {
+				t.Errorf("%s %s: %d executions across three replicas, want %d", c.name, id, runs, c.runs)
+			}
+			if n := refused.Load(); n != int64(90-runs) {
+				t.Errorf("%s %s: %d refusals, want %d", c.name, id, n, 90-runs)
+			}
+			keys := replicas[0].Client.Keys(context.Background(), "toolmw:spend:*").Val()
+			var found bool
+			for _, k := range keys {
+				spent, held := spendHash(t, replicas[0].Client, k)
+				if spent == strconv.FormatInt(int64(runs)*c.read, 10) && held == "0" {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s %s: no key with spent %d and held 0 among %q", c.name, id, int64(runs)*c.read, keys)
+			}
+			t.Logf("%s %s: %d executions, peak %d billionths of 1e9", c.name, id, runs, peak)
+		}
+	}
+	ctx := context.Background()
+	keys, err := replicas[0].Client.Keys(ctx, "toolmw:spend:*").Result()
+	if err != nil || len(keys) != 4 {
+		t.Fatalf("spend keys = %q (%v), want one per run", keys, err)
+	}
+	for _, k := range keys {
+		if ttl := replicas[0].Client.PTTL(ctx, k).Val(); ttl <= 23*time.Hour || ttl > 24*time.Hour {
+			t.Errorf("%s expires in %v, want the default TTL, 24h", k, ttl)
+		}
+	}
+}
+
+// TestSpendSettle: the port's Reserve holds an amount when it fits and
+// reports spent and held, refuses one that does not with the numbers as
+// they are; Settle moves a call's hold to what it cost, never takes held
+// below zero, and a Settle of a run never reserved writes only what it
+// charged.
+func TestSpendSettle(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	r := newReplica(t, srv)
+	st := r.Store.Spend()
+	ctx := context.Background()
+	keys := func() string {
+		keys := r.Client.Keys(ctx, "toolmw:spend:*").Val()
+		slices.Sort(keys)
+		return strings.Join(keys, ",")
+	}
+	steps := []struct {
+		name        string
+		op          func() (spent, held int64, ok bool, err error)
+		spent, held int64
+		ok          bool
+	}{
+		{"reserve 60", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 60) }, 0, 60, true},
+		{"reserve 50 refused", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 50) }, 0, 60, false},
+		{"reserve 40", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 40) }, 0, 100, true},
+		{"settle 60 to 25", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", 60, 25) }, 25, 40, true},
+		{"reserve 35", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 35) }, 25, 75, true},
+		{"settle 40 to 0", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", 40, 0) }, 25, 35, true},
+		{"settle 100 to 35: held floors at 0", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", 100, 35) }, 60, 0, true},
+		{"reserve 41 refused", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 41) }, 60, 0, false},
+		{"reserve 40 fits exactly", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 40) }, 60, 40, true},
+	}
+	for _, s := range steps {
+		spent, held, ok, err := s.op()
+		if err != nil || ok != s.ok {
+			t.Fatalf("%s: ok %v err %v, want ok %v", s.name, ok, err, s.ok)
+		}
+		if strings.HasPrefix(s.name, "reserve") && (spent != s.spent || held != s.held) {
+			t.Errorf("%s: answered spent %d held %d, want %d and %d", s.name, spent, held, s.spent, s.held)
+		}
+		hs, hh := spendHash(t, r.Client, keys())
+		if hs != strconv.FormatInt(s.spent, 10) && !(s.spent == 0 && hs == "") || hh != strconv.FormatInt(s.held, 10) {
+			t.Errorf("%s: on Redis spent %q held %q, want %d and %d", s.name, hs, hh, s.spent, s.held)
+		}
+	}
+	r.Client.PExpire(ctx, keys(), time.Minute)
+	if _, _, _, err := st.Reserve(ctx, "run-s", 100, 0); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := r.Client.PTTL(ctx, keys()).Val(); ttl <= 23*time.Hour || ttl > 24*time.Hour {
+		t.Errorf("after a reserve the run's spend expires in %v, want the default TTL, 24h", ttl)
+	}
+	if err := r.Client.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Settle(ctx, "run-never-reserved", 10, 0); err != nil || keys() != "" {
+		t.Errorf("settle of nothing: %v, keys %q, want none written", err, keys())
+	}
+	if err := st.Settle(ctx, "run-never-reserved", 10, 7); err != nil {
+		t.Fatal(err)
+	}
+	if hs, hh := spendHash(t, r.Client, keys()); hs != "7" || hh != "" {
+		t.Errorf("settle of a run never reserved: spent %q held %q, want 7 and no hold", hs, hh)
+	}
+
+	// Through the layer: a metered call settles to what it read.
+	if err := r.Client.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tool := mustWrap(t, "summarise", func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("0.123456789"), nil
+	}, spend.New(spend.Metered("summarise", 0.5, readCost), spend.WithStore(st), spend.WithStoreTimeout(calm),
+		spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) })))
+	if _, err := tool(spendRun("run-m", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if hs, hh := spendHash(t, r.Client, keys()); hs != "123456789" || hh != "0" {
+		t.Errorf("a metered call: spent %q held %q, want what it read, 123456789 billionths, and 0", hs, hh)
+	}
+}
+
+// TestSpendKeys: hostile run ids (long, binary, with Redis protocol in
+// them) make keys of the prefix, "spend:" and 32 hex digits; different
+// ids keep apart, and stores with different prefixes do not share spend.
+func TestSpendKeys(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	a := newReplica(t, srv, redisstate.WithPrefix("app-a:"))
+	b := newReplica(t, srv, redisstate.WithPrefix("app-b:"))
+	hostile := strings.Repeat("id\r\n*1\r\n$8\r\nFLUSHALL\r\n{tag}\x00\xff", 5000)
+	ctx := context.Background()
+	for _, r := range []*replica{a, b} {
+		st := r.Store.Spend()
+		for _, id := range []string{hostile, hostile + "x"} {
+			if _, _, ok, err := st.Reserve(ctx, id, 10, 10); !ok || err != nil {
+				t.Fatalf("first reserve: %v, %v", ok, err)
+			}
+			if _, _, ok, err := st.Reserve(ctx, id, 10, 1); ok || err != nil {
+				t.Fatalf("a reserve past the limit: %v, %v", ok, err)
+			}
+		}
+		if err := st.Settle(ctx, hostile, 10, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok, err := st.Reserve(ctx, hostile, 10, 10); !ok || err != nil {
+			t.Fatalf("reserve after a settle to 0: %v, %v", ok, err)
+		}
+	}
+	keys, err := a.Client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	if len(keys) != 4 || !strings.HasPrefix(keys[0], "app-a:spend:") || !strings.HasPrefix(keys[3], "app-b:spend:") {
+		t.Fatalf("keys = %q, want two runs per prefix", keys)
+	}
+	for _, k := range keys {
+		if len(k) != len("app-a:spend:")+32 || strings.Trim(k[len("app-a:spend:"):], "0123456789abcdef") != "" {
+			t.Errorf("key %q: want the prefix, spend: and 32 hex digits", k)
+		}
+		f := a.Client.HKeys(ctx, k).Val()
+		slices.Sort(f)
+		if !slices.Equal(f, []string{"held", "spent"}) && !slices.Equal(f, []string{"held"}) {
+			t.Errorf("key %q has fields %q, want held and spent", k, f)
+		}
+	}
+}
+
+// TestSpendAmountBound: the port keeps amounts up to 2^53-1 billionths
+// exactly, and refuses a larger or negative limit, amount, hold or charge
+// with a clear error before any round trip; through the layer, a limit
+// past the bound falls back to the call's Account, reported.
+func TestSpendAmountBound(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	r := newReplica(t, srv)
+	st := r.Store.Spend()
+	ctx := context.Background()
+	const top = 1<<53 - 1
+	bad := []struct {
+		name string
+		op   func() error
+	}{
+		{"limit 2^53", func() error { _, _, _, err := st.Reserve(ctx, "run-b", 1<<53, 1); return err }},
+		{"amount 2^53", func() error { _, _, _, err := st.Reserve(ctx, "run-b", top, 1<<53); return err }},
+		{"limit 10^18", func() error { _, _, _, err := st.Reserve(ctx, "run-b", 1e18, 1); return err }},
+		{"negative amount", func() error { _, _, _, err := st.Reserve(ctx, "run-b", top, -1); return err }},
+		{"hold 2^53", func() error { return st.Settle(ctx, "run-b", 1<<53, 0) }},
+		{"charge 2^53", func() error { return st.Settle(ctx, "run-b", top, 1<<53) }},
+	}
+	for _, c := range bad {
+		trips := r.RoundTrips.n.Load()
+		err := c.op()
+		if err == nil || !strings.Contains(err.Error(), "2^53") {
+			t.Errorf("%s: %v, want the 2^53 bound", c.name, err)
+		}
+		if n := r.RoundTrips.n.Load() - trips; n != 0 {
+			t.Errorf("%s: %d round trips, want none", c.name, n)
+		}
+	}
+	// At the bound, exact: a double would round 2^53-1 - 1 … the sums stay whole.
+	if spent, held, ok, err := st.Reserve(ctx, "run-b", top, top); !ok || err != nil || spent != 0 || held != top {
+		t.Fatalf("reserve the whole bound: %d %d %v %v", spent, held, ok, err)
+	}
+	if spent, held, ok, err := st.Reserve(ctx, "run-b", top, 1); ok || err != nil || spent != 0 || held != top {
+		t.Fatalf("one more billionth: %d %d %v %v, want refused", spent, held, ok, err)
+	}
+	if err := st.Settle(ctx, "run-b", top, top-2); err != nil {
+		t.Fatal(err)
+	}
+	if spent, held, ok, err := st.Reserve(ctx, "run-b", top, 2); !ok || err != nil || spent != top-2 || held != 2 {
+		t.Fatalf("the last two billionths: %d %d %v %v", spent, held, ok, err)
+	}
+	if spent, held, ok, err := st.Reserve(ctx, "run-b", top, 1); ok || err != nil || spent != top-2 || held != 2 {
+		t.Fatalf("past the bound: %d %d %v %v, want refused", spent, held, ok, err)
+	}
+
+	// Through the layer: a limit of 10 million units is past the bound.
+	var reported []error
+	tool := mustWrap(t, "search", (&counted{}).tool, spend.New(spend.Fixed("search", 1), spend.WithStore(st),
+		spend.WithOnStoreError(func(e spend.StoreError) { reported = append(reported, e.Err) })))
+	ctx = spendRun("run-big", 1e7)
+	if _, err := tool(ctx, nil); err != nil {
+		t.Fatalf("a limit past the bound: %v, want the call reserved locally", err)
+	}
+	if acct, _ := spend.AccountFrom(ctx); acct.Spent() != 1 || len(reported) != 1 || !strings.Contains(reported[0].Error(), "2^53") {
+		t.Errorf("account spent %v, reported %v: want 1 and the bound's error", acct.Spent(), reported)
+	}
+}
+
+// TestSpendRedisDown: with redis-server killed, or busy (DEBUG SLEEP),
+// costed calls of a named run fall back to their Account without failing
+// or waiting past the store timeout, are reported and marked degraded;
+// with WithFailClosed they are refused instead.
+func TestSpendRedisDown(t *testing.T) {
+	const slack = 150 * time.Millisecond // a busy test machine
+	// Redis sleeps 2 s: the calls below must all happen while it does.
+	for _, mode := range []string{"killed", "slowed"} {
+		t.Run(mode, func(t *testing.T) {
+			noLeaks(t)
+			srv := startRedis(t)
+			replicas := newReplicas(t, srv, 3)
+			var reports atomic.Int64
+			var timeouts atomic.Int64 // reported with context.DeadlineExceeded
+			onErr := func(e spend.StoreError) {
+				reports.Add(1)
+				if errors.Is(e.Err, context.DeadlineExceeded) {
+					timeouts.Add(1)
+				}
+			}
+			c := &counted{}
+			var degraded atomic.Int64
+			note := func(next toolmw.Tool) toolmw.Tool {
+				return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+					res, err := next(ctx, args)
+					if call, _ := toolmw.CallFrom(ctx); call.Degraded == "spend" {
+						degraded.Add(1)
+					}
+					return res, err
+				}
+			}
+			var fleet, closed []toolmw.Tool
+			for _, r := range replicas {
+				fleet = append(fleet, mustWrap(t, "search", c.tool, note, spend.New(spend.Fixed("search", 0.1),
+					spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(storeTimeout), spend.WithOnStoreError(onErr))))
+				closed = append(closed, mustWrap(t, "search", c.tool, spend.New(spend.Fixed("search", 0.1),
+					spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(storeTimeout), spend.WithFailClosed())))
+			}
+			// Warm every replica's connection.
+			for i, tool := range append(slices.Clone(fleet), closed...) {
+				if _, err := tool(spendRun(fmt.Sprintf("warm-%d", i), 1), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			switch mode {
+			case "killed":
+				srv.Kill()
+			case "slowed":
+				sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Second})
+				defer sleeper.Close()
+				slept := make(chan error, 1)
+				go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2").Err() }()
+				defer func() {
+					if err := <-slept; err != nil {
+						t.Errorf("DEBUG SLEEP: %v", err)
+					}
+				}()
+				probe := srv.Client()
+				for {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+					err := probe.Ping(ctx).Err()
+					cancel()
+					if err != nil {
+						break // Redis sleeps
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			before, reportsBefore := c.runs(), reports.Load()
+			for i, tool := range fleet {
+				// One Account per replica, of 0.2: it bounds the replica.
+				ctx := spendRun("run-down", 0.2)
+				for j := range 3 {
+					start := time.Now()
+					_, err := tool(ctx, nil)
+					if took := time.Since(start); took > storeTimeout+slack {
+						t.Errorf("replica %d call %d took %v, want at most the store timeout, %v", i, j, took, storeTimeout)
+					}
+					if want := j < 2; (err == nil) != want || !want && !spendLimited(err) {
+						t.Errorf("replica %d call %d: %v, want it to run: %v", i, j, err, want)
+					}
+				}
+			}
+			if n := c.runs() - before; n != 2*len(fleet) {
+				t.Errorf("%d executions while Redis was down, want the limit per replica, %d", n, 2*len(fleet))
+			}
+			if n := reports.Load() - reportsBefore; n != 3*int64(len(fleet)) {
+				t.Errorf("%d store errors reported, want one per call, %d", n, 3*len(fleet))
+			}
+			if n := timeouts.Load(); mode == "slowed" && n < int64(len(fleet)) {
+				t.Errorf("%d reports of context.DeadlineExceeded, want one per replica at least", n)
+			}
+			if n := degraded.Load(); n != 3*int64(len(fleet)) {
+				t.Errorf("%d calls marked degraded, want every call, %d", n, 3*len(fleet))
+			}
+			for i, tool := range closed {
+				start := time.Now()
+				if _, err := tool(spendRun("run-closed", 1), nil); !spendLimited(err) || taxonomy.IsFinal(err) {
+					t.Errorf("fail closed, replica %d: %v, want spend_limit, not final", i, err)
+				}
+				if took := time.Since(start); took > storeTimeout+slack {
+					t.Errorf("fail closed, replica %d took %v", i, took)
+				}
+			}
+		})
+	}
+}

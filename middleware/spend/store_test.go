@@ -1,0 +1,574 @@
+package spend_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// memStore is a spend.Store in memory, shared by the "replicas" of a test.
+// It is safe for concurrent use.
+type memStore struct {
+	mu         sync.Mutex
+	spent      map[string]int64
+	held       map[string]int64
+	peak       int64 // the highest spent+held of any run, measured after each Reserve
+	reserveErr error // returned by Reserve when set
+	settleErr  error // returned by Settle when set
+	hang       bool  // Reserve waits for its context
+
+	reserves, settles atomic.Int64
+}
+
+func (m *memStore) Reserve(ctx context.Context, id string, limit, amount int64) (int64, int64, bool, error) {
+	m.reserves.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hang {
+		m.mu.Unlock()
+		<-ctx.Done()
+		m.mu.Lock()
+		return 0, 0, false, ctx.Err()
+	}
+	if m.reserveErr != nil {
+		return 0, 0, false, m.reserveErr
+	}
+	if m.spent == nil {
+		m.spent, m.held = map[string]int64{}, map[string]int64{}
+	}
+	if m.spent[id]+m.held[id]+amount > limit {
+		return m.spent[id], m.held[id], false, nil
+	}
+	m.held[id] += amount
+	m.peak = max(m.peak, m.spent[id]+m.held[id])
+	return m.spent[id], m.held[id], true, nil
+}
+
+func (m *memStore) Settle(_ context.Context, id string, held, charge int64) error {
+	m.settles.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.settleErr != nil {
+		return m.settleErr
+	}
+	m.held[id] = max(m.held[id]-held, 0)
+	m.spent[id] += charge
+	return nil
+}
+
+func (m *memStore) set(f func(m *memStore)) {
+	m.mu.Lock()
+	f(m)
+	m.mu.Unlock()
+}
+
+// state returns a run's spent and held, and the peak of any run.
+func (m *memStore) state(id string) (spent, held, peak int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.spent[id], m.held[id], m.peak
+}
+
+// units is amount in the layer's units, whole billionths.
+func units(amount float64) int64 { return int64(math.Round(amount * 1e9)) }
+
+// reports collects a layer's StoreErrors. It is safe for concurrent use.
+type reports struct {
+	mu  sync.Mutex
+	got []spend.StoreError
+}
+
+func (r *reports) add(e spend.StoreError) {
+	r.mu.Lock()
+	r.got = append(r.got, e)
+	r.mu.Unlock()
+}
+
+func (r *reports) take() []spend.StoreError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.got
+	r.got = nil
+	return got
+}
+
+// degraded returns a middleware, to wrap outside the layer, that records
+// the call's Degraded note once the call returns, as tracing reads it.
+func degraded(note *atomic.Value) toolmw.Middleware {
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			res, err := next(ctx, args)
+			call, _ := toolmw.CallFrom(ctx)
+			note.Store(call.Degraded)
+			return res, err
+		}
+	}
+}
+
+// counted is a tool that counts its runs and answers res, err.
+type counted struct {
+	n   atomic.Int64
+	res toolmw.Result
+	err error
+}
+
+func (c *counted) tool(context.Context, json.RawMessage) (toolmw.Result, error) {
+	c.n.Add(1)
+	return c.res, c.err
+}
+
+// inRun returns ctx with a new Account of limit and a new Run named id:
+// one replica's view of the run, as when each request of the run is
+// served on its own.
+func inRun(ctx context.Context, id string, limit float64) context.Context {
+	return budget.WithRun(spend.WithLimit(ctx, limit), budget.WithID(id))
+}
+
+var errDown = errors.New("store down at 10.0.0.7:6379")
+
+// TestStoreAcrossReplicas: two replicas (two layers, each call with its own
+// Account and its own Run of the same id) sharing a Store hold the run's
+// limit in all. 100 concurrent calls of a fixed cost run exactly as many
+// times as fit the limit once; 100 callers of a metered tool calling until
+// refused never take the run past it: the Store's spent plus held,
+// measured after every reservation, peaks at most at the limit, and what
+// the tools measured begun at their maximum does too. Each execution takes
+// 1 ms of a testing/synctest bubble's time, so every call admitted is in a
+// tool before any returns. Without the Store every call would run.
+func TestStoreAcrossReplicas(t *testing.T) {
+	const limit = 1.0
+	cases := []struct {
+		name   string
+		cost   spend.Option
+		max    float64 // reserved per call
+		read   float64 // what a call costs
+		loop   bool    // callers call until refused
+		runs   int64   // executions, when not looping
+		refuse int64   // refusals
+	}{
+		{"fixed", spend.Fixed("search", 0.07), 0.07, 0.07, false, 14, 86},
+		{"metered", spend.Metered("search", 0.1, func(res toolmw.Result) float64 {
+			v, _ := strconv.ParseFloat(res.Content, 64)
+			return v
+		}), 0.1, 0.04, true, 0, 100},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := &memStore{}
+				var g gauge
+				var runs atomic.Int64
+				tool := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+					runs.Add(1)
+					g.start(c.max)
+					defer g.end(c.max, c.read)
+					time.Sleep(time.Millisecond)
+					return toolmw.Text(strconv.FormatFloat(c.read, 'f', -1, 64)), nil
+				}
+				var replicas []toolmw.Tool
+				for range 2 {
+					replicas = append(replicas, wrap(t, "search", tool, spend.New(c.cost,
+						spend.WithStore(st), spend.WithStoreTimeout(time.Minute),
+						spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
+				}
+				var refused atomic.Int64
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range 100 {
+					wg.Go(func() {
+						<-start
+						for range 50 { // far more than fit the limit
+							_, err := replicas[i%2](inRun(context.Background(), "run-1", limit), nil)
+							switch {
+							case isSpendLimit(err):
+								refused.Add(1)
+								return
+							case err != nil:
+								t.Errorf("call %d: %v", i, err)
+								return
+							}
+							if !c.loop {
+								return
+							}
+						}
+						t.Errorf("caller %d: 50 calls and never refused", i)
+					})
+				}
+				close(start)
+				wg.Wait()
+				spent, held, peak := st.state("run-1")
+				if peak > units(limit) || g.peak > limit+1e-9 {
+					t.Errorf("peak of spent+held in the store %v, at the tools %v: over the limit %v", float64(peak)/1e9, g.peak, limit)
+				}
+				if spent > units(limit) || held != 0 {
+					t.Errorf("store spent %v held %v, want at most %v spent and nothing held", spent, held, units(limit))
+				}
+				if want := units(g.actual); spent != want {
+					t.Errorf("store spent %d, the tools cost %d", spent, want)
+				}
+				if n := runs.Load(); !c.loop && n != c.runs {
+					t.Errorf("%d executions across two replicas, want %d", n, c.runs)
+				}
+				if n := refused.Load(); n != c.refuse {
+					t.Errorf("%d refusals, want %d", n, c.refuse)
+				}
+				if c.loop && spent < units(limit-c.max) {
+					t.Errorf("store spent %v: the callers stopped before the limit was near", spent)
+				}
+				if n := st.settles.Load(); n != runs.Load() {
+					t.Errorf("%d Settles, want one per execution, %d", n, runs.Load())
+				}
+				t.Logf("%d executions, %d refusals; peak spent+held %.2f of %.2f, spent %.2f",
+					runs.Load(), refused.Load(), float64(peak)/1e9, limit, float64(spent)/1e9)
+			})
+		})
+	}
+}
+
+// TestStoreRefusal: a call the Store refuses does not run and ends as the
+// local refusal would, with the Store's numbers: the limit, the run's
+// spent and held as spent, what is left; the call's own Account, which saw
+// none of the run's other calls, is left as it was.
+func TestStoreRefusal(t *testing.T) {
+	st := &memStore{}
+	ct := &counted{res: toolmw.Text("ok")}
+	other := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.5), spend.WithStore(st)))
+	for range 2 { // the other replica spends the whole limit
+		if _, err := other(inRun(context.Background(), "run-1", 1), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.01), spend.WithStore(st)))
+	ctx := inRun(context.Background(), "run-1", 1)
+	_, err := tool(ctx, nil)
+	if !isSpendLimit(err) {
+		t.Fatalf("%v, want spend_limit", err)
+	}
+	info := taxonomy.InfoOf(err)
+	if info.Spend == nil || *info.Spend != (taxonomy.SpendInfo{Limit: 1, Spent: 1, Left: 0}) || info.Retryable {
+		t.Errorf("record %+v, spend %+v, want the store's: limit 1, spent 1, left 0", info, info.Spend)
+	}
+	if !strings.Contains(err.Error(), "may cost up to 0.01, and the run has 0 of its spend limit left; nothing ran") {
+		t.Errorf("message %q, want the local refusal's", err)
+	}
+	if ct.n.Load() != 2 {
+		t.Errorf("%d executions, want the other replica's 2", ct.n.Load())
+	}
+	acct, _ := spend.AccountFrom(ctx)
+	if acct.Spent() != 0 || acct.Held() != 0 {
+		t.Errorf("the refused call's account: spent %v held %v, want untouched", acct.Spent(), acct.Held())
+	}
+}
+
+// TestStoreSettle: after the call, the reservation is settled in the Store
+// and in the call's Account to what the call cost: a metered success to
+// what it read, a call that ran nothing (circuit-open) to 0, a failure
+// that may have acted and a panic to the maximum. A Settle that fails is
+// reported; the reservation then stays held in the Store.
+func TestStoreSettle(t *testing.T) {
+	const max = 0.5
+	cases := []struct {
+		name      string
+		err       error // the tool's error
+		panics    bool
+		settleErr error
+		charge    float64 // what the call cost, in its account
+		spent     float64 // the run's spent in the store after it
+		held      float64 // the run's held in the store after it
+	}{
+		{"metered success", nil, false, nil, 0.123, 0.123, 0},
+		{"ran nothing", taxonomy.New(taxonomy.KindCircuitOpen, "circuit_open", "open"), false, nil, 0, 0, 0},
+		{"failed", taxonomy.Failure("booking_failed", "failed"), false, nil, max, max, 0},
+		{"panic", nil, true, nil, max, max, 0},
+		{"settle fails", nil, false, errDown, 0.123, 0, max},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := &memStore{settleErr: c.settleErr}
+			var rep reports
+			tool := wrap(t, "summarise", func(context.Context, json.RawMessage) (toolmw.Result, error) {
+				if c.panics {
+					panic("tool broke")
+				}
+				return toolmw.Text("0.123"), c.err
+			}, spend.New(spend.Metered("summarise", max, func(res toolmw.Result) float64 {
+				v, _ := strconv.ParseFloat(res.Content, 64)
+				return v
+			}), spend.WithStore(st), spend.WithOnStoreError(rep.add)))
+			ctx := inRun(context.Background(), "run-1", 1)
+			func() {
+				defer func() {
+					if r := recover(); (r != nil) != c.panics {
+						t.Errorf("recovered %v, want a panic %v", r, c.panics)
+					}
+				}()
+				_, _ = tool(ctx, nil)
+			}()
+			if spent, held, _ := st.state("run-1"); spent != units(c.spent) || held != units(c.held) {
+				t.Errorf("store spent %d held %d, want %d and %d", spent, held, units(c.spent), units(c.held))
+			}
+			acct, _ := spend.AccountFrom(ctx)
+			if math.Abs(acct.Spent()-c.charge) > 1e-9 || acct.Held() != 0 {
+				t.Errorf("account spent %v held %v, want %v and 0", acct.Spent(), acct.Held(), c.charge)
+			}
+			got := rep.take()
+			if reported := len(got) == 1 && got[0].Op == "settle" && errors.Is(got[0].Err, errDown); reported != (c.settleErr != nil) || len(got) > 1 {
+				t.Errorf("reported %v, want a settle error: %v", got, c.settleErr != nil)
+			}
+		})
+	}
+}
+
+// TestStoreNotAsked: a call of a run without an id, of no run, or without
+// an Account never asks the Store and behaves as without one.
+func TestStoreNotAsked(t *testing.T) {
+	cases := []struct {
+		name    string
+		ctx     func() context.Context
+		limited bool // the second call is refused by the context's Account
+	}{
+		{"run without id", func() context.Context {
+			return budget.WithRun(spend.WithLimit(context.Background(), 0.1))
+		}, true},
+		{"no run", func() context.Context { return spend.WithLimit(context.Background(), 0.1) }, true},
+		{"no account", func() context.Context {
+			return budget.WithRun(context.Background(), budget.WithID("run-1"))
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := &memStore{}
+			ct := &counted{res: toolmw.Text("ok")}
+			tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1), spend.WithStore(st)))
+			ctx := c.ctx()
+			if _, err := tool(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tool(ctx, nil); isSpendLimit(err) != c.limited {
+				t.Errorf("second call: %v, want refused %v", err, c.limited)
+			}
+			if n := st.reserves.Load() + st.settles.Load(); n != 0 {
+				t.Errorf("the Store was asked %d times, want never", n)
+			}
+		})
+	}
+}
+
+// TestStoreFailsOpen: when the Store fails, a call is reserved in its
+// Account (which holds what the Store admitted there), reported with the
+// Store's error and marked degraded; for a quarter of a second the Store
+// is left alone and calls reserve locally, reported as resting; then it is
+// asked again.
+func TestStoreFailsOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &memStore{}
+		var rep reports
+		var note atomic.Value
+		ct := &counted{res: toolmw.Text("ok")}
+		tool := wrap(t, "search", ct.tool, degraded(&note),
+			spend.New(spend.Fixed("search", 0.1), spend.WithStore(st), spend.WithOnStoreError(rep.add)))
+		ctx := inRun(context.Background(), "run-1", 0.3)
+
+		// step is one call: whether it runs, asks the Store, and what it
+		// reports.
+		step := func(name string, runs, asks bool, report error) {
+			t.Helper()
+			n, reserves := ct.n.Load(), st.reserves.Load()
+			_, err := tool(ctx, nil)
+			if ran := ct.n.Load() > n; ran != runs || ran && err != nil || !ran && !isSpendLimit(err) {
+				t.Errorf("%s: ran %v (%v), want %v", name, ran, err, runs)
+			}
+			if asked := st.reserves.Load() > reserves; asked != asks {
+				t.Errorf("%s: asked the store %v, want %v", name, asked, asks)
+			}
+			got := rep.take()
+			switch {
+			case report == nil && len(got) != 0:
+				t.Errorf("%s: reported %v, want nothing", name, got)
+			case report != nil && (len(got) != 1 || got[0].Op != "reserve" || (got[0].Err == errDown) != (report == errDown)):
+				t.Errorf("%s: reported %v, want one reserve with %v", name, got, report)
+			}
+			want := ""
+			if report != nil {
+				want = "spend"
+			}
+			if d := note.Load(); d != want {
+				t.Errorf("%s: degraded %q, want %q", name, d, want)
+			}
+		}
+		resting := errors.New("resting")
+
+		step("store admits", true, true, nil)
+		st.set(func(m *memStore) { m.reserveErr = errDown })
+		step("store fails: reserved locally", true, true, errDown)
+		step("resting", true, false, resting)
+		time.Sleep(250*time.Millisecond - time.Nanosecond)
+		step("still resting: the account, with the store's call, is full", false, false, resting)
+		time.Sleep(time.Nanosecond)
+		step("rest over: asked again", false, true, errDown)
+		if spent, _, _ := st.state("run-1"); spent != units(0.1) {
+			t.Errorf("store spent %d, want the one call it admitted", spent)
+		}
+	})
+}
+
+// TestStoreHangs: a Store that does not answer holds a call for exactly the
+// store timeout (50 ms by default); the call then runs, reserved locally,
+// reported with context.DeadlineExceeded. A call whose own context ends
+// first does not run and is not reported.
+func TestStoreHangs(t *testing.T) {
+	cases := []struct {
+		name     string
+		timeout  time.Duration // WithStoreTimeout
+		ctx      func() (context.Context, context.CancelFunc)
+		wait     time.Duration
+		runs     bool
+		reported bool
+		want     func(error) bool
+	}{
+		{"default timeout", 0, noDeadline, 50 * time.Millisecond, true, true, isNil},
+		{"10ms", 10 * time.Millisecond, noDeadline, 10 * time.Millisecond, true, true, isNil},
+		{"call deadline first", 0, deadline(20 * time.Millisecond), 20 * time.Millisecond, false, false, isTimeout},
+		{"call cancelled", 0, cancelled, 0, false, false, isCanceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := &memStore{hang: true}
+				var rep reports
+				ct := &counted{res: toolmw.Text("ok")}
+				tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1),
+					spend.WithStore(st), spend.WithStoreTimeout(c.timeout), spend.WithOnStoreError(rep.add)))
+				ctx, cancel := c.ctx()
+				defer cancel()
+				ctx = inRun(ctx, "run-1", 1)
+				start := time.Now()
+				_, err := tool(ctx, nil)
+				if d := time.Since(start); d != c.wait {
+					t.Errorf("the call waited %v, want %v", d, c.wait)
+				}
+				if !c.want(err) {
+					t.Errorf("error %v", err)
+				}
+				if ran := ct.n.Load() == 1; ran != c.runs {
+					t.Errorf("ran %v, want %v", ran, c.runs)
+				}
+				got := rep.take()
+				if reported := len(got) > 0; reported != c.reported {
+					t.Fatalf("reported %v, want %v", got, c.reported)
+				}
+				if c.reported && !errors.Is(got[0].Err, context.DeadlineExceeded) {
+					t.Errorf("reported %v, want context.DeadlineExceeded", got[0].Err)
+				}
+				acct, _ := spend.AccountFrom(ctx)
+				if want := map[bool]float64{true: 0.1}[c.runs]; acct.Spent() != want {
+					t.Errorf("account spent %v, want %v", acct.Spent(), want)
+				}
+			})
+		})
+	}
+}
+
+func noDeadline() (context.Context, context.CancelFunc) { return context.Background(), func() {} }
+
+func deadline(d time.Duration) func() (context.Context, context.CancelFunc) {
+	return func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), d) }
+}
+
+func cancelled() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx, cancel
+}
+
+func isNil(err error) bool { return err == nil }
+
+func isTimeout(err error) bool {
+	return taxonomy.InfoOf(err).Kind == taxonomy.KindTimeout && errors.Is(err, context.DeadlineExceeded)
+}
+
+func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
+
+// TestStoreFailClosed: with WithFailClosed, a call whose spend the Store
+// could not check does not run and is refused as
+// budget-exceeded/spend_limit, not retryable and not final (a later call
+// may succeed), with a message saying so; it is reported and marked
+// degraded. Once the Store answers, the call runs.
+func TestStoreFailClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &memStore{reserveErr: errDown}
+		var rep reports
+		var note atomic.Value
+		ct := &counted{res: toolmw.Text("ok")}
+		tool := wrap(t, "search", ct.tool, degraded(&note), spend.New(spend.Fixed("search", 0.1),
+			spend.WithStore(st), spend.WithFailClosed(), spend.WithOnStoreError(rep.add)))
+		ctx := inRun(context.Background(), "run-1", 1)
+		_, err := tool(ctx, nil)
+		if !isSpendLimit(err) || taxonomy.IsFinal(err) || !strings.Contains(err.Error(), "could not be checked") {
+			t.Fatalf("store down, fail closed: %v (final %v), want spend_limit saying the spend could not be checked, not final", err, taxonomy.IsFinal(err))
+		}
+		if ok, _ := taxonomy.ShouldRetry(err, true); ok {
+			t.Error("ShouldRetry says retry the fail-closed refusal")
+		}
+		if ct.n.Load() != 0 {
+			t.Error("the tool ran")
+		}
+		if acct, _ := spend.AccountFrom(ctx); acct.Held() != 0 || acct.Spent() != 0 {
+			t.Errorf("the refused call's account: spent %v held %v", acct.Spent(), acct.Held())
+		}
+		if got := rep.take(); len(got) != 1 || got[0].Err != errDown {
+			t.Errorf("reported %v, want the store's error", got)
+		}
+		if d := note.Load(); d != "spend" {
+			t.Errorf("degraded %q, want spend", d)
+		}
+		time.Sleep(250 * time.Millisecond)
+		st.set(func(m *memStore) { m.reserveErr = nil })
+		if _, err := tool(ctx, nil); err != nil || ct.n.Load() != 1 {
+			t.Fatalf("store back: %v, ran %d times, want one run", err, ct.n.Load())
+		}
+	})
+}
+
+// TestStoreValidate: a negative store timeout is invalid; 0 is the default.
+func TestStoreValidate(t *testing.T) {
+	st := &memStore{}
+	cases := []struct {
+		opt   spend.Option
+		valid bool
+	}{
+		{spend.WithStoreTimeout(-1), false},
+		{spend.WithStoreTimeout(0), true},
+		{spend.WithStoreTimeout(time.Second), true},
+		{spend.WithStore(nil), true},
+		{spend.WithFailClosed(), true},
+		{spend.WithOnStoreError(nil), true},
+	}
+	for i, c := range cases {
+		opts := []spend.Option{spend.Fixed("search", 1), spend.WithStore(st), c.opt}
+		err := spend.Validate(opts...)
+		if (err == nil) != c.valid {
+			t.Errorf("case %d: Validate = %v, want valid %v", i, err, c.valid)
+		}
+		if !c.valid && taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
+			t.Errorf("case %d: %v, want option_invalid", i, err)
+		}
+		_, werr := toolmw.Wrap(toolmw.Spec{Name: "search"}, ok, spend.New(opts...))
+		if (werr == nil) != c.valid {
+			t.Errorf("case %d: Wrap = %v, want valid %v", i, werr, c.valid)
+		}
+	}
+}

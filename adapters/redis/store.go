@@ -24,7 +24,8 @@ const MaxPrefixLen = 64
 // Store is toolmw's shared state on one Redis deployment: rate limits
 // ([Store.RateLimits]), retry token budgets ([Store.RetryBudget]), run
 // attempt counts ([Store.Runs]), per-run call counts ([Store.RunCalls]),
-// breakers ([Store.Breakers]) and approval decisions ([Store.Approvals]). Every key it writes starts with its
+// per-run spend ([Store.Spend]), breakers ([Store.Breakers]) and approval
+// decisions ([Store.Approvals]). Every key it writes starts with its
 // prefix and expires by itself. It never holds a lock across a tool call:
 // each operation is one Lua script, one round trip.
 //
@@ -93,8 +94,8 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
-// WithTTL sets how long a run's attempt and call counts and a retry bucket
-// live after their last use (0 means [DefaultTTL]). A retry bucket that
+// WithTTL sets how long a run's attempt and call counts and spend, and a
+// retry bucket, live after their last use (0 means [DefaultTTL]). A retry bucket that
 // expires starts full again; a run's counts that expire start from zero, so
 // keep it longer than a run lasts. Rate-limit keys expire on their own schedule
 // (when their bucket is full again). A negative d, or one under a

@@ -57,7 +57,7 @@ type Event struct {
 	// Degraded names the layer that decided the call on its local state
 	// because its shared store failed or did not answer in time
 	// (toolmw.Call.Degraded: "breaker", "ratelimit", "retry_budget",
-	// "run_budget", "runlimit"), so a fleet running on local state shows
+	// "run_budget", "runlimit", "spend"), so a fleet running on local state shows
 	// in its run events; "" otherwise.
 	Degraded string `json:"degraded,omitempty"`
 	// ToldCut reports that Told was longer than the Emitter keeps and was

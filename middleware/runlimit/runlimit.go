@@ -93,10 +93,7 @@ func New(opts ...Option) toolmw.Middleware {
 	}
 	l := &layer{limits: cfg.limits, refusals: map[string]*taxonomy.ToolError{}}
 	if cfg.store.s != nil {
-		l.shared = &shared{storeConfig: cfg.store}
-		if l.shared.timeout == 0 {
-			l.shared.timeout = DefaultStoreTimeout
-		}
+		l.shared = newShared(cfg.store)
 	}
 	for tool, n := range cfg.limits {
 		msg := fmt.Sprintf("this tool may be called at most %d times in one run, and this run has made them; nothing ran", n)

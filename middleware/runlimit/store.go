@@ -3,11 +3,11 @@ package runlimit
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -53,11 +53,6 @@ type StoreError struct {
 // DefaultStoreTimeout is how long a call waits for the [Store] by default
 // before it is counted locally.
 const DefaultStoreTimeout = 50 * time.Millisecond
-
-// storeRest is how long the layer leaves a Store alone after it failed:
-// calls count locally meanwhile, so an outage costs at most one timeout per
-// rest, not one per call, and the Store is tried again after it.
-const storeRest = 250 * time.Millisecond
 
 // WithStore makes the layer count the calls of a named run (budget.WithID)
 // in s, shared by every replica using the same Store, so that a limit
@@ -121,10 +116,6 @@ type storeConfig struct {
 var errStoreDown = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallLimit,
 	"this tool's calls in this run could not be counted; nothing ran; it may be called again later")
 
-// errDeadline: the call's deadline passed while the Store was asked.
-var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false).
-	WithCause(context.DeadlineExceeded)
-
 // errResting is the StoreError of a call counted locally because the Store
 // failed moments ago.
 var errResting = storeResting{}
@@ -137,69 +128,53 @@ func (storeResting) Error() string {
 
 // shared is the state of a layer with a Store.
 type shared struct {
-	storeConfig
-	rest atomic.Int64 // unix nanoseconds until which the Store is left alone
+	s          Store
+	failClosed bool
+	guard      storeguard.Guard
+}
+
+func newShared(c storeConfig) *shared {
+	s := &shared{s: c.s, failClosed: c.failClosed}
+	s.guard = storeguard.Guard{Layer: "runlimit", Timeout: c.timeout, Resting: errResting}
+	if s.guard.Timeout == 0 {
+		s.guard.Timeout = DefaultStoreTimeout
+	}
+	if f := c.onError; f != nil {
+		s.guard.OnError = func(op string, err error) { f(StoreError{Op: op, Err: err}) }
+	}
+	return s
 }
 
 // sharedCall counts a call of a named run in the Store, or in c, the
 // replica's count of the run, when the Store cannot answer, and runs next.
 // c also counts the calls the Store admitted here, so that during an
-// outage the replica's calls of the run stay within the limit.
+// outage the replica's calls of the run stay within the limit. A call
+// whose own context ends while the Store is asked may have taken a slot
+// there, which then stays taken.
 func (l *layer) sharedCall(ctx context.Context, run *budget.Run, c *counts, tool string, limit int,
 	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	s := l.shared
 	id := run.ID()
-	if time.Now().UnixNano() >= s.rest.Load() {
-		sctx, cancel := context.WithTimeout(ctx, s.timeout)
-		ok, err := s.s.Take(sctx, id, tool, limit)
-		cancel()
-		switch {
-		case err == nil && !ok:
-			return toolmw.Result{}, l.refusals[tool]
-		case err == nil:
-			c.add(tool)
-			res, err := next(ctx, args)
-			if noEffect(err) {
-				c.giveBack(tool)
-				s.release(ctx, id, tool)
-			}
-			return res, err
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			// The call itself ended while the Store was asked; it may have
-			// taken a slot there, which then stays taken.
-			if cerr == context.DeadlineExceeded {
-				return toolmw.Result{}, errDeadline
-			}
-			return toolmw.Result{}, cerr
-		}
-		s.failed("take", err)
-	} else if s.onError != nil {
-		s.onError(StoreError{Op: "take", Err: errResting})
-	}
-	toolmw.SetDegraded(ctx, "runlimit")
-	if s.failClosed {
+	var ok bool
+	local, end := s.guard.Ask(ctx, "take", func(ctx context.Context) (err error) {
+		ok, err = s.s.Take(ctx, id, tool, limit)
+		return err
+	})
+	switch {
+	case end != nil:
+		return toolmw.Result{}, end
+	case local && s.failClosed:
 		return toolmw.Result{}, errStoreDown
+	case local:
+		return l.localCall(ctx, c, tool, limit, next, args)
+	case !ok:
+		return toolmw.Result{}, l.refusals[tool]
 	}
-	return l.localCall(ctx, c, tool, limit, next, args)
-}
-
-// release gives a slot back to the Store. It is bounded by the store
-// timeout but not by the call's context, which may have ended with the
-// call: the slot is given back all the same.
-func (s *shared) release(ctx context.Context, id, tool string) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-	err := s.s.Release(rctx, id, tool)
-	cancel()
-	if err != nil {
-		s.failed("release", err)
+	c.add(tool)
+	res, err := next(ctx, args)
+	if noEffect(err) {
+		c.giveBack(tool)
+		s.guard.After(ctx, "release", func(ctx context.Context) error { return s.s.Release(ctx, id, tool) })
 	}
-}
-
-// failed records that the Store failed now and reports it.
-func (s *shared) failed(op string, err error) {
-	s.rest.Store(time.Now().Add(storeRest).UnixNano())
-	if s.onError != nil {
-		s.onError(StoreError{Op: op, Err: err})
-	}
+	return res, err
 }

@@ -158,10 +158,7 @@ func New(opts ...Option) toolmw.Middleware {
 	}
 	l := &layer{config: cfg}
 	if cfg.store.s != nil {
-		l.shared = &shared{storeConfig: cfg.store}
-		if l.shared.timeout == 0 {
-			l.shared.timeout = DefaultStoreTimeout
-		}
+		l.shared = newShared(cfg.store)
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {

@@ -3,10 +3,10 @@ package spend
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -61,11 +61,6 @@ type StoreError struct {
 // DefaultStoreTimeout is how long a call waits for the [Store] by default
 // before it is reserved locally.
 const DefaultStoreTimeout = 50 * time.Millisecond
-
-// storeRest is how long the layer leaves a Store alone after it failed:
-// calls reserve locally meanwhile, so an outage costs at most one timeout
-// per rest, not one per call, and the Store is tried again after it.
-const storeRest = 250 * time.Millisecond
 
 // WithStore makes the layer keep the spend of a named run (budget.WithID)
 // in s, shared by every replica using the same Store, so that a run's
@@ -131,10 +126,6 @@ type storeConfig struct {
 var errStoreDown = taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendLimit,
 	"this run's spend could not be checked against its limit; nothing ran; it may be called again later")
 
-// errDeadline: the call's deadline passed while the Store was asked.
-var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false).
-	WithCause(context.DeadlineExceeded)
-
 // errResting is the StoreError of a call reserved locally because the
 // Store failed moments ago.
 var errResting = storeResting{}
@@ -147,66 +138,56 @@ func (storeResting) Error() string {
 
 // shared is the state of a layer with a Store.
 type shared struct {
-	storeConfig
-	rest atomic.Int64 // unix nanoseconds until which the Store is left alone
+	s          Store
+	failClosed bool
+	guard      storeguard.Guard
+}
+
+func newShared(c storeConfig) *shared {
+	s := &shared{s: c.s, failClosed: c.failClosed}
+	s.guard = storeguard.Guard{Layer: "spend", Timeout: c.timeout, Resting: errResting}
+	if s.guard.Timeout == 0 {
+		s.guard.Timeout = DefaultStoreTimeout
+	}
+	if f := c.onError; f != nil {
+		s.guard.OnError = func(op string, err error) { f(StoreError{Op: op, Err: err}) }
+	}
+	return s
 }
 
 // sharedCall reserves a call of the run named id in the Store, or in acct,
 // the replica's account of the run, when the Store cannot answer, and runs
 // next. acct also holds the reservations the Store admitted here, so that
 // during an outage the replica's spend of the run stays within the limit.
+// A call whose own context ends while the Store is asked may have reserved
+// there, which then stays held until the run expires.
 func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call toolmw.Call, c cost,
 	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	s := l.shared
-	if time.Now().UnixNano() >= s.rest.Load() {
-		sctx, cancel := context.WithTimeout(ctx, s.timeout)
-		spent, held, ok, err := s.s.Reserve(sctx, id, acct.limit, c.max)
-		cancel()
-		switch {
-		case err == nil && !ok:
-			return toolmw.Result{}, acct.refusal(c.max, spent+held)
-		case err == nil:
-			acct.add(c.max)
-			return l.run(ctx, acct, id, call, c, next, args)
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			// The call itself ended while the Store was asked; it may have
-			// reserved there, which then stays held until the run expires.
-			if cerr == context.DeadlineExceeded {
-				return toolmw.Result{}, errDeadline
-			}
-			return toolmw.Result{}, cerr
-		}
-		s.failed("reserve", err)
-	} else if s.onError != nil {
-		s.onError(StoreError{Op: "reserve", Err: errResting})
-	}
-	toolmw.SetDegraded(ctx, "spend")
-	if s.failClosed {
+	var spent, held int64
+	var ok bool
+	local, end := s.guard.Ask(ctx, "reserve", func(ctx context.Context) (err error) {
+		spent, held, ok, err = s.s.Reserve(ctx, id, acct.limit, c.max)
+		return err
+	})
+	switch {
+	case end != nil:
+		return toolmw.Result{}, end
+	case local && s.failClosed:
 		return toolmw.Result{}, errStoreDown
+	case local:
+		if err := acct.reserve(c.max); err != nil {
+			return toolmw.Result{}, err
+		}
+		return l.run(ctx, acct, "", call, c, next, args)
+	case !ok:
+		return toolmw.Result{}, acct.refusal(c.max, spent+held)
 	}
-	if err := acct.reserve(c.max); err != nil {
-		return toolmw.Result{}, err
-	}
-	return l.run(ctx, acct, "", call, c, next, args)
+	acct.add(c.max)
+	return l.run(ctx, acct, id, call, c, next, args)
 }
 
-// settle settles a call in the Store. It is bounded by the store timeout
-// but not by the call's context, which may have ended with the call: the
-// reservation is settled all the same.
+// settle settles a call in the Store (see storeguard.Guard.After).
 func (s *shared) settle(ctx context.Context, id string, held, charge int64) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-	err := s.s.Settle(sctx, id, held, charge)
-	cancel()
-	if err != nil {
-		s.failed("settle", err)
-	}
-}
-
-// failed records that the Store failed now and reports it.
-func (s *shared) failed(op string, err error) {
-	s.rest.Store(time.Now().Add(storeRest).UnixNano())
-	if s.onError != nil {
-		s.onError(StoreError{Op: op, Err: err})
-	}
+	s.guard.After(ctx, "settle", func(ctx context.Context) error { return s.s.Settle(ctx, id, held, charge) })
 }

@@ -415,10 +415,7 @@ func TestBreakerRedisSlowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sleeper := srv.Client()
-	slept := make(chan error, 1)
-	go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
-	time.Sleep(100 * time.Millisecond) // the server is asleep
+	wake := srv.Sleep(time.Second)
 	var longest time.Duration
 	for range 5 {
 		for _, tool := range fleet {
@@ -430,7 +427,7 @@ func TestBreakerRedisSlowed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := <-slept; err != nil {
+	if err := wake(); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("store timeout %v: the longest call while Redis slept 1s took %v; %d fallbacks", storeTimeout, longest, fellBack.Load())

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
@@ -181,20 +179,7 @@ func TestRedisSlowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Second})
-	defer sleeper.Close()
-	slept := make(chan error, 1)
-	go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
-	probe := srv.Client()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		err := probe.Ping(ctx).Err()
-		cancel()
-		if err != nil {
-			break // Redis sleeps
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wake := srv.Sleep(time.Second)
 
 	// Each port directly: within the store timeout, with slack for a busy
 	// machine.
@@ -224,7 +209,7 @@ func TestRedisSlowed(t *testing.T) {
 	const deadline = 200 * time.Millisecond
 	stop := make(chan struct{})
 	wait := drive(t, fleet, deadline, stop)
-	if err := <-slept; err != nil {
+	if err := wake(); err != nil {
 		t.Fatalf("DEBUG SLEEP: %v", err)
 	}
 	woke := time.Now()

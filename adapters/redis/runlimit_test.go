@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/toolmw/toolmw"
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/budget"
@@ -270,25 +268,12 @@ func TestRunCallsRedisDown(t *testing.T) {
 			case "killed":
 				srv.Kill()
 			case "slowed":
-				sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Second})
-				defer sleeper.Close()
-				slept := make(chan error, 1)
-				go func() { slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2").Err() }()
+				wake := srv.Sleep(2 * time.Second)
 				defer func() {
-					if err := <-slept; err != nil {
+					if err := wake(); err != nil {
 						t.Errorf("DEBUG SLEEP: %v", err)
 					}
 				}()
-				probe := srv.Client()
-				for {
-					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-					err := probe.Ping(ctx).Err()
-					cancel()
-					if err != nil {
-						break // Redis sleeps
-					}
-					time.Sleep(time.Millisecond)
-				}
 			}
 			before, reportsBefore := c.runs(), reports.Load()
 			for i, tool := range fleet {

@@ -136,6 +136,28 @@ func (s *redisServer) Client() *redis.Client {
 	return c
 }
 
+// Sleep stalls the whole server for d (DEBUG SLEEP) and returns once it
+// sleeps, that is once a ping no longer answers within 20 ms. wake waits
+// for the server to wake and returns the command's error.
+func (s *redisServer) Sleep(d time.Duration) (wake func() error) {
+	sleeper := redis.NewClient(&redis.Options{Addr: s.Addr(), ReadTimeout: d + 5*time.Second})
+	slept := make(chan error, 1)
+	go func() {
+		slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", strconv.FormatFloat(d.Seconds(), 'f', -1, 64)).Err()
+		_ = sleeper.Close()
+	}()
+	probe := s.Client()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := probe.Ping(ctx).Err()
+		cancel()
+		if err != nil {
+			return func() error { return <-slept }
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // roundTrips counts the commands a client sends, pipelines counted once.
 type roundTrips struct{ n atomic.Int64 }
 

@@ -3,11 +3,14 @@ package redisstate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/spend"
 )
 
 //go:noinline
@@ -96,6 +99,51 @@ func BenchmarkRunTake(b *testing.B) {
 		for b.Loop() {
 			if !run.Take("search") {
 				b.Fatal("refused")
+			}
+		}
+	})
+}
+
+// BenchmarkRunCalls is the cost of one call of a tool limited per run, in
+// a named run: one Take (with Redis, one round trip; a call with an effect
+// releases nothing).
+func BenchmarkRunCalls(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		opts := []runlimit.Option{runlimit.Max("search", runlimit.MaxCalls)}
+		if r != nil {
+			opts = append(opts, runlimit.WithStore(r.Store.RunCalls()))
+		}
+		tool := mustWrap(b, "search", okTool, runlimit.New(opts...))
+		var ctx context.Context
+		n := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			if n%runlimit.MaxCalls == 0 { // a new run before the limit is reached
+				ctx = budget.WithRun(context.Background(), budget.WithID(fmt.Sprintf("bench-run-%d", n)))
+			}
+			n++
+			if _, err := tool(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkSpend is the cost of one call of a costed tool in a named run
+// with a spend limit: a reservation and its settlement (with Redis, two
+// round trips).
+func BenchmarkSpend(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		var opts []spend.Option
+		if r != nil {
+			opts = append(opts, spend.WithStore(r.Store.Spend()))
+		}
+		tool := mustWrap(b, "search", okTool, spend.New(append(opts, spend.Fixed("search", 1e-6))...))
+		ctx := spend.WithLimit(budget.WithRun(context.Background(), budget.WithID("bench-run")), 1e6)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tool(ctx, nil); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

@@ -77,9 +77,10 @@
 // the run bounds each request, not itself). [WithFailClosed] refuses such
 // calls instead. A call whose context ends while the Store is asked does
 // not run: it ends cancelled, or as a timeout when its deadline passed,
-// and is not reported (the caller's end, not the Store's failure). A Release that fails is
-// reported; the slot then stays taken in the Store (conservative: the
-// run is left a call short of its limit rather than given one more).
+// and is not reported (the caller's end, not the Store's failure). A
+// Release that fails is reported; the slot then stays taken in the Store
+// (conservative: the run is left a call short of its limit rather than
+// given one more).
 //
 // # Where it sits
 //

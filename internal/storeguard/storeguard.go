@@ -1,6 +1,6 @@
-// Package storeguard is what the layers that keep a named run's state in a
-// shared store (runlimit's call counts, spend's reservations) have in
-// common: how long a call waits for the store, when the store is left
+// Package storeguard is what the layers that keep their state in a shared
+// store and decide on their own when it fails (ratelimit's admissions,
+// runlimit's call counts, spend's reservations) have in common: how long a call waits for the store, when the store is left
 // alone, and how a call the store could not serve ends or is decided on
 // the replica's own state.
 package storeguard
@@ -35,9 +35,11 @@ type Guard struct {
 	// Resting is reported for a call decided locally because the store
 	// failed moments ago.
 	Resting error
-	// OnError reports an operation the store did not complete; nil means
-	// no report.
+	// OnError reports an operation the store did not complete, with the
+	// name the layer gave Ask or After; nil means no report.
 	OnError func(op string, err error)
+	// Now is the layer's clock; nil means time.Now.
+	Now func() time.Time
 
 	rest atomic.Int64 // unix nanoseconds until which the store is left alone
 }
@@ -50,7 +52,7 @@ type Guard struct {
 // in time or rests: Ask reports op, marks the call degraded and returns
 // true: the layer decides on its own state.
 func (g *Guard) Ask(ctx context.Context, op string, f func(context.Context) error) (local bool, end error) {
-	if time.Now().UnixNano() < g.rest.Load() {
+	if g.now().UnixNano() < g.rest.Load() {
 		g.report(op, g.Resting)
 	} else {
 		sctx, cancel := context.WithTimeout(ctx, g.Timeout)
@@ -85,8 +87,15 @@ func (g *Guard) After(ctx context.Context, op string, f func(context.Context) er
 
 // failed records that the store failed now and reports it.
 func (g *Guard) failed(op string, err error) {
-	g.rest.Store(time.Now().Add(Rest).UnixNano())
+	g.rest.Store(g.now().Add(Rest).UnixNano())
 	g.report(op, err)
+}
+
+func (g *Guard) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
 }
 
 func (g *Guard) report(op string, err error) {

@@ -3,13 +3,13 @@ package ratelimit
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/keyed"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -76,11 +76,6 @@ type StoreError struct {
 // DefaultStoreTimeout is how long a call waits for the [Store]'s answer by
 // default before its local limiter decides instead.
 const DefaultStoreTimeout = 50 * time.Millisecond
-
-// storeRest is how long the layer leaves a Store alone after it failed:
-// calls decide locally meanwhile, so an outage costs at most one timeout
-// per rest, not one per call, and the Store is tried again after it.
-const storeRest = 250 * time.Millisecond
 
 // WithStore makes the layer keep its state in s, shared by every replica
 // using the same Store: the limit and the burst of [New] hold across them,
@@ -158,12 +153,17 @@ func (c *config) checkStore() {
 type stored struct {
 	*config
 	local *keyed.Map[*limiter]
-	rest  atomic.Int64 // unix nanoseconds until which the Store is left alone
+	guard storeguard.Guard
 }
 
 // newStored returns the middleware of a layer with a Store.
 func newStored(c *config) toolmw.Middleware {
 	s := &stored{config: c, local: keyed.New(c.sharing.Max, func(string) *limiter { return c.newLimiter() })}
+	s.guard = storeguard.Guard{Layer: "ratelimit", Timeout: c.store.timeout, Resting: errResting, Now: c.clock.Now}
+	if f := c.store.onError; f != nil {
+		refused := c.store.failClosed
+		s.guard.OnError = func(tool string, err error) { f(StoreError{Tool: tool, Err: err, Refused: refused}) }
+	}
 	key := c.sharing.Key
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
@@ -180,44 +180,32 @@ func newStored(c *config) toolmw.Middleware {
 // call asks the Store, or the local limiter of key when the Store cannot
 // answer, and runs next.
 func (s *stored) call(ctx context.Context, tool, key string, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
-	now := s.clock.Now()
-	if now.UnixNano() >= s.rest.Load() {
-		maxWait := s.maxWait
+	var d Decision
+	var maxWait time.Duration
+	local, end := s.guard.Ask(ctx, tool, func(sctx context.Context) (err error) {
+		maxWait = s.maxWait
 		if dl, ok := ctx.Deadline(); ok {
-			maxWait = min(maxWait, max(dl.Sub(now), 0))
+			maxWait = min(maxWait, max(dl.Sub(s.clock.Now()), 0))
 		}
-		d, err := s.admit(ctx, key, maxWait)
-		if err == nil {
-			if !d.Allowed || d.Wait > maxWait {
-				// A Store's wait beyond the call's bound is a refusal.
-				return toolmw.Result{}, errLimited.WithRetryAfter(max(d.Wait, 0))
-			}
-			if d.Wait > 0 {
-				if err := s.sleep(ctx, d.Wait); err != nil {
-					return toolmw.Result{}, err
-				}
-			}
-			return next(ctx, args)
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			// The call itself ended while the Store was asked.
-			if cerr == context.DeadlineExceeded {
-				return toolmw.Result{}, errDeadline
-			}
-			return toolmw.Result{}, cerr
-		}
-		s.rest.Store(s.clock.Now().Add(storeRest).UnixNano())
-		if s.store.onError != nil {
-			s.store.onError(StoreError{Tool: tool, Err: err, Refused: s.store.failClosed})
-		}
-	} else if s.store.onError != nil {
-		s.store.onError(StoreError{Tool: tool, Err: errResting, Refused: s.store.failClosed})
-	}
-	toolmw.SetDegraded(ctx, "ratelimit")
-	if s.store.failClosed {
+		d, err = s.store.s.Admit(sctx, Request{Key: key, Interval: interval(s.limit), Burst: s.burst, MaxWait: maxWait})
+		return err
+	})
+	switch {
+	case end != nil:
+		return toolmw.Result{}, end
+	case local && s.store.failClosed:
 		return toolmw.Result{}, errStoreDown
+	case local:
+		return s.local.Get(key).call(ctx, next, args)
+	case !d.Allowed || d.Wait > maxWait:
+		// A Store's wait beyond the call's bound is a refusal.
+		return toolmw.Result{}, errLimited.WithRetryAfter(max(d.Wait, 0))
+	case d.Wait > 0:
+		if err := s.sleep(ctx, d.Wait); err != nil {
+			return toolmw.Result{}, err
+		}
 	}
-	return s.local.Get(key).call(ctx, next, args)
+	return next(ctx, args)
 }
 
 // errResting is the StoreError of a call decided locally because the Store
@@ -228,18 +216,6 @@ type storeResting struct{}
 
 func (storeResting) Error() string {
 	return "ratelimit: the store failed moments ago; deciding locally"
-}
-
-// admit asks the Store, within the store timeout and the call's deadline.
-func (s *stored) admit(ctx context.Context, key string, maxWait time.Duration) (Decision, error) {
-	sctx, cancel := context.WithTimeout(ctx, s.store.timeout)
-	defer cancel()
-	return s.store.s.Admit(sctx, Request{
-		Key:      key,
-		Interval: interval(s.limit),
-		Burst:    s.burst,
-		MaxWait:  maxWait,
-	})
 }
 
 // interval returns the time between two tokens at limit (positive and

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/breaker"
@@ -42,11 +44,67 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
+// The soaks' strength. By default they make defaultChaosCalls calls (the
+// exactly-once and limits soaks a fifth of that, the approval soak a
+// fiftieth), which proves their properties in seconds; CI makes more
+// (.ci/run sets TOOLMW_CHAOS_CALLS=100000), and -chaos.calls or the
+// variable make a soak as long as wanted.
+const defaultChaosCalls = 20_000
+
 var (
-	chaosCalls   = flag.Int("chaos.calls", 100_000, "calls made by TestChaosDefaultStack")
+	chaosCalls   = flag.Int("chaos.calls", envInt("TOOLMW_CHAOS_CALLS", defaultChaosCalls), "calls made by TestChaosDefaultStack; the other soaks make a fifth (a fiftieth for approvals); default $TOOLMW_CHAOS_CALLS or 20000")
 	chaosWorkers = flag.Int("chaos.workers", 32, "goroutines making them")
-	chaosFor     = flag.Duration("chaos.for", 20*time.Second, "stop making new calls after this long (real time), so a slow machine stays within CI's time")
+	chaosFor     = flag.Duration("chaos.for", 60*time.Second, "stop making new calls after this long (real time), once the default number is made, so a slow machine stays within CI's time")
 )
+
+// envInt returns the positive integer in the environment variable name,
+// or def.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// soakSize returns how many calls a soak that makes one div-th of
+// -chaos.calls makes, and its floor: the calls it makes whatever the time
+// bound, so that a busy machine makes a soak slower, never weaker than its
+// default. -short makes short (and the floor with it).
+func soakSize(div, short int) (calls, floor int) {
+	calls, floor = *chaosCalls/div, defaultChaosCalls/div
+	if testing.Short() {
+		calls = short
+	}
+	return calls, min(calls, floor)
+}
+
+// timeBound closes its channel after -chaos.for of real time. It is made
+// outside the soak's synctest bubble, whose time is fake.
+type timeBound struct {
+	stop  chan struct{}
+	floor int
+}
+
+func newTimeBound(t *testing.T) *timeBound {
+	b := &timeBound{stop: make(chan struct{})}
+	timer := time.AfterFunc(*chaosFor, func() { close(b.stop) })
+	t.Cleanup(func() { timer.Stop() })
+	return b
+}
+
+// over reports whether the soak should make no call from index i on: the
+// time is up and its floor is made.
+func (b *timeBound) over(i int) bool {
+	if i < b.floor {
+		return false
+	}
+	select {
+	case <-b.stop:
+		return true
+	default:
+		return false
+	}
+}
 
 // leak returns the family of a planted secret found in b, or "".
 func leak(b []byte) string { return canary.Leaked(string(b)) }
@@ -197,17 +255,14 @@ func TestChaosDefaultStack(t *testing.T) {
 	// only when every goroutine in it is blocked, so the run waits on no
 	// real timer. The -chaos.for bound is real time, kept outside the
 	// bubble.
-	stop := make(chan struct{})
-	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
-	defer bound.Stop()
+	bound := newTimeBound(t)
 	realStart := time.Now()
 	synctest.Test(t, func(t *testing.T) {
-		baseline := runtime.NumGoroutine()
+		baseline := testutil.Goroutines()
 		const perAttempt = 2 * time.Millisecond
-		calls, workers := *chaosCalls, *chaosWorkers
-		if testing.Short() {
-			calls = 5_000
-		}
+		calls, floor := soakSize(1, 5_000)
+		workers := *chaosWorkers
+		bound.floor = floor
 
 		spans := &spanChecker{}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
@@ -288,13 +343,8 @@ func TestChaosDefaultStack(t *testing.T) {
 				defer wg.Done()
 				var run context.Context
 				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
 					i := int(next.Add(1)) - 1
-					if i >= calls {
+					if i >= calls || bound.over(i) {
 						return
 					}
 					made.Add(1)
@@ -335,8 +385,8 @@ func TestChaosDefaultStack(t *testing.T) {
 		}
 		if n := int(made.Load()); n < calls {
 			t.Logf("chaos: the time bound (-chaos.for=%v) stopped the run after %d of %d calls", *chaosFor, n, calls)
-			if n < calls/10 {
-				t.Errorf("only %d calls in %v", n, *chaosFor)
+			if n < floor {
+				t.Errorf("only %d calls, fewer than the floor %d", n, floor)
 			}
 			calls, outcomes = n, outcomes[:n]
 		}
@@ -447,17 +497,13 @@ func callID(i int) string { return fmt.Sprintf("call_%06d", i) }
 // (zero double executions otherwise); the bulkhead's limit holds at the
 // tool; no goroutine outlives the run.
 func TestChaosExactlyOnce(t *testing.T) {
-	stop := make(chan struct{})
-	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
-	defer bound.Stop()
+	bound := newTimeBound(t)
 	synctest.Test(t, func(t *testing.T) {
-		baseline := runtime.NumGoroutine()
+		baseline := testutil.Goroutines()
 		const perAttempt = 2 * time.Millisecond
 		const slots = 4
-		calls, workers := *chaosCalls/5, *chaosWorkers
-		if testing.Short() {
-			calls = 2_000
-		}
+		calls, floor := soakSize(5, 2_000)
+		workers := *chaosWorkers
 		var late atomic.Int64
 		stack := middleware.Default(
 			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
@@ -541,7 +587,8 @@ func TestChaosExactlyOnce(t *testing.T) {
 			set bool
 		}
 		outcomes := make([]outcome, len(jobs))
-		drive(workers, len(jobs), stop, func(j int) {
+		bound.floor = floor * len(jobs) / calls
+		drive(workers, len(jobs), bound, func(j int) {
 			i := jobs[j].call
 			name := "pay"
 			if i%2 == 1 {
@@ -581,8 +628,8 @@ func TestChaosExactlyOnce(t *testing.T) {
 				t.Fatalf("issue %d ended with an untyped error: %v", j, o.err)
 			}
 		}
-		if issued < len(jobs)/10 {
-			t.Errorf("only %d issues in %v", issued, *chaosFor)
+		if issued < bound.floor {
+			t.Errorf("only %d issues, fewer than the floor %d", issued, bound.floor)
 		}
 		// Zero double executions: a non-idempotent call, however many times
 		// it was issued, ran again only after a typed transient failure.
@@ -623,15 +670,12 @@ func boolInt(b bool) int {
 // reaches the reviewer's summary, a span, a WARN+ log, an event or the
 // model.
 func TestChaosApproval(t *testing.T) {
-	stop := make(chan struct{})
-	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
-	defer bound.Stop()
+	bound := newTimeBound(t)
 	synctest.Test(t, func(t *testing.T) {
 		const perAttempt = 2 * time.Millisecond
-		calls, workers := *chaosCalls/50, *chaosWorkers
-		if testing.Short() {
-			calls = 1_000
-		}
+		calls, floor := soakSize(50, 1_000)
+		workers := *chaosWorkers
+		bound.floor = floor
 		spans := &spanChecker{}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 		defer func() { _ = tp.Shutdown(context.Background()) }()
@@ -732,7 +776,7 @@ func TestChaosApproval(t *testing.T) {
 			outcomes = append(outcomes, outcome{err, toolmw.ForModel(res, err)})
 			outMu.Unlock()
 		}
-		started := drive(workers, calls, stop, func(i int) {
+		started := drive(workers, calls, bound, func(i int) {
 			secret := canary.Secrets[i%len(canary.Secrets)].Value
 			args := json.RawMessage(fmt.Sprintf(`{"booking":"BK-%d","token":%q}`, i, secret))
 			ctx := toolmw.WithCallID(budget.WithRun(context.Background(), budget.WithID(fmt.Sprintf("run_%d", i/10))), callID(i))
@@ -827,17 +871,14 @@ func TestChaosApproval(t *testing.T) {
 // executions ended in a typed transient failure had no effect and gives
 // the slot back); no goroutine outlives the run.
 func TestChaosLimits(t *testing.T) {
-	stop := make(chan struct{})
-	bound := time.AfterFunc(*chaosFor, func() { close(stop) })
-	defer bound.Stop()
+	bound := newTimeBound(t)
 	synctest.Test(t, func(t *testing.T) {
-		baseline := runtime.NumGoroutine()
+		baseline := testutil.Goroutines()
 		const perAttempt = 2 * time.Millisecond
 		const limit, payCost, searchMax, searchCost = 1.0, 0.3, 0.2, 0.05
-		calls, workers := *chaosCalls/5, *chaosWorkers
-		if testing.Short() {
-			calls = 2_000
-		}
+		calls, floor := soakSize(5, 2_000)
+		workers := *chaosWorkers
+		bound.floor = floor
 		stack := middleware.Default(
 			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
 			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond)),
@@ -906,7 +947,7 @@ func TestChaosLimits(t *testing.T) {
 			set bool
 		}
 		outcomes := make([]outcome, calls)
-		drive(workers, calls, stop, func(i int) {
+		drive(workers, calls, bound, func(i int) {
 			name := [...]string{"pay", "search", "cancel"}[i%3]
 			ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
 			if i%20 == 7 { // the caller gives up mid-call
@@ -940,8 +981,8 @@ func TestChaosLimits(t *testing.T) {
 				t.Fatalf("call %d ended with an untyped error: %v", i, o.err)
 			}
 		}
-		if made < calls/10 {
-			t.Errorf("only %d calls in %v", made, *chaosFor)
+		if made < floor {
+			t.Errorf("only %d calls, fewer than the floor %d", made, floor)
 		}
 
 		// No run spent past its limit, counted at the tools; the accounts
@@ -983,21 +1024,16 @@ func TestChaosLimits(t *testing.T) {
 }
 
 // drive hands the indexes 0 to n-1 to workers goroutines, each calling f
-// with the next index until they run out or stop is closed, waits for
-// them, and returns how many indexes were handed out.
-func drive(workers, n int, stop <-chan struct{}, f func(i int)) int {
+// with the next index until they run out or the time bound is over, waits
+// for them, and returns how many indexes were handed out.
+func drive(workers, n int, bound *timeBound, f func(i int)) int {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
 				i := int(next.Add(1)) - 1
-				if i >= n {
+				if i >= n || bound.over(i) {
 					return
 				}
 				f(i)
@@ -1008,15 +1044,19 @@ func drive(workers, n int, stop <-chan struct{}, f func(i int)) int {
 	return min(int(next.Load()), n)
 }
 
-// settled waits up to 10 s for the goroutines a soak started to end, fails
-// t when more than baseline are left, and returns how many there are.
+// settled waits, on the bubble's fake time, up to 10 s for the goroutines a
+// soak started to end, fails t when more than baseline are left in the
+// bubble, and returns how many there are. It counts the bubble's own
+// goroutines (testutil.Goroutines): a count taken across the process can
+// fall to the baseline while an abandoned execution still sleeps in the
+// bubble, and the bubble would end in a deadlock panic.
 func settled(t *testing.T, baseline int) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	after := runtime.NumGoroutine()
+	after := testutil.Goroutines()
 	for after > baseline && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
-		after = runtime.NumGoroutine()
+		after = testutil.Goroutines()
 	}
 	if after > baseline {
 		t.Errorf("goroutines: %d before, %d after", baseline, after)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/testutil"
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -359,7 +360,7 @@ func TestMaxAbandoned(t *testing.T) {
 			return toolmw.Text("late"), nil
 		}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })))
 
-		before := runtime.NumGoroutine()
+		before := testutil.Goroutines()
 		refused := 0
 		for range 1000 {
 			_, err := tool(context.Background(), nil)
@@ -374,7 +375,7 @@ func TestMaxAbandoned(t *testing.T) {
 				t.Fatalf("unexpected %v", err)
 			}
 		}
-		grew := runtime.NumGoroutine() - before
+		grew := testutil.Goroutines() - before
 		t.Logf("1000 calls to a stuck tool: %d goroutines left behind, %d calls refused", grew, refused)
 		if grew > timeout.DefaultMaxAbandoned || refused != 1000-timeout.DefaultMaxAbandoned {
 			t.Fatalf("%d goroutines left, %d refused; want at most %d left", grew, refused, timeout.DefaultMaxAbandoned)

@@ -185,7 +185,7 @@ func TestBreakerOutagePropagationMeasured(t *testing.T) {
 	if sup[1].calls.Load() < 2 || sup[2].calls.Load() < 2 {
 		t.Fatal("replicas 1 and 2 did not call before the outage")
 	}
-	if worst > period+time.Second {
+	if worst > period+loadSlack {
 		t.Fatalf("the outage took %v to reach every replica, want within about one cache period (%v)", worst, period)
 	}
 }
@@ -253,7 +253,9 @@ func TestBreakerDeadProbeFreesLease(t *testing.T) {
 		t.Fatalf("%+v, %v", snap, err)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if _, ok, err := st.Acquire(ctx, "search", breaker.Lease{Token: "dies", TTL: 200 * time.Millisecond}); !ok || err != nil {
+	// The lease outlives the check below by far, however slow the machine.
+	const ttl = 2 * time.Second
+	if _, ok, err := st.Acquire(ctx, "search", breaker.Lease{Token: "dies", TTL: ttl}); !ok || err != nil {
 		t.Fatalf("%v, %v", ok, err)
 	}
 	s := &supplier{}
@@ -261,7 +263,7 @@ func TestBreakerDeadProbeFreesLease(t *testing.T) {
 	if _, err := tool(ctx, nil); code(err) != taxonomy.CodeCircuitHalfOpen {
 		t.Fatalf("while the dead probe's lease is held: %v, want circuit_half_open", err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond)
 	if _, err := tool(ctx, nil); err != nil || s.calls.Load() != 1 {
 		t.Fatalf("after the lease's TTL: %v, %d calls; want this replica's probe to close it", err, s.calls.Load())
 	}
@@ -366,15 +368,28 @@ func TestBreakerRedisKilledMidRun(t *testing.T) {
 	srv.Kill()
 	time.Sleep(400 * time.Millisecond)
 	srv.Restart()
-	time.Sleep(400 * time.Millisecond) // the rest ends; the replicas read Redis again
+	// The rest ends and the replicas read Redis again: wait until no
+	// fallback is reported for two rests (go-redis redials a pool whose
+	// dials failed about once a second, so it may take a few).
+	for back, n := time.Now(), fellBack.Load(); ; {
+		time.Sleep(2 * 250 * time.Millisecond)
+		if m := fellBack.Load(); m == n {
+			break
+		} else {
+			n = m
+		}
+		if time.Since(back) > 10*time.Second {
+			t.Fatalf("the replicas still fall back %v after Redis came back", time.Since(back))
+		}
+	}
 	close(stop)
 	calls, bad, longest, errs := wait()
 	t.Logf("%d calls, %d fallbacks reported, longest call %v", calls, fellBack.Load(), longest)
 	if bad != 0 {
 		t.Fatalf("%d calls failed because of Redis: %v", bad, errs[0])
 	}
-	if longest >= deadline {
-		t.Fatalf("a call took %v, past its %v deadline", longest, deadline)
+	if longest >= deadline+loadSlack {
+		t.Fatalf("a call took %v, past its %v deadline (+ %v for a loaded machine)", longest, deadline, loadSlack)
 	}
 	if fellBack.Load() == 0 {
 		t.Fatal("no fallback was reported while Redis was down")
@@ -394,9 +409,8 @@ func TestBreakerRedisKilledMidRun(t *testing.T) {
 	}
 }
 
-// Redis slowed (DEBUG SLEEP, which stalls the whole server): calls fall
-// back to their local breakers within the store timeout instead of
-// waiting for Redis.
+// Redis stalled (SIGSTOP): calls fall back to their local breakers within
+// the store timeout instead of waiting for Redis.
 func TestBreakerRedisSlowed(t *testing.T) {
 	noLeaks(t)
 	srv := startRedis(t)
@@ -415,24 +429,27 @@ func TestBreakerRedisSlowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wake := srv.Sleep(time.Second)
+	resume := srv.Stall()
 	var longest time.Duration
 	for range 5 {
 		for _, tool := range fleet {
+			ctx, cancel := context.WithTimeout(context.Background(), stalledCallTimeout)
 			start := time.Now()
-			if _, err := tool(context.Background(), nil); err != nil {
-				t.Fatalf("a call failed while Redis slept: %v", err)
-			}
+			_, err := tool(ctx, nil)
 			longest = max(longest, time.Since(start))
+			cancel()
+			if err != nil {
+				t.Fatalf("a call failed while Redis was stalled: %v", err)
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := wake(); err != nil {
+	if err := resume(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("store timeout %v: the longest call while Redis slept 1s took %v; %d fallbacks", storeTimeout, longest, fellBack.Load())
-	if longest > storeTimeout+400*time.Millisecond {
-		t.Fatalf("a call took %v while Redis slept: it waited for Redis, not the store timeout (%v)", longest, storeTimeout)
+	t.Logf("store timeout %v: the longest call while Redis was stalled took %v; %d fallbacks", storeTimeout, longest, fellBack.Load())
+	if longest > storeTimeout+loadSlack {
+		t.Fatalf("a call took %v while Redis was stalled: it waited for Redis, not the store timeout (%v, + %v for a loaded machine)", longest, storeTimeout, loadSlack)
 	}
 	if fellBack.Load() < 3 {
 		t.Fatalf("%d timeouts reported, want one per replica at least", fellBack.Load())

@@ -6,6 +6,7 @@ package redisstate_test
 // module (the shared breaker) reuse it.
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,27 +138,65 @@ func (s *redisServer) Client() *redis.Client {
 	return c
 }
 
-// Sleep stalls the whole server for d (DEBUG SLEEP) and returns once it
-// sleeps, that is once a ping no longer answers within 20 ms. wake waits
-// for the server to wake and returns the command's error.
-func (s *redisServer) Sleep(d time.Duration) (wake func() error) {
-	sleeper := redis.NewClient(&redis.Options{Addr: s.Addr(), ReadTimeout: d + 5*time.Second})
-	slept := make(chan error, 1)
-	go func() {
-		slept <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", strconv.FormatFloat(d.Seconds(), 'f', -1, 64)).Err()
-		_ = sleeper.Close()
-	}()
-	probe := s.Client()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		err := probe.Ping(ctx).Err()
-		cancel()
+// Stall stops the whole server (SIGSTOP): it keeps its connections and its
+// data and answers nothing, as a client sees a server that is busy, paused
+// or swapped out, until resume continues it (SIGCONT) and returns once it
+// answers a ping again. Unlike a DEBUG SLEEP of a fixed length, a stall
+// lasts as long as the test needs, so a slow machine cannot outlast it:
+// give the calls made meanwhile a deadline of their own (stalledCallTimeout),
+// so a call that waits for the server fails instead of hanging.
+func (s *redisServer) Stall() (resume func() error) {
+	s.t.Helper()
+	proc := s.cmd.Process
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatalf("stall redis-server: %v", err)
+	}
+	// The signal is delivered asynchronously: wait until the kernel says
+	// the process is stopped.
+	stat := filepath.Join("/proc", strconv.Itoa(proc.Pid), "stat")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
 		if err != nil {
-			return func() error { return <-slept }
+			break // no procfs: the ping below still tells
 		}
-		time.Sleep(time.Millisecond)
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			break
+		}
+	}
+	probe := s.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	err := probe.Ping(ctx).Err()
+	cancel()
+	if err == nil {
+		s.t.Fatal("redis-server answered a ping after SIGSTOP")
+	}
+	return func() error {
+		if err := proc.Signal(syscall.SIGCONT); err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := probe.Ping(ctx).Err()
+			cancel()
+			if err == nil || time.Now().After(deadline) {
+				return err
+			}
+		}
 	}
 }
+
+// loadSlack is what a bound on wall time measured against a real
+// redis-server adds for a loaded machine: on a busy 2-core machine (two CPU
+// hogs, -race, load 10 and more) a goroutine may wait a few hundred
+// milliseconds to run. Every bound that uses it stays well below what the
+// behaviour it rules out would take (a call that waits for a stalled server
+// ends at stalledCallTimeout at the earliest).
+const loadSlack = time.Second
+
+// stalledCallTimeout is the deadline of a call made while the server is
+// stalled: one that waited for the server ends then, failed, instead of
+// hanging until the stall ends.
+const stalledCallTimeout = 5 * time.Second
 
 // roundTrips counts the commands a client sends, pipelines counted once.
 type roundTrips struct{ n atomic.Int64 }

@@ -45,10 +45,14 @@
 // its own goroutine, and the call as tool-failed/tool_exited.
 //
 // Abandoned executions are bounded: each holds a goroutine and whatever the
-// tool holds, so while [WithMaxAbandoned] of them (100 by default, per
-// wrapped tool) are still running, a new call is not started and ends at
-// once as tool-failed/too_many_abandoned, retryable. The check is made as a
-// call starts, so calls already in flight may each add one more.
+// tool holds. Any execution may be abandoned, so a call reserves a slot
+// (atomically) before its execution starts and the slot is given back when
+// the tool returns: at most [WithMaxAbandoned] executions (100 by default,
+// per wrapped tool) run at once, awaited or abandoned, however many callers
+// arrive together. While all the slots are taken, a new call is not started
+// and ends at once as tool-failed/too_many_abandoned, retryable. In abandon
+// mode the bound is thus also a cap on the tool's concurrent calls; set it
+// above the concurrency the tool should serve.
 //
 // # Clock
 //

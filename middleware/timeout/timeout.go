@@ -38,16 +38,22 @@ type config struct {
 	err          error // the first invalid option value
 }
 
-// DefaultMaxAbandoned is how many abandoned executions of one tool may
-// still be running before [WithAbandon]'s layer refuses new calls.
+// DefaultMaxAbandoned is how many executions of one tool [WithAbandon]'s
+// layer lets run at once, awaited or abandoned, before it refuses new calls;
+// so at most this many abandoned executions are ever still running.
 const DefaultMaxAbandoned = 100
 
 // WithMaxAbandoned bounds, per wrapped tool, the executions that
 // [WithAbandon] has stopped waiting for and that are still running (each
-// holds a goroutine and whatever the tool holds). While n of them run, a new
-// call is not started: it ends at once as tool-failed/too_many_abandoned,
-// retryable, since nothing ran. 0 means [DefaultMaxAbandoned]; a negative n
-// is invalid. Without WithAbandon it has no effect.
+// holds a goroutine and whatever the tool holds). The bound is exact under
+// any concurrency: since any execution may be abandoned, a slot is reserved
+// (atomically) before an execution starts and given back when the tool
+// returns, so at most n executions run at once, awaited or abandoned. While
+// n of them run, a new call is not started: it ends at once as
+// tool-failed/too_many_abandoned, retryable, since nothing ran. In abandon
+// mode the bound is therefore also a cap on the tool's concurrent calls. 0
+// means [DefaultMaxAbandoned]; a negative n is invalid. Without WithAbandon
+// it has no effect.
 func WithMaxAbandoned(n int) Option {
 	return func(c *config) {
 		switch {
@@ -127,12 +133,12 @@ type limiter struct {
 	d         time.Duration
 	msg       string
 	next      toolmw.Tool
-	abandoned atomic.Int64 // abandoned executions still running
+	executing atomic.Int64 // executions on the layer's goroutines: awaited or abandoned, not yet returned
 }
 
 // errTooManyAbandoned ends a call that WithMaxAbandoned does not start.
 var errTooManyAbandoned = taxonomy.Transient(taxonomy.CodeTooManyAbandoned,
-	"too many earlier calls of this tool timed out and are still running")
+	"too many calls of this tool are running or timed out and are still running")
 
 const msgDeadline = "the caller's deadline passed"
 
@@ -191,7 +197,7 @@ type outcome struct {
 }
 
 func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.RawMessage) (toolmw.Result, error) {
-	if l.abandoned.Load() >= int64(l.maxAbandoned) {
+	if !l.reserve() {
 		return toolmw.Result{}, errTooManyAbandoned
 	}
 	a := &attempt{done: make(chan outcome, 1)}
@@ -202,7 +208,6 @@ func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.R
 	case <-ctx.Done():
 		a.abandonedAt = l.clock.Now()
 		if a.state.CompareAndSwap(running, abandoned) {
-			l.abandoned.Add(1)
 			return toolmw.Result{}, ctx.Err()
 		}
 		o = <-a.done // it returned meanwhile
@@ -211,6 +216,24 @@ func (l *limiter) abandonable(ctx context.Context, call toolmw.Call, args json.R
 		panic(o.panic)
 	}
 	return o.res, o.err
+}
+
+// reserve takes one of the maxAbandoned slots for an execution about to
+// start, or reports that none is free. The slot is taken before the
+// execution starts, and any execution may be abandoned, so however many
+// callers arrive at once, no more than maxAbandoned executions are ever
+// running, awaited or abandoned. deliver gives the slot back once the tool
+// has returned.
+func (l *limiter) reserve() bool {
+	for {
+		n := l.executing.Load()
+		if n >= int64(l.maxAbandoned) {
+			return false
+		}
+		if l.executing.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // run calls the tool and hands its outcome to the caller, or, when the
@@ -235,13 +258,17 @@ func (l *limiter) run(ctx context.Context, a *attempt, call toolmw.Call, args js
 }
 
 // deliver hands o to the waiting caller, or to the late callback when the
-// caller has gone.
+// caller has gone, and gives the execution's slot back: before the hand-off
+// to a waiting caller (so that its next call finds the slot free), after
+// the late callback returns for an abandoned one (whose goroutine runs
+// until then).
 func (l *limiter) deliver(a *attempt, call toolmw.Call, o outcome) {
 	if a.state.CompareAndSwap(running, finished) {
+		l.executing.Add(-1)
 		a.done <- o
 		return
 	}
-	defer l.abandoned.Add(-1)
+	defer l.executing.Add(-1)
 	late := Late{Call: call, Result: o.res, Err: o.err, Panic: o.panic, After: l.clock.Now().Sub(a.abandonedAt)}
 	if o.panic != nil {
 		late.Err = panicked.Err

@@ -403,3 +403,73 @@ func TestGoexitWhenAbandonable(t *testing.T) {
 		t.Fatalf("got %v, want tool_exited", err)
 	}
 }
+
+// TestMaxAbandonedConcurrent: 400 callers at once of a tool that ignores its
+// context. The bound is held exactly whatever the concurrency: at most
+// DefaultMaxAbandoned executions are ever running on the layer's
+// goroutines, so at most that many are abandoned, and every other call is
+// refused at once as too_many_abandoned, without starting the tool.
+func TestMaxAbandonedConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const callers = 400
+		release := make(chan struct{})
+		var started, running, peak, late atomic.Int64
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "stuck", Idempotent: true}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			started.Add(1)
+			n := running.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			<-release
+			running.Add(-1)
+			return toolmw.Text("late"), nil
+		}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })))
+
+		var timedOut, refused atomic.Int64
+		gate := make(chan struct{})
+		done := make(chan struct{})
+		for range callers {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				<-gate
+				_, err := tool(context.Background(), nil)
+				switch info := taxonomy.InfoOf(err); info.Code {
+				case taxonomy.CodeTimeout:
+					timedOut.Add(1)
+				case taxonomy.CodeTooManyAbandoned:
+					if !info.Retryable {
+						t.Error("too_many_abandoned is not retryable")
+					}
+					refused.Add(1)
+				default:
+					t.Errorf("unexpected %v", err)
+				}
+			}()
+		}
+		synctest.Wait() // every caller waits at the gate
+		close(gate)
+		for range callers {
+			<-done
+		}
+		t.Logf("%d concurrent callers of a stuck tool: %d abandoned, %d refused, %d started, peak %d running",
+			callers, timedOut.Load(), refused.Load(), started.Load(), peak.Load())
+		if timedOut.Load() != timeout.DefaultMaxAbandoned || refused.Load() != callers-timeout.DefaultMaxAbandoned {
+			t.Errorf("%d abandoned, %d refused; want exactly %d abandoned and %d refused",
+				timedOut.Load(), refused.Load(), timeout.DefaultMaxAbandoned, callers-timeout.DefaultMaxAbandoned)
+		}
+		if started.Load() > timeout.DefaultMaxAbandoned || peak.Load() > timeout.DefaultMaxAbandoned {
+			t.Errorf("%d executions started, peak %d; want at most %d", started.Load(), peak.Load(), timeout.DefaultMaxAbandoned)
+		}
+		close(release)
+		synctest.Wait()
+		if late.Load() != timedOut.Load() {
+			t.Errorf("%d late reports, want %d", late.Load(), timedOut.Load())
+		}
+		if res, err := tool(context.Background(), nil); err != nil || res.Content != "late" {
+			t.Fatalf("once the abandoned executions returned, a call is accepted again; got %v %v", res, err)
+		}
+	})
+}

@@ -8,8 +8,13 @@
 //
 // Only a document every parser reads alike has one: one valid JSON value in
 // valid UTF-8, no duplicate key (parsers disagree on which one counts), no
-// lone surrogate escape (it decodes to U+FFFD, as U+FFFD itself does), and
-// no nesting deeper than [MaxDepth].
+// two keys of one object equal under Unicode simple case folding
+// (encoding/json matches keys to struct fields that way, as
+// strings.EqualFold does: {"To":"a","to":"b"} and {"to":"b","To":"a"}
+// decode into different values, so they must not share a form), no lone
+// surrogate escape (it decodes to U+FFFD, as U+FFFD itself does), and no
+// nesting deeper than [MaxDepth]. A caller keys a document without one by
+// its exact bytes.
 package canonjson
 
 import (
@@ -17,6 +22,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -155,6 +161,7 @@ func (c *canonicalizer) objectInOrder(depth int) (ok, inOrder bool) {
 	c.pos++ // '{'
 	c.out = append(c.out, '{')
 	var prev []byte
+	var keys foldSet
 	for first := true; ; first = false {
 		c.space()
 		if c.in[c.pos] == '}' {
@@ -175,6 +182,9 @@ func (c *canonicalizer) objectInOrder(depth int) (ok, inOrder bool) {
 			}
 			c.out = append(c.out, ',')
 		}
+		if keys.add(key) {
+			return false, true // two keys equal under case folding
+		}
 		prev = key
 		c.out = appendString(c.out, key)
 		c.out = append(c.out, ':')
@@ -194,6 +204,7 @@ func (c *canonicalizer) objectInOrder(depth int) (ok, inOrder bool) {
 func (c *canonicalizer) objectSorted(depth int) bool {
 	c.pos++ // '{'
 	var members []member
+	var keys foldSet
 	for {
 		c.space()
 		if c.in[c.pos] == '}' {
@@ -201,7 +212,7 @@ func (c *canonicalizer) objectSorted(depth int) bool {
 			break
 		}
 		key, ok := c.str()
-		if !ok {
+		if !ok || keys.add(key) {
 			return false
 		}
 		c.space()
@@ -234,6 +245,72 @@ func (c *canonicalizer) objectSorted(depth int) bool {
 	}
 	c.out = append(c.out, '}')
 	return true
+}
+
+// foldSet holds the keys of one object, to find two that are equal under
+// Unicode simple case folding (bytes.EqualFold, the equality encoding/json
+// uses to match a key to a struct field), exact duplicates included. A
+// small object compares its keys in place, without allocating.
+type foldSet struct {
+	few  [8][]byte
+	n    int
+	many map[string]struct{} // folded keys, once there are more than len(few)
+}
+
+// add records key and reports whether a key equal to it under case folding
+// was already there.
+func (f *foldSet) add(key []byte) bool {
+	if f.many == nil {
+		for _, have := range f.few[:f.n] {
+			if bytes.EqualFold(have, key) {
+				return true
+			}
+		}
+		if f.n < len(f.few) {
+			f.few[f.n] = key
+			f.n++
+			return false
+		}
+		f.many = make(map[string]struct{}, 2*len(f.few))
+		for _, have := range f.few {
+			f.many[string(appendFolded(nil, have))] = struct{}{}
+		}
+	}
+	k := string(appendFolded(nil, key))
+	if _, dup := f.many[k]; dup {
+		return true
+	}
+	f.many[k] = struct{}{}
+	return false
+}
+
+// appendFolded appends the case folding of s (valid UTF-8): every rune
+// replaced by the smallest rune of its simple folding orbit, so that two
+// strings have the same folding exactly when bytes.EqualFold says they are
+// equal (encoding/json's foldName).
+func appendFolded(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		dst = utf8.AppendRune(dst, r)
+		i += n
+	}
+	return dst
 }
 
 const hexDigits = "0123456789abcdef"

@@ -84,6 +84,13 @@ func refValue(dec *json.Decoder, b *bytes.Buffer, depth int) error {
 		if _, err := dec.Token(); err != nil {
 			return err
 		}
+		for i := range ms {
+			for j := range i {
+				if strings.EqualFold(ms[i].k, ms[j].k) {
+					return errRef // keys equal under case folding
+				}
+			}
+		}
 		slices.SortFunc(ms, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 		b.WriteByte('{')
 		for i, m := range ms {
@@ -194,4 +201,45 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("canonical(%q) = %q reads as another value", in, got)
 		}
 	})
+}
+
+// TestCaseFoldedKeysHaveNoCanonicalForm: encoding/json matches object
+// keys to struct fields case-insensitively (Unicode simple folding, as
+// strings.EqualFold), so an object with two keys equal under folding reads
+// as one field or the other depending on their order. Such an object has
+// no canonical form: its key is its exact bytes, and reordering it makes
+// another key. (Issue 26, item 1.)
+func TestCaseFoldedKeysHaveNoCanonicalForm(t *testing.T) {
+	many := `"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9`
+	for _, in := range []string{
+		`{"Destination":"mallory","destination":"alice"}`,
+		`{"destination":"alice","Destination":"mallory"}`,
+		`{"deſtination":"mallory","destination":"alice"}`, // ſ (U+017F) folds to s
+		`{"destination":"alice","deſtination":"mallory"}`,
+		`{"K":1,"\u212a":2}`,  // the Kelvin sign folds to k
+		`{"A":1,"B":2,"a":3}`, // in byte order, the colliding keys not adjacent
+		`{"pay":{"to":"alice","TO":"mallory"}}`,
+		`[1,{"x":{"Ab":1,"aB":2}}]`,
+		`{` + many + `,"K9":10}`, // past the small-object path
+		`{"K9":10,` + many + `}`,
+	} {
+		if got := canonicalBytes([]byte(in)); got != nil {
+			t.Errorf("canonical(%s) = %s, want none: its keys collide under case folding", in, got)
+		}
+		if ref := reference([]byte(in)); ref != nil {
+			t.Errorf("reference(%s) = %s, want none", in, ref)
+		}
+	}
+	// Keys that differ otherwise keep their canonical form.
+	for in, want := range map[string]string{
+		`{"b":1,"a":2}`:                     `{"a":2,"b":1}`,
+		`{"destination":"alice"}`:           `{"destination":"alice"}`,
+		`{"a":{"x":1},"b":{"x":2}}`:         `{"a":{"x":1},"b":{"x":2}}`,         // the same key in two objects
+		`{"ss":1,"ß":2}`:                    `{"ss":1,"ß":2}`,                    // not a simple fold
+		`{"dеstination":1,"destination":2}`: `{"destination":2,"dеstination":1}`, // Cyrillic е: another key to encoding/json too
+	} {
+		if got := canonicalBytes([]byte(in)); string(got) != want {
+			t.Errorf("canonical(%s) = %s, want %s", in, got, want)
+		}
+	}
 }

@@ -123,6 +123,10 @@ const (
 	// run (once, or at most N calls; calls, not attempts) and the run has
 	// used them; nothing ran.
 	CodeRunCallLimit = "run_call_limit"
+	// CodeRunCallsCorrupt: the run's call count in the shared store does
+	// not parse (garbage, a negative or out-of-range number, a key of
+	// another type), so the call fails closed; nothing ran.
+	CodeRunCallsCorrupt = "run_calls_corrupt"
 
 	// CodeApprovalPending: the call needs a person's approval and has none
 	// yet; nothing ran. The error's ApprovalInfo names the request.
@@ -148,6 +152,10 @@ const (
 	// CodeSpendLimit: the call's cost would take the run past its spend
 	// limit; nothing ran. The error's SpendInfo says what is left.
 	CodeSpendLimit = "spend_limit"
+	// CodeSpendCorrupt: the run's spend in the shared store does not parse
+	// (garbage, a negative or out-of-range amount, a key of another type),
+	// so the call fails closed; nothing ran.
+	CodeSpendCorrupt = "spend_store_corrupt"
 
 	// CodeGuardrailArgs: a guardrail blocked the arguments; nothing ran.
 	CodeGuardrailArgs = "guardrail_args"
@@ -250,6 +258,7 @@ var codes = []CodeInfo{
 	{KindRetryBudgetExhausted, CodeRetryBudgetExhausted, "no", "the retry token budget is empty", "retry layer"},
 	{KindRunLimitExceeded, CodeRunAttemptsExhausted, "no", "the run's attempt cap for this tool is used up", "retry layer"},
 	{KindRunLimitExceeded, CodeRunCallLimit, "no", "the run has made as many calls of this tool as it may; nothing ran", "runlimit layer"},
+	{KindRunLimitExceeded, CodeRunCallsCorrupt, "no", "the run's call count in the shared store does not parse; fails closed, nothing ran", "runlimit layer"},
 	{KindApprovalPending, CodeApprovalPending, "no", "the call needs a person's approval and has none yet; nothing ran", "approval layer"},
 	{KindApprovalPending, CodeApprovalExpired, "no", "the approval expired before it was used; nothing ran; the call waits for a new decision", "approval layer"},
 	{KindApprovalDenied, CodeApprovalDenied, "no", "a reviewer denied the call; nothing ran", "approval layer"},
@@ -257,6 +266,7 @@ var codes = []CodeInfo{
 	{KindNotPermitted, CodeApprovalStoreCorrupt, "no", "the stored decision is corrupt, forged or belongs to another request; fails closed, nothing ran", "approval layer"},
 	{KindFailed, CodeApprovalStoreFailed, "yes", "the approval store failed or could not be reached; fails closed, nothing ran", "approval layer"},
 	{KindBudgetExceeded, CodeSpendLimit, "no", "the call's cost would take the run past its spend limit; nothing ran", "spend layer"},
+	{KindBudgetExceeded, CodeSpendCorrupt, "no", "the run's spend in the shared store does not parse; fails closed, nothing ran", "spend layer"},
 	{KindGuardrailBlocked, CodeGuardrailArgs, "no", "a guardrail blocked the arguments; nothing ran", "guardrail layer"},
 	{KindGuardrailBlocked, CodeGuardrailResult, "no", "a guardrail blocked the result; the tool ran", "guardrail layer"},
 	{KindDefinitionInvalid, CodeNameInvalid, "no", "a tool name does not match ^[a-zA-Z0-9_-]{1,64}$", "Wrap, Toolbox.Register"},

@@ -201,21 +201,46 @@ func newCall(ctx context.Context, spec *Spec) *callCtx {
 // MaxCallIDLen is the longest call id a Call carries as given.
 const MaxCallIDLen = 128
 
+// replacedPrefix starts a call id that SafeCallID replaced.
+const replacedPrefix = "invalid_call_id_"
+
 // SafeCallID returns a call id as layers, logs, spans and events see it: id
 // itself when it is "" or at most [MaxCallIDLen] bytes of ASCII letters,
 // digits and "_-.:" (the shapes model APIs use, such as call_a1B2 and
-// toolu_01A…) in which the default scrubber finds nothing; otherwise "invalid_call_id_" and 16 hex digits of a keyed
-// hash of id, with a key made at random when the process starts. So an
-// oversize id or one holding anything else (a token, markup, a newline)
-// never reaches a sink, while the same bad id reads the same within one
-// process. It allocates only for an id it replaces.
+// toolu_01A…) in which the default scrubber finds nothing; otherwise
+// "invalid_call_id_" and 16 hex digits of a keyed hash of id, with a key
+// made at random when the process starts. So an oversize id or one holding
+// anything else (a token, markup, a newline) never reaches a sink, while
+// the same bad id reads the same within one process. An id already in that
+// replaced form ("invalid_call_id_" and 16 lower-case hex digits) is
+// replaced too, so a model cannot send the replaced form of another id and
+// pass for it. It allocates only for an id it replaces.
+//
+// The replaced form names an id for sinks only: it differs from one process
+// to the next, so nothing that must survive a restart is keyed by it (the
+// idempotency key is made of the id as given, see [WithIdempotencyKey]),
+// and a layer that keeps state per call id keys it by [Call.IDSum].
 func SafeCallID(id string) string {
-	if safeToken(id) {
+	if safeToken(id) && !replacedForm(id) {
 		return id
 	}
 	m := hmac.New(sha256.New, callIDKeyBytes[:])
 	m.Write([]byte(id))
-	return "invalid_call_id_" + hex.EncodeToString(m.Sum(nil)[:8])
+	return replacedPrefix + hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+// replacedForm reports whether id reads like a replaced call id:
+// "invalid_call_id_" and 16 lower-case hex digits.
+func replacedForm(id string) bool {
+	if len(id) != len(replacedPrefix)+16 || id[:len(replacedPrefix)] != replacedPrefix {
+		return false
+	}
+	for i := len(replacedPrefix); i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // safeToken reports whether s may reach a sink as it is: at most
@@ -241,29 +266,68 @@ var callIDKeyBytes = func() (k [32]byte) {
 	return k
 }()
 
+// rawID returns the model's call id as given to WithCallID, and whether
+// one was: the call record keeps only its SafeCallID form, and the
+// context it wraps holds the original.
+func (c *callCtx) rawID() (string, bool) {
+	id, ok := c.Context.Value(callIDKey).(string)
+	return id, ok && id != ""
+}
+
+// IDSum returns the SHA-256 of the model's call id as given to
+// [WithCallID] — not as [SafeCallID] makes it for [Call.ID] — and true; or
+// false when the call has no id ("" or none given). Two calls have the same
+// sum exactly when the model sent the same id, which Call.ID does not
+// promise of a replaced id: a layer that keeps state per call id (dedupe)
+// keys it by IDSum, so no model id can reach the state of another. The sum
+// is a hash of model data, for keys: it is not for sinks, since an id of
+// few possible values can be recovered from it.
+func (c Call) IDSum() (sum [sha256.Size]byte, ok bool) {
+	if c.c == nil {
+		return sum, false
+	}
+	id, ok := c.c.rawID()
+	if !ok {
+		return sum, false
+	}
+	h := sha256.New()
+	h.Write([]byte("toolmw call id\x00"))
+	h.Write([]byte(id))
+	h.Sum(sum[:0])
+	return sum, true
+}
+
 // WithIdempotencyKey returns a context that gives the next call through a
 // Wrap'd tool the idempotency key key, for a loop that keeps its own (one
 // that survives a restart of the process, say, stored with the call). The
 // key reaches the tool through [Call.Key] as given when it is at most
 // [MaxCallIDLen] bytes of ASCII letters, digits and "_-.:" in which the
-// default scrubber finds nothing, and as "tmk_" and a hash of it otherwise.
+// default scrubber finds nothing, and otherwise as "tmk_" and 32 hex digits
+// of a hash of it that is the same in every process.
 //
-// Without one, a call's key is derived:
+// Without one, a call's key is derived from the model's call id as given
+// to [WithCallID] (not as [SafeCallID] shows it: an id with a "/", a "+",
+// an "@" or over 128 bytes keys its call like any other):
 //
-//   - with the model's call id ([WithCallID]) and a run ([budget.WithRun]):
-//     "tmk_" and 32 hex digits of a hash of the run, the tool's name and
-//     the call id, so a repeat of the call in the same run (the model
-//     re-issuing it) carries the same key, and the same call id in another
-//     run does not;
-//   - with a call id and no run: the same, with the process in the run's
-//     place;
+//   - with a call id and a run ([budget.WithRun]): "tmk_" and 32 hex digits
+//     of an HMAC-SHA-256 of the tool's name and the call id, keyed by the
+//     run, so a repeat of the call in the same run (the model re-issuing
+//     it) carries the same key, and the same call id in another run does
+//     not;
+//   - with a call id and no run: the same, keyed by a random value made
+//     when the process starts: the key holds within the process only;
 //   - with neither: "tmk_" and 32 random hex digits, made once per call.
 //
-// A run's part of the hash is its id when it has one ([budget.WithID]): the
-// same run id, tool and call id give the same key in every process, so a
-// call replayed after a restart, or served by another replica, carries the
-// key of its first execution. A run without an id has a random part, made
-// when the run first needs it: a key derived in one process is not derived
+// A run's key is its id when it has one ([budget.WithID]; the SHA-256 of
+// "toolmw run id", a zero byte and [budget.Run.ID]): the key is then a pure
+// function of the run id, the tool and the call id, the same in every
+// process and on every replica, so a call replayed after a restart carries
+// the key of its first execution, and an approval asked for it keeps its
+// id. No secret goes into it: the key identifies a call to a supplier, it
+// does not authenticate anything, and anyone who knows the run id, the
+// tool and the call id can derive it (make run ids unguessable, a UUID
+// say, if that matters). A run without an id has a random key, made when
+// the run first needs it: a key derived in one process is not derived
 // again by another, and a loop that replays such calls sets its own key.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idemKey, key)
@@ -288,24 +352,29 @@ func (c *callCtx) makeKey() string {
 		if k != "" && safeToken(k) {
 			return k
 		}
-		return keyPrefix + keyHash(processNonce[:], "loop", k)
+		return keyPrefix + keyHash(loopKeyKey[:], "loop", k)
 	}
-	if c.id == "" {
+	id, ok := c.rawID()
+	if !ok {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		return keyPrefix + hex.EncodeToString(b[:])
 	}
 	nonce := processNonce[:]
 	if run, ok := budget.RunFrom(c.Context); ok {
-		if id := run.ID(); id != "" {
-			h := sha256.Sum256([]byte("toolmw run id\x00" + id))
+		if rid := run.ID(); rid != "" {
+			h := sha256.Sum256([]byte("toolmw run id\x00" + rid))
 			nonce = h[:]
 		} else {
 			nonce = runNonces.Get(run, newNonce)[:]
 		}
 	}
-	return keyPrefix + keyHash(nonce, c.spec.Name, c.id)
+	return keyPrefix + keyHash(nonce, c.spec.Name, id)
 }
+
+// loopKeyKey keys the hash of a loop's key that cannot reach the tool as
+// it is: a constant, so that the hash is the same in every process.
+var loopKeyKey = sha256.Sum256([]byte("toolmw loop key"))
 
 // keyHash returns 32 hex digits of a hash of nonce, tool and id.
 func keyHash(nonce []byte, tool, id string) string {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -194,5 +197,120 @@ func TestSetFallback(t *testing.T) {
 	_, _ = tool(context.Background(), nil)
 	if degraded != "other" {
 		t.Errorf("SetDegraded with data: Call.Degraded = %q, want other", degraded)
+	}
+}
+
+// keyProbes are the calls whose keys TestKeysSurviveARestart compares
+// across two processes: call ids and loop keys that SafeCallID replaces
+// (a "/", a "+", an "@", more than 128 bytes), in named runs (one named
+// by an id outside the plain shape, which budget.WithID hashes).
+var keyProbes = []struct{ run, call, loop string }{
+	{run: "run-7", call: "call/1"},
+	{run: "run-7", call: "a+b@c"},
+	{run: "run-7", call: strings.Repeat("x", 200)},
+	{run: "run-7", call: "call_plain"},
+	{run: "tenant/42/run-7", call: "call/1"},
+	{run: "tenant/42/run-7", call: "call_plain"},
+	{run: "run-7", loop: "order/42+pay@acme"},
+	{run: "run-7", loop: strings.Repeat("k", 300)},
+	{loop: "order/42+pay@acme"}, // a loop key needs no run
+}
+
+// probeKeys returns the key of every probe, as this process derives it.
+func probeKeys(t testing.TB) []string {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "pay", HonoursKeys: true}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		c, _ := toolmw.CallFrom(ctx)
+		return toolmw.Text(c.Key()), nil
+	})
+	var out []string
+	for _, p := range keyProbes {
+		ctx := context.Background()
+		if p.run != "" {
+			ctx = budget.WithRun(ctx, budget.WithID(p.run))
+		}
+		if p.call != "" {
+			ctx = toolmw.WithCallID(ctx, p.call)
+		}
+		if p.loop != "" {
+			ctx = toolmw.WithIdempotencyKey(ctx, p.loop)
+		}
+		res, err := tool(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.Content)
+	}
+	return out
+}
+
+// TestKeyProbeProcess is the second process of TestKeysSurviveARestart: it
+// prints the probes' keys when that test runs it, and does nothing
+// otherwise.
+func TestKeyProbeProcess(t *testing.T) {
+	if os.Getenv("TOOLMW_KEY_PROBE") != "1" {
+		t.Skip("run by TestKeysSurviveARestart")
+	}
+	b, _ := json.Marshal(probeKeys(t))
+	fmt.Printf("\nKEYS %s\n", b)
+}
+
+// TestKeysSurviveARestart: the idempotency key of a call is a pure function
+// of its run id, tool and call id (or the loop's key): another process (the
+// test binary run again) derives the same keys, also for call ids and loop
+// keys that SafeCallID replaces, and for a run id that budget.WithID
+// hashes. Distinct ids keep distinct keys.
+func TestKeysSurviveARestart(t *testing.T) {
+	here := probeKeys(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKeyProbeProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TOOLMW_KEY_PROBE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the second process: %v\n%s", err, out)
+	}
+	_, line, ok := strings.Cut(string(out), "\nKEYS ")
+	if !ok {
+		t.Fatalf("the second process printed no keys:\n%s", out)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	var there []string
+	if err := json.Unmarshal([]byte(line), &there); err != nil || len(there) != len(here) {
+		t.Fatalf("the second process printed %q (%v)", line, err)
+	}
+	seen := map[string]int{}
+	for i, p := range keyProbes {
+		if here[i] != there[i] {
+			t.Errorf("run %q call %.20q loop %.20q: key %s in one process, %s in the next", p.run, p.call, p.loop, here[i], there[i])
+		}
+		if j, dup := seen[here[i]]; dup && keyProbes[j].loop == "" && p.loop == "" {
+			t.Errorf("probes %d and %d share key %s", j, i, here[i])
+		}
+		seen[here[i]] = i
+	}
+}
+
+// TestKeyIsOfTheRawCallID: a call id that reads like the replaced form of
+// another (SafeCallID's "invalid_call_id_" and 16 hex digits) gets a key of
+// its own, never the other's: the key is made of the id as the model sent
+// it, not as sinks see it.
+func TestKeyIsOfTheRawCallID(t *testing.T) {
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		c, _ := toolmw.CallFrom(ctx)
+		return toolmw.Text(c.Key()), nil
+	})
+	for _, run := range []context.Context{
+		budget.WithRun(context.Background(), budget.WithID("run-7")),
+		budget.WithRun(context.Background()),
+		context.Background(),
+	} {
+		key := func(id string) string {
+			res, _ := tool(toolmw.WithCallID(run, id), nil)
+			return res.Content
+		}
+		if a, b := key("call/1"), key(toolmw.SafeCallID("call/1")); a == b {
+			t.Errorf("call/1 and its replaced form share key %s", a)
+		}
+		if a, b := key("call/1"), key("call/2"); a == b {
+			t.Errorf("call/1 and call/2 share key %s", a)
+		}
 	}
 }

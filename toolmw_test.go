@@ -241,6 +241,25 @@ func TestSafeCallID(t *testing.T) {
 	}
 }
 
+// TestSafeCallIDNamespace: an id that reads like a replaced one ("invalid_call_id_"
+// and 16 lower-case hex digits) is itself replaced, so no model id can pose as
+// the replaced form of another; ids merely starting like it pass as they are.
+func TestSafeCallIDNamespace(t *testing.T) {
+	for _, id := range []string{"call/1", "a+b@c", strings.Repeat("x", 200), "call_1\nlevel=error"} {
+		replaced := toolmw.SafeCallID(id)
+		if again := toolmw.SafeCallID(replaced); again == replaced {
+			t.Errorf("the literal %q, the replaced form of %.20q, passes as it is", replaced, id)
+		} else if !strings.HasPrefix(again, "invalid_call_id_") || len(again) != len(replaced) {
+			t.Errorf("SafeCallID(%q) = %q", replaced, again)
+		}
+	}
+	for _, id := range []string{"invalid_call_id_", "invalid_call_id_0123456789ABCDEF", "invalid_call_id_0123456789abcdef0", "invalid_call_id_x"} {
+		if got := toolmw.SafeCallID(id); got != id {
+			t.Errorf("SafeCallID(%q) = %q, want it unchanged", id, got)
+		}
+	}
+}
+
 // alien is a taxonomy.Error made outside toolmw that says anything.
 type alien struct{ s string }
 

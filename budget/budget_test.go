@@ -2,6 +2,8 @@ package budget_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -399,6 +401,12 @@ func BenchmarkRunTake(b *testing.B) {
 	}
 }
 
+// TestRunID: an id of the plain shape is the run's id as given; any other
+// (a "/", a space, a non-ASCII letter, too long, or the hashed form itself)
+// is hashed into "tmr_" and 32 hex digits of SHA-256("toolmw hashed run id\x00" +
+// id): stable, the same in every process (the test computes it on its
+// own), distinct for distinct ids, never reported as invalid, never
+// dropped.
 func TestRunID(t *testing.T) {
 	if id := budget.NewRun(budget.WithID("run_42:a-b.c")).ID(); id != "run_42:a-b.c" {
 		t.Errorf("ID() = %q", id)
@@ -406,12 +414,50 @@ func TestRunID(t *testing.T) {
 	if id := new(budget.Run).ID(); id != "" {
 		t.Errorf("zero Run: ID() = %q, want empty", id)
 	}
-	for _, bad := range []string{"run 1", "sk_live_\n", strings.Repeat("a", budget.MaxRunIDLen+1), "ü"} {
-		if err := budget.ValidateRun(budget.WithID(bad)); err == nil {
-			t.Errorf("WithID(%q): no error", bad)
+	if id := budget.NewRun(budget.WithID("")).ID(); id != "" {
+		t.Errorf("WithID(\"\"): ID() = %q, want empty", id)
+	}
+	hashed := func(id string) string {
+		sum := sha256.Sum256([]byte("toolmw hashed run id\x00" + id))
+		return "tmr_" + hex.EncodeToString(sum[:16])
+	}
+	reserved := hashed("tenant/42/run-7") // an id of the plain shape that reads like a hashed one
+	seen := map[string]string{}
+	for _, raw := range []string{"tenant/42/run-7", "tenant/42/run-8", "run 1", "sk_live_\n", strings.Repeat("a", budget.MaxRunIDLen+1), "ü", reserved} {
+		if err := budget.ValidateRun(budget.WithID(raw)); err != nil {
+			t.Errorf("WithID(%.20q): %v", raw, err)
 		}
-		if id := budget.NewRun(budget.WithID(bad)).ID(); id != "" {
-			t.Errorf("WithID(%q) kept: ID() = %q", bad, id)
+		id := budget.NewRun(budget.WithID(raw)).ID()
+		if id != hashed(raw) {
+			t.Errorf("WithID(%.20q): ID() = %q, want %q", raw, id, hashed(raw))
 		}
+		if err := budget.ValidateRun(budget.WithID(id)); err != nil || id == raw {
+			t.Errorf("WithID(%.20q): ID() = %q, not a plain id (%v)", raw, id, err)
+		}
+		if other, dup := seen[id]; dup {
+			t.Errorf("%.20q and %.20q share the id %q", raw, other, id)
+		}
+		seen[id] = raw
+	}
+	if id := budget.NewRun(budget.WithID("tmr_0123")).ID(); id != "tmr_0123" {
+		t.Errorf("an id merely starting like a hashed one: ID() = %q", id)
+	}
+}
+
+// TestRunIDNotStorableIsShared: three replicas given a run id that a store
+// key could not hold as it is ("tenant/42/run-7") still share the run's
+// count in the store: asked three times, one attempt of a tool capped at
+// one, not one per replica.
+func TestRunIDNotStorableIsShared(t *testing.T) {
+	store := &memRuns{}
+	taken := 0
+	for range 3 {
+		r := budget.NewRun(budget.WithID("tenant/42/run-7"), budget.WithToolMaxAttempts("pay", 1), budget.WithRunStore(store))
+		if r.Take("pay") {
+			taken++
+		}
+	}
+	if n := store.calls(); taken != 1 || n != 3 {
+		t.Fatalf("%d attempts taken across three replicas, the store asked %d times; want 1 and 3", taken, n)
 	}
 }

@@ -2,7 +2,10 @@ package budget
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,25 +59,57 @@ func (c *runConfig) reject(format string, args ...any) {
 	}
 }
 
-// MaxRunIDLen bounds a run id, in bytes.
+// MaxRunIDLen bounds a run id as the stores see it, in bytes: a longer id
+// given to [WithID] is hashed.
 const MaxRunIDLen = 128
+
+// hashedIDPrefix starts the id of a run named by an id that is not of the
+// plain shape (see WithID).
+const hashedIDPrefix = "tmr_"
 
 // WithID names the run, for a loop whose runs outlive a process or are
 // served by several replicas: layers that keep state beyond one process
-// (an approval store, a budget shared on Redis) and the idempotency keys of
-// the run's calls are keyed by it, so the same id reaches the same state
-// after a restart or on another replica. Two runs given the same id share
-// that state: make ids unique (a UUID, say). An id is at most [MaxRunIDLen]
-// bytes of ASCII letters, digits and "_-.:"; another id is ignored and
-// reported by [ValidateRun]. "" means no id (the default).
+// (an approval store, a budget, call limit or spend shared on Redis) and
+// the idempotency keys of the run's calls are keyed by it, so the same id
+// reaches the same state after a restart or on another replica. Two runs
+// given the same id share that state: make ids unique (a UUID, say).
+//
+// Any string may name a run. An id of the plain shape — at most
+// [MaxRunIDLen] bytes of ASCII letters, digits and "_-.:" — is the run's id
+// as given ([Run.ID]). Any other id ("tenant/42/run-7", one with spaces,
+// non-ASCII letters or over MaxRunIDLen bytes) is hashed into one of the
+// plain shape: "tmr_" and the first 32 hex digits of the SHA-256 of
+// "toolmw hashed run id", a zero byte and the id. The hash is the same in
+// every process, so the run's state is still shared and found again, and
+// distinct ids get distinct ids. An id given in exactly that hashed form
+// ("tmr_" and 32 lower-case hex digits) is hashed too, so no id can pose as
+// the hash of another. "" means no id (the default).
 func WithID(id string) RunOption {
-	return func(c *runConfig) {
-		if !validID(id) {
-			c.reject("WithID: a run id is at most %d bytes of ASCII letters, digits and \"_-.:\"", MaxRunIDLen)
-			return
-		}
-		c.id = id
+	return func(c *runConfig) { c.id = runID(id) }
+}
+
+// runID returns the id a run named id has (see WithID).
+func runID(id string) string {
+	if id == "" || validID(id) && !hashedForm(id) {
+		return id
 	}
+	sum := sha256.Sum256([]byte("toolmw hashed run id\x00" + id))
+	return hashedIDPrefix + hex.EncodeToString(sum[:16])
+}
+
+// hashedForm reports whether id reads like a hashed id: "tmr_" and 32
+// lower-case hex digits.
+func hashedForm(id string) bool {
+	rest, ok := strings.CutPrefix(id, hashedIDPrefix)
+	if !ok || len(rest) != 32 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func validID(id string) bool {
@@ -156,7 +191,10 @@ func NewRun(opts ...RunOption) *Run {
 	return r
 }
 
-// ID returns the run's id given by [WithID], or "" when it has none.
+// ID returns the run's id as [WithID] made it — the id given, or the hash
+// of one not of the plain shape — or "" when it has none. It is what
+// stores and idempotency keys are keyed by: at most [MaxRunIDLen] bytes of
+// ASCII letters, digits and "_-.:".
 func (r *Run) ID() string {
 	return r.id
 }

@@ -81,6 +81,10 @@ const (
 	// CodeArgsTooLarge: the arguments exceed the size cap (1 MiB unless the
 	// spec says otherwise); they were not read.
 	CodeArgsTooLarge = "args_too_large"
+	// CodeArgsTooCostly: validating the arguments against the tool's input
+	// schema would take more than its step budget (schema.MaxValidationSteps
+	// and schema.ValidationStepsPerByte); nothing ran.
+	CodeArgsTooCostly = "args_too_costly"
 	// CodeContextNil: the tool was called with a nil context.
 	CodeContextNil = "context_nil"
 
@@ -201,6 +205,15 @@ const (
 	// CodeSchemaTooComplex: the schema exceeds a size limit of the
 	// profile's API (nesting depth, number of properties or enum values).
 	CodeSchemaTooComplex = "schema_too_complex"
+	// CodeSchemaTooCostly: the input schema is past one of toolmw's own
+	// bounds on the work a schema may cause (size, nesting, nodes, regular
+	// expressions, numbers, or how many schemas one value is checked
+	// against at one place); it is refused before it is compiled.
+	CodeSchemaTooCostly = "schema_too_costly"
+	// CodeSchemaNameUnsupported: a parameter (property) name the profile's
+	// API does not accept (Gemini: a letter or underscore first, then
+	// letters, digits and underscores, at most 64).
+	CodeSchemaNameUnsupported = "schema_name_unsupported"
 
 	// CodeDuplicateTool: a tool of that name is already registered.
 	CodeDuplicateTool = "duplicate_tool"
@@ -243,6 +256,7 @@ var codes = []CodeInfo{
 	{KindNotFound, CodeToolNotFound, "no", "no tool has the requested name", "Toolbox.Call"},
 	{KindArgsInvalid, CodeArgsInvalid, "no", "the arguments failed strict decoding or the tool's input schema", "Typed, Wrap (input schema)"},
 	{KindArgsInvalid, CodeArgsTooLarge, "no", "the arguments exceed the size cap; they were not read", "Typed, Wrap"},
+	{KindArgsInvalid, CodeArgsTooCostly, "no", "validating the arguments against the input schema would exceed its step budget; nothing ran", "Wrap (input schema), schema"},
 	{KindFailed, CodeContextNil, "no", "the tool was called with a nil context", "Typed, Wrap"},
 	{KindResultInvalid, CodeResultTooLarge, "no", "the result exceeds the size cap", "result layer"},
 	{KindResultInvalid, CodeResultNotUTF8, "no", "the result is not valid UTF-8", "result layer"},
@@ -282,6 +296,8 @@ var codes = []CodeInfo{
 	{KindDefinitionInvalid, CodeSchemaFormatUnsupported, "no", "the schema uses a string format the profile's API does not accept", "Wrap, Toolbox.Definitions, schema"},
 	{KindDefinitionInvalid, CodeSchemaNotStrict, "no", "the schema breaks a rule of OpenAI's strict mode", "Wrap, Toolbox.Definitions, schema"},
 	{KindDefinitionInvalid, CodeSchemaTooComplex, "no", "the schema exceeds a size limit of the profile's API", "Wrap, Toolbox.Definitions, schema"},
+	{KindDefinitionInvalid, CodeSchemaTooCostly, "no", "the input schema is past a bound on the work a schema may cause; refused before compiling", "Wrap, Toolbox.Definitions, schema"},
+	{KindDefinitionInvalid, CodeSchemaNameUnsupported, "no", "the schema has a parameter name the profile's API does not accept", "Wrap, Toolbox.Definitions, schema"},
 	{KindDuplicateTool, CodeDuplicateTool, "no", "a tool of that name is already registered", "Toolbox.Register"},
 }
 

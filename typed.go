@@ -22,7 +22,10 @@ const DefaultMaxArgsBytes = jsonarg.DefaultMaxBytes
 //
 // The arguments are read once, checked and decoded in the same pass.
 // Invalid JSON, data after the value, object keys that match no field
-// (exactly, case-sensitively), duplicate keys, strings that are not valid
+// (exactly, case-sensitively), duplicate keys (also two keys of one
+// object, at any depth, equal under Unicode simple case folding, such as
+// "to" and "TO": encoding/json, which matches keys to struct fields that
+// way, would read whichever came last), strings that are not valid
 // UTF-8, values of the wrong type or out of range, values outside a field's
 // enum and missing required fields are each reported as a
 // [taxonomy.FieldError] of a tool-args-invalid error, all of them at once

@@ -297,3 +297,73 @@ func keysOf(v any) []string {
 	}
 	return out
 }
+
+// TestTypedCaseFoldedKeys: keys of one object that are equal under Unicode
+// simple case folding (how encoding/json matches keys to struct fields:
+// "To" and "to", "deſtination" and "destination") are ambiguous for any
+// struct they reach, now or downstream: the tool that decodes a raw or
+// generic member with encoding/json gets whichever came last. Typed
+// rejects them as duplicate keys wherever they are, never naming the key
+// or its value. (Issue 26, item 1.)
+func TestTypedCaseFoldedKeys(t *testing.T) {
+	type payment struct {
+		Destination string          `json:"destination"`
+		Route       json.RawMessage `json:"route,omitempty"`
+		Meta        map[string]any  `json:"meta,omitempty"`
+		Any         any             `json:"any,omitempty"`
+		Tags        map[string]int  `json:"tags,omitempty"`
+	}
+	type both struct { // two fields whose names fold together
+		Lower string `json:"to,omitempty"`
+		Upper string `json:"TO,omitempty"`
+	}
+	ran := 0
+	pay := toolmw.Typed(func(ctx context.Context, in payment) (string, error) { ran++; return "paid", nil })
+	pick := toolmw.Typed(func(ctx context.Context, in both) (string, error) { ran++; return "picked", nil })
+	dup := func(loc ...any) []taxonomy.FieldError {
+		return []taxonomy.FieldError{{Type: "duplicate_key", Loc: loc, Msg: "Keys should be unique within an object"}}
+	}
+	for _, tc := range []struct {
+		name string
+		tool toolmw.Tool
+		in   string
+		want []taxonomy.FieldError
+	}{
+		{"raw member", pay, `{"destination":"alice","route":{"To":"` + planted + `","to":"alice"}}`, dup("route", "*")},
+		{"raw member, long s", pay, `{"destination":"alice","route":{"deſtination":"` + planted + `","destination":"alice"}}`, dup("route", "*")},
+		{"generic map", pay, `{"destination":"alice","meta":{"iban":"a","IBAN":"` + planted + `"}}`, dup("meta", "*")},
+		{"any", pay, `{"destination":"alice","any":[{"k":1,"\u212a":2}]}`, dup("any", 0, "*")},
+		{"typed map", pay, `{"destination":"alice","tags":{"vip":1,"VIP":2}}`, dup("tags", "*")},
+		{"struct fields", pick, `{"to":"alice","TO":"` + planted + `"}`, dup("TO")},
+		{"struct fields reversed", pick, `{"TO":"` + planted + `","to":"alice"}`, dup("to")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.tool(context.Background(), json.RawMessage(tc.in))
+			if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindArgsInvalid || !reflect.DeepEqual(info.Fields, tc.want) {
+				got, _ := json.Marshal(info.Fields)
+				want, _ := json.Marshal(tc.want)
+				t.Fatalf("err = %v\n got %s\nwant %s", err, got, want)
+			}
+			js, _ := json.Marshal(taxonomy.InfoOf(err))
+			if strings.Contains(err.Error()+string(js), "PLANTED") || strings.Contains(string(js), "IBAN") {
+				t.Fatalf("a key or value leaked: %s", js)
+			}
+		})
+	}
+	if ran != 0 {
+		t.Fatalf("the tool ran %d times on ambiguous arguments", ran)
+	}
+	// Either field of the struct alone, and keys that merely look alike
+	// (Cyrillic е is another letter to encoding/json as well), are fine.
+	for _, ok := range []struct {
+		tool toolmw.Tool
+		in   string
+	}{
+		{pick, `{"to":"alice"}`}, {pick, `{"TO":"alice"}`},
+		{pay, `{"destination":"alice","meta":{"dеstination":"x","destination":"y"},"tags":{"ss":1,"ß":2}}`},
+	} {
+		if _, err := ok.tool(context.Background(), json.RawMessage(ok.in)); err != nil {
+			t.Errorf("%s: %v", ok.in, err)
+		}
+	}
+}

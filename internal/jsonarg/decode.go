@@ -29,7 +29,9 @@ const DefaultMaxBytes = 1 << 20
 // mismatch is a taxonomy.FieldError of the tool-args-invalid error
 // returned, all of them at once up to [MaxFieldErrors]: invalid JSON, data
 // after the value, object keys that match no field (exactly,
-// case-sensitively), duplicate keys, strings that are not valid UTF-8 (or
+// case-sensitively), duplicate keys (two keys of one object equal as they
+// are or under Unicode simple case folding, as encoding/json matches keys
+// to fields, at any depth), strings that are not valid UTF-8 (or
 // hold a lone surrogate escape), values of the wrong type or out of range,
 // numbers beyond the bounds of [MaxNumberLen], values outside a field's
 // enum, missing required fields, and nesting deeper than [MaxDepth].
@@ -70,8 +72,9 @@ func (m *Model) DecodeValue(args []byte, v reflect.Value, maxBytes int) error {
 
 // Parse reads args as a generic JSON value, as a schema validator wants it
 // (objects as map[string]any, numbers as json.Number), applying the checks
-// every value gets: size, syntax, trailing data, Unicode, duplicate keys,
-// number bounds and depth. Empty or blank args stand for {}.
+// every value gets: size, syntax, trailing data, Unicode, duplicate keys
+// (case-folded ones included), number bounds and depth. Empty or blank
+// args stand for {}.
 func Parse(args []byte, maxBytes int) (any, error) {
 	if err := CheckSize(args, maxBytes); err != nil {
 		return nil, err
@@ -436,14 +439,19 @@ func (d *decoder) structValue(n *Node, v reflect.Value, c byte) {
 	if len(n.Fields) > 64 {
 		seenMany = make([]bool, len(n.Fields))
 	}
-	seen := func(i int) bool {
+	has := func(i int) bool {
 		if seenMany != nil {
-			was := seenMany[i]
-			seenMany[i] = true
-			return was
+			return seenMany[i]
 		}
-		was := seenFew&(1<<i) != 0
-		seenFew |= 1 << i
+		return seenFew&(1<<i) != 0
+	}
+	seen := func(i int) bool {
+		was := has(i)
+		if seenMany != nil {
+			seenMany[i] = true
+		} else {
+			seenFew |= 1 << i
+		}
 		return was
 	}
 	for more := d.first('}'); more; more = d.more('}') {
@@ -467,7 +475,14 @@ func (d *decoder) structValue(n *Node, v reflect.Value, c byte) {
 		}
 		f := &n.Fields[i]
 		d.push(f.Name)
-		if seen(i) {
+		// A field whose name folds together with another's ("to", "TO")
+		// is a duplicate of it: encoding/json, reading the same object,
+		// would set either from either key.
+		dup := seen(i)
+		for _, j := range n.folds[i] {
+			dup = dup || has(j)
+		}
+		if dup {
 			d.fail("duplicate_key", "Keys should be unique within an object")
 			d.skip()
 		} else {
@@ -478,7 +493,7 @@ func (d *decoder) structValue(n *Node, v reflect.Value, c byte) {
 	d.leave()
 	for i := range n.Fields {
 		f := &n.Fields[i]
-		if f.Required && !seen(i) {
+		if f.Required && !has(i) {
 			d.push(f.Name)
 			d.fail("missing", "Field required")
 			d.pop()

@@ -10,7 +10,10 @@
 // fixed message that never repeats the input: object keys that are not the
 // struct's own field names appear in a location as [Placeholder]. [Parse]
 // applies the checks every argument gets (size, syntax, UTF-8, duplicate
-// keys, number bounds, depth) for a schema validator.
+// keys, number bounds, depth) for a schema validator. Two keys of one
+// object that are equal under Unicode simple case folding ("to" and "TO",
+// "ſ" and "s") are duplicates too: encoding/json matches keys to struct
+// fields that way, so a tool decoding them would get whichever came last.
 //
 // The package is internal: toolmw.Typed and package schema are its API;
 // the differential test in package schema checks the two agree.

@@ -153,3 +153,32 @@ func TestNoPartialDecode(t *testing.T) {
 		t.Fatalf("dst = %+v after a failed decode", dst)
 	}
 }
+
+// Parse, what a schema validator reads arguments with, finds keys equal
+// under case folding at any depth as duplicates, like Decode, so a tool
+// with a hand-written schema is never handed {"to":"a","TO":"b"}, which
+// encoding/json reads by key order; past the small-object path too.
+// Look-alike keys that fold apart are kept.
+func TestParseCaseFoldedKeys(t *testing.T) {
+	var many strings.Builder
+	for i := range 12 {
+		many.WriteString(`"k` + strings.Repeat("x", i) + `":1,`)
+	}
+	for _, in := range []string{
+		`{"to":"a","TO":"b"}`,
+		`{"x":[{"deſtination":"m","destination":"a"}]}`,
+		`{"k":1,"\u212a":2}`,
+		`{` + many.String() + `"KXXX":2}`,
+	} {
+		_, err := Parse([]byte(in), 0)
+		fields := taxonomy.InfoOf(err).Fields
+		if len(fields) != 1 || fields[0].Type != "duplicate_key" {
+			t.Errorf("Parse(%s) = %v, want one duplicate_key", in, err)
+		}
+	}
+	for _, in := range []string{`{"to":"a","tö":"b"}`, `{"dеstination":1,"destination":2}`, `{"ss":1,"ß":2}`, `{"a":{"k":1},"b":{"k":1}}`} {
+		if _, err := Parse([]byte(in), 0); err != nil {
+			t.Errorf("Parse(%s) = %v, want no error", in, err)
+		}
+	}
+}

@@ -51,6 +51,10 @@ type Node struct {
 	Time bool
 
 	index map[string]int // Struct: field name → position in Fields
+	// folds lists, for each field whose name is equal under case folding
+	// to another field's ("to" and "TO"), the positions of those others;
+	// nil when no two names fold together (nearly always).
+	folds map[int][]int
 }
 
 // Field is one JSON member of a struct.
@@ -192,6 +196,15 @@ func (b *builder) build(t reflect.Type) *Node {
 		n.index = make(map[string]int, len(n.Fields))
 		for i, f := range n.Fields {
 			n.index[f.Name] = i
+			for j := range i {
+				if strings.EqualFold(n.Fields[j].Name, f.Name) {
+					if n.folds == nil {
+						n.folds = map[int][]int{}
+					}
+					n.folds[i] = append(n.folds[i], j)
+					n.folds[j] = append(n.folds[j], i)
+				}
+			}
 		}
 	default:
 		n.Kind = Never

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -465,39 +467,70 @@ func (s *scanner) anyValue(build, numbers bool) any {
 	return nil
 }
 
-// keySet records the keys of one object to find duplicates; small objects
-// never allocate a map.
+// keySet records the keys of one object to find duplicates: keys equal
+// as they are, and keys equal under Unicode simple case folding
+// (strings.EqualFold: "To" and "to", "ſ" and "s", the Kelvin sign and
+// "k"), which encoding/json matches to the same struct field, so that
+// whichever comes last would win in a tool that decodes the object with
+// it. Small objects never allocate a map.
 type keySet struct {
 	few  [8]string
 	n    int
-	many map[string]struct{}
+	many map[string]struct{} // folded keys, once there are more than len(few)
 }
 
-// add records key and reports whether it was already there.
+// add records key and reports whether a key equal to it, or equal under
+// case folding, was already there.
 func (k *keySet) add(key string) bool {
-	if k.many != nil {
-		if _, dup := k.many[key]; dup {
-			return true
+	if k.many == nil {
+		for _, have := range k.few[:k.n] {
+			if have == key || strings.EqualFold(have, key) {
+				return true
+			}
 		}
-		k.many[key] = struct{}{}
-		return false
-	}
-	for _, have := range k.few[:k.n] {
-		if have == key {
-			return true
+		if k.n < len(k.few) {
+			k.few[k.n] = key
+			k.n++
+			return false
+		}
+		k.many = make(map[string]struct{}, 2*len(k.few))
+		for _, have := range k.few {
+			k.many[folded(have)] = struct{}{}
 		}
 	}
-	if k.n < len(k.few) {
-		k.few[k.n] = key
-		k.n++
-		return false
+	f := folded(key)
+	if _, dup := k.many[f]; dup {
+		return true
 	}
-	k.many = make(map[string]struct{}, 2*len(k.few))
-	for _, have := range k.few {
-		k.many[have] = struct{}{}
-	}
-	k.many[key] = struct{}{}
+	k.many[f] = struct{}{}
 	return false
+}
+
+// folded returns the case folding of s: every rune replaced by the
+// smallest rune of its simple folding orbit, so that two strings have the
+// same folding exactly when strings.EqualFold says they are equal (as
+// encoding/json's foldName). Invalid UTF-8 folds as U+FFFD does.
+func folded(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b = append(b, byte(r))
+			continue
+		}
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
 }
 
 // Placeholder stands in a location for an object key that came from the

@@ -38,6 +38,7 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeToolNotFound:             taxonomy.EffectNotStarted,
 	taxonomy.CodeArgsInvalid:              taxonomy.EffectNotStarted,
 	taxonomy.CodeArgsTooLarge:             taxonomy.EffectNotStarted,
+	taxonomy.CodeArgsTooCostly:            taxonomy.EffectNotStarted,
 	taxonomy.CodeContextNil:               taxonomy.EffectNotStarted,
 	taxonomy.CodeResultTooLarge:           taxonomy.EffectPossible,
 	taxonomy.CodeResultNotUTF8:            taxonomy.EffectPossible,
@@ -77,6 +78,8 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeSchemaFormatUnsupported:  taxonomy.EffectNotStarted,
 	taxonomy.CodeSchemaNotStrict:          taxonomy.EffectNotStarted,
 	taxonomy.CodeSchemaTooComplex:         taxonomy.EffectNotStarted,
+	taxonomy.CodeSchemaTooCostly:          taxonomy.EffectNotStarted,
+	taxonomy.CodeSchemaNameUnsupported:    taxonomy.EffectNotStarted,
 	taxonomy.CodeDuplicateTool:            taxonomy.EffectNotStarted,
 }
 

@@ -152,6 +152,18 @@ const (
 	// failed; the call fails closed, nothing ran, and the same call may
 	// succeed later.
 	CodeApprovalStoreFailed = "approval_store_failed"
+	// CodeApprovalArgsChanged: the call's id already has an approval
+	// request, or a decision, for other arguments; nothing ran, and the
+	// request stands as it was (a request is never replaced by other
+	// arguments, so a denial is not forgotten and two callers sharing one
+	// call id cannot displace each other's request). Make the call under
+	// a new call id.
+	CodeApprovalArgsChanged = "approval_args_changed"
+	// CodeApprovalUnbound: the call needs approval but cannot be bound to
+	// a run and a call: it has no run (budget.WithRun) and its Desk was not
+	// told that calls without one may share the process's requests, or it
+	// was not made through toolmw.Wrap; nothing ran.
+	CodeApprovalUnbound = "approval_unbound"
 
 	// CodeSpendLimit: the call's cost would take the run past its spend
 	// limit; nothing ran. The error's SpendInfo says what is left.
@@ -279,6 +291,8 @@ var codes = []CodeInfo{
 	{KindNotPermitted, CodeApprovalReplayed, "no", "the approval was already used by the one execution it allows; nothing ran", "approval layer"},
 	{KindNotPermitted, CodeApprovalStoreCorrupt, "no", "the stored decision is corrupt, forged or belongs to another request; fails closed, nothing ran", "approval layer"},
 	{KindFailed, CodeApprovalStoreFailed, "yes", "the approval store failed or could not be reached; fails closed, nothing ran", "approval layer"},
+	{KindNotPermitted, CodeApprovalArgsChanged, "no", "the call's id already has an approval request or decision for other arguments; nothing ran; the request stands", "approval layer"},
+	{KindNotPermitted, CodeApprovalUnbound, "no", "the call needs approval but has no run (or no call record) to bind it to, and no-run calls were not allowed; nothing ran", "approval layer"},
 	{KindBudgetExceeded, CodeSpendLimit, "no", "the call's cost would take the run past its spend limit; nothing ran", "spend layer"},
 	{KindBudgetExceeded, CodeSpendCorrupt, "no", "the run's spend in the shared store does not parse; fails closed, nothing ran", "spend layer"},
 	{KindGuardrailBlocked, CodeGuardrailArgs, "no", "a guardrail blocked the arguments; nothing ran", "guardrail layer"},

@@ -91,6 +91,8 @@ var codeEffects = map[string]Effect{
 	CodeApprovalReplayed:     EffectNotStarted,
 	CodeApprovalStoreCorrupt: EffectNotStarted,
 	CodeApprovalStoreFailed:  EffectNotStarted,
+	CodeApprovalArgsChanged:  EffectNotStarted,
+	CodeApprovalUnbound:      EffectNotStarted,
 	CodeSpendLimit:           EffectNotStarted,
 	CodeSpendCorrupt:         EffectNotStarted,
 	CodeGuardrailArgs:        EffectNotStarted,

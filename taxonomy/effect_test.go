@@ -61,6 +61,8 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeApprovalReplayed:         taxonomy.EffectNotStarted,
 	taxonomy.CodeApprovalStoreCorrupt:     taxonomy.EffectNotStarted,
 	taxonomy.CodeApprovalStoreFailed:      taxonomy.EffectNotStarted,
+	taxonomy.CodeApprovalArgsChanged:      taxonomy.EffectNotStarted,
+	taxonomy.CodeApprovalUnbound:          taxonomy.EffectNotStarted,
 	taxonomy.CodeSpendLimit:               taxonomy.EffectNotStarted,
 	taxonomy.CodeSpendCorrupt:             taxonomy.EffectNotStarted,
 	taxonomy.CodeGuardrailArgs:            taxonomy.EffectNotStarted,

@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -190,6 +191,12 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 	if !ok || !call.Idempotent {
 		return h.next(ctx, args)
 	}
+	if _, limited := single.By(ctx); limited {
+		// A layer outside bounds this call's executions (a run's call
+		// limit, a spend reservation): a second execution beside the
+		// first would go past what it admitted.
+		return h.next(ctx, args)
+	}
 	if h.deposits {
 		h.budget.Deposit()
 	}
@@ -237,8 +244,13 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 		if o.err == nil || o.panic != nil {
 			return h.decide(r, call, o)
 		}
-		if first == nil {
-			first = &o
+		// Both failed: the first failure is returned, unless it says
+		// nothing happened and the other possibly ran (a timeout, a
+		// reset): the call's outcome is then unknown, and the layers
+		// outside must know it.
+		if first == nil || taxonomy.NoEffect(first.err) && !taxonomy.NoEffect(o.err) {
+			failed := o
+			first = &failed
 		}
 	}
 	return h.decide(r, call, *first)

@@ -15,6 +15,9 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/hedge"
+	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/spend"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -238,5 +241,71 @@ func TestValidate(t *testing.T) {
 	}
 	if err := hedge.Validate(hedge.WithDelay(0), hedge.WithPercentile(0), hedge.WithMaxLosers(0), hedge.WithBudget(nil), hedge.WithLate(nil), nil); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestBothFailedUnknownWins: when the attempt and its hedge both fail and
+// one of them possibly ran (a timeout) while the other says nothing
+// landed, the call ends in the one that possibly ran, in either order: a
+// layer outside (a run's call limit) must not take the call for one that
+// had no effect. Two failures of the same weight return the first.
+func TestBothFailedUnknownWins(t *testing.T) {
+	busy := taxonomy.Transient("supplier_busy", "busy")
+	slow := taxonomy.Timeout(taxonomy.CodeUpstreamTimeout, "slow", true)
+	other := taxonomy.Transient("supplier_down", "down")
+	cases := []struct {
+		name          string
+		first, second error
+		want          string
+	}{
+		{"timeout first", slow, busy, taxonomy.CodeUpstreamTimeout},
+		{"timeout second", busy, slow, taxonomy.CodeUpstreamTimeout},
+		{"two transients", busy, other, "supplier_busy"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n atomic.Int64
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+					if n.Add(1) == 1 {
+						time.Sleep(20 * time.Millisecond)
+						return toolmw.Result{}, c.first
+					}
+					time.Sleep(30 * time.Millisecond)
+					return toolmw.Result{}, c.second
+				}, hedge.New(hedge.WithDelay(10*time.Millisecond)))
+				if _, err := tool(context.Background(), nil); taxonomy.InfoOf(err).Code != c.want || n.Load() != 2 {
+					t.Fatalf("%v after %d executions, want %s", err, n.Load(), c.want)
+				}
+			})
+		})
+	}
+}
+
+// TestLimitedCallNotHedged: a call that a layer outside admitted as one
+// execution — a spend reservation, a run's call limit — is not hedged,
+// whatever the order the user stacked them in (retry, then spend, then
+// hedge is what the docs once advised): one reservation, one execution.
+func TestLimitedCallNotHedged(t *testing.T) {
+	limits := map[string]toolmw.Middleware{
+		"spend":    spend.New(spend.Fixed("search", 1)),
+		"runlimit": runlimit.New(runlimit.Once("search")),
+	}
+	for name, limit := range limits {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowFirst{first: 100 * time.Millisecond, then: time.Millisecond}
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool,
+					retry.New(retry.WithoutBudget()), limit, hedge.New(hedge.WithDelay(time.Millisecond)))
+				ctx := spend.WithLimit(budget.WithRun(context.Background()), 1)
+				if res, err := tool(ctx, nil); err != nil || res.Content != "answer 1" {
+					t.Fatalf("%v %v", res, err)
+				}
+				synctest.Wait()
+				if s.n.Load() != 1 {
+					t.Fatalf("%d executions of a call admitted as one", s.n.Load())
+				}
+			})
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/runstate"
+	"github.com/toolmw/toolmw/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -142,6 +143,9 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 		return toolmw.Result{}, errNoRun
 	}
 	c := l.runs.Get(run, newCounts)
+	// An admitted call is one execution at a time: a hedge layer inside
+	// does not start a second one beside it.
+	ctx = single.Mark(ctx, "runlimit")
 	if l.shared != nil && run.ID() != "" {
 		return l.sharedCall(ctx, run, c, call.Tool, limit, next, args)
 	}
@@ -156,8 +160,9 @@ func (l *layer) localCall(ctx context.Context, c *counts, tool string, limit int
 		return toolmw.Result{}, l.refusals[tool]
 	}
 	// A panic or runtime.Goexit keeps the slot: the tool ran.
+	attempt := attemptOf(ctx)
 	res, err := next(ctx, args)
-	if noEffect(err) {
+	if noEffect(ctx, attempt, err) {
 		c.giveBack(tool)
 	}
 	return res, err
@@ -187,34 +192,28 @@ func (c *counts) giveBack(tool string) {
 	c.mu.Unlock()
 }
 
-// noEffect reports whether a call that ended in err is known to have had
-// no effect, so its slot goes back to the run: the kinds that say the tool
-// never ran (a breaker, a rate limit or a full bulkhead, a budget or a
-// limit, a permission or approval decision, arguments that did not
-// decode), a guardrail that blocked the arguments, a call the timeout
-// layer did not start, and a typed error that is retryable — its author
-// (or the layer that made it) vouches that nothing landed. Every other
-// outcome keeps the slot: a success, a permanent failure, a refusal, a
-// result guardrail, a timeout of a non-idempotent call, a cancellation, an
-// untyped error and a panic may all have acted.
-func noEffect(err error) bool {
-	if err == nil {
+// noEffect reports whether a call that started at attempt and ended in
+// err is known to have had no effect, so its slot goes back to the run:
+// taxonomy.NoEffect says so of err (the tool was not started, or a typed
+// error's maker vouches that nothing landed; a timeout, a reset, a
+// cancellation, an untyped error, a panic and a success possibly ran), and
+// no earlier attempt may have had one. A retry layer inside this one
+// repeats an idempotent call (one whose tool is idempotent or honours
+// idempotency keys) after a timeout or a reset, whose outcome is unknown,
+// and its last error speaks for the last attempt only: such a call that
+// took more than one attempt keeps its slot. A call that is not idempotent
+// is repeated only after an error that its maker made retryable for it,
+// vouching that nothing landed.
+func noEffect(ctx context.Context, attempt int, err error) bool {
+	if !taxonomy.NoEffect(err) {
 		return false
 	}
-	te, ok := taxonomy.From(err)
-	if !ok {
-		return false
-	}
-	switch te.Kind() {
-	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
-		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted, taxonomy.KindArgsInvalid,
-		taxonomy.KindNotFound, taxonomy.KindDefinitionInvalid, taxonomy.KindApprovalPending,
-		taxonomy.KindApprovalDenied, taxonomy.KindBudgetExceeded:
-		return true
-	case taxonomy.KindGuardrailBlocked:
-		return te.Code() == taxonomy.CodeGuardrailArgs
-	case taxonomy.KindCancelled:
-		return false
-	}
-	return te.Code() == taxonomy.CodeTooManyAbandoned || te.Retryable()
+	call, ok := toolmw.CallFrom(ctx)
+	return !ok || call.Attempt == attempt || !call.Idempotent
+}
+
+// attemptOf returns the attempt the call carried by ctx is at, or 0.
+func attemptOf(ctx context.Context) int {
+	call, _ := toolmw.CallFrom(ctx)
+	return call.Attempt
 }

@@ -3,6 +3,7 @@ package runlimit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/toolmw/toolmw"
@@ -116,6 +117,21 @@ type storeConfig struct {
 var errStoreDown = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallLimit,
 	"this tool's calls in this run could not be counted; nothing ran; it may be called again later")
 
+// ErrStoreCorrupt is what a [Store] returns, wrapped, when the count it
+// keeps for a run does not parse as a count: garbage, a negative number, a
+// number out of range, a key of another type. The layer then refuses the
+// call whatever [WithFailClosed] says (run-limit-exceeded/run_calls_corrupt:
+// a count that cannot be read may hide any number of calls, and counting
+// locally would let every replica run the tool once more) and reports it
+// to [WithOnStoreError] (Op "take"); the Store is not left alone, since it
+// answered. A Release that finds the count corrupt is reported (Op
+// "release").
+var ErrStoreCorrupt = errors.New("runlimit: the store's count for the run does not parse")
+
+// errCorrupt ends a call whose run's count in the Store does not parse.
+var errCorrupt = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallsCorrupt,
+	"this tool's calls in this run could not be counted: the shared count is unreadable; nothing ran")
+
 // errResting is the StoreError of a call counted locally because the Store
 // failed moments ago.
 var errResting = storeResting{}
@@ -156,13 +172,22 @@ func (l *layer) sharedCall(ctx context.Context, run *budget.Run, c *counts, tool
 	s := l.shared
 	id := run.ID()
 	var ok bool
-	local, end := s.guard.Ask(ctx, "take", func(ctx context.Context) (err error) {
+	var corrupt error
+	local, end := s.guard.Ask(ctx, "take", func(ctx context.Context) error {
+		var err error
 		ok, err = s.s.Take(ctx, id, tool, limit)
+		if errors.Is(err, ErrStoreCorrupt) {
+			corrupt = err // the store answered, with state it cannot count on
+			return nil
+		}
 		return err
 	})
 	switch {
 	case end != nil:
 		return toolmw.Result{}, end
+	case corrupt != nil:
+		s.report("take", corrupt)
+		return toolmw.Result{}, errCorrupt
 	case local && s.failClosed:
 		return toolmw.Result{}, errStoreDown
 	case local:
@@ -171,10 +196,25 @@ func (l *layer) sharedCall(ctx context.Context, run *budget.Run, c *counts, tool
 		return toolmw.Result{}, l.refusals[tool]
 	}
 	c.add(tool)
+	attempt := attemptOf(ctx)
 	res, err := next(ctx, args)
-	if noEffect(err) {
+	if noEffect(ctx, attempt, err) {
 		c.giveBack(tool)
-		s.guard.After(ctx, "release", func(ctx context.Context) error { return s.s.Release(ctx, id, tool) })
+		s.guard.After(ctx, "release", func(ctx context.Context) error {
+			if err := s.s.Release(ctx, id, tool); errors.Is(err, ErrStoreCorrupt) {
+				s.report("release", err) // the store answered: no rest
+			} else if err != nil {
+				return err
+			}
+			return nil
+		})
 	}
 	return res, err
+}
+
+// report reports an operation the Store answered with corrupt state.
+func (s *shared) report(op string, err error) {
+	if s.guard.OnError != nil {
+		s.guard.OnError(op, err)
+	}
 }

@@ -31,14 +31,14 @@ type accountKey struct{}
 // account's limit is 0, and every call with a cost above 0 is refused with
 // a message that says why; [ValidateLimit] reports such a limit.
 func WithLimit(ctx context.Context, limit float64) context.Context {
-	u, ok := units(limit)
+	u, ok := limitUnits(limit)
 	return context.WithValue(ctx, accountKey{}, &Account{limit: u, valid: ok})
 }
 
 // ValidateLimit reports whether limit can be a run's spend limit, as a
 // tool-definition-invalid/option_invalid error, or nil.
 func ValidateLimit(limit float64) error {
-	if _, ok := units(limit); !ok {
+	if _, ok := limitUnits(limit); !ok {
 		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
 			fmt.Sprintf("spend: WithLimit(%v): a limit is a number from 0 to %g", limit, MaxAmount))
 	}

@@ -5,28 +5,81 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // MaxAmount is the largest cost or limit the layer takes, in whatever unit
 // the application counts (a currency, tokens, credits). Amounts are kept
-// as whole billionths of a unit (rounded to the nearest), so sums are exact
-// and never overflow: a limit of MaxAmount holds 10^18 of them.
+// as whole billionths of a unit, so sums are exact and never overflow: a
+// limit of MaxAmount holds 10^18 of them. A cost is rounded up to the
+// billionth and a limit down, so rounding never lets a call run that the
+// amounts as written would refuse: Fixed(4e-10) costs one billionth, not
+// nothing. An amount is read as its shortest decimal form (the one
+// strconv.FormatFloat gives), so one written with nine decimals or fewer,
+// such as 0.1, is kept exactly.
 const MaxAmount = 1e9
 
-// nano is how many of the layer's units make one amount.
-const nano = 1e9
+// nano is how many of the layer's units make one amount; decimals how
+// many decimal digits that is.
+const (
+	nano     = 1e9
+	decimals = 9
+)
 
-// units returns amount in whole billionths, or false when it is not an
-// amount the layer takes: NaN, infinite, negative or above MaxAmount.
-func units(amount float64) (int64, bool) {
+// units returns a cost in whole billionths, rounded up, or false when it
+// is not an amount the layer takes: NaN, infinite, negative or above
+// MaxAmount.
+func units(amount float64) (int64, bool) { return toUnits(amount, true) }
+
+// limitUnits returns a limit in whole billionths, rounded down, or false
+// as units does.
+func limitUnits(amount float64) (int64, bool) { return toUnits(amount, false) }
+
+// toUnits converts amount to whole billionths, rounding up or down what is
+// left below a billionth of its shortest decimal form. It does not
+// allocate.
+func toUnits(amount float64, up bool) (int64, bool) {
 	if !(amount >= 0 && amount <= MaxAmount) { // also NaN
 		return 0, false
 	}
-	return int64(math.Round(amount * nano)), true
+	if amount < 1/nano { // a fraction of one billionth
+		if up && amount > 0 {
+			return 1, true
+		}
+		return 0, true
+	}
+	// At least a billionth and at most 10^9: the shortest form is at most
+	// 17 significant digits, 10 before the point and 9 leading zeros after
+	// it, so it fits the buffer.
+	var buf [48]byte
+	digits := strconv.AppendFloat(buf[:0], amount, 'f', -1, 64)
+	var u int64
+	frac, rest := -1, false // digits after the point so far (-1: before it); a non-zero digit past the ninth
+	for _, c := range digits {
+		switch {
+		case c == '.':
+			frac = 0
+		case frac >= decimals:
+			rest = rest || c != '0'
+		default:
+			u = u*10 + int64(c-'0')
+			if frac >= 0 {
+				frac++
+			}
+		}
+	}
+	for range decimals - max(frac, 0) {
+		u *= 10
+	}
+	if rest && up {
+		u++
+	}
+	return u, true
 }
 
 func amount(u int64) float64 { return float64(u) / nano }
@@ -182,6 +235,9 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if !ok {
 		return next(ctx, args)
 	}
+	// A reservation covers one execution: a hedge layer inside does not
+	// start a second one beside it.
+	ctx = single.Mark(ctx, "spend")
 	if l.shared != nil {
 		if run, ok := budget.RunFrom(ctx); ok && run.ID() != "" {
 			return l.sharedCall(ctx, run.ID(), acct, call, c, next, args)
@@ -204,6 +260,7 @@ func (l *layer) run(ctx context.Context, acct *Account, id string, call toolmw.C
 			l.settle(ctx, acct, id, c.max, c.max)
 		}
 	}()
+	attempt := call.Attempt
 	res, err = next(ctx, args)
 	returned = true
 	charge, bad, read := c.max, false, 0.0
@@ -215,7 +272,7 @@ func (l *layer) run(ctx context.Context, acct *Account, id string, call toolmw.C
 		} else {
 			bad = true
 		}
-	case err != nil && ranNothing(err):
+	case err != nil && ranNothing(ctx, attempt, err):
 		charge = 0
 	}
 	l.settle(ctx, acct, id, c.max, charge)
@@ -246,26 +303,21 @@ func (l *layer) report(b BadCost) {
 	l.onBadCost(b)
 }
 
-// ranNothing reports whether a call that ended in err never ran the tool,
-// so it costs nothing: the kinds that say so (a breaker, a rate limit or a
-// full bulkhead, a budget or a limit, a permission or approval decision,
-// arguments that did not decode), a guardrail that blocked the arguments,
-// and a call the timeout layer did not start. Any other failure — a
-// transient one included: a supplier may bill a request it failed — is
-// charged the tool's (maximum) cost.
-func ranNothing(err error) bool {
-	te, ok := taxonomy.From(err)
-	if !ok {
+// ranNothing reports whether a call that started at attempt and ended in
+// err never started the tool, so it costs nothing: taxonomy.EffectOf says
+// so of err (a breaker, a rate limit or a full bulkhead, a budget or a
+// limit, a permission or approval decision, arguments that did not decode,
+// a guardrail that blocked the arguments, a call the timeout layer did not
+// start; an error a retry layer made after its attempts is as its last
+// attempt's), and the call made one attempt: a retry layer inside this one
+// (a stack that puts spend outside retry) made attempts that may each have
+// run. Any other failure — a transient one included: a supplier may bill a
+// request it failed; a timeout, a reset or a cancellation, whose outcome
+// is unknown — is charged the tool's (maximum) cost.
+func ranNothing(ctx context.Context, attempt int, err error) bool {
+	if taxonomy.EffectOf(err) != taxonomy.EffectNotStarted {
 		return false
 	}
-	switch te.Kind() {
-	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
-		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted, taxonomy.KindArgsInvalid,
-		taxonomy.KindNotFound, taxonomy.KindDefinitionInvalid, taxonomy.KindApprovalPending,
-		taxonomy.KindApprovalDenied, taxonomy.KindBudgetExceeded:
-		return true
-	case taxonomy.KindGuardrailBlocked:
-		return te.Code() == taxonomy.CodeGuardrailArgs
-	}
-	return te.Code() == taxonomy.CodeTooManyAbandoned
+	call, _ := toolmw.CallFrom(ctx)
+	return call.Attempt == attempt
 }

@@ -3,6 +3,7 @@ package spend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/toolmw/toolmw"
@@ -126,6 +127,21 @@ type storeConfig struct {
 var errStoreDown = taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendLimit,
 	"this run's spend could not be checked against its limit; nothing ran; it may be called again later")
 
+// ErrStoreCorrupt is what a [Store] returns, wrapped, when the spend it
+// keeps for a run does not parse as amounts: garbage, a negative amount,
+// one out of range, a key of another type. The layer then refuses the call
+// whatever [WithFailClosed] says (budget-exceeded/spend_store_corrupt: a
+// spend that cannot be read may hide any amount, and reserving in the
+// Account would let every replica spend the limit once more) and reports
+// it to [WithOnStoreError] (Op "reserve"); the Store is not left alone,
+// since it answered. A Settle that finds the spend corrupt is reported (Op
+// "settle").
+var ErrStoreCorrupt = errors.New("spend: the store's spend for the run does not parse")
+
+// errCorrupt ends a call whose run's spend in the Store does not parse.
+var errCorrupt = taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendCorrupt,
+	"this run's spend could not be checked against its limit: the shared record is unreadable; nothing ran")
+
 // errResting is the StoreError of a call reserved locally because the
 // Store failed moments ago.
 var errResting = storeResting{}
@@ -166,13 +182,22 @@ func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call t
 	s := l.shared
 	var spent, held int64
 	var ok bool
-	local, end := s.guard.Ask(ctx, "reserve", func(ctx context.Context) (err error) {
+	var corrupt error
+	local, end := s.guard.Ask(ctx, "reserve", func(ctx context.Context) error {
+		var err error
 		spent, held, ok, err = s.s.Reserve(ctx, id, acct.limit, c.max)
+		if errors.Is(err, ErrStoreCorrupt) {
+			corrupt = err // the store answered, with state it cannot count on
+			return nil
+		}
 		return err
 	})
 	switch {
 	case end != nil:
 		return toolmw.Result{}, end
+	case corrupt != nil:
+		s.report("reserve", corrupt)
+		return toolmw.Result{}, errCorrupt
 	case local && s.failClosed:
 		return toolmw.Result{}, errStoreDown
 	case local:
@@ -189,5 +214,19 @@ func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call t
 
 // settle settles a call in the Store (see storeguard.Guard.After).
 func (s *shared) settle(ctx context.Context, id string, held, charge int64) {
-	s.guard.After(ctx, "settle", func(ctx context.Context) error { return s.s.Settle(ctx, id, held, charge) })
+	s.guard.After(ctx, "settle", func(ctx context.Context) error {
+		if err := s.s.Settle(ctx, id, held, charge); errors.Is(err, ErrStoreCorrupt) {
+			s.report("settle", err) // the store answered: no rest
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// report reports an operation the Store answered with corrupt state.
+func (s *shared) report(op string, err error) {
+	if s.guard.OnError != nil {
+		s.guard.OnError(op, err)
+	}
 }

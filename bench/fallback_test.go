@@ -55,7 +55,7 @@ func fallbackSystems() []struct {
 			return toolmw.MustWrap(spec, dep, fallback.New(fallback.WithFunc(substitute)))
 		}},
 		{"toolmw_fallback_last_good", func(dep toolmw.Tool) toolmw.Tool {
-			return toolmw.MustWrap(spec, dep, fallback.New(fallback.WithLastGood(0))) // spec is idempotent
+			return toolmw.MustWrap(spec, dep, fallback.New(fallback.WithLastGood(0), fallback.WithSharedResults())) // spec is idempotent
 		}},
 		{"failsafe_fallback_func", func(dep toolmw.Tool) toolmw.Tool {
 			fb := fsfallback.NewBuilderWithFunc(func(failsafe.Execution[toolmw.Result]) (toolmw.Result, error) { return noData, nil }).

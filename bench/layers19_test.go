@@ -49,7 +49,7 @@ func newLayerSystems() []system {
 		{"toolmw_hedge", wrap(hedge.New(hedge.WithDelay(time.Second)))},
 		{"failsafe_hedge", fs(hedgepolicy.NewWithDelay[toolmw.Result](time.Second))},
 		{"toolmw_dedupe", func() toolmw.Tool { return dedupeSystem() }},
-		{"toolmw_fallback", wrap(fallback.New(fallback.WithLastGood(0)))}, // remembers each success: the costlier mode
+		{"toolmw_fallback", wrap(fallback.New(fallback.WithLastGood(0), fallback.WithSharedResults()))}, // remembers each success: the costlier mode
 		{"failsafe_fallback", fs(fsfallback.NewWithResult(toolmw.Text("no data")))},
 	}
 }

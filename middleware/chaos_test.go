@@ -518,7 +518,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 		// Outside retry: the last good result of an idempotent call stands
 		// in, marked, for a call that ends circuit-open, rate-limited or
 		// timed out.
-		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour))})
+		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults())})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -140,7 +140,13 @@ func badOptions() []badOption {
 		{name: "fallback.WithMaxBytes", validate: func() error { return fallback.Validate(fallback.WithMaxBytes(-1)) },
 			layer: func() toolmw.Middleware { return fallback.New(fallback.WithMaxBytes(-1)) }},
 		{name: "fallback.WithFunc", none: "nil means no function"},
-		{name: "fallback.WithPartition", none: "nil means one partition"},
+		{name: "fallback.WithPartition", validate: func() error { return fallback.Validate(fallback.WithLastGood(0), fallback.WithPartition(nil)) },
+			layer: func() toolmw.Middleware { return fallback.New(fallback.WithLastGood(0), fallback.WithPartition(nil)) }},
+		{name: "fallback.WithSharedResults", validate: func() error {
+			return fallback.Validate(fallback.WithSharedResults(), fallback.WithPartition(func(context.Context, toolmw.Call) string { return "" }))
+		}, layer: func() toolmw.Middleware {
+			return fallback.New(fallback.WithSharedResults(), fallback.WithPartition(func(context.Context, toolmw.Call) string { return "" }))
+		}},
 		{name: "fallback.WithClock", none: "nil means the system clock"},
 		{name: "fallback.WithOnServe", none: "nil means no callback"},
 

@@ -28,7 +28,8 @@ var null = json.RawMessage("null")
 
 // key returns the cache key of a call, or false when its arguments have no
 // canonical form (see internal/canonjson: not one JSON value, a duplicate
-// key, a lone surrogate, nesting past 64): such a call is neither kept nor
+// key, a lone surrogate, nesting past 64) or, with a partition function,
+// its partition is "" or could not be had: such a call is neither kept nor
 // served. The partition goes first, length-prefixed, so that no
 // partition and arguments run into each other.
 func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage) (key, bool) {
@@ -37,8 +38,8 @@ func (l *layer) key(ctx context.Context, call toolmw.Call, args json.RawMessage)
 	b := (*bp)[:0]
 	if l.partition != nil {
 		part, ok := l.partOf(ctx, call)
-		if !ok {
-			return key{}, false
+		if !ok || part == "" {
+			return key{}, false // no partition known: nobody's to share
 		}
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(part)))
 		b = append(b, part...)

@@ -6,7 +6,7 @@
 // the model is not misled into taking it for a fresh answer.
 //
 //	search := toolmw.MustWrap(toolmw.Spec{Name: "search_flights", Idempotent: true}, fn,
-//		fallback.New(fallback.WithLastGood(10*time.Minute)),
+//		fallback.New(fallback.WithLastGood(10*time.Minute), fallback.WithSharedResults()),
 //		retry.New(), breaker.New())
 //
 // # What it replaces
@@ -21,23 +21,34 @@
 //
 // # What it serves
 //
-// With [WithLastGood], the layer remembers each success of an idempotent
-// call ([toolmw.Call.Idempotent]) under a key made of the SHA-256 of its
-// arguments' canonical JSON (object keys sorted, no spacing, numbers as
-// written; arguments with a duplicate key or a lone surrogate have none,
-// and are neither kept nor served) and of its partition ([WithPartition]), and serves it to a later
+// With [WithLastGood], the layer remembers each success of a read — a call
+// of a tool whose Spec declares it Idempotent ([toolmw.Spec.Idempotent]) —
+// under a key made of the SHA-256 of its arguments' canonical JSON (object
+// keys sorted, no spacing, numbers as written; arguments with a duplicate
+// key, keys alike but for case, or a lone surrogate have none, and are
+// neither kept nor served) and of its partition, and serves it to a later
 // call with the same key that fails with a chosen kind, if it is at most
-// the TTL old (by [WithClock]'s clock). A tool that is not idempotent is
-// never remembered nor served: its last result describes an action, not a
-// state. Without a last good result — none kept, too old, or a tool not
-// idempotent — the function of [WithFunc], if any, makes a substitute; its
-// error is returned in place of the original (return the original to
-// decline), and a panic in it becomes tool-failed/tool_panicked. With
-// neither option, the layer returns each tool unchanged.
+// the TTL old (by [WithClock]'s clock). Any other tool is never remembered
+// nor served, one that only honours idempotency keys
+// ([toolmw.Spec.HonoursKeys]) included: Call.Idempotent is true for it, but
+// it acts, and its last result is a receipt for an action, not a state.
+// Without a last good result — none kept, too old, or not a read — the
+// function of [WithFunc], if any, makes a substitute; its error is
+// returned in place of the original (return the original to decline), and
+// a panic in it becomes tool-failed/tool_panicked. With neither option,
+// the layer returns each tool unchanged.
 //
-// Results are shared by every caller of the tool with the same arguments.
-// For a tool whose answer depends on who asks, give [WithPartition] (a
-// tenant, a user), so that one caller's result never reaches another.
+// # Whose results
+//
+// WithLastGood needs a choice of who may be served whose results, made at
+// construction: [WithPartition] (a function of the call's context: a
+// tenant, a user), so that one caller's result never reaches another, or
+// [WithSharedResults], so that every caller of the tool shares its results
+// for the same arguments — only for a tool whose answer depends on nothing
+// but its arguments. Without either (or with both) the options are
+// invalid, so a cache that could serve one user's balance to another is
+// never the silent default. A call whose partition is "" is neither
+// remembered nor served.
 //
 // # The mark
 //
@@ -74,7 +85,7 @@
 // past), and inside the observers, which then see the call as served:
 //
 //	stack, err := middleware.Default().InsertBefore(middleware.Retry,
-//		middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(0))})
+//		middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(0), fallback.WithPartition(tenant))})
 //
 // Inside retry it would turn the first open-circuit refusal into a success
 // and no retry would be made; outside the observers, they would report the
@@ -85,7 +96,8 @@
 // # Configuration
 //
 // Zero and nil values are the defaults. A negative TTL or bound, a
-// malformed kind, or a kind that is never replaced makes New return a
+// malformed kind, a kind that is never replaced, or WithLastGood without
+// one of WithPartition and WithSharedResults makes New return a
 // [toolmw.Reject] middleware: toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up, as [Validate]
 // does.

@@ -23,7 +23,7 @@ func Example() {
 	}
 	clk := clock.NewFake(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "search_flights", Idempotent: true}, search,
-		fallback.New(fallback.WithLastGood(10*time.Minute), fallback.WithClock(clk)))
+		fallback.New(fallback.WithLastGood(10*time.Minute), fallback.WithSharedResults(), fallback.WithClock(clk)))
 
 	args := json.RawMessage(`{"from":"OSL","to":"LHR"}`)
 	res, _ := tool(context.Background(), args)

@@ -68,6 +68,7 @@ type config struct {
 	maxEntries int
 	maxBytes   int
 	partition  func(context.Context, toolmw.Call) string
+	shared     bool // WithSharedResults: every caller shares the results
 	clk        clock.Clock
 	onServe    func(Event)
 	err        error
@@ -141,12 +142,19 @@ func WithFunc(f Func) Option {
 	return func(c *config) { c.fn = f }
 }
 
-// WithLastGood serves, for a call of an idempotent tool
-// ([toolmw.Call.Idempotent]) that failed with one of the chosen kinds, the
+// WithLastGood serves, for a call of a tool that declares itself a read
+// ([toolmw.Spec.Idempotent]) that failed with one of the chosen kinds, the
 // last good result of the same tool for the same arguments (the same JSON
-// value: keys in any order, any spacing), if it is at most ttl old. 0
-// means [DefaultTTL]; a negative ttl is invalid. Calls of a tool that is
-// not idempotent are never remembered nor served.
+// value: keys in any order, any spacing) in the same partition, if it is
+// at most ttl old. 0 means [DefaultTTL]; a negative ttl is invalid. Calls
+// of any other tool — one that only honours idempotency keys
+// ([toolmw.Spec.HonoursKeys]) included: it acts, and its last result is a
+// receipt — are never remembered nor served.
+//
+// It needs a choice of who may be served whose results: [WithPartition]
+// (per user or tenant) or [WithSharedResults] (every caller). Without
+// either, or with both, the options are invalid: a cache that could serve
+// one user's data to another is never the default.
 func WithLastGood(ttl time.Duration) Option {
 	return func(c *config) {
 		if ttl < 0 {
@@ -186,16 +194,26 @@ func WithMaxBytes(n int) Option {
 }
 
 // WithPartition keeps the last good results of each partition apart: part
-// returns the partition of a call (a tenant, a user) and a result made in
-// one partition is never served in another. Without it, every caller of a
-// tool shares its results for the same arguments — wrong for a tool whose
-// answer depends on who asks (through the context), not only on the
-// arguments. The partition is hashed into the key, never kept. part runs
-// on every call of an idempotent tool and must be quick; if it panics, the
-// call is neither remembered nor served from the cache. nil means one
-// partition.
+// returns the partition of a call (a tenant, a user, from its context) and
+// a result made in one partition is never served in another. A call whose
+// partition is "" (no user known) is neither remembered nor served: "" is
+// not a partition that every unknown caller shares. The partition is
+// hashed into the key, never kept. part runs on every call of a read and
+// must be quick; if it panics, the call is neither remembered nor served
+// from the cache. With [WithLastGood], a nil part (no partition) is
+// invalid unless [WithSharedResults] is given instead.
 func WithPartition(part func(ctx context.Context, call toolmw.Call) string) Option {
 	return func(c *config) { c.partition = part }
+}
+
+// WithSharedResults is the explicit choice, for [WithLastGood], of one
+// partition: every caller of a tool shares its last good results for the
+// same arguments. Choose it only for tools whose answer depends on nothing
+// but their arguments (a flight schedule, an exchange rate), never for one
+// that answers from who asks (a balance, an account's details): use
+// [WithPartition] for those. Giving both is invalid.
+func WithSharedResults() Option {
+	return func(c *config) { c.shared = true }
 }
 
 // WithClock gives the layer its clock, for the age of last good results.
@@ -234,6 +252,12 @@ func newConfig(opts []Option) config {
 		c.maxBytes = DefaultMaxBytes
 	}
 	c.clk = clock.Or(c.clk)
+	switch {
+	case c.partition != nil && c.shared:
+		c.reject("WithPartition and WithSharedResults: choose one")
+	case c.lastGood && c.partition == nil && !c.shared:
+		c.reject("WithLastGood: choose who may be served whose results: WithPartition (per user or tenant) or WithSharedResults (every caller)")
+	}
 	return c
 }
 
@@ -245,8 +269,9 @@ func Validate(opts ...Option) error { return newConfig(opts).err }
 
 // New returns the fallback layer. Each tool it wraps gets its own cache of
 // last good results. With neither [WithFunc] nor [WithLastGood] it has
-// nothing to serve and returns each tool unchanged. An invalid option makes
-// a [toolmw.Reject] middleware (see [Validate]).
+// nothing to serve and returns each tool unchanged. An invalid option, or
+// WithLastGood without a choice of [WithPartition] or [WithSharedResults],
+// makes a [toolmw.Reject] middleware (see [Validate]).
 //
 // The Middleware and the Tools it makes are safe for concurrent use.
 func New(opts ...Option) toolmw.Middleware {
@@ -274,7 +299,9 @@ type layer struct {
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
-	remember := l.cache != nil && call.Idempotent && len(args) <= MaxArgsBytes
+	// Only a read is remembered and served: Call.Idempotent is also true of
+	// a tool that honours keys, which acts.
+	remember := l.cache != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
 	res, err := l.next(ctx, args)
 	if err == nil {
 		if remember && len(res.Content) <= l.maxBytes {

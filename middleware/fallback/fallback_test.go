@@ -146,7 +146,7 @@ func TestLastGoodTTL(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	d := &dep{}
 	var events []fallback.Event
-	tool := wrap(t, search, d.tool, fallback.WithLastGood(ttl), fallback.WithClock(clk),
+	tool := wrap(t, search, d.tool, fallback.WithLastGood(ttl), fallback.WithSharedResults(), fallback.WithClock(clk),
 		fallback.WithOnServe(func(e fallback.Event) { events = append(events, e) }))
 	ctx := toolmw.WithCallID(context.Background(), "call_1")
 	args := json.RawMessage(`{"from":"OSL","to":"LHR"}`)
@@ -241,10 +241,11 @@ type tenantKey struct{}
 
 // TestNotIdempotentNeverServed: a tool that is not idempotent is never
 // served a last good result, even for the same arguments; its fallback
-// function still applies. One that honours keys is idempotent.
+// function still applies. One that honours keys acts: it is not served
+// either (TestActionNeverServed).
 func TestNotIdempotentNeverServed(t *testing.T) {
 	d := &dep{}
-	tool := wrap(t, book, d.tool, fallback.WithLastGood(time.Hour))
+	tool := wrap(t, book, d.tool, fallback.WithLastGood(time.Hour), fallback.WithSharedResults())
 	args := json.RawMessage(`{"flight":"SK4603"}`)
 	if _, err := tool(context.Background(), args); err != nil {
 		t.Fatal(err)
@@ -254,16 +255,16 @@ func TestNotIdempotentNeverServed(t *testing.T) {
 		t.Fatalf("not idempotent: %q, %v", res.Content, err)
 	}
 
-	withFunc := wrap(t, book, d.tool, fallback.WithLastGood(time.Hour), fallback.WithFunc(substitute))
+	withFunc := wrap(t, book, d.tool, fallback.WithLastGood(time.Hour), fallback.WithSharedResults(), fallback.WithFunc(substitute))
 	if res, err := withFunc(context.Background(), args); err != nil || !strings.HasSuffix(res.Content, "\nno data") {
 		t.Fatalf("function: %q, %v", res.Content, err)
 	}
 
 	d.set(nil)
-	keyed := wrap(t, toolmw.Spec{Name: "book_flight", HonoursKeys: true}, d.tool, fallback.WithLastGood(time.Hour))
+	keyed := wrap(t, toolmw.Spec{Name: "book_flight", HonoursKeys: true}, d.tool, fallback.WithLastGood(time.Hour), fallback.WithSharedResults())
 	_, _ = keyed(context.Background(), args)
 	d.set(open)
-	if res, err := keyed(context.Background(), args); err != nil || !strings.Contains(res.Content, "source=last_good") {
+	if res, err := keyed(context.Background(), args); !errors.Is(err, taxonomy.ErrCircuitOpen) || res.Content != "" {
 		t.Fatalf("honours keys: %q, %v", res.Content, err)
 	}
 }
@@ -314,7 +315,7 @@ func TestFunc(t *testing.T) {
 	// With a last good result, the function is not called.
 	d.set(nil)
 	called := false
-	both := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithFunc(func(context.Context, toolmw.Call, json.RawMessage, error) (toolmw.Result, error) {
+	both := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithFunc(func(context.Context, toolmw.Call, json.RawMessage, error) (toolmw.Result, error) {
 		called = true
 		return toolmw.Text("no data"), nil
 	}))
@@ -346,7 +347,7 @@ func TestOff(t *testing.T) {
 	if got := fallback.New(fallback.WithKinds(taxonomy.KindFailed))(tool); reflect.ValueOf(got).Pointer() != reflect.ValueOf(tool).Pointer() {
 		t.Fatal("the layer is not off without WithFunc or WithLastGood")
 	}
-	bare := fallback.New(fallback.WithFunc(substitute), fallback.WithLastGood(0))(d.tool)
+	bare := fallback.New(fallback.WithFunc(substitute), fallback.WithLastGood(0), fallback.WithSharedResults())(d.tool)
 	if res, err := bare(context.Background(), nil); err != nil || !strings.HasSuffix(res.Content, "no data") {
 		t.Fatalf("%q %v", res.Content, err)
 	}
@@ -415,7 +416,7 @@ func compact(s string) string {
 // recently used dropped first.
 func TestBoundedEntries(t *testing.T) {
 	d := &dep{}
-	tool := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithMaxEntries(2))
+	tool := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithMaxEntries(2))
 	arg := func(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)) }
 	ctx := context.Background()
 	for i := range 3 {
@@ -447,7 +448,7 @@ func TestBoundedBytes(t *testing.T) {
 		}
 		return toolmw.Result{}, open
 	})
-	w := wrap(t, search, tool, fallback.WithLastGood(0), fallback.WithMaxBytes(limit))
+	w := wrap(t, search, tool, fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithMaxBytes(limit))
 	ctx := context.Background()
 	call := func(args string, n int64) bool {
 		size.Store(n)
@@ -475,7 +476,7 @@ func TestCacheIsBounded(t *testing.T) {
 	}
 	tool := wrap(t, search, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Text(strings.Repeat("r", 4096)), nil // a new string each time
-	}, fallback.WithLastGood(0))
+	}, fallback.WithLastGood(0), fallback.WithSharedResults())
 	long := strings.Repeat("k", 200)
 	const calls = 5_000
 	runtime.GC()
@@ -514,7 +515,7 @@ func TestConcurrentCallers(t *testing.T) {
 		return toolmw.Text("fresh " + string(args)), nil
 	}
 	var served atomic.Int64
-	w := wrap(t, search, tool, fallback.WithLastGood(0), fallback.WithMaxEntries(5), // of 6: some are dropped
+	w := wrap(t, search, tool, fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithMaxEntries(5), // of 6: some are dropped
 		fallback.WithOnServe(func(fallback.Event) { served.Add(1) }))
 	var wg sync.WaitGroup
 	var fresh, marked, failed atomic.Int64
@@ -555,7 +556,7 @@ func TestValidate(t *testing.T) {
 		bad  bool
 	}{
 		{"ttl negative", fallback.WithLastGood(-time.Second), true},
-		{"ttl zero", fallback.WithLastGood(0), false},
+		{"ttl zero", fallback.WithLastGood(0), true}, // no choice of WithPartition or WithSharedResults: TestPartitionRequired
 		{"entries negative", fallback.WithMaxEntries(-1), true},
 		{"entries zero", fallback.WithMaxEntries(0), false},
 		{"bytes negative", fallback.WithMaxBytes(-1), true},
@@ -613,12 +614,100 @@ func TestOddInputs(t *testing.T) {
 
 	d.set(nil)
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
-	tool := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithClock(clk))
+	tool := wrap(t, search, d.tool, fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithClock(clk))
 	_, _ = tool(context.Background(), nil)
 	clk.Set(clk.Now().Add(-time.Hour))
 	d.set(open)
 	res, err = tool(context.Background(), nil)
 	if m, _, ok := fallback.Parse(res); err != nil || !ok || m.Age != 0 {
 		t.Fatalf("clock set back: %q, %v", res.Content, err)
+	}
+}
+
+// TestActionNeverServed: a tool that honours idempotency keys but does not
+// declare itself a read (Spec.Idempotent) acts: its last result is a
+// receipt, never served to another call, even with the same arguments
+// while its supplier is down.
+func TestActionNeverServed(t *testing.T) {
+	d := &dep{}
+	pay := toolmw.Spec{Name: "pay", HonoursKeys: true}
+	tool := wrap(t, pay, d.tool, fallback.WithLastGood(time.Hour), fallback.WithSharedResults())
+	args := json.RawMessage(`{"amount":"25.00","currency":"EUR"}`)
+	if _, err := tool(toolmw.WithCallID(context.Background(), "call_1"), args); err != nil {
+		t.Fatal(err)
+	}
+	d.set(open)
+	res, err := tool(toolmw.WithCallID(context.Background(), "call_2"), args)
+	if !errors.Is(err, taxonomy.ErrCircuitOpen) || res.Content != "" {
+		t.Fatalf("a second payment while the supplier is down: %q, %v; want the circuit-open error", res.Content, err)
+	}
+}
+
+// TestPartitionRequired: a cache of last good results that could cross
+// users is never the silent default: WithLastGood without a choice of
+// WithPartition or WithSharedResults (or with both) is an option_invalid
+// definition error from Validate and from Wrap; a function fallback alone
+// needs no choice. With a partition per user, one user's result never
+// reaches another.
+func TestPartitionRequired(t *testing.T) {
+	user := func(ctx context.Context, _ toolmw.Call) string {
+		s, _ := ctx.Value(tenantKey{}).(string)
+		return s
+	}
+	for _, c := range []struct {
+		name string
+		opts []fallback.Option
+		bad  bool
+	}{
+		{"last good, no choice", []fallback.Option{fallback.WithLastGood(0)}, true},
+		{"last good, nil partition", []fallback.Option{fallback.WithLastGood(0), fallback.WithPartition(nil)}, true},
+		{"last good, both", []fallback.Option{fallback.WithLastGood(0), fallback.WithPartition(user), fallback.WithSharedResults()}, true},
+		{"last good, partition", []fallback.Option{fallback.WithLastGood(0), fallback.WithPartition(user)}, false},
+		{"last good, shared", []fallback.Option{fallback.WithSharedResults(), fallback.WithLastGood(0)}, false},
+		{"function only", []fallback.Option{fallback.WithFunc(substitute)}, false},
+	} {
+		err := fallback.Validate(c.opts...)
+		_, werr := toolmw.Wrap(search, (&dep{}).tool, fallback.New(c.opts...))
+		for _, e := range []error{err, werr} {
+			info := taxonomy.InfoOf(e)
+			if c.bad != (e != nil) || c.bad && (info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid) {
+				t.Errorf("%s: %v", c.name, e)
+			}
+		}
+	}
+
+	d := &dep{}
+	balance := toolmw.Spec{Name: "get_balance", Idempotent: true}
+	tool := wrap(t, balance, d.tool, fallback.WithLastGood(time.Hour), fallback.WithPartition(user))
+	alice := context.WithValue(context.Background(), tenantKey{}, "alice")
+	bob := context.WithValue(context.Background(), tenantKey{}, "bob")
+	if _, err := tool(alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	d.set(open)
+	if res, err := tool(bob, nil); err == nil || res.Content != "" {
+		t.Fatalf("bob was served %q", res.Content)
+	}
+	if res, err := tool(alice, nil); err != nil || !strings.Contains(res.Content, "seats 1") {
+		t.Fatalf("alice: %q, %v", res.Content, err)
+	}
+}
+
+// TestEmptyPartitionNotShared: a call whose partition is "" (no user
+// known) is neither remembered nor served: "" is not a partition all
+// unknown callers share.
+func TestEmptyPartitionNotShared(t *testing.T) {
+	d := &dep{}
+	part := func(ctx context.Context, _ toolmw.Call) string {
+		s, _ := ctx.Value(tenantKey{}).(string)
+		return s
+	}
+	tool := wrap(t, search, d.tool, fallback.WithLastGood(time.Hour), fallback.WithPartition(part))
+	if _, err := tool(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	d.set(open)
+	if res, err := tool(context.Background(), nil); err == nil || res.Content != "" {
+		t.Fatalf("an unknown caller was served %q", res.Content)
 	}
 }

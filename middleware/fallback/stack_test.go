@@ -45,7 +45,7 @@ func TestOutsideRetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour))})
+		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestCanaries(t *testing.T) {
 	}
 	layer := fallback.New(
 		fallback.WithKinds(taxonomy.KindFailed, taxonomy.KindTimeout, taxonomy.KindCircuitOpen, taxonomy.KindRateLimited),
-		fallback.WithLastGood(0),
+		fallback.WithLastGood(0), fallback.WithSharedResults(),
 		fallback.WithOnServe(func(e fallback.Event) { mu.Lock(); served = append(served, e); mu.Unlock() }))
 	stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: layer})
 	if err != nil {

@@ -1,10 +1,8 @@
 package dedupe
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/canonjson"
 	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -149,9 +148,11 @@ func newStore() *store { return &store{m: map[string]*record{}} }
 
 var (
 	errInDoubt = taxonomy.Failure(taxonomy.CodeDuplicateInDoubt,
-		"this call was already made in this run and cancelled while the tool ran; it may have acted, so it is not run again")
+		"this call was already made in this run and did not finish (it timed out or was cancelled while the tool ran); it may have acted, so it is not run again")
 	errDropped = taxonomy.Failure(taxonomy.CodeDuplicateDropped,
 		"this call was already made in this run; its result is no longer held, and it is not run again")
+	errNotCanonical = taxonomy.ArgsInvalid(taxonomy.FieldError{Type: "json_ambiguous", Loc: []any{},
+		Msg: "Input should be one JSON value that every parser reads alike: valid UTF-8, no two keys of an object alike (also when they differ only in case), no lone surrogate escape, nesting at most 64 deep"})
 )
 
 func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
@@ -163,7 +164,10 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if !ok {
 		return next(ctx, args)
 	}
-	id := l.identity(call, args)
+	id, err := l.identity(call, args)
+	if err != nil {
+		return toolmw.Result{}, err
+	}
 	if id == "" {
 		return next(ctx, args)
 	}
@@ -190,37 +194,41 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 }
 
 // identity names the call within its run, or returns "" when it cannot be
-// recognised.
-func (l *layer) identity(call toolmw.Call, args json.RawMessage) string {
+// recognised. A call is named by what a model cannot forge from another:
+// the SHA-256 of its call id as the model sent it (toolmw.Call.IDSum; not
+// Call.ID, whose replaced form a model could send as its own id), or, for
+// a tool deduplicated by arguments, the SHA-256 of their canonical form.
+// Arguments of such a tool that have none are refused (errNotCanonical):
+// two spellings that parsers read differently could otherwise pass for one
+// call, or one call pass for two.
+func (l *layer) identity(call toolmw.Call, args json.RawMessage) (string, error) {
 	if l.byArgs[call.Tool] {
-		if sum, ok := canonicalSum(args); ok {
-			return "a\x00" + call.Tool + "\x00" + sum
+		sum, ok := canonicalSum(args)
+		if !ok {
+			return "", errNotCanonical
 		}
+		return "a\x00" + call.Tool + "\x00" + string(sum[:]), nil
 	}
-	if call.ID == "" {
-		return ""
+	sum, ok := call.IDSum()
+	if !ok {
+		return "", nil
 	}
-	return "i\x00" + call.Tool + "\x00" + call.ID
+	return "i\x00" + call.Tool + "\x00" + string(sum[:]), nil
 }
 
-// canonicalSum returns the SHA-256 of args' JSON value re-encoded with
-// sorted object keys and no spacing, numbers as written.
-func canonicalSum(args json.RawMessage) (string, bool) {
+// canonicalSum returns the SHA-256 of args' canonical form (see
+// internal/canonjson: object keys sorted, no spacing, strings escaped one
+// way, numbers as written; absent arguments are null), or false when args
+// have none.
+func canonicalSum(args json.RawMessage) ([sha256.Size]byte, bool) {
 	if len(args) == 0 {
 		args = json.RawMessage("null")
 	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil || d.More() {
-		return "", false
+	b, ok := canonjson.Append(make([]byte, 0, len(args)), args)
+	if !ok {
+		return [sha256.Size]byte{}, false
 	}
-	b, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return "", false
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), true
+	return sha256.Sum256(b), true
 }
 
 func (l *layer) execute(ctx context.Context, next toolmw.Tool, args json.RawMessage, call toolmw.Call, st *store, id string, rec *record) (res toolmw.Result, err error) {
@@ -246,29 +254,36 @@ func (l *layer) execute(ctx context.Context, next toolmw.Tool, args json.RawMess
 }
 
 // keeps reports whether a call's outcome is recorded, and the error a
-// repeat gets instead of err (nil: err itself).
+// repeat gets instead of err (nil: err itself). Whether the call possibly
+// ran is taxonomy.EffectOf's word, the rule the limits decide on too.
 func keeps(call toolmw.Call, err error) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
 	case call.Idempotent:
 		return false, nil // running it again is safe
-	case errors.Is(err, context.Canceled):
+	case taxonomy.NoEffect(err):
+		// Nothing ran (a breaker, a limit, a decision, bad arguments: a
+		// repeat asks the layers again, and a pending call resumes once
+		// approved), or the error's maker vouches that nothing landed.
+		return false, nil
+	case unknown(err):
 		return true, errInDoubt
 	}
-	te, typed := taxonomy.From(err)
-	if !typed {
-		return true, nil
+	return true, nil
+}
+
+// unknown reports whether err leaves the call's outcome unknown: it timed
+// out (every timeout matches context.DeadlineExceeded), its caller's
+// deadline passed or it was cancelled while the tool ran. Whatever its
+// maker says of retrying, the call may have acted, and a repeat is told
+// so rather than given the error, which would read as its own.
+func unknown(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
 	}
-	switch te.Kind() {
-	case taxonomy.KindCircuitOpen, taxonomy.KindRateLimited, taxonomy.KindRetryBudgetExhausted,
-		taxonomy.KindRunLimitExceeded, taxonomy.KindNotPermitted, taxonomy.KindBudgetExceeded,
-		taxonomy.KindApprovalPending, taxonomy.KindApprovalDenied:
-		return false, nil // nothing ran: a repeat asks the layers again (a pending call resumes once approved)
-	case taxonomy.KindGuardrailBlocked:
-		return te.Code() != taxonomy.CodeGuardrailArgs, nil // blocked before the call: nothing ran
-	}
-	return !te.Retryable(), nil // retryable: the author says nothing landed
+	te, ok := taxonomy.From(err)
+	return ok && (te.Kind() == taxonomy.KindTimeout || te.Kind() == taxonomy.KindCancelled)
 }
 
 // settle finishes rec: it forgets it, or keeps its outcome within the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,6 +121,10 @@ func TestByArguments(t *testing.T) {
 	if c.n.Load() != 1 {
 		t.Fatalf("%d executions of one payment", c.n.Load())
 	}
+	_, _ = tool(toolmw.WithCallID(run, "call_5"), json.RawMessage(`{"to":"\u0061cme","amount":10}`)) // one escaping of strings
+	if c.n.Load() != 1 {
+		t.Fatalf("%d executions of one payment, spelt with an escape", c.n.Load())
+	}
 	_, _ = tool(toolmw.WithCallID(run, "call_3"), json.RawMessage(`{"to":"acme","amount":10.0}`))
 	_, _ = tool(toolmw.WithCallID(run, "call_4"), json.RawMessage(`{"to":"acme","amount":11}`))
 	if c.n.Load() != 3 {
@@ -127,9 +132,11 @@ func TestByArguments(t *testing.T) {
 	}
 }
 
-// TestWhatIsRecorded: failures that ran nothing, or that an idempotent tool
-// may repeat, are not recorded; a non-idempotent tool's permanent failure
-// is; a cancellation in flight is in doubt.
+// TestWhatIsRecorded: failures that ran nothing (bad arguments included: the
+// model may send the call again corrected), or that an idempotent tool may
+// repeat, are not recorded; a non-idempotent tool's permanent failure is; a
+// timeout or a cancellation in flight is in doubt, whatever it says of
+// retrying.
 func TestWhatIsRecorded(t *testing.T) {
 	run := budget.WithRun(context.Background())
 	cases := []struct {
@@ -145,7 +152,9 @@ func TestWhatIsRecorded(t *testing.T) {
 		{"untyped", toolmw.Spec{Name: "pay"}, errors.New("ledger said no"), 1, taxonomy.CodeUnmappedFailure},
 		{"untyped idempotent", toolmw.Spec{Name: "get", Idempotent: true}, errors.New("flaky"), 2, ""},
 		{"untyped keyed", toolmw.Spec{Name: "pay", HonoursKeys: true}, errors.New("flaky"), 2, ""},
-		{"timeout", toolmw.Spec{Name: "pay"}, taxonomy.Timeout(taxonomy.CodeTimeout, "slow", false), 1, taxonomy.CodeTimeout},
+		{"timeout", toolmw.Spec{Name: "pay"}, taxonomy.Timeout(taxonomy.CodeTimeout, "slow", false), 1, taxonomy.CodeDuplicateInDoubt},
+		{"timeout said retryable", toolmw.Spec{Name: "pay"}, taxonomy.Timeout(taxonomy.CodeTimeout, "slow", true), 1, taxonomy.CodeDuplicateInDoubt},
+		{"args invalid", toolmw.Spec{Name: "pay"}, taxonomy.ArgsInvalid(taxonomy.FieldError{Type: "missing", Loc: []any{"to"}, Msg: "Field required"}), 2, ""},
 		{"cancelled", toolmw.Spec{Name: "pay"}, context.Canceled, 1, taxonomy.CodeDuplicateInDoubt},
 	}
 	for i, tc := range cases {
@@ -271,5 +280,85 @@ func TestValidate(t *testing.T) {
 	}
 	if err := dedupe.Validate(dedupe.WithMaxRecords(0), dedupe.WithMaxBytes(0), dedupe.WithArguments(), nil); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestForgedReplacedID: a model id that reads like the replaced form of
+// another (toolmw.SafeCallID's "invalid_call_id_" and 16 hex digits)
+// claims nothing of the other's record: each of the two ids runs once.
+func TestForgedReplacedID(t *testing.T) {
+	c := &counter{}
+	tool := wrap(t, toolmw.Spec{Name: "pay"}, c)
+	run := budget.WithRun(context.Background())
+	for _, id := range []string{"call/1", toolmw.SafeCallID("call/1"), "call/1", toolmw.SafeCallID("call/1")} {
+		if _, err := tool(toolmw.WithCallID(run, id), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.n.Load(); n != 2 {
+		t.Fatalf("%d executions for two distinct call ids made twice each, want 2", n)
+	}
+}
+
+// TestByArgumentsNotCanonical: for a tool deduplicated by arguments,
+// arguments without one canonical form (a duplicate key, spelt alike or
+// escaped, keys alike but for case, which encoding/json reads as one field,
+// a lone surrogate; not JSON) are refused as tool-args-invalid, the tool
+// not run:
+// otherwise a repeat spelt that way would run again, or pass as another
+// call's repeat.
+func TestByArgumentsNotCanonical(t *testing.T) {
+	c := &counter{}
+	tool := wrap(t, toolmw.Spec{Name: "pay"}, c, dedupe.WithArguments("pay"))
+	run := budget.WithRun(context.Background())
+	if _, err := tool(toolmw.WithCallID(run, "call_1"), json.RawMessage(`{"to":"mallory"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range []string{`{"to":"alice","to":"mallory"}`, `{"to":"alice","to":"mallory"}`, `{"To":"mallory","to":"alice"}`,
+		`{"to":"alice","\u0074o":"mallory"}`, `{"to":"\ud800"}`, `{"to":`, `{} {}`} {
+		_, err := tool(toolmw.WithCallID(run, "call_"+string(rune('2'+i))), json.RawMessage(args))
+		if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindArgsInvalid {
+			t.Errorf("%s: %v, want tool-args-invalid", args, err)
+		}
+	}
+	if n := c.n.Load(); n != 1 {
+		t.Fatalf("%d executions, want 1", n)
+	}
+}
+
+// TestUnknownOutcomeIsInDoubt: a non-idempotent call whose outcome is
+// unknown — it timed out or its caller's deadline passed while it ran, or
+// it was cancelled — may have acted: a repeat, later or waiting meanwhile,
+// is tool-failed/duplicate_in_doubt and the tool does not run again. An
+// idempotent (or key-honouring) call in the same case runs again.
+func TestUnknownOutcomeIsInDoubt(t *testing.T) {
+	for _, first := range []error{
+		taxonomy.Timeout(taxonomy.CodeTimeout, "slow", false),
+		taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false),
+		context.DeadlineExceeded,
+		fmt.Errorf("supplier: %w", context.DeadlineExceeded),
+		context.Canceled,
+	} {
+		for _, spec := range []toolmw.Spec{{Name: "pay"}, {Name: "pay", HonoursKeys: true}} {
+			c := &counter{err: func(n int64) error {
+				if n == 1 {
+					return first
+				}
+				return nil
+			}}
+			tool := wrap(t, spec, c)
+			ctx := toolmw.WithCallID(budget.WithRun(context.Background()), "call_1")
+			_, _ = tool(ctx, nil)
+			_, err := tool(ctx, nil)
+			if spec.HonoursKeys {
+				if err != nil || c.n.Load() != 2 {
+					t.Errorf("%v, honours keys: repeat %v after %d executions, want a second execution", first, err, c.n.Load())
+				}
+				continue
+			}
+			if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeDuplicateInDoubt || info.Retryable || c.n.Load() != 1 {
+				t.Errorf("%v: repeat %v (%+v) after %d executions, want duplicate_in_doubt after 1", first, err, info, c.n.Load())
+			}
+		}
 	}
 }

@@ -14,12 +14,22 @@
 // # What is a repeat
 //
 // Two calls of one tool in one run are the same call when they carry the
-// same call id ([toolmw.WithCallID]). For the tools named in
-// [WithArguments], two calls are also the same when their arguments are the
-// same JSON value (object keys in any order, any spacing), whatever their
-// call ids. A call without a run in its context ([budget.WithRun]), or
-// without a call id (for a tool not named in WithArguments), passes through
-// untouched: there is nothing to be exactly-once within.
+// same call id ([toolmw.WithCallID]), compared as the model sent it (by
+// [toolmw.Call.IDSum]), not as [toolmw.SafeCallID] shows it: an id that
+// reads like the replaced form of another is an id of its own, and no id
+// reaches another's record. For the tools named in [WithArguments], two
+// calls are also the same when their arguments are the same JSON value
+// (object keys in any order, any spacing, one escaping of strings; numbers
+// as written), whatever their call ids. Arguments of such a tool that have
+// no one canonical form — not one valid JSON value, two keys of an object
+// alike (also when they differ only in case, which encoding/json matches
+// as one field), a lone surrogate escape, nesting deeper than 64 — are
+// refused as tool-args-invalid (field error type json_ambiguous) and the
+// tool does not run: spelt another way, the same payment could pass for a
+// new call, or another call for a repeat. A call without a run in its
+// context ([budget.WithRun]), or without a call id (for a tool not named
+// in WithArguments), passes through untouched: there is nothing to be
+// exactly-once within.
 //
 // # What a repeat gets
 //
@@ -29,16 +39,21 @@
 // Outcomes that say the tool did not act, or that acting again is safe, are
 // not recorded, so the next repeat runs the tool:
 //
-//   - every failure of an idempotent call (toolmw.Call.Idempotent);
-//   - a typed error that is retryable (the author said nothing landed), and
-//     circuit-open, rate-limited, retry-budget-exhausted,
-//     run-limit-exceeded and tool-not-permitted, which ran nothing.
+//   - every failure of an idempotent call (toolmw.Call.Idempotent: the
+//     tool declares itself Idempotent, or honours idempotency keys, so a
+//     repeat carries the same key);
+//   - an error that says nothing ran or nothing landed, by
+//     taxonomy.EffectOf (circuit-open, rate-limited, a run, call or spend
+//     limit, tool-not-permitted, an approval decision, bad arguments; a
+//     typed error its maker made retryable, other than a timeout or a
+//     cancellation).
 //
-// A cancellation of a non-idempotent call is in doubt (the tool may have
-// acted before it stopped): the caller gets its context.Canceled, and a
-// later repeat gets tool-failed/duplicate_in_doubt, permanent, without the
-// tool running. A panic is recorded as tool-failed/tool_panicked and
-// re-raised.
+// An unknown outcome of a non-idempotent call — it timed out, its caller's
+// deadline passed or it was cancelled while the tool ran, whatever the
+// error says of retrying — is in doubt: the tool may have acted. The
+// caller gets its error; a later repeat (or one waiting meanwhile) gets
+// tool-failed/duplicate_in_doubt, permanent, without the tool running. A
+// panic is recorded as tool-failed/tool_panicked and re-raised.
 //
 // # Memory
 //
@@ -46,7 +61,7 @@
 // and are dropped when the Run is garbage collected, so they end with the
 // run without the loop saying so. Per run and per layer they are bounded:
 // at most [WithMaxRecords] finished records ([DefaultMaxRecords], 1024;
-// each a tool name, a call id or a 64-digit hash and about 100 bytes), the
+// each a tool name, a 32-byte hash and about 100 bytes), the
 // oldest dropped first — a repeat of a call that old runs again — and at
 // most [WithMaxBytes] of result content ([DefaultMaxBytes], 1 MiB): past
 // it a record keeps who was called but not what came back, and a repeat

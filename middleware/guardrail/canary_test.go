@@ -13,6 +13,7 @@ import (
 	"github.com/toolmw/toolmw/internal/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/guardrail"
+	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // TestCanaryBlocksQuoteNothing: secrets planted in the arguments and the
@@ -78,5 +79,51 @@ func TestCanaryBlocksQuoteNothing(t *testing.T) {
 	}
 	if len(hooked) != calls || canary.Leaked(strings.Join(hooked, " ")) == "" {
 		t.Fatalf("the hook saw %d blocks of %d, without the content", len(hooked), calls)
+	}
+}
+
+// TestCanaryEscapedArguments: the canaries sent with every character JSON
+// escaped (\uXXXX, surrogate pairs for what lies beyond) in keys and
+// values, nested, are caught by an argument check and a string check that
+// look for them as written, through the default stack with every sink on;
+// the tool never runs, and nothing of them reaches a sink.
+func TestCanaryEscapedArguments(t *testing.T) {
+	quote := func(s string) error {
+		if canary.Leaked(s) != "" {
+			return fmt.Errorf("check quoted %s", s)
+		}
+		return nil
+	}
+	for _, opt := range []guardrail.Option{
+		guardrail.Args("no_secrets_in", func(_ context.Context, _ toolmw.Call, args json.RawMessage) error { return quote(string(args)) }),
+		guardrail.ArgStrings("no_secrets_in", func(_ context.Context, _ toolmw.Call, s string) error { return quote(s) }),
+	} {
+		r := sinkrig.New(t)
+		r.Insert(t, middleware.Retry, "guardrail", guardrail.New(opt))
+		ran := 0
+		echo, err := r.Stack.Wrap(toolmw.Spec{Name: "lookup"}, func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
+			ran++
+			return toolmw.Text("record for " + string(args)), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range canary.Values() {
+			for _, args := range []string{
+				`{"card":` + escapeAll(secret) + `}`,
+				`{"a":[{"b":` + escapeAll("x "+secret+" y") + `}]}`,
+				`{` + escapeAll(secret) + `:true}`,
+			} {
+				res, err := echo(toolmw.WithCallID(context.Background(), "call_1"), json.RawMessage(args))
+				if taxonomy.InfoOf(err).Code != taxonomy.CodeGuardrailArgs {
+					t.Fatalf("%s: not blocked: %v", args, err)
+				}
+				r.Tell(res, err)
+			}
+		}
+		if ran != 0 {
+			t.Fatalf("the tool ran %d times", ran)
+		}
+		sinkrig.NoLeak(t, r.Sinks(t), "check quoted", "record for")
 	}
 }

@@ -4,6 +4,7 @@
 //
 //	mw := guardrail.New(
 //		guardrail.Args("no_card_numbers", noCardNumbers),   // before the call
+//		guardrail.ArgStrings("no_emails", noEmails),         // each string of the arguments
 //		guardrail.Result("no_internal_urls", noInternalURLs), // after it
 //	)
 //
@@ -23,6 +24,31 @@
 // result guardrails in the order given; the first that blocks ends the
 // call. Result guardrails see only successes: a failure is returned as it
 // is.
+//
+// # Checks read decoded content
+//
+// The arguments are attacker-controlled: a model (or whoever steers it)
+// can write "4556" as "\u0034556", a key as "te\u0078t". A check never
+// has to undo that. The layer reads the arguments once, and an [ArgsCheck]
+// gets them as JSON with every string decoded, keys and values at any
+// depth (no \uXXXX or \/ escape, no white space between tokens; only what
+// JSON must escape stays escaped, in one form: \" \\ \b \f \n \r \t and
+// \u00xx). A [ResultCheck] gets a JSON result the same way. [ArgStrings]
+// and [ResultStrings] give a check each string on its own, decoded (every
+// key and string value, every number as written, a text result whole), so
+// a tab or a newline inside a value reaches it as itself. The tool gets the
+// arguments as they were sent, and the run the tool's own result.
+//
+// # Bounded work
+//
+// Reading is one pass, linear in the arguments' size, with no backtracking.
+// Arguments over the spec's size cap (toolmw.Spec.MaxArgsBytes, 1 MiB by
+// default) end the call unread as tool-args-invalid/args_too_large, as
+// toolmw.Wrap would end it; arguments that are not JSON, or nest deeper
+// than [MaxDepth] (256) levels, end as tool-args-invalid/args_invalid
+// (json_invalid, too_deep): no check runs on content the layer cannot
+// read, and the tool does not run. A JSON result that does not parse is
+// read as text.
 //
 // # Nothing of the content leaks
 //

@@ -14,12 +14,27 @@ import (
 // call go on, an error blocks it. It gets the call's context and its Call
 // (the zero Call when the tool was not made by toolmw.Wrap). It must be safe
 // for concurrent use and must not modify args.
+//
+// args is the arguments' JSON as the layer read it, with every string
+// decoded (keys and values, at any depth): no \uXXXX or \/ escape and no
+// white space between tokens hides content from a pattern; only what JSON
+// must escape stays escaped, in one form (\" \\ \b \f \n \r \t, \u00xx).
+// The tool itself gets the arguments as they were sent. A check that looks
+// for content across escaped characters (a tab or a newline inside a
+// value) reads each string whole with [ArgStrings] instead.
 type ArgsCheck func(ctx context.Context, call toolmw.Call, args json.RawMessage) error
 
 // ResultCheck looks at what a tool returned, after a successful call: nil
 // lets the result enter the run, an error blocks it. It must be safe for
-// concurrent use.
+// concurrent use. A JSON result (res.JSON) is given as [ArgsCheck] is given
+// the arguments, with every string decoded; a text result as it is.
 type ResultCheck func(ctx context.Context, call toolmw.Call, res toolmw.Result) error
+
+// StringCheck looks at one string of a call's arguments or result, decoded:
+// each key and string value at any depth, each number as written, or a
+// text result whole. nil lets it through, an error blocks the call. It must
+// be safe for concurrent use.
+type StringCheck func(ctx context.Context, call toolmw.Call, s string) error
 
 // Stage says when a guardrail checks: before the call (its arguments) or
 // after it (its result).
@@ -68,11 +83,14 @@ type check struct {
 	name    string
 	args    ArgsCheck
 	result  ResultCheck
+	strings StringCheck         // with stage, instead of args or result
+	stage   Stage               // when it checks
 	blocked *taxonomy.ToolError // the error of a block, made once
 }
 
 type config struct {
 	args, results []check
+	values        [2]bool // whether a check of the stage (args, result) reads every string on its own
 	names         map[string]bool
 	onBlock       func(context.Context, Block)
 	err           error
@@ -115,7 +133,7 @@ func (c *config) add(what, name string, isNil bool) bool {
 func Args(name string, check ArgsCheck) Option {
 	return func(c *config) {
 		if c.add("Args", name, check == nil) {
-			c.args = append(c.args, newCheck(name, check, nil))
+			c.args = append(c.args, newCheck(name, StageArgs, check, nil, nil))
 		}
 	}
 }
@@ -127,7 +145,37 @@ func Args(name string, check ArgsCheck) Option {
 func Result(name string, check ResultCheck) Option {
 	return func(c *config) {
 		if c.add("Result", name, check == nil) {
-			c.results = append(c.results, newCheck(name, nil, check))
+			c.results = append(c.results, newCheck(name, StageResult, nil, check, nil))
+		}
+	}
+}
+
+// ArgStrings adds a guardrail over each string of the arguments, decoded:
+// every key and string value at any depth, and every number as written, in
+// the order they come; the first the check returns an error for blocks the
+// call as guardrail-blocked/guardrail_args, as [Args] does. No escape
+// hides anything from it: it reads "card\u0020\u0034556…" as "card 4556…"
+// and a tab as a tab. Names follow the rule of [Args].
+func ArgStrings(name string, check StringCheck) Option {
+	return func(c *config) {
+		if c.add("ArgStrings", name, check == nil) {
+			c.args = append(c.args, newCheck(name, StageArgs, nil, nil, check))
+			c.values[0] = true
+		}
+	}
+}
+
+// ResultStrings adds a guardrail over each string of a result, after a
+// successful call: for a JSON result, every key and string value, decoded,
+// and every number as written; for a text result (or a JSON one that does
+// not parse), the text whole. An error blocks the result as
+// guardrail-blocked/guardrail_result, as [Result] does. Names follow the
+// rule of [Args].
+func ResultStrings(name string, check StringCheck) Option {
+	return func(c *config) {
+		if c.add("ResultStrings", name, check == nil) {
+			c.results = append(c.results, newCheck(name, StageResult, nil, nil, check))
+			c.values[1] = true
 		}
 	}
 }
@@ -140,9 +188,9 @@ func WithOnBlock(f func(ctx context.Context, b Block)) Option {
 	return func(c *config) { c.onBlock = f }
 }
 
-func newCheck(name string, args ArgsCheck, result ResultCheck) check {
-	ch := check{name: name, args: args, result: result}
-	if args != nil {
+func newCheck(name string, stage Stage, args ArgsCheck, result ResultCheck, strings StringCheck) check {
+	ch := check{name: name, stage: stage, args: args, result: result, strings: strings}
+	if stage == StageArgs {
 		ch.blocked = taxonomy.New(taxonomy.KindGuardrailBlocked, taxonomy.CodeGuardrailArgs,
 			fmt.Sprintf("the guardrail %s blocked the call's arguments; nothing ran", name))
 	} else {
@@ -197,19 +245,37 @@ type layer struct{ config }
 
 func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
-	for i := range l.args {
-		ch := &l.args[i]
-		if err := l.run(ctx, ch, call, StageArgs, args, toolmw.Result{}); err != nil {
-			return toolmw.Result{}, err
+	if len(l.args) > 0 {
+		// The checks read the arguments decoded, within the spec's size
+		// cap and MaxDepth: one pass, linear in their size.
+		if maxBytes := maxArgsBytes(call); len(args) > maxBytes {
+			return toolmw.Result{}, tooLarge(maxBytes)
+		}
+		d, err := read(args, l.values[0])
+		if err != nil {
+			return toolmw.Result{}, argsError(err)
+		}
+		for i := range l.args {
+			if err := l.run(ctx, &l.args[i], call, json.RawMessage(d.text), toolmw.Result{}, d.values); err != nil {
+				return toolmw.Result{}, err
+			}
 		}
 	}
 	res, err := next(ctx, args)
-	if err != nil {
+	if err != nil || len(l.results) == 0 {
 		return res, err
 	}
+	view, values := res, []string{res.Content}
+	if res.JSON {
+		if d, err := read([]byte(res.Content), l.values[1]); err == nil {
+			if string(d.text) != res.Content {
+				view.Content = string(d.text)
+			}
+			values = d.values
+		}
+	}
 	for i := range l.results {
-		ch := &l.results[i]
-		if err := l.run(ctx, ch, call, StageResult, nil, res); err != nil {
+		if err := l.run(ctx, &l.results[i], call, nil, view, values); err != nil {
 			return toolmw.Result{}, err
 		}
 	}
@@ -226,8 +292,8 @@ var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded,
 // blocks (fails closed). A check that gave up because the caller cancelled
 // or ran out of time ends the call as that cancellation or deadline, not as
 // a block.
-func (l *layer) run(ctx context.Context, ch *check, call toolmw.Call, stage Stage, args json.RawMessage, res toolmw.Result) error {
-	value, panicked, err := ch.do(ctx, call, args, res)
+func (l *layer) run(ctx context.Context, ch *check, call toolmw.Call, args json.RawMessage, res toolmw.Result, values []string) error {
+	value, panicked, err := ch.do(ctx, call, args, res, values)
 	if err == nil && !panicked {
 		return nil
 	}
@@ -240,24 +306,31 @@ func (l *layer) run(ctx context.Context, ch *check, call toolmw.Call, stage Stag
 		}
 	}
 	if l.onBlock != nil {
-		l.tell(ctx, Block{Guardrail: ch.name, Stage: stage, Tool: call.Tool, CallID: call.ID, Err: err, Panic: value})
+		l.tell(ctx, Block{Guardrail: ch.name, Stage: ch.stage, Tool: call.Tool, CallID: call.ID, Err: err, Panic: value})
 	}
 	return ch.blocked
 }
 
 // do runs the check, reporting a panic and its value instead of letting it
 // go on.
-func (ch *check) do(ctx context.Context, call toolmw.Call, args json.RawMessage, res toolmw.Result) (value any, panicked bool, err error) {
+func (ch *check) do(ctx context.Context, call toolmw.Call, args json.RawMessage, res toolmw.Result, values []string) (value any, panicked bool, err error) {
 	panicked = true
 	defer func() {
 		if panicked {
 			value = recover()
 		}
 	}()
-	if ch.args != nil {
+	switch {
+	case ch.args != nil:
 		err = ch.args(ctx, call, args)
-	} else {
+	case ch.result != nil:
 		err = ch.result(ctx, call, res)
+	default:
+		for _, s := range values {
+			if err = ch.strings(ctx, call, s); err != nil {
+				break
+			}
+		}
 	}
 	panicked = false
 	return nil, false, err

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,22 @@ type RunStore interface {
 	// sanitised: the store must treat it as hostile.
 	Take(ctx context.Context, id, tool string, limit int) (used int, ok bool, err error)
 }
+
+// ErrStoreCorrupt is what a [TokenStore] or a [RunStore] returns, wrapped,
+// when the state it keeps does not parse: garbage, a negative or
+// out-of-range number, a key of another type, what a broken or hostile
+// writer left. It fails closed, and the store is not left alone (it
+// answered):
+//
+//   - a TokenStore reads such a balance as empty, applies the op to that
+//     and writes the result over it, withdrawing nothing: Apply returns the
+//     new balance with the error, and the Retry takes the balance as the
+//     store's answer (no retry is lent by a balance it cannot read) and
+//     reports the error;
+//   - a RunStore takes no attempt: Take returns ok false with the error,
+//     and the Run refuses the attempt (as if the cap were used up) and
+//     reports the error.
+var ErrStoreCorrupt = errors.New("budget: the store's state does not parse")
 
 // StoreError reports an operation that a [TokenStore] or a [RunStore] did
 // not complete: it failed or did not answer within its timeout, and the
@@ -234,7 +251,8 @@ func (b *Retry) apply(ctx context.Context, withdraw int64) (TokenBalance, error)
 	_, capacity := b.params()
 	add, take := s.add.Swap(0), s.take.Swap(0)
 	r, err := s.store.Apply(ctx, TokenOp{Capacity: capacity, Add: add, Take: take, Withdraw: withdraw})
-	if err != nil {
+	corrupt := err != nil && errors.Is(err, ErrStoreCorrupt)
+	if err != nil && !corrupt {
 		s.add.Add(add)
 		s.take.Add(take)
 		return TokenBalance{}, err
@@ -243,6 +261,18 @@ func (b *Retry) apply(ctx context.Context, withdraw int64) (TokenBalance, error)
 	// The local balance follows the shared one, less what is queued since.
 	balance := min(max(r.Balance+s.add.Load()-s.take.Load(), 0), capacity)
 	b.spent.Store(capacity - balance)
+	if corrupt {
+		// The store answered, reading what it held as empty: the op is
+		// applied and nothing was withdrawn. Report it; no rest.
+		op := "deposit"
+		if withdraw > 0 {
+			op = "retry"
+		}
+		if s.onError != nil {
+			s.onError(StoreError{Op: op, Err: err})
+		}
+		r.Withdrawn = false
+	}
 	return r, nil
 }
 
@@ -284,6 +314,14 @@ func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decid
 	sctx, cancel := context.WithTimeout(ctx, r.timeout)
 	used, ok, err := r.store.Take(sctx, r.id, tool, limit)
 	cancel()
+	if errors.Is(err, ErrStoreCorrupt) {
+		// The store answered with a count it cannot read: refuse the
+		// attempt (fail closed) and report it; no rest.
+		if r.onError != nil {
+			r.onError(StoreError{Op: "take", Err: err})
+		}
+		return false, true
+	}
 	if err != nil && ctx.Err() != nil {
 		return false, false // the caller's end, not the store's failure
 	}

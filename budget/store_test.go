@@ -408,3 +408,53 @@ func (c *crossedRuns) Take(ctx context.Context, id, tool string, limit int) (int
 	}
 	return used, ok, err
 }
+
+// corruptRuns is a RunStore whose counts do not parse: every Take says so.
+type corruptRuns struct{ calls int }
+
+func (c *corruptRuns) Take(context.Context, string, string, int) (int, bool, error) {
+	c.calls++
+	return 0, false, errors.Join(errors.New("calls field is \"garbage\""), budget.ErrStoreCorrupt)
+}
+
+// corruptBucket is a TokenStore whose balance does not parse: it reads
+// it as empty, applies the op to that and says so.
+type corruptBucket struct{ calls int }
+
+func (c *corruptBucket) Apply(_ context.Context, op budget.TokenOp) (budget.TokenBalance, error) {
+	c.calls++
+	return budget.TokenBalance{Balance: min(op.Add, op.Capacity)}, errors.Join(errors.New("balance is \"garbage\""), budget.ErrStoreCorrupt)
+}
+
+// TestStoreCorruptFailsClosed: a RunStore whose count of a run does not
+// parse refuses the attempt — it is not counted locally, as an outage
+// would be — and reports it, every time (the store answered: it is not
+// left alone); a TokenStore whose balance does not parse lends no retry,
+// and is reported, every time.
+func TestStoreCorruptFailsClosed(t *testing.T) {
+	runs := &corruptRuns{}
+	var reports []budget.StoreError
+	r := budget.NewRun(budget.WithID("run-1"), budget.WithRunStore(runs),
+		budget.WithOnRunStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+	for i := range 3 {
+		if r.Take("pay") {
+			t.Fatalf("take %d: an attempt was taken on a count that does not parse", i+1)
+		}
+	}
+	if runs.calls != 3 || len(reports) != 3 || reports[0].Op != "take" || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
+		t.Fatalf("%d store calls, reports %v", runs.calls, reports)
+	}
+
+	bucket := &corruptBucket{}
+	reports = nil
+	b := budget.NewRetry(budget.WithTokenStore(bucket),
+		budget.WithOnTokenStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+	for i := range 3 {
+		if b.TryRetry() {
+			t.Fatalf("retry %d: a token was lent by a balance that does not parse", i+1)
+		}
+	}
+	if bucket.calls != 3 || len(reports) != 3 || reports[0].Op != "retry" || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
+		t.Fatalf("%d store calls, reports %v", bucket.calls, reports)
+	}
+}

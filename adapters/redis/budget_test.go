@@ -3,6 +3,8 @@ package redisstate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,5 +121,83 @@ func TestRunBudgetAcrossReplicas(t *testing.T) {
 	}
 	if ttl := replicas[0].Client.PTTL(ctx, keys[0]).Val(); ttl <= 23*time.Hour {
 		t.Errorf("a run expires in %v, want the default TTL, 24h", ttl)
+	}
+}
+
+// TestRunBudgetCorrupt: a run's attempt count on Redis that does not parse
+// (garbage, a negative number, a space, a key that is not a hash) takes no
+// attempt — the run's cap reads as used up, the attempt is refused, not
+// counted locally — and is reported as ErrStoreCorrupt. (It used to read
+// as 0: the cap opened again.)
+func TestRunBudgetCorrupt(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	r := newReplica(t, srv)
+	ctx := context.Background()
+	field := hashed("search")
+	writes := map[string]func(key string) error{
+		"garbage":  func(key string) error { return r.Client.HSet(ctx, key, field, "garbage").Err() },
+		"negative": func(key string) error { return r.Client.HSet(ctx, key, field, "-5").Err() },
+		"spaced":   func(key string) error { return r.Client.HSet(ctx, key, field, " 1").Err() },
+		"string":   func(key string) error { return r.Client.Set(ctx, key, "1", 0).Err() },
+	}
+	for name, write := range writes {
+		t.Run(name, func(t *testing.T) {
+			id := "run-corrupt-" + name[:2]
+			var reports []budget.StoreError
+			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(2), budget.WithRunStore(r.Store.Runs()),
+				budget.WithRunStoreTimeout(calm), budget.WithOnRunStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+			if !run.Take("search") {
+				t.Fatal("the first attempt was refused")
+			}
+			if err := write("toolmw:run:" + hashed(id)); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if run.Take("search") {
+					t.Fatal("an attempt was taken on a count that does not parse")
+				}
+			}
+			if len(reports) != 3 || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
+				t.Fatalf("reports %v, want three, ErrStoreCorrupt", reports)
+			}
+		})
+	}
+}
+
+// TestRetryBudgetCorrupt: a retry bucket on Redis whose balance does not
+// parse lends no retry (a full bucket is what it used to read as) and is
+// reported as ErrStoreCorrupt; the op is applied to an empty bucket and
+// its balance written over the garbage, so the bucket is well-formed
+// again and fills from the deposits.
+func TestRetryBudgetCorrupt(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	r := newReplica(t, srv)
+	ctx := context.Background()
+	for name, write := range map[string]func(key string) error{
+		"garbage":  func(key string) error { return r.Client.Set(ctx, key, "garbage", 0).Err() },
+		"negative": func(key string) error { return r.Client.Set(ctx, key, "-1000", 0).Err() },
+		"hash":     func(key string) error { return r.Client.HSet(ctx, key, "b", "1000").Err() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			bucketName := "dep-" + name[:3]
+			if err := write("toolmw:rb:" + hashed(bucketName)); err != nil {
+				t.Fatal(err)
+			}
+			var reports []budget.StoreError
+			b := budget.NewRetry(budget.WithTokenStore(r.Store.RetryBudget(bucketName)), budget.WithTokenStoreTimeout(calm),
+				budget.WithOnTokenStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+			if b.TryRetry() {
+				t.Fatal("a retry was lent by a balance that does not parse")
+			}
+			if len(reports) != 1 || reports[0].Op != "retry" || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
+				t.Fatalf("reports %v, want one retry, ErrStoreCorrupt", reports)
+			}
+			v, err := r.Client.Get(ctx, "toolmw:rb:"+hashed(bucketName)).Result()
+			if err != nil || strings.Trim(v, "0123456789") != "" {
+				t.Fatalf("the bucket holds %q (%v) after the op, want a balance", v, err)
+			}
+		})
 	}
 }

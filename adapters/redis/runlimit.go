@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -9,34 +10,69 @@ import (
 	"github.com/toolmw/toolmw/middleware/runlimit"
 )
 
-// callTake admits one call of a tool in a run.
+// luaCount is the Lua that reads what the scripts of run counts and spend
+// keep. count(v) parses a stored count or amount: absent (false) is 0; a
+// decimal integer from 0 to 2^53-1, without a sign, a leading zero, a
+// space, a point or an exponent, is itself; anything else — garbage, a
+// negative or larger number, what a hostile or broken writer left — is
+// nil: corrupt. A number below 2^53 is exact in Lua's doubles. hashOK()
+// reports whether KEYS[1] is a hash or absent; a key of another type is
+// corrupt too (reading it would fail as WRONGTYPE, which the layers take
+// for an outage and fail open on).
+const luaCount = `
+local function count(v)
+  if not v then return 0 end
+  if string.len(v) > 16 or not string.match(v, '^%d+$') or (string.len(v) > 1 and string.sub(v, 1, 1) == '0') then
+    return nil
+  end
+  local n = tonumber(v)
+  if n > 9007199254740991 then return nil end
+  return n
+end
+local function hashOK()
+  local t = redis.call('TYPE', KEYS[1]).ok
+  return t == 'hash' or t == 'none'
+end
+`
+
+// callTake admits one call of a tool in a run. A count that does not
+// parse admits nothing: the call fails closed.
 //
 // KEYS[1] the run's calls; ARGV the tool's field, the limit, TTL (ms).
-// Returns 1 if admitted else 0.
-var callTake = redis.NewScript(`
-local used = tonumber(redis.call('HGET', KEYS[1], ARGV[1])) or 0
-local ok = 0
-if used < tonumber(ARGV[2]) then
-  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  ok = 1
+// Returns 1 if admitted, 0 if not, -1 if the count is corrupt.
+var callTake = redis.NewScript(luaCount + `
+local r = -1
+if hashOK() then
+  local used = count(redis.call('HGET', KEYS[1], ARGV[1]))
+  if used and used < tonumber(ARGV[2]) then
+    redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+    r = 1
+  elseif used then
+    r = 0
+  end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return ok
+return r
 `)
 
 // callRelease gives back one admitted call of a tool in a run, never going
 // below zero.
 //
 // KEYS[1] the run's calls; ARGV the tool's field, TTL (ms). Returns the
-// calls admitted after it.
-var callRelease = redis.NewScript(`
-local used = tonumber(redis.call('HGET', KEYS[1], ARGV[1])) or 0
+// calls admitted after it, or -1 if the count is corrupt (left as it is).
+var callRelease = redis.NewScript(luaCount + `
+if not hashOK() then return -1 end
+local used = count(redis.call('HGET', KEYS[1], ARGV[1]))
+if not used then return -1 end
 if used > 0 then
   used = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return used
 `)
+
+// errCallsCorrupt: a run's stored call count does not parse.
+var errCallsCorrupt = fmt.Errorf("redisstate: a run's call count is not a count: %w", runlimit.ErrStoreCorrupt)
 
 // RunCalls returns the [runlimit.Store] of s: give it to runlimit.WithStore
 // in every replica serving runs named with budget.WithID, so that
@@ -46,6 +82,17 @@ return used
 // counting its admitted calls; it expires after the Store's TTL without
 // use, so keep the TTL longer than a run lasts. Take and Release are one
 // round trip each.
+//
+// A count that does not parse — anything but a decimal integer from 0 to
+// 2^53-1 as HINCRBY writes it (garbage, a negative number, a sign, a
+// space), or a run's key that is not a hash — is corrupt: Take admits
+// nothing and returns an error wrapping runlimit.ErrStoreCorrupt, on which
+// the layer refuses the call (fails closed, whatever WithFailClosed says)
+// and reports it; Release leaves it as it is and returns the same error.
+// Each Take keeps such a key alive for the TTL, so it stays refused while
+// the run goes on. Whoever can write to Redis can still lower a count to a
+// well-formed smaller one, or delete it: that is not detectable, and the
+// Store must be trusted that far (see docs/guarantees.md).
 //
 // The returned Store is safe for concurrent use.
 func (s *Store) RunCalls() runlimit.Store { return runCalls{s} }
@@ -61,8 +108,11 @@ func (r runCalls) Take(ctx context.Context, id, tool string, limit int) (bool, e
 	defer cancel()
 	ok, err := callTake.Run(ctx, r.s.client, []string{r.s.key("calls:", id)},
 		r.field(tool), strconv.Itoa(max(limit, 0)), r.s.ttl.Milliseconds()).Int64()
-	if err != nil {
+	switch {
+	case err != nil:
 		return false, err
+	case ok < 0:
+		return false, errCallsCorrupt
 	}
 	return ok == 1, nil
 }
@@ -71,6 +121,13 @@ func (r runCalls) Take(ctx context.Context, id, tool string, limit int) (bool, e
 func (r runCalls) Release(ctx context.Context, id, tool string) error {
 	ctx, cancel := r.s.bound(ctx)
 	defer cancel()
-	return callRelease.Run(ctx, r.s.client, []string{r.s.key("calls:", id)},
-		r.field(tool), r.s.ttl.Milliseconds()).Err()
+	used, err := callRelease.Run(ctx, r.s.client, []string{r.s.key("calls:", id)},
+		r.field(tool), r.s.ttl.Milliseconds()).Int64()
+	switch {
+	case err != nil:
+		return err
+	case used < 0:
+		return errCallsCorrupt
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package redisstate_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -316,5 +318,93 @@ func TestRunCallsRedisDown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hashed returns the 32 hex digits of s's SHA-256 the Store names keys and
+// fields by.
+func hashed(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+// corruptions are what a hostile or broken writer may leave where a count
+// or an amount belongs: none of them is a count.
+var corruptions = []string{"garbage", "", "-1", "1.5", " 0", "0 ", "+1", "1e3", "0x10", "01", "inf", "nan",
+	"99999999999999999999", "9007199254740992"}
+
+// TestRunCallsCorruptCount: a run's call count on Redis that does not
+// parse — garbage, a negative or fractional number, a sign, a space, an
+// exponent, a number past 2^53, a key that is not a hash — fails closed: a
+// tool declared Once that ran is not run again
+// (run-limit-exceeded/run_calls_corrupt, even without WithFailClosed), and
+// the Store's answer is reported as ErrStoreCorrupt, for Take and for
+// Release. (It used to read as 0: the tool ran again.)
+func TestRunCallsCorruptCount(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	r := newReplica(t, srv)
+	ctx := context.Background()
+	field := hashed("cancel_booking")
+	corrupt := map[string]func(key string) error{}
+	for _, v := range corruptions {
+		corrupt[fmt.Sprintf("field %q", v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
+	}
+	corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "1", 0).Err() }
+	corrupt["a list key"] = func(key string) error {
+		r.Client.Del(ctx, key)
+		return r.Client.RPush(ctx, key, "0").Err()
+	}
+	i := 0
+	for name, write := range corrupt {
+		t.Run(name, func(t *testing.T) {
+			i++
+			id := fmt.Sprintf("run-corrupt-%d", i)
+			var reports []runlimit.StoreError
+			var mu sync.Mutex
+			c := &counted{}
+			tool := mustWrap(t, "cancel_booking", c.tool, runlimit.New(runlimit.Once("cancel_booking"),
+				runlimit.WithStore(r.Store.RunCalls()), runlimit.WithStoreTimeout(calm),
+				runlimit.WithOnStoreError(func(e runlimit.StoreError) { mu.Lock(); reports = append(reports, e); mu.Unlock() })))
+			if _, err := tool(inRun(id), nil); err != nil {
+				t.Fatal(err)
+			}
+			key := "toolmw:calls:" + hashed(id)
+			if err := write(key); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				_, err := tool(inRun(id), nil)
+				if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindRunLimitExceeded || info.Code != taxonomy.CodeRunCallsCorrupt {
+					t.Fatalf("a call on a corrupt count: %v, want run_calls_corrupt", err)
+				}
+			}
+			if c.runs() != 1 {
+				t.Fatalf("the tool declared Once ran %d times", c.runs())
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reports) != 3 || reports[0].Op != "take" || !errors.Is(reports[0].Err, runlimit.ErrStoreCorrupt) {
+				t.Fatalf("reports %v, want three takes reported as ErrStoreCorrupt", reports)
+			}
+			if err := r.Store.RunCalls().Release(ctx, id, "cancel_booking"); !errors.Is(err, runlimit.ErrStoreCorrupt) {
+				t.Fatalf("Release on a corrupt count: %v", err)
+			}
+			if ttl := r.Client.PTTL(ctx, key).Val(); ttl <= 0 {
+				t.Errorf("the corrupt key has no TTL (%v): it would never expire", ttl)
+			}
+		})
+	}
+
+	// Well-formed counts still count: 0 admits, the limit refuses.
+	for v, want := range map[string]bool{"0": true, "1": false, "7": false} {
+		id := "run-wellformed-" + v
+		if err := r.Client.HSet(ctx, "toolmw:calls:"+hashed(id), field, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ok, err := r.Store.RunCalls().Take(ctx, id, "cancel_booking", 1)
+		if ok != want || err != nil {
+			t.Errorf("count %s: Take = %t, %v; want %t", v, ok, err, want)
+		}
 	}
 }

@@ -14,42 +14,60 @@ import (
 // spendReserve holds an amount for a call of a run if it fits the limit.
 // The amounts are below 2^53, so Lua's numbers (doubles) keep them
 // exactly; they reach redis.call as the strings given, never as Lua
-// numbers, which it would format as "%.14g".
+// numbers, which it would format as "%.14g". A spent or held that does not
+// parse (see luaCount) holds nothing: the call fails closed.
 //
 // KEYS[1] the run's spend; ARGV the limit, the amount, TTL (ms). Returns
-// {spent, held, 1 if held else 0}, held after it.
-var spendReserve = redis.NewScript(`
-local spent = tonumber(redis.call('HGET', KEYS[1], 'spent')) or 0
-local held = tonumber(redis.call('HGET', KEYS[1], 'held')) or 0
-local ok = 0
-if tonumber(ARGV[2]) <= tonumber(ARGV[1]) - spent - held then
-  held = redis.call('HINCRBY', KEYS[1], 'held', ARGV[2])
-  ok = 1
+// {spent, held, 1 if held, 0 if not, -1 if the spend is corrupt}, held
+// after it.
+var spendReserve = redis.NewScript(luaCount + `
+local spent, held, ok = 0, 0, -1
+if hashOK() then
+  spent = count(redis.call('HGET', KEYS[1], 'spent'))
+  held = count(redis.call('HGET', KEYS[1], 'held'))
+  if spent and held then
+    ok = 0
+    if tonumber(ARGV[2]) <= tonumber(ARGV[1]) - spent - held then
+      held = redis.call('HINCRBY', KEYS[1], 'held', ARGV[2])
+      ok = 1
+    end
+  else
+    spent, held = 0, 0
+  end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {spent, held, ok}
 `)
 
 // spendSettle ends a call of a run: held goes down by what it held, never
-// below zero, and spent up by what it cost.
+// below zero, and spent up by what it cost. A spent or held that does not
+// parse is left as it is.
 //
 // KEYS[1] the run's spend; ARGV what the call held, what it cost, TTL
-// (ms). Returns {spent, held} after it.
-var spendSettle = redis.NewScript(`
-local held = tonumber(redis.call('HGET', KEYS[1], 'held')) or 0
+// (ms). Returns {spent, held} after it, or {-1, -1} if the spend is
+// corrupt.
+var spendSettle = redis.NewScript(luaCount + `
+if not hashOK() then return {-1, -1} end
+local spent = count(redis.call('HGET', KEYS[1], 'spent'))
+local held = count(redis.call('HGET', KEYS[1], 'held'))
+if not spent or not held then return {-1, -1} end
 if held > 0 and tonumber(ARGV[1]) > 0 then
   if tonumber(ARGV[1]) >= held then
     redis.call('HSET', KEYS[1], 'held', '0')
+    held = 0
   else
-    redis.call('HINCRBY', KEYS[1], 'held', '-' .. ARGV[1])
+    held = redis.call('HINCRBY', KEYS[1], 'held', '-' .. ARGV[1])
   end
 end
 if tonumber(ARGV[2]) > 0 then
-  redis.call('HINCRBY', KEYS[1], 'spent', ARGV[2])
+  spent = redis.call('HINCRBY', KEYS[1], 'spent', ARGV[2])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {tonumber(redis.call('HGET', KEYS[1], 'spent')) or 0, tonumber(redis.call('HGET', KEYS[1], 'held')) or 0}
+return {spent, held}
 `)
+
+// errSpendCorrupt: a run's stored spend does not parse.
+var errSpendCorrupt = fmt.Errorf("redisstate: a run's spend is not an amount: %w", spend.ErrStoreCorrupt)
 
 // maxSpendAmount is the largest amount, in billionths of a unit, that the
 // [Store.Spend] port keeps: 2^53-1, about 9,007,199 units. Lua's numbers
@@ -74,6 +92,18 @@ var errSpendAmount = errors.New("redisstate: spend amounts above 2^53-1 billiont
 // before any round trip, which the spend layer takes as a Store failure
 // (it reserves in the call's Account, or refuses with
 // spend.WithFailClosed). Keep spend limits below about 9 million units.
+//
+// A spent or held that does not parse — anything but a decimal integer
+// from 0 to 2^53-1 as HINCRBY writes it (garbage, a negative amount, a
+// sign, a space, a fraction), or a run's key that is not a hash — is
+// corrupt: Reserve holds nothing and returns an error wrapping
+// spend.ErrStoreCorrupt, on which the layer refuses the call (fails
+// closed, whatever WithFailClosed says) and reports it; Settle leaves it
+// as it is and returns the same error. Each Reserve keeps such a key alive
+// for the TTL, so it stays refused while the run goes on. Whoever can
+// write to Redis can still lower the spend to a well-formed smaller
+// amount, or delete it: that is not detectable, and the Store must be
+// trusted that far (see docs/guarantees.md).
 //
 // The returned Store is safe for concurrent use.
 func (s *Store) Spend() spend.Store { return spendStore{s} }
@@ -112,6 +142,9 @@ func (r spendStore) Reserve(ctx context.Context, id string, limit, amount int64)
 	if !ok1 || !ok2 || !ok3 {
 		return 0, 0, false, fmt.Errorf("redisstate: unexpected reply %T, %T, %T", a[0], a[1], a[2])
 	}
+	if admitted < 0 {
+		return 0, 0, false, errSpendCorrupt
+	}
 	return spent, held, admitted == 1, nil
 }
 
@@ -122,7 +155,10 @@ func (r spendStore) Settle(ctx context.Context, id string, held, charge int64) e
 	}
 	ctx, cancel := r.s.bound(ctx)
 	defer cancel()
-	_, _, err := ints(spendSettle.Run(ctx, r.s.client, []string{r.s.key("spend:", id)},
+	spent, _, err := ints(spendSettle.Run(ctx, r.s.client, []string{r.s.key("spend:", id)},
 		strconv.FormatInt(held, 10), strconv.FormatInt(charge, 10), r.s.ttl.Milliseconds()).Result())
+	if err == nil && spent < 0 {
+		return errSpendCorrupt
+	}
 	return err
 }

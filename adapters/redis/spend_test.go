@@ -455,3 +455,90 @@ func TestSpendRedisDown(t *testing.T) {
 		})
 	}
 }
+
+// TestSpendCorrupt: a run's spend on Redis whose "spent" or "held" does
+// not parse — garbage, a negative or fractional amount, a sign, a space,
+// an exponent, one past 2^53, or a key that is not a hash — fails closed:
+// a tool costing the whole limit that ran is not run again
+// (budget-exceeded/spend_store_corrupt, even without WithFailClosed), and
+// the Store's answer is reported as ErrStoreCorrupt, for Reserve and for
+// Settle. (It used to read as 0: the tool ran again.)
+func TestSpendCorrupt(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	r := newReplica(t, srv)
+	ctx := context.Background()
+	corrupt := map[string]func(key string) error{}
+	for _, field := range []string{"spent", "held"} {
+		for _, v := range corruptions {
+			corrupt[fmt.Sprintf("%s %q", field, v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
+		}
+	}
+	corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "0", 0).Err() }
+	i := 0
+	for name, write := range corrupt {
+		t.Run(name, func(t *testing.T) {
+			i++
+			id := fmt.Sprintf("run-corrupt-%d", i)
+			var reports []spend.StoreError
+			var mu sync.Mutex
+			c := &counted{}
+			tool := mustWrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1),
+				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm),
+				spend.WithOnStoreError(func(e spend.StoreError) { mu.Lock(); reports = append(reports, e); mu.Unlock() })))
+			if _, err := tool(spendRun(id, 1), nil); err != nil {
+				t.Fatal(err)
+			}
+			key := "toolmw:spend:" + hashed(id)
+			if err := write(key); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				_, err := tool(spendRun(id, 1), nil)
+				if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindBudgetExceeded || info.Code != taxonomy.CodeSpendCorrupt {
+					t.Fatalf("a call on a corrupt spend: %v, want spend_store_corrupt", err)
+				}
+			}
+			if c.runs() != 1 {
+				t.Fatalf("a tool costing the whole limit ran %d times", c.runs())
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reports) != 3 || reports[0].Op != "reserve" || !errors.Is(reports[0].Err, spend.ErrStoreCorrupt) {
+				t.Fatalf("reports %v, want three reserves reported as ErrStoreCorrupt", reports)
+			}
+			if err := r.Store.Spend().Settle(ctx, id, 1, 1); !errors.Is(err, spend.ErrStoreCorrupt) {
+				t.Fatalf("Settle on a corrupt spend: %v", err)
+			}
+		})
+	}
+}
+
+// TestSpendRoundsUpOnRedis: through the Store too, a cost below a
+// billionth is charged a billionth: Fixed(4e-10) under a limit of 0 runs
+// no call of 1,000, across two replicas, and under a limit of one
+// billionth runs one. (It used to cost nothing: 1,000 of 1,000 ran.)
+func TestSpendRoundsUpOnRedis(t *testing.T) {
+	noLeaks(t)
+	srv := startRedis(t)
+	replicas := newReplicas(t, srv, 2)
+	for _, c := range []struct {
+		limit float64
+		want  int
+	}{{0, 0}, {1e-9, 1}} {
+		counter := &counted{}
+		var fleet []toolmw.Tool
+		for _, r := range replicas {
+			fleet = append(fleet, mustWrap(t, "search", counter.tool, spend.New(spend.Fixed("search", 4e-10),
+				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm),
+				spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
+		}
+		id := fmt.Sprintf("run-tiny-%v", c.limit)
+		for i := range 1000 {
+			_, _ = fleet[i%2](spendRun(id, c.limit), nil)
+		}
+		if counter.runs() != c.want {
+			t.Errorf("limit %v: %d of 1000 calls ran, want %d", c.limit, counter.runs(), c.want)
+		}
+	}
+}

@@ -358,9 +358,9 @@ func TestBreakerRedisKilledMidRun(t *testing.T) {
 	rs := newReplicas(t, srv, 3)
 	s := &supplier{}
 	var fellBack atomic.Int64
-	const deadline = 300 * time.Millisecond
+	const deadline = faultCallDeadline
 	fleet := breakerFleet(t, rs, s, breaker.WithCachePeriod(20*time.Millisecond), breaker.WithOpenFor(time.Minute),
-		breaker.WithStoreTimeout(50*time.Millisecond),
+		breaker.WithStoreTimeout(storeTimeout),
 		breaker.WithOnStoreError(func(breaker.StoreError) { fellBack.Add(1) }))
 	stop := make(chan struct{})
 	wait := fleetCalls(fleet, deadline, stop)

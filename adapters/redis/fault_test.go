@@ -113,9 +113,8 @@ func TestRedisKilledMidRun(t *testing.T) {
 	srv := startRedis(t)
 	f := &fallbacks{}
 	fleet := newFleet(t, newReplicas(t, srv, 3), f, 1<<30)
-	const deadline = 300 * time.Millisecond
 	stop := make(chan struct{})
-	wait := drive(t, fleet, deadline, stop)
+	wait := drive(t, fleet, faultCallDeadline, stop)
 
 	time.Sleep(200 * time.Millisecond)
 	srv.Kill()
@@ -206,11 +205,11 @@ func TestRedisSlowed(t *testing.T) {
 	}
 	mu.Unlock()
 
-	// The fleet, through its stacks, for a while of the stall.
-	const deadline = 200 * time.Millisecond
+	// The fleet, through its stacks, for longer than a call's deadline: a
+	// call that waited for Redis would fail.
 	stop := make(chan struct{})
-	wait := drive(t, fleet, deadline, stop)
-	time.Sleep(600 * time.Millisecond)
+	wait := drive(t, fleet, faultCallDeadline, stop)
+	time.Sleep(faultStall)
 	during := f.n.Load()
 	if err := resume(); err != nil {
 		t.Fatalf("resume redis-server: %v", err)

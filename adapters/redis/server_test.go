@@ -198,6 +198,16 @@ const loadSlack = time.Second
 // hanging until the stall ends.
 const stalledCallTimeout = 5 * time.Second
 
+// faultCallDeadline is the deadline of each call the fault tests make in a
+// loop while Redis is killed or stalled: the store timeout plus twice the
+// slack of a loaded machine, so a call that fell back in time meets it on
+// a busy machine, and shorter than a stall (faultStall), so a call that
+// waited for Redis fails.
+const (
+	faultCallDeadline = storeTimeout + 2*loadSlack
+	faultStall        = faultCallDeadline + loadSlack
+)
+
 // roundTrips counts the commands a client sends, pipelines counted once.
 type roundTrips struct{ n atomic.Int64 }
 
@@ -232,7 +242,11 @@ func newReplica(t testing.TB, s *redisServer, opts ...redisstate.Option) *replic
 	c := s.Client()
 	rt := &roundTrips{}
 	c.AddHook(rt)
-	st, err := redisstate.New(c, opts...)
+	// An operation whose context has no deadline gets calm, not the 50 ms
+	// default, which a round trip on a loaded machine can exceed; the
+	// layers' ports give their own, shorter deadlines, and the tests of
+	// those give theirs. opts come after, so a test can set its own.
+	st, err := redisstate.New(c, append([]redisstate.Option{redisstate.WithTimeout(calm)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

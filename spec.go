@@ -216,7 +216,7 @@ func prepare(spec *Spec, tool Tool, w *wrapped) (Tool, error) {
 	switch {
 	case v != nil:
 		return func(ctx context.Context, args json.RawMessage) (Result, error) {
-			if err := v.Validate(args, maxBytes); err != nil {
+			if err := v.ValidateContext(ctx, args, maxBytes); err != nil {
 				return Result{}, err
 			}
 			return tool(ctx, args)

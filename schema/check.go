@@ -2,10 +2,11 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"sort"
-	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -19,22 +20,32 @@ import (
 //     and formats (schema_format_unsupported); on every object
 //     additionalProperties false and every property required, and a type on
 //     every value (schema_not_strict); at most 10 levels of nesting, 5000
-//     properties and 1000 enum values (schema_too_complex).
+//     properties, 1000 enum values, 120,000 characters of property names,
+//     definition names, enum values and const values all told, and 15,000
+//     characters in the values of one string enum of more than 250
+//     (schema_too_complex).
 //   - Anthropic: only its keywords and formats; minItems 0 or 1.
 //   - Gemini: no $ref or $defs (schema_ref_unsupported); only its keywords;
-//     one type per schema; its formats per type.
+//     one type per schema; its formats per type; enum only on strings, of
+//     strings; parameter names (the root's properties) of a letter or
+//     underscore, then letters, digits and underscores, at most 64
+//     (schema_name_unsupported). A root object without properties is
+//     accepted: Gemini declares it by leaving the parameters out ([Adapt]).
 //
-// The message names the offending place by its JSON pointer in the schema,
-// never by a value. Check is safe for concurrent use.
+// Every profile accepts a $schema at the root. Every schema is first held
+// to the bounds on the work a schema may cause (schema_too_costly; see
+// MaxSchemaBytes and the rest). The message names the offending place by
+// its JSON pointer in the schema, never by a value the schema holds (a URL,
+// a format, a pattern). Check is safe for concurrent use.
 func Check(doc json.RawMessage, p Profile) error {
 	if !p.valid() {
 		return definitionError(taxonomy.CodeOptionInvalid, "unknown schema profile")
 	}
-	root, err := decodeSchema(doc)
+	root, err := load(doc)
 	if err != nil {
 		return err
 	}
-	if _, err := compile(root); err != nil {
+	if _, _, err := compile(context.Background(), root); err != nil {
 		return err
 	}
 	if err := objectRoot(root); err != nil {
@@ -51,8 +62,91 @@ func Check(doc json.RawMessage, p Profile) error {
 		if c.enums > openAIMaxEnumValues {
 			return definitionError(taxonomy.CodeSchemaTooComplex, "OpenAI strict mode allows at most "+itoa(openAIMaxEnumValues)+" enum values in all")
 		}
+		if c.chars > openAIMaxChars {
+			return definitionError(taxonomy.CodeSchemaTooComplex, "OpenAI strict mode allows at most "+itoa(openAIMaxChars)+
+				" characters of property names, definition names, enum values and const values in all")
+		}
 	}
 	return nil
+}
+
+// Adapt returns doc, a hand-written or remote input schema, as profile p's
+// API is shown it, after checking that p's API accepts it ([Check]). Plain,
+// OpenAIStrict and Anthropic take it as it is. Gemini takes it without a
+// root $schema (an OpenAPI Schema object has no such field), and a root
+// object without properties as nil: a function declaration without
+// parameters, which is how Gemini declares a function that takes none
+// (it rejects parameters of type object without properties). Adapt is
+// safe for concurrent use; the result may share doc's bytes.
+func Adapt(doc json.RawMessage, p Profile) (json.RawMessage, error) {
+	if err := Check(doc, p); err != nil {
+		return nil, err
+	}
+	if p != Gemini {
+		return doc, nil
+	}
+	members, err := rootMembers(doc)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for _, m := range members {
+		if m.name == "$schema" {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		name, _ := json.Marshal(m.name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	b.WriteByte('}')
+	var root map[string]any
+	_ = json.Unmarshal(b.Bytes(), &root)
+	if noProperties(root) {
+		return nil, nil
+	}
+	return b.Bytes(), nil
+}
+
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// rootMembers returns the members of the object doc, in order, their
+// values as written.
+func rootMembers(doc json.RawMessage) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, definitionError(taxonomy.CodeSchemaNotObject, `the input schema must have "type": "object"`)
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, definitionError(taxonomy.CodeSchemaInvalid, "the input schema is not a JSON document")
+		}
+		name, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, definitionError(taxonomy.CodeSchemaInvalid, "the input schema is not a JSON document")
+		}
+		out = append(out, member{name, v})
+	}
+	return out, nil
+}
+
+// noProperties reports whether the root object schema declares no
+// properties.
+func noProperties(root map[string]any) bool {
+	props, _ := root["properties"].(map[string]any)
+	return len(props) == 0
 }
 
 // decodeSchema parses a schema document, numbers kept exact.
@@ -80,6 +174,7 @@ type checker struct {
 	profile Profile
 	props   int
 	enums   int
+	chars   int // OpenAI: characters of names, enum and const values
 }
 
 func (c *checker) fail(code, at, msg string) error {
@@ -103,21 +198,24 @@ func (c *checker) schema(v any, at string, depth int) error {
 		return c.children(obj, at, depth)
 	}
 	for _, k := range sortedKeys(obj) {
+		if k == "$schema" && at == "" {
+			continue // every profile's API takes (or Adapt drops) the root's
+		}
 		switch c.profile {
 		case OpenAIStrict:
-			if !openAIKeywords[k] && !(k == "$schema" && at == "") {
-				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at, "keyword "+strconv.Quote(k)+" is not accepted in strict mode")
+			if !openAIKeywords[k] {
+				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at+"/"+pointerToken(k), "the keyword is not accepted in strict mode")
 			}
 		case Anthropic:
-			if !anthropicKeywords[k] && !(k == "$schema" && at == "") {
-				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at, "keyword "+strconv.Quote(k)+" is not accepted")
+			if !anthropicKeywords[k] {
+				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at+"/"+pointerToken(k), "the keyword is not accepted")
 			}
 		case Gemini:
 			if k == "$ref" || k == "$defs" || k == "definitions" {
 				return c.fail(taxonomy.CodeSchemaRefUnsupported, at, "Gemini accepts no "+k+": inline the schema")
 			}
 			if !geminiKeywords[k] {
-				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at, "keyword "+strconv.Quote(k)+" is not accepted")
+				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at+"/"+pointerToken(k), "the keyword is not accepted")
 			}
 		}
 	}
@@ -133,11 +231,36 @@ func (c *checker) schema(v any, at string, depth int) error {
 			okFormat = len(types) == 1 && geminiFormats[types[0]][f]
 		}
 		if !okFormat {
-			return c.fail(taxonomy.CodeSchemaFormatUnsupported, at, "format "+strconv.Quote(f)+" is not accepted")
+			return c.fail(taxonomy.CodeSchemaFormatUnsupported, at+"/format", "the format is not accepted")
 		}
 	}
 	if e, ok := obj["enum"].([]any); ok {
 		c.enums += len(e)
+		if c.profile == OpenAIStrict {
+			chars, strs := 0, true
+			for _, v := range e {
+				s, ok := v.(string)
+				strs = strs && ok
+				chars += utf8.RuneCountInString(s)
+			}
+			c.chars += chars
+			if strs && len(e) > openAILargeEnum && chars > openAIMaxLargeEnumChars {
+				return c.fail(taxonomy.CodeSchemaTooComplex, at+"/enum", "a string enum of more than "+itoa(openAILargeEnum)+
+					" values may have at most "+itoa(openAIMaxLargeEnumChars)+" characters in all")
+			}
+		}
+	}
+	if v, ok := obj["const"].(string); ok && c.profile == OpenAIStrict {
+		c.chars += utf8.RuneCountInString(v)
+	}
+	if c.profile == OpenAIStrict {
+		for _, k := range []string{"properties", "$defs", "definitions"} {
+			if m, ok := obj[k].(map[string]any); ok {
+				for name := range m {
+					c.chars += utf8.RuneCountInString(name)
+				}
+			}
+		}
 	}
 	switch c.profile {
 	case OpenAIStrict:
@@ -179,8 +302,43 @@ func (c *checker) schema(v any, at string, depth int) error {
 		if _, isList := obj["type"].([]any); isList {
 			return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at, `a type list is not accepted: use one type and "nullable": true`)
 		}
+		if e, ok := obj["enum"].([]any); ok {
+			strs := len(types) == 1 && types[0] == "string"
+			for _, v := range e {
+				_, s := v.(string)
+				strs = strs && s
+			}
+			if !strs {
+				return c.fail(taxonomy.CodeSchemaKeywordUnsupported, at+"/enum", `Gemini accepts an enum only of strings, on "type": "string"`)
+			}
+		}
+		if at == "" {
+			props, _ := obj["properties"].(map[string]any)
+			for i, name := range sortedKeys(props) {
+				if !geminiName(name) {
+					return c.fail(taxonomy.CodeSchemaNameUnsupported, "/properties", "parameter name "+itoa(i+1)+" of "+itoa(len(props))+
+						" (in sorted order) is not a letter or underscore, then letters, digits and underscores, at most 64")
+				}
+			}
+		}
 	}
 	return c.children(obj, at, depth)
+}
+
+// geminiName reports whether name is a parameter name Vertex AI accepts:
+// a letter or underscore, then letters, digits and underscores, at most 64.
+func geminiName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // children checks the subschemas of obj.

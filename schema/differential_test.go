@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw/internal/jsonarg"
+	"github.com/toolmw/toolmw/taxonomy"
 )
 
 var (
@@ -52,6 +53,11 @@ func (s subject) check(t testing.TB, doc string, omitted *bool) {
 	t.Helper()
 	v := reflect.New(s.typ).Elem()
 	typedErr := s.model.DecodeValue([]byte(doc), v, 0)
+	if typedErr != nil && wideOverflow(s.model.Root(), typedErr) {
+		// A 64-bit integer past its range: the schemas show no bounds
+		// for it (docs/schema.md), the decoder rejects it.
+		return
+	}
 	plainErr := s.plain.Validate([]byte(doc), 0)
 	if (typedErr == nil) != (plainErr == nil) {
 		t.Errorf("%s: decoder and plain schema disagree on %q\n decoder: %v\n schema:  %v", s.name, doc, typedErr, plainErr)
@@ -67,6 +73,46 @@ func (s subject) check(t testing.TB, doc string, omitted *bool) {
 			t.Errorf("%s: decoder (omitted optional: %v) and strict schema disagree on %q\n decoder: %v\n schema:  %v", s.name, *omitted, doc, typedErr, strictErr)
 		}
 	}
+}
+
+// wideOverflow reports whether every error of err is a 64-bit integer
+// field out of its range.
+func wideOverflow(root *jsonarg.Node, err error) bool {
+	fields := taxonomy.InfoOf(err).Fields
+	for _, f := range fields {
+		if f.Type != "int_overflow" && f.Type != "uint_overflow" {
+			return false
+		}
+		n := root
+		for _, l := range f.Loc {
+			for n != nil && n.Kind == jsonarg.Ptr {
+				n = n.Elem
+			}
+			if n == nil {
+				return false
+			}
+			switch n.Kind {
+			case jsonarg.Struct:
+				name, _ := l.(string)
+				fl, ok := n.Field(name)
+				if !ok {
+					return false
+				}
+				n = fl.Node
+			case jsonarg.Slice, jsonarg.Array, jsonarg.Map:
+				n = n.Elem
+			default:
+				return false
+			}
+		}
+		for n != nil && n.Kind == jsonarg.Ptr {
+			n = n.Elem
+		}
+		if n == nil || (n.Kind != jsonarg.Int && n.Kind != jsonarg.Uint) || n.Type.Bits() != 64 {
+			return false
+		}
+	}
+	return len(fields) > 0
 }
 
 // TestDifferential generates documents for every corpus type, valid and

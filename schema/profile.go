@@ -90,9 +90,12 @@ var (
 
 // OpenAI strict mode's documented size limits.
 const (
-	openAIMaxDepth      = 10
-	openAIMaxProperties = 5000
-	openAIMaxEnumValues = 1000
+	openAIMaxDepth          = 10
+	openAIMaxProperties     = 5000
+	openAIMaxEnumValues     = 1000
+	openAIMaxChars          = 120_000 // names, enum and const values, all told
+	openAILargeEnum         = 250     // a string enum of more values …
+	openAIMaxLargeEnumChars = 15_000  // … has at most this many characters
 )
 
 func set(words ...string) map[string]bool {

@@ -77,8 +77,14 @@ func (s *Schema) MustRender(p Profile) json.RawMessage {
 }
 
 func (s *Schema) render(p Profile) (json.RawMessage, error) {
+	// The arguments' root is never null: a pointer there is its element
+	// (which may then be the root of a recursive type, "#").
+	top := s.model.Root()
+	for top.Kind == jsonarg.Ptr {
+		top = top.Elem
+	}
 	r := renderer{profile: p, defs: map[*jsonarg.Node]string{}, recursive: recursiveNodes(s.model.Root())}
-	root := notNull(r.node(s.model.Root(), 0))
+	root := notNull(r.node(top, 0))
 	if p == Plain {
 		root.keys = append([]string{"$schema"}, root.keys...)
 		root.vals["$schema"] = Dialect
@@ -97,6 +103,9 @@ func (s *Schema) render(p Profile) (json.RawMessage, error) {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, err
+	}
+	if p == Gemini {
+		return Adapt(b, p)
 	}
 	if err := Check(b, p); err != nil {
 		return nil, err
@@ -154,11 +163,26 @@ func (r *renderer) body(n *jsonarg.Node, depth int) *object {
 	case jsonarg.Bool:
 		o.set("type", "boolean")
 	case jsonarg.Int, jsonarg.Uint:
+		// A 64-bit integer's bounds inform nothing (and a client that
+		// reads numbers as float64 sees 9223372036854776000): only an
+		// unsigned one's minimum and a narrower one's range are shown. The
+		// decoder rejects what does not fit either way.
 		lo, hi := n.IntBounds()
-		o.set("type", "integer").set("minimum", json.Number(lo)).set("maximum", json.Number(hi))
+		o.set("type", "integer")
+		switch {
+		case n.Type.Bits() < 64:
+			o.set("minimum", json.Number(lo)).set("maximum", json.Number(hi))
+		case n.Kind == jsonarg.Uint:
+			o.set("minimum", json.Number("0"))
+		}
 	case jsonarg.Float:
-		b := n.FloatBound()
-		o.set("type", "number").set("minimum", json.Number("-"+b)).set("maximum", json.Number(b))
+		// Every argument's number is within float64's range already; a
+		// float32's range is shown.
+		o.set("type", "number")
+		if n.Type.Bits() < 64 {
+			b := n.FloatBound()
+			o.set("minimum", json.Number("-"+b)).set("maximum", json.Number(b))
+		}
 	case jsonarg.String:
 		o.set("type", "string")
 	case jsonarg.Bytes:

@@ -1,10 +1,12 @@
 package schema
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -24,11 +26,31 @@ func (noLoader) Load(string) (any, error) {
 	return nil, errors.New("schemas may refer only to themselves")
 }
 
-// compile compiles a decoded schema document with the rules of the
-// Validator: 2020-12 unless $schema says otherwise, formats asserted
-// (date-time by Go's RFC 3339 rules, as Typed decodes a time.Time), no
-// external references.
-func compile(doc any) (*jsonschema.Schema, error) {
+// load reads a schema document, bounded: at most MaxSchemaBytes, decoded
+// with numbers kept exact, then measured against the bounds that hold
+// before it is compiled (measure).
+func load(doc json.RawMessage) (any, error) {
+	if len(doc) > MaxSchemaBytes {
+		return nil, costly("the input schema is larger than " + itoa(MaxSchemaBytes) + " bytes")
+	}
+	root, err := decodeSchema(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := measure(root); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// compile compiles a decoded, measured schema document with the rules of
+// the Validator: 2020-12 unless $schema says otherwise, formats asserted
+// (date-time by RFC 3339, as Typed decodes a time.Time), no external
+// references. Then it measures the compiled schema's expansion (analyse).
+func compile(ctx context.Context, doc any) (*jsonschema.Schema, *graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, ctxError(err)
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -40,23 +62,96 @@ func compile(doc any) (*jsonschema.Schema, error) {
 		return nil
 	}})
 	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, definitionError(taxonomy.CodeSchemaInvalid, "the input schema cannot be used")
+		return nil, nil, definitionError(taxonomy.CodeSchemaInvalid, "the input schema cannot be used")
 	}
 	sch, err := c.Compile(schemaURL)
 	if err != nil {
-		// The compiler's message may quote the schema; the schema is the
-		// author's, not input, but keep the error short and stable.
-		return nil, definitionError(taxonomy.CodeSchemaInvalid, "the input schema is not a valid JSON Schema: "+firstLine(err.Error()))
+		return nil, nil, compileError(err)
 	}
-	return sch, nil
+	if err := ctx.Err(); err != nil {
+		return nil, nil, ctxError(err)
+	}
+	g, err := analyse(ctx, sch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctxError(ctx.Err())
+		}
+		return nil, nil, err
+	}
+	return sch, g, nil
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+// compileError describes why the compiler refused a schema without quoting
+// it: the compiler's own messages quote URLs, references and patterns the
+// schema supplies. A place in the schema is named by its JSON pointer.
+func compileError(err error) error {
+	msg := "the input schema is not a valid JSON Schema"
+	var (
+		sve    *jsonschema.SchemaValidationError
+		load   *jsonschema.LoadURLError
+		scheme *jsonschema.UnsupportedURLSchemeError
+		regex  *jsonschema.InvalidRegexError
+		ptr    *jsonschema.JSONPointerNotFoundError
+		anchor *jsonschema.AnchorNotFoundError
+		dupID  *jsonschema.DuplicateIDError
+		dupAn  *jsonschema.DuplicateAnchorError
+		draft  *jsonschema.UnsupportedDraftError
+		meta   *jsonschema.InvalidMetaSchemaURLError
+		vocab  *jsonschema.UnsupportedVocabularyError
+	)
+	switch {
+	case errors.As(err, &sve):
+		msg += ": at " + metaPlace(sve.Err) + ": the value breaks the JSON Schema meta-schema"
+	case errors.As(err, &load), errors.As(err, &scheme):
+		msg += ": it refers to a document outside itself, which toolmw does not load"
+	case errors.As(err, &regex):
+		msg += ": at " + fragment(regex.URL) + ": a regular expression that cannot be compiled"
+	case errors.As(err, &ptr), errors.As(err, &anchor):
+		msg += ": a reference points to nothing in the schema"
+	case errors.As(err, &dupID), errors.As(err, &dupAn):
+		msg += ": two schemas have the same $id or anchor"
+	case errors.As(err, &draft), errors.As(err, &meta), errors.As(err, &vocab):
+		msg += ": its $schema names a dialect or vocabulary toolmw does not know"
 	}
-	return s
+	return definitionError(taxonomy.CodeSchemaInvalid, msg)
+}
+
+// metaPlace is the JSON pointer, in the schema document, of the first
+// place the meta-schema rejects.
+func metaPlace(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return "/"
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	var b strings.Builder
+	for _, tok := range ve.InstanceLocation {
+		b.WriteString("/" + pointerToken(tok))
+	}
+	return boundPointer(b.String())
+}
+
+// fragment is the JSON pointer a compiler URL ends with.
+func fragment(url string) string {
+	_, frag, _ := strings.Cut(url, "#")
+	return boundPointer(frag)
+}
+
+// boundPointer keeps a pointer short, and says "/" for the root.
+func boundPointer(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if len(p) > 200 {
+		i := 200
+		for i > 0 && !utf8.RuneStart(p[i]) {
+			i--
+		}
+		p = p[:i] + "…"
+	}
+	return p
 }
 
 // Validator checks a call's arguments against an input schema (one written
@@ -67,26 +162,45 @@ func firstLine(s string) string {
 // declare appear in a loc as "*". A Validator is safe for concurrent use.
 type Validator struct {
 	sch   *jsonschema.Schema
+	g     *graph
 	names map[string]bool // every property name the schema declares
+	steps int64           // the step budget without the per-byte share; 0: MaxValidationSteps
 }
 
-// Compile checks doc once, at start-up: it must be a valid JSON Schema
-// (2020-12 unless its $schema says otherwise) of an object, referring to
-// nothing outside itself. Errors are tool-definition-invalid, with code
-// schema_invalid or schema_not_object.
+// Compile is [CompileContext] with a context that never ends.
 func Compile(doc json.RawMessage) (*Validator, error) {
-	root, err := decodeSchema(doc)
+	return CompileContext(context.Background(), doc)
+}
+
+// CompileContext checks doc once, at start-up: it must be a valid JSON
+// Schema (2020-12 unless its $schema says otherwise) of an object,
+// referring to nothing outside itself, within the bounds on the work a
+// schema may cause (MaxSchemaBytes, MaxSchemaDepth, MaxSchemaNodes,
+// MaxPatternBytes, MaxSchemaNumberLen, checked before it is compiled, and
+// MaxExpansion). Errors are tool-definition-invalid, with code
+// schema_invalid, schema_not_object or schema_too_costly. Compiling takes
+// tens of milliseconds at most; ctx is checked before and after: when it
+// has ended, the error is a tool-timeout error with code deadline_exceeded
+// (its deadline passed) or ctx's own error (it was cancelled).
+func CompileContext(ctx context.Context, doc json.RawMessage) (*Validator, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxError(err)
+	}
+	root, err := load(doc)
 	if err != nil {
 		return nil, err
 	}
-	sch, err := compile(root)
+	sch, g, err := compile(ctx, root)
 	if err != nil {
 		return nil, err
 	}
 	if err := objectRoot(root); err != nil {
 		return nil, err
 	}
-	v := &Validator{sch: sch, names: map[string]bool{}}
+	v := &Validator{sch: sch, g: g, names: map[string]bool{}}
 	collectNames(root, v.names)
 	return v, nil
 }
@@ -120,17 +234,91 @@ func collectNames(v any, names map[string]bool) {
 	}
 }
 
-// Validate checks args. Arguments over maxBytes (toolmw's default of 1 MiB
-// when maxBytes ≤ 0) are rejected unread (code args_too_large); then the
-// checks every argument gets, as Typed applies them (JSON syntax, one
-// value, valid UTF-8, unique keys, number bounds, nesting depth), then the
-// schema. Empty or blank args stand for {}.
+// Validate is [Validator.ValidateContext] with a context that never ends.
 func (v *Validator) Validate(args json.RawMessage, maxBytes int) error {
+	return v.ValidateContext(context.Background(), args, maxBytes)
+}
+
+// ValidateContext checks args. Arguments over maxBytes (toolmw's default
+// of 1 MiB when maxBytes ≤ 0) are rejected unread (code args_too_large);
+// then the checks every argument gets, as Typed applies them (JSON syntax,
+// one value, valid UTF-8, unique keys, number bounds, nesting depth), then
+// the schema. Empty or blank args stand for {}.
+//
+// The work is bounded before the validator runs: the steps validating
+// args may take are counted, every branch included, and arguments past
+// the budget (MaxValidationSteps, plus ValidationStepsPerByte for each
+// byte of args) are tool-args-invalid with code args_too_costly. The
+// count stops when ctx ends; a validation large enough to matter runs on
+// its own goroutine, whose work the count bounds, and the caller stops
+// waiting for it when ctx ends. Ended by its context, validation returns a
+// tool-timeout error with code deadline_exceeded (the deadline passed; it
+// matches context.DeadlineExceeded) or ctx's own error (cancelled).
+func (v *Validator) ValidateContext(ctx context.Context, args json.RawMessage, maxBytes int) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	doc, err := jsonarg.Parse(args, maxBytes)
 	if err != nil {
 		return err
 	}
-	err = v.sch.Validate(doc)
+	if err := ctx.Err(); err != nil {
+		return ctxError(err)
+	}
+	limit := v.steps
+	if limit == 0 {
+		limit = MaxValidationSteps
+	}
+	m := meter{ctx: ctx, g: v.g, limit: limit + ValidationStepsPerByte*int64(len(args))}
+	if !m.visit(v.sch, doc, 0, 0, 0) {
+		return m.err
+	}
+	if m.steps <= inlineSteps || ctx.Done() == nil {
+		return v.check(doc)
+	}
+	// The validator reads no context: run it where the caller need not
+	// wait for it past ctx's end. Its work is bounded by the count above,
+	// so a goroutine left behind ends soon; a panic in it is the caller's,
+	// if the caller still waits.
+	type outcome struct {
+		err   error
+		panic any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if r := recover(); r != nil {
+				o.panic = r
+			}
+			done <- o
+		}()
+		if testHookCheck != nil {
+			testHookCheck()
+		}
+		o.err = v.check(doc)
+		if testHookChecked != nil {
+			testHookChecked()
+		}
+	}()
+	select {
+	case o := <-done:
+		if o.panic != nil {
+			panic(o.panic)
+		}
+		return o.err
+	case <-ctx.Done():
+		return ctxError(ctx.Err())
+	}
+}
+
+// Test hooks around a validation on its own goroutine.
+var testHookCheck, testHookChecked func()
+
+// check runs the validator on the parsed document and turns its verdict
+// into value-free field errors.
+func (v *Validator) check(doc any) error {
+	err := v.sch.Validate(doc)
 	if err == nil {
 		return nil
 	}

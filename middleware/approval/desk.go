@@ -32,12 +32,14 @@ const MaxTTL = 30 * 24 * time.Hour
 type Option func(*config)
 
 type config struct {
-	store    Store
-	key      []byte
-	clock    clock.Clock
-	scrubber *scrub.Scrubber
-	timeout  time.Duration
-	err      error
+	store       Store
+	key         []byte
+	clock       clock.Clock
+	scrubber    *scrub.Scrubber
+	timeout     time.Duration
+	runOptional bool
+	onError     func(StoreError)
+	err         error
 }
 
 func (c *config) reject(format string, args ...any) {
@@ -99,6 +101,49 @@ func WithStoreTimeout(d time.Duration) Option {
 	}
 }
 
+// WithRunOptional lets a gated call without a run (budget.WithRun) ask
+// for approval. Without it such a call ends as tool-not-permitted/
+// approval_unbound and nothing runs, because a call without a run can be
+// bound only to the process: its approval id is a hash of the tool and the
+// call id alone, so every conversation of the process that makes a call
+// with the same id (call_1, say) shares one request, and one would run on
+// another's approval. Give it only to a Desk whose process serves one
+// conversation at a time, or whose model call ids are unique across
+// conversations.
+func WithRunOptional() Option {
+	return func(c *config) { c.runOptional = true }
+}
+
+// StoreError reports an operation that the [Store] did not complete: it
+// failed, panicked or did not answer within [WithStoreTimeout]. It is a
+// plain value, safe to copy and to share.
+type StoreError struct {
+	// Op names the operation: "load", "save" or "consume".
+	Op string
+	// Err is the Store's error; [ErrStorePanicked] when it panicked (the
+	// panic value is not kept: it may hold anything); or
+	// context.DeadlineExceeded when it did not answer in time. It may name
+	// the store's address: it is for the operator's metrics and logs, not
+	// for the model.
+	Err error
+}
+
+// ErrStorePanicked is the error of a [Store] operation that panicked: the
+// layer recovers, fails closed (tool-failed/approval_store_failed, nothing
+// runs) and reports it to [WithOnStoreError]; the reviewer's side returns
+// it wrapped.
+var ErrStorePanicked = errors.New("approval: the store panicked")
+
+// WithOnStoreError sets a function called, on the caller's goroutine, for
+// every operation the [Store] did not complete (nil means none): count
+// them, log them. Whatever it reports, the call has failed closed. It is
+// not called when the caller's own context ended first, nor for the
+// outcomes a Store reports by design ([ErrNotFound], [ErrConflict],
+// [ErrConsumed]). It must not block.
+func WithOnStoreError(f func(StoreError)) Option {
+	return func(c *config) { c.onError = f }
+}
+
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
@@ -150,12 +195,14 @@ func Tools(names ...string) Policy {
 //
 // A Desk is safe for concurrent use.
 type Desk struct {
-	store   Store
-	seal    sealer
-	clock   clock.Clock
-	scrub   *scrub.Scrubber
-	timeout time.Duration
-	err     error
+	store       Store
+	seal        sealer
+	clock       clock.Clock
+	scrub       *scrub.Scrubber
+	timeout     time.Duration
+	runOptional bool
+	onError     func(StoreError)
+	err         error
 }
 
 // NewDesk returns a Desk configured by opts. An invalid option is reported
@@ -163,7 +210,8 @@ type Desk struct {
 // [Validate].
 func NewDesk(opts ...Option) *Desk {
 	c := newConfig(opts)
-	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber, timeout: c.timeout, err: c.err}
+	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber, timeout: c.timeout,
+		runOptional: c.runOptional, onError: c.onError, err: c.err}
 	if d.store == nil {
 		d.store = NewMemoryStore()
 	}
@@ -254,16 +302,32 @@ func (d *Desk) Approve(ctx context.Context, req Request, ttl time.Duration) erro
 }
 
 // Deny denies the request as req shows it: its call ends as
-// approval-denied, however often it is made with those arguments. A
-// pending request and an approval not yet used may be denied. It fails
-// with [ErrChanged] when the stored request is no longer req, and
-// [ErrDecided] otherwise.
+// approval-denied, however often it is made, and the denial is final: no
+// Approve, no call with other arguments and no expiry replaces it. A
+// pending request and an approval not yet used may be denied; denying an
+// approval revokes it: its nonce is spent in the store first (exactly one
+// of the revocation and a racing use of the approval succeeds), so the
+// approved row, written back into the store later, is refused as replayed.
+// It fails with [ErrChanged] when the stored request is no longer req, and
+// [ErrDecided] otherwise, also when the approval was used first. When the
+// approval was revoked but the denial could not be stored, Deny returns
+// the store's error and the approval stays spent: its call ends as
+// approval_replayed, and a later Deny returns ErrDecided.
 func (d *Desk) Deny(ctx context.Context, req Request) error {
 	if d.err != nil {
 		return d.err
 	}
 	return d.decide(ctx, req, func(r *row) error {
-		if r.state != StatePending && r.state != StateApproved {
+		switch r.state {
+		case StatePending:
+		case StateApproved:
+			if err := d.consume(ctx, r.nonce); err != nil {
+				if errors.Is(err, ErrConsumed) {
+					return ErrDecided // used, or revoked before
+				}
+				return fmt.Errorf("approval: revoking the approval: %w", err)
+			}
+		default:
 			return ErrDecided
 		}
 		r.state, r.expires = StateDenied, 0
@@ -285,9 +349,7 @@ func (d *Desk) decide(ctx context.Context, req Request, change func(*row) error)
 		return err
 	}
 	r.nonce = newNonce()
-	sctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	if err := d.store.Save(sctx, r.id, raw, d.seal.seal(r)); err != nil {
+	if err := d.save(ctx, r.id, raw, d.seal.seal(r)); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return ErrChanged
 		}
@@ -298,9 +360,7 @@ func (d *Desk) decide(ctx context.Context, req Request, change func(*row) error)
 
 // load reads and opens the row stored under id.
 func (d *Desk) load(ctx context.Context, id string) (*row, []byte, error) {
-	sctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	raw, err := d.store.Load(sctx, id)
+	raw, err := d.loadRaw(ctx, id)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, nil, ErrNotFound
@@ -321,6 +381,48 @@ func (r *row) request() Request {
 		q.Expires = time.Unix(0, r.expires).UTC()
 	}
 	return q
+}
+
+// loadRaw, save and consume are the Desk's only ways to its store: each
+// operation bounded by the store timeout, a panic recovered as
+// ErrStorePanicked, and a failure reported (see storeOp).
+func (d *Desk) loadRaw(ctx context.Context, id string) (raw []byte, err error) {
+	err = d.storeOp(ctx, "load", func(sctx context.Context) error {
+		raw, err = d.store.Load(sctx, id)
+		return err
+	})
+	return raw, err
+}
+
+func (d *Desk) save(ctx context.Context, id string, prev, row []byte) error {
+	return d.storeOp(ctx, "save", func(sctx context.Context) error { return d.store.Save(sctx, id, prev, row) })
+}
+
+func (d *Desk) consume(ctx context.Context, nonce string) error {
+	return d.storeOp(ctx, "consume", func(sctx context.Context) error { return d.store.Consume(sctx, nonce) })
+}
+
+// storeOp runs one operation f on the store, with ctx bounded by the store
+// timeout. A panic in the store is recovered and returned as
+// ErrStorePanicked: the call fails closed, and the panic goes no further.
+// A failure other than the outcomes a store reports by design is reported
+// to WithOnStoreError, unless the caller's own context ended first.
+func (d *Desk) storeOp(ctx context.Context, op string, f func(context.Context) error) (err error) {
+	sctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	func() {
+		defer func() {
+			if recover() != nil {
+				err = ErrStorePanicked
+			}
+		}()
+		err = f(sctx)
+	}()
+	if err != nil && d.onError != nil && ctx.Err() == nil &&
+		!errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrConsumed) {
+		d.onError(StoreError{Op: op, Err: err})
+	}
+	return err
 }
 
 // newNonce returns 32 random hex digits.

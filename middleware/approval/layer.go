@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -20,6 +22,8 @@ const (
 	msgCorrupt  = "the stored decision for this call failed its check; nothing ran"
 	msgFailed   = "the approval store failed; nothing ran"
 	msgDeadline = "the caller's deadline passed while the approval was checked"
+	msgChanged  = "this call id already has an approval request for other arguments; nothing ran; the request stands; make the call under a new call id"
+	msgUnbound  = "the call needs approval but has no run to bind it to; nothing ran"
 )
 
 // maxRounds bounds how often the layer reads the row again after a
@@ -38,9 +42,12 @@ func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			call, _ := toolmw.CallFrom(ctx)
+			call, wrapped := toolmw.CallFrom(ctx)
 			if policy != nil && !needs(policy, ctx, call, args) {
 				return next(ctx, args)
+			}
+			if err := d.bound(ctx, wrapped); err != nil {
+				return toolmw.Result{}, err
 			}
 			if err := d.gate(ctx, call, args); err != nil {
 				return toolmw.Result{}, err
@@ -61,6 +68,22 @@ func needs(policy Policy, ctx context.Context, call toolmw.Call, args json.RawMe
 	return policy(ctx, call, args)
 }
 
+// bound returns nil when the call can be bound to its own request:
+// it was made through toolmw.Wrap (so it has a call record and a key), and
+// it has a run, or the Desk lets calls without one share the process's
+// requests (WithRunOptional). Otherwise it returns approval_unbound.
+func (d *Desk) bound(ctx context.Context, wrapped bool) error {
+	if !wrapped {
+		return errUnbound
+	}
+	if _, ok := budget.RunFrom(ctx); !ok && !d.runOptional {
+		return errUnbound
+	}
+	return nil
+}
+
+var errUnbound = taxonomy.NotPermitted(taxonomy.CodeApprovalUnbound, msgUnbound)
+
 // approvalID returns the id of the request of a call: "apr_" and 32 hex
 // digits of a hash of the tool and the call's idempotency key, which is
 // the same for the same run, tool and model call id (in every process when
@@ -77,6 +100,15 @@ func approvalID(tool, key string) string {
 
 // gate returns nil when the call may run (its approval is now used), or
 // the error it ends in.
+//
+// A request holds for the arguments it was filed for, whatever came of
+// it: the same call id with other arguments never replaces it (a denial is
+// not forgotten that way, and two callers sharing a call id cannot keep
+// displacing each other's request), and ends as approval_args_changed. A
+// row moves only forward (pending to approved or denied, approved to used,
+// denied, or, once expired, to a new pending request), and an approval
+// that stops being the row's decision has its nonce spent in the store
+// first, so a copy of it written back is refused as replayed.
 func (d *Desk) gate(ctx context.Context, call toolmw.Call, args json.RawMessage) error {
 	digest, canon := digestArgs(args)
 	id := approvalID(call.Tool, call.Key())
@@ -90,17 +122,15 @@ func (d *Desk) gate(ctx context.Context, call toolmw.Call, args json.RawMessage)
 		case r.tool != call.Tool:
 			return corrupt(id)
 		case r.digest != digest:
-			// An approval or a denial holds for the arguments it was
-			// given for; these ask again.
-			err = d.ask(ctx, id, call.Tool, digest, canon, raw, taxonomy.CodeApprovalPending)
+			return argsChanged(id)
 		case r.state == StatePending:
 			return pending(id, r.summary, taxonomy.CodeApprovalPending, msgPending)
 		case r.state == StateDenied:
-			return taxonomy.New(taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied, msgDenied).WithApproval(id, "")
+			return denied(id)
 		case r.state == StateUsed:
 			return replayed(id)
 		case d.clock.Now().UnixNano() >= r.expires:
-			err = d.ask(ctx, id, call.Tool, digest, canon, raw, taxonomy.CodeApprovalExpired)
+			err = d.renew(ctx, r, raw, canon)
 		default:
 			return d.use(ctx, r, raw, call)
 		}
@@ -115,9 +145,7 @@ func (d *Desk) gate(ctx context.Context, call toolmw.Call, args json.RawMessage)
 // loadForCall reads and opens the row under id, turning failures into the
 // call's error; ErrNotFound is returned as is.
 func (d *Desk) loadForCall(ctx context.Context, id string) (*row, []byte, error) {
-	sctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	raw, err := d.store.Load(sctx, id)
+	raw, err := d.loadRaw(ctx, id)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, nil, ErrNotFound
@@ -137,9 +165,7 @@ func (d *Desk) loadForCall(ctx context.Context, id string) (*row, []byte, error)
 func (d *Desk) ask(ctx context.Context, id, tool string, digest [32]byte, canon string, prev []byte, code string) error {
 	r := &row{id: id, tool: tool, digest: digest, state: StatePending, created: d.clock.Now().UnixNano(),
 		nonce: newNonce(), summary: d.summary(tool, canon)}
-	sctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	if err := d.store.Save(sctx, id, prev, d.seal.seal(r)); err != nil {
+	if err := d.save(ctx, id, prev, d.seal.seal(r)); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return ErrConflict
 		}
@@ -152,23 +178,51 @@ func (d *Desk) ask(ctx context.Context, id, tool string, digest [32]byte, canon 
 	return pending(id, r.summary, code, msg)
 }
 
-// use spends the approval r on this call: exactly one of all the calls
-// holding r, in any process sharing the store, gets nil and runs.
-func (d *Desk) use(ctx context.Context, r *row, raw []byte, call toolmw.Call) error {
-	sctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	if err := d.store.Consume(sctx, r.nonce); err != nil {
-		if errors.Is(err, ErrConsumed) {
+// renew replaces the expired approval r with a new pending request for the
+// same arguments. The approval's nonce is spent first, so that r, written
+// back into the store, is refused as replayed even by a replica whose
+// clock says it has not expired. When the nonce is already spent (that
+// replica used it, or another caller is renewing r), r is read again: a
+// row still the same ends the call as approval_replayed (fail closed: the
+// approval may have been used), another is decided afresh (ErrConflict).
+func (d *Desk) renew(ctx context.Context, r *row, raw []byte, canon string) error {
+	if err := d.consume(ctx, r.nonce); err != nil {
+		if !errors.Is(err, ErrConsumed) {
+			return storeFailed(ctx, err)
+		}
+		now, err := d.loadRaw(ctx, r.id)
+		if err == nil && bytes.Equal(now, raw) {
 			return replayed(r.id)
 		}
-		return storeFailed(ctx, err)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return storeFailed(ctx, err)
+		}
+		return ErrConflict
+	}
+	return d.ask(ctx, r.id, r.tool, r.digest, canon, raw, taxonomy.CodeApprovalExpired)
+}
+
+// use spends the approval r on this call: exactly one of all the calls
+// holding r, in any process sharing the store, gets nil and runs; and
+// none does when a reviewer revoked r (Deny spends the same nonce).
+func (d *Desk) use(ctx context.Context, r *row, raw []byte, call toolmw.Call) error {
+	if err := d.consume(ctx, r.nonce); err != nil {
+		if !errors.Is(err, ErrConsumed) {
+			return storeFailed(ctx, err)
+		}
+		// Used by another caller, or revoked: a denial now stored for
+		// these arguments is what the call is told.
+		if now, _, lerr := d.loadForCall(ctx, r.id); lerr == nil && now.state == StateDenied && now.digest == r.digest {
+			return denied(r.id)
+		}
+		return replayed(r.id)
 	}
 	// Record the use for the reviewer, with the call's idempotency key.
 	// The nonce is spent whatever happens to this write: a row that still
-	// says approved is refused as replayed.
+	// says approved is refused as replayed. A failure is reported.
 	used := *r
 	used.state, used.key = StateUsed, call.Key()
-	_ = d.store.Save(sctx, r.id, raw, d.seal.seal(&used))
+	_ = d.save(ctx, r.id, raw, d.seal.seal(&used))
 	return nil
 }
 
@@ -184,6 +238,16 @@ func (d *Desk) summary(tool, canon string) string {
 
 func pending(id, summary, code, msg string) error {
 	return taxonomy.New(taxonomy.KindApprovalPending, code, msg).WithApproval(id, summary)
+}
+
+func denied(id string) error {
+	return taxonomy.New(taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied, msgDenied).WithApproval(id, "")
+}
+
+// argsChanged names the request that stands, without its summary: the
+// arguments it describes are not this call's.
+func argsChanged(id string) error {
+	return taxonomy.NotPermitted(taxonomy.CodeApprovalArgsChanged, msgChanged).WithApproval(id, "")
 }
 
 func replayed(id string) error {

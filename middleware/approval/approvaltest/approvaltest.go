@@ -15,6 +15,15 @@
 // in characters some backends treat specially (_ and . in LIKE patterns,
 // case, a trailing space). Beyond the bounds a store may refuse with an
 // error, but never panics and never returns another id's row.
+//
+// It then runs the approval cycle through an approval.Desk over the store,
+// writing old rows back into it behind the Desk's back, as a party with
+// write access to the store (but not the Desk's key) could: an approval
+// written back after it was revoked (approve, deny, write back), after it
+// was used, or after it expired and was replaced (read by a replica whose
+// clock is behind) never runs the tool; a denial holds whatever other
+// arguments the same call id comes with in between, and so does an
+// approval; a row the Desk did not write fails closed.
 package approvaltest
 
 import (
@@ -51,6 +60,12 @@ func TestStore(t *testing.T, newStore func(t *testing.T) approval.Store) {
 		{"Bounds", testBounds},
 		{"LookAlikeIDs", testLookAlikeIDs},
 		{"BeyondBounds", testBeyondBounds},
+		{"RevokedApprovalRestored", testRevokedApprovalRestored},
+		{"UsedApprovalRestored", testUsedApprovalRestored},
+		{"ExpiredApprovalRestored", testExpiredApprovalRestored},
+		{"DenialIsFinal", testDenialIsFinal},
+		{"OtherArgumentsKeepTheDecision", testOtherArgumentsKeepTheDecision},
+		{"CorruptRowFailsClosed", testCorruptRowFailsClosed},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}

@@ -1,0 +1,333 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/taxonomy"
+)
+
+// The attacks of issue 26 on the approval layer, made through its public
+// API with a hostile model (the tool calls) and a hostile store (rows
+// written behind the Desk's back; approvaltest runs those on every store).
+
+// payments is a payment tool that decodes its arguments with encoding/json,
+// as most hand-written tools do, and records where each payment went.
+type payments struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (p *payments) tool(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
+	var in struct {
+		Destination string `json:"destination"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return toolmw.Result{}, err
+	}
+	p.mu.Lock()
+	p.sent = append(p.sent, in.Destination)
+	p.mu.Unlock()
+	return toolmw.Text("paid"), nil
+}
+
+func (p *payments) list() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.sent...)
+}
+
+// TestCaseFoldedKeysDoNotShareAnApproval (issue 26, item 1): an approval
+// of {"Destination":"mallory","destination":"alice"} (which encoding/json
+// decodes as alice: the last key matching the field wins, case folded) does
+// not cover the same members in the other order (mallory), nor the same
+// with "deſtination" (ſ folds to s): an approval covers exactly what the
+// tool will receive. Through a Typed tool the ambiguous arguments are
+// rejected before anything runs.
+func TestCaseFoldedKeysDoNotShareAnApproval(t *testing.T) {
+	var p payments
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	pay := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, p.tool, desk.Middleware(approval.Tools("pay")))
+	ctx := context.Background()
+	for i, attack := range [][2]string{
+		{`{"Destination":"mallory","destination":"alice"}`, `{"destination":"alice","Destination":"mallory"}`},
+		{`{"deſtination":"mallory","destination":"alice"}`, `{"destination":"alice","deſtination":"mallory"}`},
+		{`{"DESTINATION":"mallory","destination":"alice"}`, `{"destination":"alice","DESTINATION":"mallory"}`},
+	} {
+		callID := fmt.Sprintf("call_pay_%d", i)
+		approved, replay := attack[0], attack[1]
+		_, err := pay(runCtx(callID), json.RawMessage(approved))
+		id := expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+		req, err := desk.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := desk.Approve(ctx, req, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		_, err = pay(runCtx(callID), json.RawMessage(replay))
+		if got := p.list(); len(got) > i {
+			t.Fatalf("the replay in the other order ran: payments went to %q", got)
+		}
+		expect(t, err, taxonomy.KindNotPermitted, taxonomy.CodeApprovalArgsChanged)
+		if _, err := pay(runCtx(callID), json.RawMessage(approved)); err != nil {
+			t.Fatalf("the approved arguments: %v", err)
+		}
+	}
+	if got := p.list(); len(got) != 3 || got[0] != "alice" || got[1] != "alice" || got[2] != "alice" {
+		t.Fatalf("payments went to %q; want alice three times, mallory never", got)
+	}
+
+	// A Typed tool rejects the ambiguous arguments outright, approved or not.
+	ran := 0
+	typed := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, toolmw.Typed(func(_ context.Context, in struct {
+		Destination string          `json:"destination"`
+		Memo        json.RawMessage `json:"memo,omitempty"`
+	}) (string, error) {
+		ran++
+		return "paid " + in.Destination, nil
+	}), desk.Middleware(approval.Tools("pay")))
+	for i, args := range []string{
+		`{"Destination":"mallory","destination":"alice"}`,
+		`{"destination":"alice","memo":{"to":"alice","TO":"mallory"}}`,
+	} {
+		callID := fmt.Sprintf("call_typed_%d", i)
+		_, err := typed(runCtx(callID), json.RawMessage(args))
+		id := expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+		req, _ := desk.Get(ctx, id)
+		if err := desk.Approve(ctx, req, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		_, err = typed(runCtx(callID), json.RawMessage(args))
+		expect(t, err, taxonomy.KindArgsInvalid, taxonomy.CodeArgsInvalid)
+	}
+	if ran != 0 {
+		t.Fatalf("the Typed tool ran %d times on ambiguous arguments", ran)
+	}
+}
+
+// TestDenialIsNotErasedByOtherArguments (issue 26, item 4): deny A; the
+// same call id with A and one more member; then A again: still denied, and
+// the request a reviewer reads is still the denial of A.
+func TestDenialIsNotErasedByOtherArguments(t *testing.T) {
+	f := newFixture(t, approval.NewMemoryStore(), nil, nil)
+	ctx := context.Background()
+	id := expect(t, f.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	denied := f.get(t, id)
+	if err := f.desk.Deny(ctx, denied); err != nil {
+		t.Fatal(err)
+	}
+	more := `{"booking":"BK-1042","reason":"customer asked","urgent":true}`
+	expect(t, f.call("call_1", more), taxonomy.KindNotPermitted, taxonomy.CodeApprovalArgsChanged)
+	expect(t, f.call("call_1", booking), taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied)
+	if req := f.get(t, id); req.State != approval.StateDenied || req.Summary != denied.Summary {
+		t.Fatalf("the request is %v %q, want the denial of %q", req.State, req.Summary, denied.Summary)
+	}
+	if f.calls.n.Load() != 0 {
+		t.Fatal("a denied call ran")
+	}
+}
+
+// TestOneCallIDTwoArgumentsDoNotLivelock (issue 26, item 13): two callers
+// share a call id with different arguments, and a reviewer approves
+// whatever is pending. The second caller's call ends typed at once
+// (approval_args_changed), never displacing the first's request, so the
+// first's call runs after one approval instead of never.
+func TestOneCallIDTwoArgumentsDoNotLivelock(t *testing.T) {
+	f := newFixture(t, approval.NewMemoryStore(), nil, nil)
+	ctx := context.Background()
+	first, second := booking, `{"booking":"BK-9999","reason":"customer asked"}`
+	approvals := 0
+	for round := 0; round < 3 && f.calls.n.Load() == 0; round++ {
+		for _, args := range []string{first, second} {
+			err := f.call("call_shared", args)
+			info := taxonomy.InfoOf(err)
+			switch {
+			case err == nil:
+			case info.Code == taxonomy.CodeApprovalPending:
+				if args == second {
+					t.Fatalf("round %d: the second caller's call is pending: it displaced the first's request", round)
+				}
+				if aerr := f.desk.Approve(ctx, f.get(t, info.Approval.ID), time.Hour); aerr == nil {
+					approvals++
+				}
+			case info.Code == taxonomy.CodeApprovalArgsChanged && args == second:
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	if n := f.calls.n.Load(); n != 1 || approvals != 1 {
+		t.Fatalf("%d executions after %d approvals; want the first call run once after one", n, approvals)
+	}
+}
+
+// panicStore panics in the operations named in ops, else behaves as its
+// MemoryStore.
+type panicStore struct {
+	*approval.MemoryStore
+	ops map[string]bool
+}
+
+func (p panicStore) Load(ctx context.Context, id string) ([]byte, error) {
+	if p.ops["load"] {
+		panic("store bug: " + id)
+	}
+	return p.MemoryStore.Load(ctx, id)
+}
+
+func (p panicStore) Save(ctx context.Context, id string, prev, row []byte) error {
+	if p.ops["save"] {
+		panic(errors.New("store bug"))
+	}
+	return p.MemoryStore.Save(ctx, id, prev, row)
+}
+
+func (p panicStore) Consume(ctx context.Context, nonce string) error {
+	if p.ops["consume"] {
+		panic(nil)
+	}
+	return p.MemoryStore.Consume(ctx, nonce)
+}
+
+// TestStorePanicsFailClosed (issue 26, item 14): a store that panics in
+// any operation fails closed: the call ends as approval_store_failed, the
+// reviewer's side returns an error matching ErrStorePanicked, the panic
+// goes no further, nothing runs, and WithOnStoreError reports each.
+func TestStorePanicsFailClosed(t *testing.T) {
+	ctx := context.Background()
+	for _, op := range []string{"load", "save", "consume"} {
+		t.Run(op, func(t *testing.T) {
+			mem := approval.NewMemoryStore()
+			// A request approved through a sound Desk over the same rows.
+			sound := newFixture(t, mem, nil, nil)
+			id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+			req := sound.get(t, id)
+			if err := sound.desk.Approve(ctx, req, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var reported []approval.StoreError
+			store := panicStore{mem, map[string]bool{op: true}}
+			desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key),
+				approval.WithOnStoreError(func(e approval.StoreError) { mu.Lock(); reported = append(reported, e); mu.Unlock() }))
+			var c counter
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(approval.Tools("cancel_booking")))
+			for _, callID := range []string{"call_1", "call_2"} { // approved; new
+				_, err := tool(runCtx(callID), json.RawMessage(booking))
+				if op == "save" && callID == "call_1" {
+					// The approval is used (its nonce consumed) before the
+					// use is recorded: the tool runs, the record is lost.
+					if err != nil || c.n.Load() != 1 {
+						t.Fatalf("an approved call whose use could not be recorded: %v, %d executions", err, c.n.Load())
+					}
+					continue
+				}
+				if op == "consume" && callID == "call_2" {
+					expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+					continue
+				}
+				expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
+			}
+			if want := map[string]int32{"save": 1}[op]; c.n.Load() != want {
+				t.Fatalf("%d executions, want %d", c.n.Load(), want)
+			}
+			if op != "save" {
+				if _, err := desk.Get(ctx, id); op == "load" && !errors.Is(err, approval.ErrStorePanicked) {
+					t.Fatalf("Get: %v, want ErrStorePanicked", err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reported) == 0 {
+				t.Fatal("nothing was reported")
+			}
+			for _, r := range reported {
+				if r.Op != op || !errors.Is(r.Err, approval.ErrStorePanicked) {
+					t.Fatalf("reported %+v, want op %s with ErrStorePanicked", r, op)
+				}
+			}
+		})
+	}
+	// The reviewer's side: Approve and Deny over a store whose Save panics.
+	mem := approval.NewMemoryStore()
+	sound := newFixture(t, mem, nil, nil)
+	id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	desk := approval.NewDesk(approval.WithStore(panicStore{mem, map[string]bool{"save": true}}), approval.WithKey(key))
+	req, err := desk.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Approve(ctx, req, time.Hour); !errors.Is(err, approval.ErrStorePanicked) {
+		t.Fatalf("Approve: %v, want ErrStorePanicked", err)
+	}
+	if err := desk.Deny(ctx, req); !errors.Is(err, approval.ErrStorePanicked) {
+		t.Fatalf("Deny: %v, want ErrStorePanicked", err)
+	}
+}
+
+// TestCallsWithoutARunAreUnbound (issue 26, item 16): without a run, two
+// conversations of one process giving the same call id would share one
+// request, so one would use the other's approval. A gated call without a
+// run ends as approval_unbound, nothing runs and nothing is filed, unless
+// the Desk was made WithRunOptional; a call not made through toolmw.Wrap
+// (no call record at all) is unbound either way.
+func TestCallsWithoutARunAreUnbound(t *testing.T) {
+	ctx := context.Background()
+	store := approval.NewMemoryStore()
+	f := newFixture(t, store, nil, nil)
+	noRun := func(callID string) error {
+		_, err := f.tool(toolmw.WithCallID(ctx, callID), json.RawMessage(booking))
+		return err
+	}
+	// Alice's conversation asks, and a reviewer approves what she asked;
+	// Bob's, with the same call id and arguments, must not use it.
+	if err := noRun("call_1"); taxonomy.InfoOf(err).Approval != nil {
+		if aerr := f.desk.Approve(ctx, f.get(t, taxonomy.InfoOf(err).Approval.ID), time.Hour); aerr != nil {
+			t.Fatal(aerr)
+		}
+	}
+	if err := noRun("call_1"); f.calls.n.Load() != 0 {
+		t.Fatalf("another conversation's call used the approval: %v", err)
+	}
+	for _, conversation := range []string{"alice", "bob"} {
+		err := noRun("call_2")
+		expect(t, err, taxonomy.KindNotPermitted, taxonomy.CodeApprovalUnbound)
+		if taxonomy.InfoOf(err).Approval != nil {
+			t.Fatalf("%s: an unbound call names a request", conversation)
+		}
+	}
+	if rows, _ := store.Len(); rows != 0 || f.calls.n.Load() != 0 {
+		t.Fatalf("%d rows filed, %d executions; want none", rows, f.calls.n.Load())
+	}
+	// The loop that makes "no run" its choice gets the process's scope.
+	var c counter
+	desk := approval.NewDesk(approval.WithRunOptional())
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(nil))
+	_, err := tool(toolmw.WithCallID(ctx, "call_1"), json.RawMessage(booking))
+	id := expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	req, _ := desk.Get(ctx, id)
+	if err := desk.Approve(ctx, req, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool(toolmw.WithCallID(ctx, "call_1"), json.RawMessage(booking)); err != nil || c.n.Load() != 1 {
+		t.Fatalf("an approved call without a run, WithRunOptional: %v, %d executions", err, c.n.Load())
+	}
+	// A tool called without toolmw.Wrap has no call to bind to.
+	bare := desk.Middleware(nil)(c.tool)
+	for _, cctx := range []context.Context{ctx, budget.WithRun(ctx, budget.WithID("run_1"))} {
+		_, err := bare(cctx, json.RawMessage(booking))
+		expect(t, err, taxonomy.KindNotPermitted, taxonomy.CodeApprovalUnbound)
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("%d executions, want 1", c.n.Load())
+	}
+}

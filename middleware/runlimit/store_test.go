@@ -443,3 +443,46 @@ func TestStoreValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreCorrupt: a Store that answers that the run's count does not
+// parse (ErrStoreCorrupt) makes the call fail closed without
+// WithFailClosed — run-limit-exceeded/run_calls_corrupt, the tool does not
+// run, the call is not counted locally — and is reported; since the Store
+// answered it is not left alone: the next call asks it again, and once the
+// count parses again the tool runs. A Release that finds the count corrupt
+// is reported and does not rest the Store either.
+func TestStoreCorrupt(t *testing.T) {
+	corrupt := errors.Join(errors.New("calls field is \"garbage\""), runlimit.ErrStoreCorrupt)
+	store := &memStore{takeErr: corrupt}
+	var r reports
+	c := &counted{}
+	tool := wrap(t, "pay", c.tool, runlimit.New(runlimit.Once("pay"), runlimit.WithStore(store), runlimit.WithOnStoreError(r.add)))
+	for i := range 3 {
+		_, err := tool(named("run-1"), nil)
+		if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeRunCallsCorrupt || info.Kind != taxonomy.KindRunLimitExceeded || info.Retryable {
+			t.Fatalf("call %d: %v, want run_calls_corrupt", i+1, err)
+		}
+	}
+	got := r.take()
+	if c.n.Load() != 0 || store.takes.Load() != 3 || len(got) != 3 || got[0].Op != "take" || !errors.Is(got[0].Err, runlimit.ErrStoreCorrupt) {
+		t.Fatalf("%d executions, %d takes, reports %v", c.n.Load(), store.takes.Load(), got)
+	}
+	store.set(func(m *memStore) { m.takeErr = nil })
+	if _, err := tool(named("run-1"), nil); err != nil {
+		t.Fatalf("once the count parses: %v", err)
+	}
+
+	// Release.
+	store.set(func(m *memStore) { m.releaseErr = corrupt })
+	busy := wrap(t, "book", func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{}, taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "busy")
+	}, runlimit.New(runlimit.Once("book"), runlimit.WithStore(store), runlimit.WithOnStoreError(r.add)))
+	takes := store.takes.Load()
+	for _, id := range []string{"run-2", "run-3"} { // the count stays taken: one run each
+		_, _ = busy(named(id), nil)
+	}
+	got = r.take()
+	if store.takes.Load()-takes != 2 || len(got) != 2 || got[0].Op != "release" || !errors.Is(got[0].Err, runlimit.ErrStoreCorrupt) {
+		t.Fatalf("%d takes, reports %v: want each call to ask the Store and each release reported", store.takes.Load()-takes, got)
+	}
+}

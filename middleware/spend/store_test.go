@@ -572,3 +572,44 @@ func TestStoreValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreCorrupt: a Store that answers that the run's spend does not
+// parse (ErrStoreCorrupt) makes the call fail closed without
+// WithFailClosed — budget-exceeded/spend_store_corrupt, the tool does not
+// run, nothing is reserved in the Account — and is reported; since the
+// Store answered it is not left alone: the next call asks it again. A
+// Settle that finds the spend corrupt is reported and does not rest the
+// Store either.
+func TestStoreCorrupt(t *testing.T) {
+	corrupt := errors.Join(errors.New("spent is \"garbage\""), spend.ErrStoreCorrupt)
+	store := &memStore{reserveErr: corrupt}
+	var r reports
+	c := &counted{res: toolmw.Text("ok")}
+	tool := wrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1), spend.WithStore(store), spend.WithOnStoreError(r.add)))
+	for i := range 3 {
+		ctx := inRun(context.Background(), "run-1", 10)
+		_, err := tool(ctx, nil)
+		if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeSpendCorrupt || info.Kind != taxonomy.KindBudgetExceeded || info.Retryable {
+			t.Fatalf("call %d: %v, want spend_store_corrupt", i+1, err)
+		}
+		if acct, _ := spend.AccountFrom(ctx); acct.Held() != 0 || acct.Spent() != 0 {
+			t.Fatalf("the account holds %v, spent %v", acct.Held(), acct.Spent())
+		}
+	}
+	got := r.take()
+	if c.n.Load() != 0 || store.reserves.Load() != 3 || len(got) != 3 || got[0].Op != "reserve" || !errors.Is(got[0].Err, spend.ErrStoreCorrupt) {
+		t.Fatalf("%d executions, %d reserves, reports %v", c.n.Load(), store.reserves.Load(), got)
+	}
+
+	store.set(func(m *memStore) { m.reserveErr, m.settleErr = nil, corrupt })
+	reserves := store.reserves.Load()
+	for range 2 {
+		if _, err := tool(inRun(context.Background(), "run-2", 10), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = r.take()
+	if store.reserves.Load()-reserves != 2 || len(got) != 2 || got[0].Op != "settle" || !errors.Is(got[0].Err, spend.ErrStoreCorrupt) {
+		t.Fatalf("%d reserves, reports %v: want each call to ask the Store and each settle reported", store.reserves.Load()-reserves, got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/toolmw/toolmw/internal/jsonarg"
 	"github.com/toolmw/toolmw/schema"
@@ -124,6 +125,9 @@ func Wrap(spec Spec, tool Tool, mws ...Middleware) (Tool, error) {
 type wrapped struct {
 	spec  Spec
 	typed *schema.Schema // the input schema of a Typed tool without its own
+
+	mu      sync.Mutex
+	adapted map[schema.Profile]adaptation // the spec's own schema, per profile shown
 }
 
 func wrap(spec Spec, tool Tool, mws []Middleware) (Tool, *wrapped, error) {

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -290,5 +294,143 @@ func TestSchemaCanaries(t *testing.T) {
 	}
 	if fam, what := canary.Find(seen.String()); fam != "" {
 		t.Fatalf("the %s canary leaked (%q)", fam, what)
+	}
+}
+
+// bombSchema is the schema of issue 27: 18 levels of
+// anyOf [{$ref: next}, {$ref: next}] (1.2 KB); each call was validated for
+// 0.7–2.4 s, past any deadline.
+func bombSchema(levels int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","$ref":"#/$defs/d0","$defs":{`)
+	for i := range levels {
+		fmt.Fprintf(&b, `"d%d":{"anyOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"d%d":{"type":"string"}}}`, levels)
+	return json.RawMessage(b.String())
+}
+
+// The bomb is refused at start-up, by Wrap and by Toolbox.Register: a
+// tool-definition-invalid error with code schema_too_costly.
+func TestWrapRefusesSchemaBomb(t *testing.T) {
+	raw := func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ran"), nil }
+	_, err := toolmw.Wrap(toolmw.Spec{Name: "bomb", InputSchema: bombSchema(18)}, raw)
+	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeSchemaTooCostly || te.Kind() != taxonomy.KindDefinitionInvalid || te.Tool() != "bomb" {
+		t.Fatalf("%v", err)
+	}
+	if err := toolmw.NewToolbox().Register(toolmw.Spec{Name: "bomb", InputSchema: bombSchema(18)}, raw); codeOf(err) != taxonomy.CodeSchemaTooCostly {
+		t.Fatalf("%v", err)
+	}
+}
+
+// doubling passes every bound at start-up, but each level of the
+// arguments doubles the work of validating them.
+const doubling = `{"type":"object","$defs":{"n":{"anyOf":[
+	{"type":"object","properties":{"a":{"$ref":"#/$defs/n"}}},
+	{"type":"object","properties":{"a":{"$ref":"#/$defs/n"}},"required":["a"]}]}},
+	"properties":{"a":{"$ref":"#/$defs/n"}}}`
+
+func nestedArgs(n int) json.RawMessage {
+	return json.RawMessage(strings.Repeat(`{"a":`, n) + `1` + strings.Repeat(`}`, n))
+}
+
+// Arguments that would take too long to validate end the call, within a
+// 100 ms deadline, with a typed error (args_too_costly: the steps are
+// counted before the validator runs), and the tool does not run; 400
+// concurrent callers each get the same, within their own budget.
+func TestWrapBoundsValidationPerCall(t *testing.T) {
+	var ran atomic.Int64
+	tool, err := toolmw.Wrap(toolmw.Spec{Name: "deep", InputSchema: json.RawMessage(doubling)},
+		func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			ran.Add(1)
+			return toolmw.Text("ran"), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = tool(ctx, nestedArgs(40))
+	if te, ok := taxonomy.From(err); !ok || (te.Code() != taxonomy.CodeArgsTooCostly && te.Code() != taxonomy.CodeDeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	var wg sync.WaitGroup
+	var costly atomic.Int64
+	for range 400 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := tool(context.Background(), nestedArgs(40)); codeOf(err) == taxonomy.CodeArgsTooCostly {
+				costly.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if costly.Load() != 400 || ran.Load() != 0 {
+		t.Fatalf("%d of 400 too costly; the tool ran %d times", costly.Load(), ran.Load())
+	}
+	if _, err := tool(context.Background(), json.RawMessage(`{"a":{"a":{}}}`)); err != nil || ran.Load() != 1 {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Validation runs under the call's context: a call whose deadline has
+// passed, or which was cancelled, ends typed (deadline_exceeded, matching
+// context.DeadlineExceeded) or with the cancellation, and the tool does not
+// run.
+func TestWrapValidationUnderCallContext(t *testing.T) {
+	ran := 0
+	tool, err := toolmw.Wrap(toolmw.Spec{Name: "remote", InputSchema: json.RawMessage(doubling)},
+		func(context.Context, json.RawMessage) (toolmw.Result, error) { ran++; return toolmw.Text("ran"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	past, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel()
+	_, err = tool(past, nestedArgs(3))
+	if codeOf(err) != taxonomy.CodeDeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	cancelled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if _, err := tool(cancelled, nestedArgs(3)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v", err)
+	}
+	if ran != 0 {
+		t.Fatalf("the tool ran %d times", ran)
+	}
+}
+
+// tree is recursive behind a pointer.
+type tree struct {
+	Value int   `json:"value"`
+	Left  *tree `json:"left"`
+	Right *tree `json:"right,omitempty"`
+}
+
+// Typed(func(ctx, *tree)) wraps in every profile (it failed with
+// schema_not_object in plain, OpenAI strict and Anthropic) and decodes a
+// tree.
+func TestTypedRecursivePointer(t *testing.T) {
+	tool := toolmw.Typed(func(ctx context.Context, t *tree) (int, error) {
+		sum := 0
+		var walk func(*tree)
+		walk = func(n *tree) {
+			if n != nil {
+				sum += n.Value
+				walk(n.Left)
+				walk(n.Right)
+			}
+		}
+		walk(t)
+		return sum, nil
+	})
+	wrapped, err := toolmw.Wrap(toolmw.Spec{Name: "tree", Profiles: schema.Profiles()}, tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wrapped(context.Background(), json.RawMessage(`{"value":1,"left":{"value":2,"left":null},"right":{"value":3,"left":null}}`))
+	if err != nil || res.Content != "6" {
+		t.Fatalf("%+v %v", res, err)
 	}
 }

@@ -82,21 +82,34 @@ func (b *Toolbox) Specs() []Spec {
 //
 // It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Definition struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the schema of the arguments in the profile's dialect.
+	// It is nil (and left out of the JSON) only under schema.Gemini, for a
+	// tool that takes no parameters: Gemini declares such a function
+	// without parameters, and rejects parameters that are an object
+	// without properties.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
-// noInput is the schema of a tool that says nothing of its arguments.
-var noInput = json.RawMessage(`{"type":"object"}`)
+// AnyObjectSchema is the input schema of a tool registered without one:
+// it takes any JSON object, which is what Wrap then lets through (only the
+// size cap applies). Definitions shows such a tool with it, and so must
+// anything else that publishes one (an MCP server), so that what a client
+// is shown and what the tool accepts never disagree.
+const AnyObjectSchema = `{"type":"object"}`
 
 // Definitions returns the registered tools' definitions in registration
 // order, their input schemas rendered for profile p: a Typed tool's from
 // its input type (rendered once per profile, then reused), a hand-written
-// one as given, after checking that p's API accepts it ([schema.Check]). A
-// tool without an input schema is shown as taking any object, except
-// under OpenAIStrict, where it is an error. The first tool p cannot
-// describe makes the error, a tool-definition-invalid one naming the tool.
+// one as p's API is shown it, after checking that p's API accepts it
+// ([schema.Adapt]: as given, except that Gemini is shown it without a root
+// $schema, and without parameters when it has no properties). A tool
+// without an input schema takes any object: it is shown with
+// [AnyObjectSchema] (under Gemini, without parameters), except under
+// OpenAIStrict, which cannot describe one and makes it an error. The first
+// tool p cannot describe makes the error, a tool-definition-invalid one
+// naming the tool.
 func (b *Toolbox) Definitions(p schema.Profile) ([]Definition, error) {
 	b.mu.RLock()
 	ws := append([]*wrapped(nil), b.specs...)
@@ -114,25 +127,46 @@ func (b *Toolbox) Definitions(p schema.Profile) ([]Definition, error) {
 
 func (w *wrapped) definition(p schema.Profile) (Definition, error) {
 	d := Definition{Name: w.spec.Name, Description: w.spec.Description}
+	var err error
 	switch {
 	case w.typed != nil:
-		s, err := w.typed.Render(p)
-		if err != nil {
-			return Definition{}, err
-		}
-		d.InputSchema = s
-	case w.spec.InputSchema != nil:
-		if err := schema.Check(w.spec.InputSchema, p); err != nil {
-			return Definition{}, err
-		}
-		d.InputSchema = w.spec.InputSchema
-	case p == schema.OpenAIStrict:
-		return Definition{}, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaNotStrict,
+		d.InputSchema, err = w.typed.Render(p)
+	case w.spec.InputSchema == nil && p == schema.OpenAIStrict:
+		err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaNotStrict,
 			"the tool has no input schema, and OpenAI strict mode needs one")
 	default:
-		d.InputSchema = noInput
+		d.InputSchema, err = w.shown(p)
+	}
+	if err != nil {
+		return Definition{}, err
 	}
 	return d, nil
+}
+
+// shown returns the spec's own input schema (AnyObjectSchema without one)
+// as profile p's API is shown it, adapted once per profile.
+func (w *wrapped) shown(p schema.Profile) (json.RawMessage, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r, ok := w.adapted[p]; ok {
+		return r.schema, r.err
+	}
+	in := w.spec.InputSchema
+	if in == nil {
+		in = json.RawMessage(AnyObjectSchema)
+	}
+	out, err := schema.Adapt(in, p)
+	if w.adapted == nil {
+		w.adapted = map[schema.Profile]adaptation{}
+	}
+	w.adapted[p] = adaptation{out, err}
+	return out, err
+}
+
+// adaptation is a spec's input schema as one profile shows it.
+type adaptation struct {
+	schema json.RawMessage
+	err    error
 }
 
 // notFound names the requested tool only when it is a valid tool name: the

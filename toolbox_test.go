@@ -3,6 +3,7 @@ package toolmw_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/toolmw/toolmw"
@@ -47,5 +48,66 @@ func TestToolboxDefinitions(t *testing.T) {
 	_, err = box.Definitions(schema.OpenAIStrict)
 	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeSchemaNotStrict || te.Tool() != "lookup" {
 		t.Fatalf("strict: %v", err)
+	}
+}
+
+// One rule for "no schema": a tool registered without one takes any
+// object, and is shown with toolmw.AnyObjectSchema (Gemini: without
+// parameters, see below; OpenAI strict cannot describe it).
+func TestNoSchemaIsAnyObject(t *testing.T) {
+	box := toolmw.NewToolbox()
+	ran := 0
+	if err := box.Register(toolmw.Spec{Name: "free"}, func(context.Context, json.RawMessage) (toolmw.Result, error) { ran++; return toolmw.Text("x"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []schema.Profile{schema.Plain, schema.Anthropic} {
+		defs, err := box.Definitions(p)
+		if err != nil || string(defs[0].InputSchema) != toolmw.AnyObjectSchema {
+			t.Fatalf("%s: %+v %v", p, defs, err)
+		}
+	}
+	if _, err := box.Call(context.Background(), "free", json.RawMessage(`{"any":["thing"]}`)); err != nil || ran != 1 {
+		t.Fatalf("%v", err)
+	}
+	if _, err := box.Definitions(schema.OpenAIStrict); codeOf(err) != taxonomy.CodeSchemaNotStrict {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Gemini is shown what its API takes: parameters without a root $schema
+// (an OpenAPI Schema object has no such field; TypeScript MCP servers send
+// one), and no parameters for a tool that takes none — Gemini rejects
+// parameters of type object without properties ("should be non-empty for
+// OBJECT type") and lets a function with no parameters leave them unset.
+func TestDefinitionsForGemini(t *testing.T) {
+	type none struct{}
+	raw := func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("x"), nil }
+	box := toolmw.NewToolbox()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(box.Register(toolmw.Spec{Name: "ts", InputSchema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}, raw))
+	must(box.Register(toolmw.Spec{Name: "free"}, raw))
+	must(box.Register(toolmw.Spec{Name: "empty", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}, raw))
+	must(box.Register(toolmw.Spec{Name: "typed"}, toolmw.Typed(func(context.Context, none) (string, error) { return "", nil })))
+	defs, err := box.Definitions(schema.Gemini)
+	must(err)
+	if string(defs[0].InputSchema) != `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}` {
+		t.Fatalf("%s", defs[0].InputSchema)
+	}
+	for _, d := range defs[1:] {
+		js, _ := json.Marshal(d)
+		if d.InputSchema != nil || strings.Contains(string(js), "inputSchema") {
+			t.Fatalf("%s", js)
+		}
+	}
+	// The MCP profile keeps what it was given.
+	mcp, err := box.Definitions(schema.MCP)
+	must(err)
+	if !strings.Contains(string(mcp[0].InputSchema), "$schema") || string(mcp[1].InputSchema) != toolmw.AnyObjectSchema {
+		t.Fatalf("%s %s", mcp[0].InputSchema, mcp[1].InputSchema)
 	}
 }

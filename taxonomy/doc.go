@@ -40,6 +40,20 @@
 // a typed error as it says, an untyped error only when the caller says the
 // tool is idempotent.
 //
+// # Did the call run?
+//
+// [EffectOf] is the one rule for what a call that ended in an error may
+// have done: not started the tool ([EffectNotStarted]: a breaker, a
+// limit, a permission), started it with nothing landed ([EffectNone]: a
+// typed transient failure, whose maker vouches for it), or possibly acted
+// ([EffectPossible]: a success, a permanent failure, a refusal, and every
+// outcome the caller cannot know — a timeout of any kind, an abandoned
+// execution, a reset after sending, a cancellation, an untyped error).
+// [NoEffect] is its short form. The layers that admit a bounded number of
+// executions (runlimit gives a slot back, spend refunds a reservation)
+// decide on it, and so can anyone who must know whether a call possibly
+// ran.
+//
 // # Crossing boundaries
 //
 // [InfoOf] turns any error into a JSON-safe [Info] record; an untyped error

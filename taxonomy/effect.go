@@ -138,28 +138,30 @@ var notStartedKinds = map[Kind]bool{
 // [Effect]). nil — a success — is [EffectPossible]: the call ran. An
 // untyped error, context.Canceled and context.DeadlineExceeded included,
 // is EffectPossible. A typed error (the first in err's chain, see [From])
-// is classified:
+// is classified, in this order:
 //
-//  1. by its code, when it is a built-in code whose meaning decides: a
-//     timeout, a reset, an upstream error, a cancellation, a panic or a
-//     result guardrail may have acted; a refusal before the tool ran did
-//     not start it (see the constants);
-//  2. the codes a retry layer makes after its attempts (retry budget, run
-//     attempts, a wait not started) have the effect of the error they
-//     wrap, the last attempt's: a retry that stopped after a timeout has
-//     possibly run;
-//  3. any other code by its kind: tool-timeout and tool-cancelled may
-//     have acted; the kinds that say nothing ran (circuit-open,
-//     rate-limited, retry-budget-exhausted, run-limit-exceeded,
-//     tool-not-permitted, tool-args-invalid, tool-not-found,
-//     tool-definition-invalid, duplicate-tool, approval-pending,
-//     approval-denied, budget-exceeded) did not start the tool; any other
-//     kind is EffectNone when the error is retryable (its maker vouches
-//     that nothing landed) and EffectPossible when it is not.
-//
-// An error that wraps context.Canceled is EffectPossible whatever it says
-// (the call was cut short, possibly while it acted), except the codes that
-// say the tool never started.
+//  1. by its code, when it is a built-in code whose meaning decides (see
+//     the constants): a timeout, a reset, an upstream error, a
+//     cancellation, a panic, a result guardrail possibly ran, with any
+//     kind; a code that says less — nothing landed, or nothing started —
+//     counts only when the error has the kind the code is made with
+//     ([Codes]), so a tool's own failure that borrows circuit_open's code
+//     is classified as in 3;
+//  2. the codes a retry layer makes after its attempts
+//     (retry_budget_exhausted, run_attempts_exhausted,
+//     retry_wait_past_deadline, retry_wait_too_long) have the effect of the
+//     error they wrap, the last attempt's: a retry that stopped after a
+//     timeout possibly ran; one that wraps nothing is as in 3;
+//  3. any other code by its kind: tool-timeout, tool-cancelled,
+//     tool-refused and tool-result-invalid possibly ran; the kinds that say
+//     nothing ran (circuit-open, rate-limited, retry-budget-exhausted,
+//     run-limit-exceeded, tool-not-permitted, tool-args-invalid,
+//     tool-not-found, tool-definition-invalid, duplicate-tool,
+//     approval-pending, approval-denied, budget-exceeded) did not start the
+//     tool; any other kind (tool-failed, guardrail-blocked, a kind from
+//     elsewhere) is EffectNone when the error is retryable — its maker
+//     vouches that nothing landed — and wraps no context.Canceled, and
+//     EffectPossible otherwise.
 //
 // EffectOf is one error's word: a layer outside a retry layer sees only
 // the last attempt's error, and an earlier attempt may have timed out

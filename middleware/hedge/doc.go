@@ -14,8 +14,16 @@
 //
 // Only idempotent calls are hedged (toolmw.Call.Idempotent: the spec says
 // Idempotent, or that the tool honours idempotency keys, in which case both
-// attempts carry the same toolmw.Call.Key). Any other call passes through
-// untouched, on the caller's goroutine.
+// attempts carry the same toolmw.Call.Key). Nor is a call that a layer
+// outside admitted as a single execution: the runlimit layer marks the
+// calls of a tool it limits, and the spend layer the calls it reserves a
+// cost for, since a second execution beside the first would go past what
+// they admitted (two executions on one reservation). Any other call passes
+// through untouched, on the caller's goroutine. Outside those layers, the
+// hedge layer is free to hedge: each execution it starts then passes
+// through them on its own, and is counted or reserved as a call of its
+// own. So the order of the layers cannot make a limit count one execution
+// for two.
 //
 // An idempotent call runs on a goroutine of its own. If it has not returned
 // after the delay, a hedge starts with the same arguments and context
@@ -26,7 +34,10 @@
 //   - a failure before the hedge started is returned at once (deciding what
 //     to do with failures is the retry layer's job);
 //   - once both run, a failure waits for the other attempt; when both fail,
-//     the first failure is returned;
+//     the first failure is returned, unless it says nothing happened and
+//     the other's outcome is unknown (taxonomy.NoEffect: a timeout, a
+//     reset): then that one is, so a layer outside that counts executions
+//     does not take a call that possibly ran for one that had no effect;
 //   - the caller's cancel or deadline returns the context's error at once,
 //     and cancels both attempts.
 //
@@ -62,7 +73,7 @@
 // Inside retry, so each attempt the retry layer makes may be hedged and a
 // hedge is never retried on its own; outside breaker, ratelimit and
 // timeout, so each hedged attempt is counted, throttled and timed like any
-// other:
+// other (beside runlimit or spend, in either order: see Semantics):
 //
 //	stack, err := middleware.Default().InsertAfter(middleware.Retry,
 //		middleware.Layer{Name: "hedge", Middleware: hedge.New()})

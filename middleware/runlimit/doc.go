@@ -14,8 +14,10 @@
 //
 // A call is one request of the model, whatever its attempts: a call the
 // retry layer makes three times is one call. The layer counts a call when it
-// admits it, before the tool runs, and gives the slot back when the call
-// ends with an error that says it had no effect:
+// admits it, before the tool runs, and gives the slot back only when the
+// call is known to have had no effect, as taxonomy.NoEffect decides (one
+// rule, taxonomy.EffectOf, for every layer that asks "did this call
+// possibly run?"):
 //
 //   - the tool never ran: circuit-open, rate-limited (a rate limit or a
 //     full bulkhead), retry-budget-exhausted, run-limit-exceeded,
@@ -25,16 +27,41 @@
 //     refused to start (too_many_abandoned);
 //   - nothing landed: a typed error that is retryable (its author vouches
 //     that the same call may succeed; a retry layer that gave up keeps that
-//     answer in Retryable).
+//     answer in Retryable) and whose outcome is not unknown.
 //
 // Every other outcome keeps the slot: a success, a permanent failure, a
-// refusal (an answer), a guardrail that blocked the result (the tool ran), a
-// timeout of a non-idempotent call, an untyped error, a cancellation and a
-// panic may each have acted.
+// refusal (an answer), a guardrail that blocked the result (the tool ran),
+// an untyped error, a panic — and every call whose outcome is unknown,
+// however retryable its error says it is: a timeout of any kind (the
+// per-attempt timeout, the caller's deadline, a dependency's), an
+// execution the timeout layer abandoned and that may still land, a
+// connection reset or an upstream error after the request may have gone
+// out, a cancellation. A payment tool that honours idempotency keys and
+// times out may have paid: the model's next call carries a new key, so
+// giving the slot back would let a run pay twice under two keys. An error
+// the retry layer makes after its attempts (its budget or the run's
+// attempts used up, a wait past the deadline) is as its cause, the last
+// attempt's: a retry that stopped after a timeout keeps the slot.
+//
+// The last error speaks for the last attempt only. A retry layer inside
+// this one repeats an idempotent call (the tool is Idempotent or honours
+// keys) after a timeout or a reset, so a call of an idempotent tool that
+// took more than one attempt keeps its slot whatever its last error says
+// (toolmw.Call.Attempt tells the layer how many attempts the call made).
+// A call that is not idempotent is repeated only after an error its
+// maker made retryable for it, vouching that nothing landed.
 //
 // A call that finds its tool's slots all taken is refused at once, even
 // when a call holding one is still in flight and may give it back: under
 // 100 concurrent calls of a tool declared Once, exactly one runs.
+//
+// # One execution at a time
+//
+// An admitted call is marked single-execution in its context, and the
+// hedge layer does not fan such a call out: with hedge inside this layer,
+// a limited call is one execution, not an attempt and its hedge running
+// side by side; with hedge outside, each execution it starts is a call of
+// its own here and takes its own slot. So the limit holds in either order.
 //
 // # Per run
 //
@@ -81,6 +108,17 @@
 // Release that fails is reported; the slot then stays taken in the Store
 // (conservative: the run is left a call short of its limit rather than
 // given one more).
+//
+// A Store that answers with a count it cannot read ([ErrStoreCorrupt]: on
+// Redis, a field that is not a decimal count — "garbage", a negative
+// number — or a key of another type) fails the call closed, whatever
+// WithFailClosed says: run-limit-exceeded/run_calls_corrupt, the tool does
+// not run, the call is reported to WithOnStoreError, and the Store is not
+// left alone (it answered). Counting locally instead would let each
+// replica run the tool once more, and a count read as zero would open the
+// limit. A party that can write to the Store can still lower a count to a
+// smaller well-formed one, or delete it; that cannot be told from a run
+// that made fewer calls, so the Store is trusted that far.
 //
 // # Where it sits
 //

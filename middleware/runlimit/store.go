@@ -29,11 +29,14 @@ type Store interface {
 	// Take admits one call of tool in the run named id if fewer than limit
 	// calls of it are admitted, and reports whether it did. An error, or no
 	// answer before ctx is done, makes the layer count the call locally (or
-	// refuse it, with [WithFailClosed]).
+	// refuse it, with [WithFailClosed]); an error wrapping
+	// [ErrStoreCorrupt] — the stored count does not parse — makes it
+	// refuse the call.
 	Take(ctx context.Context, id, tool string, limit int) (ok bool, err error)
 	// Release gives back one admitted call of tool in the run named id:
 	// the call had no effect (see the package documentation). A count
-	// never goes below zero.
+	// never goes below zero; one that does not parse is left as it is, and
+	// Release returns an error wrapping [ErrStoreCorrupt].
 	Release(ctx context.Context, id, tool string) error
 }
 

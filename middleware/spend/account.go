@@ -26,7 +26,8 @@ type accountKey struct{}
 // WithLimit returns a copy of ctx carrying a new [Account] with a spend
 // limit of limit, in the unit the tools' costs use. Every call made with
 // the returned context, or one derived from it, draws on that account: set
-// it once, on the run's context. A limit that is not an amount from 0 to
+// it once, on the run's context. The limit is rounded down to the
+// billionth of a unit (see [MaxAmount]). A limit that is not an amount from 0 to
 // [MaxAmount] (NaN, an infinity, a negative number) fails closed: the
 // account's limit is 0, and every call with a cost above 0 is refused with
 // a message that says why; [ValidateLimit] reports such a limit.

@@ -25,7 +25,12 @@
 // limit, even when every call in flight costs its maximum. The price is
 // that a call may be refused while others hold more than they will use.
 // Amounts are kept as whole billionths of a unit: sums are exact, a cost of
-// 0.1 ten times is 1.
+// 0.1 ten times is 1. A cost — fixed, a metered maximum, a metered read —
+// is rounded up to the billionth, and a limit down, so rounding never lets
+// a call run that the amounts as written would refuse: Fixed(4e-10) costs
+// one billionth, not nothing, and under a limit of 0 no call of it runs.
+// (An amount is read as its shortest decimal form, so one written with
+// nine decimals or fewer is kept exactly.)
 //
 // # What a call costs
 //
@@ -38,10 +43,19 @@
 //     rate-limited, retry-budget-exhausted, run-limit-exceeded,
 //     tool-not-permitted, tool-args-invalid, tool-not-found,
 //     approval-pending, approval-denied, budget-exceeded, a guardrail that
-//     blocked the arguments, and a call the timeout layer refused to start.
+//     blocked the arguments, and a call the timeout layer refused to start
+//     (taxonomy.EffectOf says taxonomy.EffectNotStarted). An error a retry
+//     layer makes after its attempts (its budget or the run's attempts
+//     used up, a wait past the deadline) is as its cause, the last
+//     attempt's: one that stopped after a timeout is charged.
 //   - Any other failure, a cancellation and a panic cost the fixed cost or
 //     the maximum: the tool ran and may have spent it (a supplier bills a
-//     request it then fails), and a failed call's result is not read.
+//     request it then fails, a transient failure included), and a failed
+//     call's result is not read. A call whose outcome is unknown — a
+//     timeout of any kind, an execution the timeout layer abandoned and
+//     that may still land, a reset after sending — is settled as spent,
+//     never refunded. So is a call a retry layer inside this one made more
+//     than once, whatever its last error: its earlier attempts ran.
 //
 // # The run's account
 //
@@ -86,6 +100,18 @@
 // in the Store until the run's state expires (conservative: the run is
 // left short of its limit, never given more).
 //
+// A Store that answers with a spend it cannot read ([ErrStoreCorrupt]: on
+// Redis, a "spent" or "held" that is not a decimal amount — "garbage", a
+// negative number — or a key of another type) fails the call closed,
+// whatever WithFailClosed says: budget-exceeded/spend_store_corrupt, the
+// tool does not run, the call is reported to WithOnStoreError, and the
+// Store is not left alone (it answered). Reserving in the Account instead
+// would let each replica spend the limit once more, and a spend read as
+// zero would open the limit. A party that can write to the Store can
+// still lower the spend to a smaller well-formed amount, or delete it;
+// that cannot be told from a run that spent less, so the Store is trusted
+// that far.
+//
 // # Where it sits
 //
 // Just inside retry, so each attempt that reaches the tool is charged — a
@@ -96,8 +122,19 @@
 //		middleware.Layer{Name: "spend", Middleware: spend.New(spend.Fixed("search", 0.01))})
 //
 // Outside retry, one reservation would cover every attempt of a call and
-// the retried requests would be spent unseen. It is not in
-// middleware.Default: costs and limits are the application's.
+// the retried requests would be spent unseen (the call is then charged in
+// full however its last attempt ended, but the limit does not bound its
+// attempts). It is not in middleware.Default: costs and limits are the
+// application's.
+//
+// # One execution per reservation
+//
+// A call the layer reserves for is marked single-execution in its
+// context, and the hedge layer does not fan such a call out: with hedge
+// inside this layer (retry, then spend, then hedge), a costed call is one
+// execution on its one reservation, not an attempt and its hedge on one
+// reservation; with hedge outside, each execution it starts reserves its
+// own cost here. So the limit holds in either order.
 //
 // # Configuration
 //

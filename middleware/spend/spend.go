@@ -134,8 +134,8 @@ func (c *config) has(tool string) bool {
 	return ok
 }
 
-// Fixed declares that every call of the tool named costs amount: 0 to
-// [MaxAmount]; NaN, an infinity, a negative or larger amount, a name that
+// Fixed declares that every call of the tool named costs amount, rounded
+// up to the billionth (see [MaxAmount]): 0 to [MaxAmount]; NaN, an infinity, a negative or larger amount, a name that
 // is not a tool name, or a tool given a second cost is invalid.
 func Fixed(tool string, amount float64) Option {
 	return func(c *config) { c.declare("Fixed", tool, amount, nil) }
@@ -143,7 +143,8 @@ func Fixed(tool string, amount float64) Option {
 
 // Metered declares that a call of the tool named costs what costOf reads
 // from its result, at most max (0 to [MaxAmount]): the layer reserves max
-// before the call and charges what costOf says after it. A cost that is
+// before the call and charges what costOf says after it, each rounded up
+// to the billionth (see [MaxAmount]). A cost that is
 // NaN, infinite, negative or above max, or a costOf that panics, is charged
 // as max and reported to [WithOnBadCost]. costOf runs only on a success (a
 // failure that may have acted is charged max); it must be safe for

@@ -36,11 +36,15 @@ type Store interface {
 	// limit, and reports whether it did, with the run's spent and held
 	// after it (or as they are, when it refuses). An error, or no answer
 	// before ctx is done, makes the layer reserve in the call's Account
-	// (or refuse the call, with [WithFailClosed]).
+	// (or refuse the call, with [WithFailClosed]); an error wrapping
+	// [ErrStoreCorrupt] — the stored spend does not parse — makes it
+	// refuse the call.
 	Reserve(ctx context.Context, id string, limit, amount int64) (spent, held int64, ok bool, err error)
 	// Settle ends a call of the run named id that held held and cost
 	// charge (0 ≤ charge ≤ held): the run's held goes down by held, never
-	// below zero, and its spent up by charge.
+	// below zero, and its spent up by charge. A spend that does not parse
+	// is left as it is, and Settle returns an error wrapping
+	// [ErrStoreCorrupt].
 	Settle(ctx context.Context, id string, held, charge int64) error
 }
 

@@ -28,10 +28,6 @@ const (
 	MetaError = wire.MetaError
 )
 
-// noArgs is the input schema of a tool published without one: it takes no
-// arguments. The SDK refuses a tool without a schema of type object.
-var noArgs = json.RawMessage(`{"type":"object","additionalProperties":false}`)
-
 // Hints are the annotations of a tool beyond what its [toolmw.Spec] says.
 // The Spec gives idempotentHint (Spec.Idempotent); Hints add a title and
 // the read-only, destructive and open-world hints. MCP's defaults apply to
@@ -140,8 +136,10 @@ func AddTool(srv *sdk.Server, spec toolmw.Spec, tool toolmw.Tool, mws ...toolmw.
 // A tool is published with its name, description, input schema in the MCP
 // profile ([schema.MCP]: JSON Schema 2020-12; a Typed tool's rendered from
 // its input type) and annotations: idempotentHint from Spec.Idempotent,
-// the rest from [WithHints]. A tool without an input schema is published
-// as taking no arguments, {"type":"object","additionalProperties":false}.
+// the rest from [WithHints]. A tool without an input schema takes any
+// object, as toolmw.Wrap lets any object through, and is published so,
+// with [toolmw.AnyObjectSchema] ({"type":"object"}), as
+// Toolbox.Definitions shows it.
 // A box that cannot be described, a nil srv or box, or an invalid option
 // is a tool-definition-invalid error, and nothing is added.
 //
@@ -186,14 +184,10 @@ func AddToolbox(srv *sdk.Server, box *toolmw.Toolbox, opts ...ServerOption) erro
 	tools := make([]*sdk.Tool, 0, len(defs))
 	for _, d := range defs {
 		spec := specs[d.Name]
-		in := d.InputSchema
-		if spec.InputSchema == nil {
-			in = noArgs
-		}
 		tools = append(tools, &sdk.Tool{
 			Name:        d.Name,
 			Description: d.Description,
-			InputSchema: in,
+			InputSchema: d.InputSchema,
 			Annotations: annotations(spec, o.hints[d.Name]),
 		})
 	}

@@ -3,7 +3,10 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw"
 	toolmcp "github.com/toolmw/toolmw/adapters/mcp"
@@ -53,5 +56,73 @@ func TestNoSchemaIsAnyObject(t *testing.T) {
 	res, err := client.Call(ctx, "bare", json.RawMessage(`{"q":"rome","n":2}`))
 	if err != nil || res.Content != "ok" || string(got) != `{"q":"rome","n":2}` {
 		t.Fatalf("a call with arguments: %+v, %v; the tool got %s", res, err, got)
+	}
+}
+
+// pieceOf returns a run of 8 bytes of secret found in text, or "".
+func pieceOf(text, secret string) string {
+	for k := 0; k+8 <= len(secret); k++ {
+		if strings.Contains(text, secret[k:k+8]) {
+			return secret[k : k+8]
+		}
+	}
+	return ""
+}
+
+// sinks returns everything an observed stack wrote: every log line at
+// every level, every span (name, status, attributes, events) and every
+// event.
+func (o *observed) sinks(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(o.logs.String())
+	for _, sp := range o.spans.Ended() {
+		b.WriteString(sp.Name() + " " + sp.Status().Description)
+		for _, a := range sp.Attributes() {
+			b.WriteString(" " + string(a.Key) + "=" + a.Value.Emit())
+		}
+		for _, e := range sp.Events() {
+			b.WriteString(" " + e.Name)
+			for _, a := range e.Attributes {
+				b.WriteString(" " + string(a.Key) + "=" + a.Value.Emit())
+			}
+		}
+	}
+	js, _ := json.Marshal(o.eventList(t))
+	b.Write(js)
+	return b.String()
+}
+
+// TestIsErrorTextScrubbedThenCut: a remote tool's isError text with a
+// token straddling the 4 KiB mark, behind JWTs the scrubber shortens,
+// through the default stack with every sink on: no 8 bytes of the token
+// reach the model, a log line at any level, a span or an event. Before,
+// the text was cut at 4 KiB and then scrubbed, and the token's first 12
+// bytes reached the model and the DEBUG log line.
+func TestIsErrorTextScrubbedThenCut(t *testing.T) {
+	ctx := context.Background()
+	token := secrets[0].value
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U "
+	text := strings.Repeat(jwt, 64)[:4096-12-1] + " " + token + " after"
+	srv := newServer()
+	srv.AddTool(&sdk.Tool{Name: "leaky", InputSchema: anyObject}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+	})
+	o := newObserved()
+	remote, err := toolmcp.NewRemote(ctx, connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := remote.Toolbox(o.stack(t).Middleware())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := box.Call(toolmw.WithCallID(ctx, "call_1"), "leaky", nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	told := toolmw.ForModel(res, err)
+	if p := pieceOf(told+o.sinks(t), token); p != "" {
+		t.Fatalf("%q of the token survives; the model was told …%s", p, told[max(0, len(told)-120):])
 	}
 }

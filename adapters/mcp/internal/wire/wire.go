@@ -213,10 +213,14 @@ func safeFields(fs []taxonomy.FieldError) []taxonomy.FieldError {
 }
 
 // Untrusted returns text from elsewhere as a typed error's message may
-// hold it: scrubbed, valid UTF-8, at most MaxMessageLen bytes.
+// hold it: scrubbed, valid UTF-8, at most MaxMessageLen bytes. The whole
+// text is scrubbed first, then cut: a cut made before scrubbing can split
+// a secret so that the scrubber no longer knows its shape, and leave its
+// first bytes in the message. Scrubbing is one pass, linear in the size of
+// a text the transport has already read.
 func Untrusted(text string) string {
 	text = strings.ToValidUTF8(text, "\uFFFD")
-	return cut(scrub.String(cut(text, 4*MaxMessageLen)), MaxMessageLen)
+	return cut(scrub.String(text), MaxMessageLen)
 }
 
 // cut returns s cut to at most n bytes at a rune boundary, with "…" when

@@ -80,3 +80,30 @@ func TestModelNamePrefix(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestScrubThenCut: a remote tool's text is scrubbed whole, then cut, so a
+// token that straddles any cut leaves nothing of itself. Before, the text
+// was cut at 4 KiB before scrubbing: with JWTs in front (which the
+// scrubber shortens), the first 12 characters of a token straddling the
+// 4 KiB cut reached the message.
+func TestScrubThenCut(t *testing.T) {
+	token := "ghp_" + "Zx81kQ2mVb7TnR4wLp0sYd6hJc3fGe9aUi5o"
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U "
+	for _, before := range []int{12, 4, 20, 35} {
+		for _, at := range []int{4 * MaxMessageLen, MaxMessageLen, 2 * MaxMessageLen} {
+			pad := strings.Repeat(jwt, at/len(jwt)+1)[:at-before-1] + " "
+			text := pad + token + " and more text after it"
+			for _, meta := range []any{nil, map[string]any{"kind": "tool-failed", "code": "upstream_error", "message": text}} {
+				msg := ReportedFailure(CodeRemoteToolError, text, meta).Message()
+				for k := 0; k+6 <= len(token); k++ {
+					if strings.Contains(msg, token[k:k+6]) {
+						t.Fatalf("cut at %d, %d bytes of the token before it: %q of the token survives in %q", at, before, token[k:k+6], msg[max(0, len(msg)-80):])
+					}
+				}
+				if len(msg) > MaxMessageLen {
+					t.Fatalf("%d bytes", len(msg))
+				}
+			}
+		}
+	}
+}

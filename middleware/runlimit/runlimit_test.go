@@ -188,6 +188,16 @@ func TestWhatCounts(t *testing.T) {
 		{"untyped", errors.New("boom"), false, false},
 		{"cancelled", context.Canceled, false, false},
 		{"transient wrapping a cancel", taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "down").WithCause(context.Canceled), false, false},
+		// Unknown outcomes keep the slot however retryable they say they are.
+		{"timeout of an idempotent call", taxonomy.Timeout(taxonomy.CodeTimeout, "slow", true), false, false},
+		{"upstream timeout, retryable", taxonomy.Timeout(taxonomy.CodeUpstreamTimeout, "slow", true), false, false},
+		{"reset, retryable", taxonomy.New(taxonomy.KindFailed, taxonomy.CodeConnectionReset, "reset").WithRetryable(true), false, false},
+		{"unmapped, retryable", taxonomy.New(taxonomy.KindFailed, taxonomy.CodeUnmappedFailure, "?").WithRetryable(true), false, false},
+		{"retry budget empty after a timeout", taxonomy.New(taxonomy.KindRetryBudgetExhausted, taxonomy.CodeRetryBudgetExhausted, "empty").
+			WithCause(taxonomy.Timeout(taxonomy.CodeTimeout, "slow", true)), false, false},
+		{"retry budget empty after a transient", taxonomy.New(taxonomy.KindRetryBudgetExhausted, taxonomy.CodeRetryBudgetExhausted, "empty").
+			WithCause(taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "down")), false, true},
+		{"a tool's failure with circuit_open's code", taxonomy.Failure(taxonomy.CodeCircuitOpen, "not a breaker"), false, false},
 		{"panic", nil, true, false},
 	}
 	for _, c := range cases {

@@ -273,6 +273,10 @@ func TestWhatCosts(t *testing.T) {
 		{"permanent", taxonomy.Failure("ledger_rejected", "no"), false, false},
 		{"refusal", taxonomy.Refusal("booking_not_cancellable", "no"), false, false},
 		{"timeout", taxonomy.Timeout(taxonomy.CodeTimeout, "slow", true), false, false},
+		{"retry budget empty after a timeout", taxonomy.New(taxonomy.KindRetryBudgetExhausted, taxonomy.CodeRetryBudgetExhausted, "empty").
+			WithCause(taxonomy.Timeout(taxonomy.CodeTimeout, "slow", true)), false, false},
+		{"retry budget empty, no attempt", taxonomy.New(taxonomy.KindRetryBudgetExhausted, taxonomy.CodeRetryBudgetExhausted, "empty"), false, true},
+		{"the supplier's 429", taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeUpstreamRateLimited, "slow down"), false, false},
 		{"untyped", errors.New("boom"), false, false},
 		{"cancelled", context.Canceled, false, false},
 		{"panic", nil, true, false},

@@ -3,14 +3,17 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw"
 	toolmcp "github.com/toolmw/toolmw/adapters/mcp"
 	"github.com/toolmw/toolmw/schema"
+	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // TestNoSchemaIsAnyObject: a tool registered without an input schema
@@ -124,5 +127,43 @@ func TestIsErrorTextScrubbedThenCut(t *testing.T) {
 	told := toolmw.ForModel(res, err)
 	if p := pieceOf(told+o.sinks(t), token); p != "" {
 		t.Fatalf("%q of the token survives; the model was told …%s", p, told[max(0, len(told)-120):])
+	}
+}
+
+// TestUnknownToolNameNotEchoed: behind ProtocolErrors, a call of an
+// unknown tool whose name carries a secret (a valid tool name: a token,
+// or a token glued to a word) is answered without the name, in the message
+// or in the record (data.tool); an ordinary name is still named.
+func TestUnknownToolNameNotEchoed(t *testing.T) {
+	ctx := context.Background()
+	srv := newServer()
+	srv.AddReceivingMiddleware(toolmcp.ProtocolErrors())
+	cs := connect(t, srv)
+	for _, name := range []string{
+		secrets[0].value,
+		"call_" + secrets[0].value,
+		"x-" + secrets[1].value,
+		"get" + secrets[1].value,
+		secrets[2].value,
+		"lookup_4556737586899855",
+	} {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var info taxonomy.Info
+		if err := json.Unmarshal(we.Data, &info); err != nil || info.Code != taxonomy.CodeToolNotFound {
+			t.Fatalf("%s: data %s", name, we.Data)
+		}
+		secret := strings.TrimLeft(name, "calx_-get")
+		if p := pieceOf(we.Message+string(we.Data), secret); p != "" || info.Tool != "" {
+			t.Errorf("%q: the name is echoed (%q): message %q, data %s", name, p, we.Message, we.Data)
+		}
+	}
+	_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_flights"})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || !strings.Contains(we.Message, "no tool named search_flights") || !strings.Contains(string(we.Data), `"tool":"search_flights"`) {
+		t.Fatalf("an ordinary name: %v", err)
 	}
 }

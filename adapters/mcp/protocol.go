@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/adapters/mcp/internal/wire"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -26,7 +26,8 @@ const methodCallTool = "tools/call"
 //
 //   - a message of the form "kind code: message" from [taxonomy.InfoOf]
 //     (an untyped error's text withheld; an unknown tool named only when
-//     its name is a valid toolmw name), and
+//     its name is a valid toolmw name in which nothing looks like a
+//     secret, even glued to a word: the name is the client's), and
 //   - as its data, the error's [taxonomy.Info] record as JSON, which a
 //     [Remote] turns back into the typed error.
 //
@@ -99,9 +100,10 @@ func toolName(req sdk.Request) string {
 }
 
 // notFound names the requested tool only when its name is a valid toolmw
-// name: the name comes from the client.
+// name in which nothing looks like a secret (wire.SafeName): the name
+// comes from the client, and goes back in the message and the record.
 func notFound(name string) error {
-	if !toolmw.ValidName(name) {
+	if !wire.SafeName(name) {
 		return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool has the requested name")
 	}
 	return taxonomy.New(taxonomy.KindNotFound, taxonomy.CodeToolNotFound, "no tool named "+name).WithTool(name)

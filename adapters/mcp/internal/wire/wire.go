@@ -97,6 +97,41 @@ func ModelName(prefix, name string) string {
 	return s
 }
 
+// SafeName reports whether name, which came from the other side (a
+// client's tools/call, a server's tool list), may be repeated as it is: it
+// is a valid toolmw name and nothing in it looks like a secret. The
+// scrubber needs a word boundary before a token, so a token glued to a word
+// (call_ghp_…, getAKIA…) is looked for in every suffix of the name and in
+// every part before a '_' or '-'; and a run of 16 or more letters and
+// digits with both in it reads as a key of unknown shape. The work is
+// bounded: a name is at most 64 bytes.
+func SafeName(name string) bool {
+	if !toolmw.ValidName(name) {
+		return false
+	}
+	run, letter, digit := 0, false, false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= '0' && c <= '9':
+			run, digit = run+1, true
+		case c == '_' || c == '-':
+			run, letter, digit = 0, false, false
+			if scrub.String(name[:i]) != name[:i] {
+				return false
+			}
+		default:
+			run, letter = run+1, true
+		}
+		if run >= 16 && letter && digit {
+			return false
+		}
+		if s := name[i:]; scrub.String(s) != s {
+			return false
+		}
+	}
+	return true
+}
+
 // MaxMessageLen bounds the text of a remote tool's failure that becomes a
 // typed error's message, in bytes (after scrubbing).
 const MaxMessageLen = 1024

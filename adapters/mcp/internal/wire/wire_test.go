@@ -107,3 +107,17 @@ func TestScrubThenCut(t *testing.T) {
 		}
 	}
 }
+
+func TestSafeName(t *testing.T) {
+	token := "ghp_" + "Zx81kQ2mVb7TnR4wLp0sYd6hJc3fGe9aUi5o"
+	for name, want := range map[string]bool{
+		"search_flights": true, "get-user-v2": true, "a": true, "lookup_2024_06": true,
+		"": false, "has.dot": false, "has space": false, token: false, "call_" + token: false,
+		"x" + token + "y": false, "getAKIAZQXW4E5R6T7Y8U9I": false, "AKIAZQXW4E5R6T7Y8U9I_x": false,
+		"lookup_4556737586899855": false, "Q7vKp2Lm9XwR4tNzQ7vK": false,
+	} {
+		if got := SafeName(name); got != want {
+			t.Errorf("SafeName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

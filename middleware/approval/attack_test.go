@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,5 +330,62 @@ func TestCallsWithoutARunAreUnbound(t *testing.T) {
 	}
 	if c.n.Load() != 1 {
 		t.Fatalf("%d executions, want 1", c.n.Load())
+	}
+}
+
+// denyInsideStore denies the request the first time the call consumes its
+// approval: between the call's read of the approved row and its use of
+// it, the moment a Deny that only rewrote the row used to lose.
+type denyInsideStore struct {
+	*approval.MemoryStore
+	deny  func() error
+	armed atomic.Bool
+	err   error
+}
+
+func (s *denyInsideStore) Consume(ctx context.Context, nonce string) error {
+	if s.armed.CompareAndSwap(true, false) { // the Deny consumes too
+		s.err = s.deny()
+	}
+	return s.MemoryStore.Consume(ctx, nonce)
+}
+
+// TestDenyRacesTheCall (issue 26, item 5): a Deny of an approval and the
+// call using it race; exactly one wins. A Deny that returns nil means the
+// tool did not run (the call ends as approval_denied); a call that ran
+// means the Deny failed.
+func TestDenyRacesTheCall(t *testing.T) {
+	ctx := context.Background()
+	mem := approval.NewMemoryStore()
+	f := newFixture(t, mem, nil, nil)
+	id := expect(t, f.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	if err := f.desk.Approve(ctx, f.get(t, id), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	approved := f.get(t, id)
+	store := &denyInsideStore{MemoryStore: mem}
+	racing := newFixture(t, store, nil, f.calls)
+	store.deny = func() error { return racing.desk.Deny(ctx, approved) }
+	store.armed.Store(true)
+	err := racing.call("call_1", booking)
+	if store.err != nil {
+		t.Fatalf("the Deny made before the call used the approval: %v", store.err)
+	}
+	if f.calls.n.Load() != 0 {
+		t.Fatal("the tool ran though the Deny succeeded")
+	}
+	expect(t, err, taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied)
+
+	// The other order: used first, then the Deny fails.
+	id = expect(t, f.call("call_2", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	if err := f.desk.Approve(ctx, f.get(t, id), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	approved = f.get(t, id)
+	if err := f.call("call_2", booking); err != nil || f.calls.n.Load() != 1 {
+		t.Fatalf("the approved call: %v, %d executions", err, f.calls.n.Load())
+	}
+	if err := f.desk.Deny(ctx, approved); !errors.Is(err, approval.ErrChanged) {
+		t.Fatalf("denying an approval already used: %v, want ErrChanged", err)
 	}
 }

@@ -25,7 +25,9 @@ type Call struct {
 	// Idempotent reports whether repeating the call is safe: the Spec
 	// declares the tool Idempotent, or declares that it honours idempotency
 	// keys ([Spec.HonoursKeys]). Every layer that decides on idempotency
-	// (classify, timeout, retry, hedge) reads it.
+	// (classify, timeout, retry, hedge, dedupe) reads it. Whether a call is
+	// a read is Spec.Idempotent alone: a fallback serves a remembered
+	// result only to a read, since a tool that honours keys acts.
 	Idempotent bool
 	Attempt    int   // the current attempt, from 1; retry layers advance it
 	Spec       *Spec // the full spec; shared and read-only

@@ -306,11 +306,15 @@ func TestBreakerKeys(t *testing.T) {
 }
 
 // fleetCalls drives every tool in a loop, each call with deadline, until
-// stop closes; it returns a function that waits for the callers and
-// returns the calls made, those that failed other than by the breaker or
-// the supplier, and the longest call.
-func fleetCalls(fleet []toolmw.Tool, deadline time.Duration, stop <-chan struct{}) func() (calls, bad int64, longest time.Duration, errs []error) {
+// stopped; it returns a function that stops the callers, waits for them
+// and returns the calls made, those that failed other than by the breaker
+// or the supplier, and the longest call. The test's cleanup stops them too.
+func fleetCalls(t *testing.T, fleet []toolmw.Tool, deadline time.Duration) func() (calls, bad int64, longest time.Duration, errs []error) {
+	stop := make(chan struct{})
+	var once sync.Once
 	var wg sync.WaitGroup
+	halt := func() { once.Do(func() { close(stop); wg.Wait() }) }
+	t.Cleanup(halt)
 	var mu sync.Mutex
 	var n, nbad int64
 	var worst time.Duration
@@ -343,7 +347,7 @@ func fleetCalls(fleet []toolmw.Tool, deadline time.Duration, stop <-chan struct{
 		})
 	}
 	return func() (int64, int64, time.Duration, []error) {
-		wg.Wait()
+		halt()
 		return n, nbad, worst, bads
 	}
 }
@@ -362,8 +366,7 @@ func TestBreakerRedisKilledMidRun(t *testing.T) {
 	fleet := breakerFleet(t, rs, s, breaker.WithCachePeriod(20*time.Millisecond), breaker.WithOpenFor(time.Minute),
 		breaker.WithStoreTimeout(storeTimeout),
 		breaker.WithOnStoreError(func(breaker.StoreError) { fellBack.Add(1) }))
-	stop := make(chan struct{})
-	wait := fleetCalls(fleet, deadline, stop)
+	wait := fleetCalls(t, fleet, deadline)
 	time.Sleep(200 * time.Millisecond)
 	srv.Kill()
 	time.Sleep(400 * time.Millisecond)
@@ -378,11 +381,10 @@ func TestBreakerRedisKilledMidRun(t *testing.T) {
 		} else {
 			n = m
 		}
-		if time.Since(back) > 10*time.Second {
+		if time.Since(back) > recoverWithin {
 			t.Fatalf("the replicas still fall back %v after Redis came back", time.Since(back))
 		}
 	}
-	close(stop)
 	calls, bad, longest, errs := wait()
 	t.Logf("%d calls, %d fallbacks reported, longest call %v", calls, fellBack.Load(), longest)
 	if bad != 0 {

@@ -60,20 +60,26 @@ func newFleet(t *testing.T, replicas []*replica, f *fallbacks, attemptsPerRun in
 	return out
 }
 
-// drive calls each replica's tool in a loop until stop is closed, each call
-// with deadline, and reports calls that fail (a call that waited for Redis
-// past its deadline fails). The function it returns waits for the callers
-// and fails the test if a call ended past its deadline by more than the
-// slack of a loaded machine (it ignored its deadline).
-func drive(t *testing.T, fleet []fleetTool, deadline time.Duration, stop <-chan struct{}) (wait func()) {
+// drive calls each replica's tool in a loop until stopped, each call with
+// deadline, and reports calls that fail (a call that waited for Redis past
+// its deadline fails). The function it returns stops the callers, waits
+// for them, and fails the test if a call ended past its deadline by more
+// than the slack of a loaded machine (it ignored its deadline). The test's
+// cleanup stops them too, so a test that ends early (t.Fatal) leaves no
+// caller to report into a finished test.
+func drive(t *testing.T, fleet []fleetTool, deadline time.Duration) (stop func()) {
 	var wg sync.WaitGroup
 	var calls atomic.Int64
 	var slowest atomic.Int64
+	done := make(chan struct{})
+	var once sync.Once
+	halt := func() { once.Do(func() { close(done); wg.Wait() }) }
+	t.Cleanup(halt)
 	for i, f := range fleet {
 		wg.Go(func() {
 			for {
 				select {
-				case <-stop:
+				case <-done:
 					return
 				default:
 				}
@@ -96,7 +102,7 @@ func drive(t *testing.T, fleet []fleetTool, deadline time.Duration, stop <-chan 
 		})
 	}
 	return func() {
-		wg.Wait()
+		halt()
 		t.Logf("%d calls, the slowest %v", calls.Load(), time.Duration(slowest.Load()))
 		if s := time.Duration(slowest.Load()); s >= deadline+loadSlack {
 			t.Errorf("a call took %v, past its deadline %v (+ %v for a loaded machine)", s, deadline, loadSlack)
@@ -113,8 +119,7 @@ func TestRedisKilledMidRun(t *testing.T) {
 	srv := startRedis(t)
 	f := &fallbacks{}
 	fleet := newFleet(t, newReplicas(t, srv, 3), f, 1<<30)
-	stop := make(chan struct{})
-	wait := drive(t, fleet, faultCallDeadline, stop)
+	stop := drive(t, fleet, faultCallDeadline)
 
 	time.Sleep(200 * time.Millisecond)
 	srv.Kill()
@@ -124,8 +129,7 @@ func TestRedisKilledMidRun(t *testing.T) {
 	restarted := time.Now()
 	waitQuiet(t, f, restarted)
 	t.Logf("%d fallbacks while Redis was down", during)
-	close(stop)
-	wait()
+	stop()
 
 	if during == 0 {
 		t.Error("no fallback reported while Redis was down")
@@ -145,9 +149,10 @@ func TestRedisKilledMidRun(t *testing.T) {
 }
 
 // waitQuiet waits until the ports report no fallback for two rests (they
-// use Redis again), and fails the test if that takes more than 4 s after
-// Redis came back: go-redis redials a pool whose dials failed about once a
-// second, so it may take a few.
+// use Redis again), and fails the test if that takes more than
+// recoverWithin after Redis came back: go-redis redials a pool whose dials
+// failed about once a second, so it may take a few, and more on a loaded
+// machine.
 func waitQuiet(t *testing.T, f *fallbacks, back time.Time) {
 	t.Helper()
 	const quiet = 2 * 250 * time.Millisecond
@@ -157,7 +162,7 @@ func waitQuiet(t *testing.T, f *fallbacks, back time.Time) {
 		if f.n.Load() == n {
 			break
 		}
-		if time.Since(back) > 4*time.Second {
+		if time.Since(back) > recoverWithin {
 			t.Fatalf("the ports still fall back %v after Redis came back (%v)", time.Since(back), f.lastErr.Load())
 		}
 	}
@@ -207,8 +212,7 @@ func TestRedisSlowed(t *testing.T) {
 
 	// The fleet, through its stacks, for longer than a call's deadline: a
 	// call that waited for Redis would fail.
-	stop := make(chan struct{})
-	wait := drive(t, fleet, faultCallDeadline, stop)
+	stop := drive(t, fleet, faultCallDeadline)
 	time.Sleep(faultStall)
 	during := f.n.Load()
 	if err := resume(); err != nil {
@@ -216,8 +220,7 @@ func TestRedisSlowed(t *testing.T) {
 	}
 	woke := time.Now()
 	waitQuiet(t, f, woke)
-	close(stop)
-	wait()
+	stop()
 	if during == 0 {
 		t.Error("no fallback reported while Redis was stalled")
 	}

@@ -208,6 +208,11 @@ const (
 	faultStall        = faultCallDeadline + loadSlack
 )
 
+// recoverWithin is how long after Redis came back the replicas may still
+// fall back: go-redis redials a pool whose dials failed about once a
+// second, and a loaded machine adds to that.
+const recoverWithin = 10 * time.Second
+
 // roundTrips counts the commands a client sends, pipelines counted once.
 type roundTrips struct{ n atomic.Int64 }
 

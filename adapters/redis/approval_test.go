@@ -3,6 +3,8 @@ package redisstate_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -140,6 +142,48 @@ func TestApprovalsReplicasRaceOneApprovedCall(t *testing.T) {
 	}
 	if runs.Load() != rounds {
 		t.Fatalf("%d executions, want %d", runs.Load(), rounds)
+	}
+}
+
+// An approval revoked by a Deny, its row then written back with a raw SET
+// by someone with write access to Redis but not the Desk's key (a restored
+// snapshot, say), is refused as replayed and never runs (issue 26, item
+// 5); so is an approved row written back after its use.
+func TestApprovalsRowWrittenBackWithRawSet(t *testing.T) {
+	srv := startRedis(t)
+	r := newReplica(t, srv, redisstate.WithPrefix("raw:"))
+	var runs atomic.Int64
+	rep := newAprReplica(r.Store.Approvals(), &runs)
+	ctx := context.Background()
+	// approve files callID's request, approves it and returns its id, its
+	// Redis key (the documented scheme) and the approved row as stored.
+	approve := func(callID string) (string, string, []byte) {
+		t.Helper()
+		id := taxonomy.InfoOf(rep.Call(callID)).Approval.ID
+		req, err := rep.Desk.Get(ctx, id)
+		aprMust(t, err)
+		aprMust(t, rep.Desk.Approve(ctx, req, time.Hour))
+		sum := sha256.Sum256([]byte(id))
+		key := "raw:apr:" + hex.EncodeToString(sum[:16])
+		row, err := r.Client.Get(ctx, key).Bytes()
+		aprMust(t, err)
+		return id, key, row
+	}
+
+	id, key, approved := approve("call_revoked")
+	req, err := rep.Desk.Get(ctx, id)
+	aprMust(t, err)
+	aprMust(t, rep.Desk.Deny(ctx, req))
+	aprMust(t, r.Client.Set(ctx, key, approved, 0).Err())
+	if c := taxonomy.InfoOf(rep.Call("call_revoked")).Code; c != taxonomy.CodeApprovalReplayed || runs.Load() != 0 {
+		t.Fatalf("the revoked approval written back: %s, %d executions; want approval_replayed, 0", c, runs.Load())
+	}
+
+	_, key, approved = approve("call_used")
+	aprMust(t, rep.Call("call_used"))
+	aprMust(t, r.Client.Set(ctx, key, approved, 0).Err())
+	if c := taxonomy.InfoOf(rep.Call("call_used")).Code; c != taxonomy.CodeApprovalReplayed || runs.Load() != 1 {
+		t.Fatalf("the used approval written back: %s, %d executions; want approval_replayed, 1", c, runs.Load())
 	}
 }
 

@@ -389,3 +389,32 @@ func TestDenyRacesTheCall(t *testing.T) {
 		t.Fatalf("denying an approval already used: %v, want ErrChanged", err)
 	}
 }
+
+// TestSummaryRevealsLookAlikes: the summary a reviewer reads shows what a
+// character that passes for another really is: letters of another script
+// inside Latin text (Cyrillic а in "аlice", dotless ı, long ſ, the Kelvin
+// sign, fullwidth letters), and characters that show as nothing or reorder
+// the text (zero-width spaces, bidi overrides, a no-break space), are
+// written as \u escapes, in keys and values. Text of one other script, and
+// Latin with its usual accents, reads as written.
+func TestSummaryRevealsLookAlikes(t *testing.T) {
+	f := newFixture(t, approval.NewMemoryStore(), nil, nil)
+	for i, c := range []struct{ args, want string }{
+		{`{"to":"аlice"}`, `{"to":"\u0430lice"}`},
+		{`{"dеstination":"alice"}`, `{"d\u0435stination":"alice"}`},
+		{`{"to":"alıce"}`, `{"to":"al\u0131ce"}`},
+		{`{"to":"ſam"}`, `{"to":"\u017fam"}`},
+		{"{\"to\":\"\u212aate\"}", `{"to":"\u212aate"}`}, // the Kelvin sign
+		{`{"to":"aｌice"}`, `{"to":"a\uff4cice"}`},
+		{"{\"to\":\"alice\u200b\"}", `{"to":"alice\u200b"}`},
+		{"{\"to\":\"alice\u202e\"}", `{"to":"alice\u202e"}`},
+		{"{\"amount\":\"1\u00a0000\"}", `{"amount":"1\u00a0000"}`},
+		{`{"name":"山田","city":"Zürich","street":"Straße","greek":"Αθήνα"}`, `{"city":"Zürich","greek":"Αθήνα","name":"山田","street":"Straße"}`},
+	} {
+		_, err := f.tool(runCtx(fmt.Sprintf("call_look_%d", i)), json.RawMessage(c.args))
+		id := expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+		if got, want := f.get(t, id).Summary, "cancel_booking "+c.want; got != want {
+			t.Errorf("the summary of %s is %s, want %s", c.args, got, want)
+		}
+	}
+}

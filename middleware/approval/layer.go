@@ -231,7 +231,7 @@ func (d *Desk) use(ctx context.Context, r *row, raw []byte, call toolmw.Call) er
 // taxonomy.MaxApprovalSummary bytes (so no cut can split a secret the
 // scrubber would have found).
 func (d *Desk) summary(tool, canon string) string {
-	s := d.scrub.String(tool + " " + canon)
+	s := reveal(d.scrub.String(tool + " " + canon))
 	return taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending, "").
 		WithApproval("x", s).Approval().Summary
 }

@@ -11,10 +11,13 @@
 // approval-pending/approval_pending and the tool does not run. Its error
 // carries a [taxonomy.ApprovalInfo]: the approval id and a summary a
 // reviewer can read (the tool's name and its arguments in canonical JSON,
-// scrubbed by package scrub, then held to taxonomy.MaxApprovalSummary
-// bytes). The loop pauses the call, a reviewer reads the request
-// ([Desk.Get]) and decides it ([Desk.Approve] or [Desk.Deny]), and the loop
-// makes the same call again (docs/loops.md shows the cycle). Then:
+// scrubbed by package scrub, with every character that could pass for
+// another written as a \u escape — a Cyrillic а in Latin text, a
+// zero-width space, a bidi override — then held to
+// taxonomy.MaxApprovalSummary bytes). The loop pauses the call, a reviewer
+// reads the request ([Desk.Get]) and decides it ([Desk.Approve] or
+// [Desk.Deny]), and the loop makes the same call again (docs/loops.md
+// shows the cycle). Then:
 //
 //   - approved, same arguments, not expired: the approval is used (the
 //     store's Consume of its nonce succeeds for exactly one caller in every
@@ -24,16 +27,27 @@
 //     tool-not-permitted/approval_replayed; the tool does not run;
 //   - approved, expired unused: approval-pending/approval_expired, with a
 //     new pending request under the same id;
-//   - other arguments than the ones decided: approval-pending/
-//     approval_pending, a new request for these arguments (an approval or
-//     a denial holds for the digest of the canonical arguments it was given
-//     for: the same JSON however spaced or ordered);
 //   - denied: approval-denied/approval_denied, an answer for the model,
-//     never retried;
+//     never retried. A denial is final: nothing the model sends, no
+//     Approve and no expiry replaces it;
+//   - the same call id with other arguments than its request's (another
+//     value, a member more, the same members in an order that decodes
+//     differently): tool-not-permitted/approval_args_changed, and the
+//     request stands as it was, pending, approved or denied. A request
+//     holds for the digest of the canonical arguments it was filed for
+//     (the same JSON however spaced or ordered; arguments without a
+//     canonical form, such as duplicate keys or keys equal under case
+//     folding, by their exact bytes), so an approval covers exactly what
+//     the tool will receive, a denial is never forgotten because other
+//     arguments came in between, and two callers sharing a call id cannot
+//     keep displacing each other's request;
+//   - no run to bind the call to (see below), or a tool not made by
+//     toolmw.Wrap: tool-not-permitted/approval_unbound; nothing is filed;
 //   - the stored row fails its check: tool-not-permitted/
-//     approval_store_corrupt (see below); the store fails or does not answer
-//     within [WithStoreTimeout]: tool-failed/approval_store_failed,
-//     transient. Both fail closed: the tool does not run. The caller's own
+//     approval_store_corrupt (see below); the store fails, panics or does
+//     not answer within [WithStoreTimeout]: tool-failed/
+//     approval_store_failed, transient, reported to [WithOnStoreError].
+//     Both fail closed: the tool does not run. The caller's own
 //     cancellation passes through as context.Canceled, its deadline as
 //     tool-timeout/deadline_exceeded.
 //
@@ -41,20 +55,29 @@
 // and the only data (the id, a safe token, and the scrubbed summary) is in
 // the ApprovalInfo, which telemetry does not print.
 //
-// # The approval id
+// # The approval id, and the run
 //
 // A request's id is "apr_" and 32 hex digits of a hash of the tool and the
-// call's idempotency key (toolmw.Call.Key): the same for the same run, tool
-// and model call id, in every process when the run has an id
-// (budget.WithID), so a loop restarted between the question and the
-// answer makes the same call and finds its request. A loop that keeps its
-// own keys (toolmw.WithIdempotencyKey) keys its requests with them. A call
-// without a model call id or a key of the loop's has a key made at random,
-// so each time it is made it files a new request that nothing can approve:
-// give gated calls their ids. A tool not made by toolmw.Wrap has no call at
-// all: every such call shares one request.
+// call's idempotency key (toolmw.Call.Key), which is derived from the run,
+// the tool and the model's call id: the same for the same run, tool and
+// call id, in every process when the run has an id (budget.WithID), so a
+// loop restarted between the question and the answer makes the same call
+// and finds its request; and different in another run, so a conversation
+// never finds another's request. A loop that keeps its own keys
+// (toolmw.WithIdempotencyKey) keys its requests with them: make them
+// unique across runs. A call without a model call id or a key of the
+// loop's has a key made at random, so each time it is made it files a new
+// request that nothing can approve: give gated calls their ids.
 //
-// # Tamper evidence
+// A gated call needs a run (budget.WithRun). Without one its key could be
+// bound only to the process, so every conversation of the process making a
+// call with the same id would share one request, and one could run on
+// another's approval: such a call ends as approval_unbound, unless the
+// Desk is made [WithRunOptional], the explicit choice of a process that
+// serves one conversation at a time or whose call ids are unique. A tool
+// not made by toolmw.Wrap has no call record at all and is always unbound.
+//
+// # Tamper evidence, and what a store can do
 //
 // The [Store] holds opaque rows; the Desk seals every row it writes with
 // HMAC-SHA256 under the key of [WithKey] over every field (the id, the
@@ -64,6 +87,35 @@
 // and a row copied from another request's id all fail the check and end the
 // call as approval_store_corrupt; a decision already used (its nonce
 // consumed) ends as approval_replayed. None of them ever approves.
+//
+// Decisions only move forward. Every row the Desk writes has a new nonce
+// and replaces exactly the row it read (Save is a compare-and-swap on the
+// whole row); a reviewer's decision applies only to the request as read
+// (its digest, nonce and state, else [ErrChanged]); a denial and a used
+// approval are final. An approval that stops being the request's decision
+// has its nonce spent in the store's consumed set before the row that
+// replaces it is written: when it is used, when a reviewer denies it
+// (exactly one of the revocation and a racing use wins) and when an
+// expired one is replaced by a new request. So a copy of any approval that
+// is no longer current, written back into the store later, is refused as
+// approval_replayed, on every store (package approvaltest checks it).
+//
+// What a party with write access to the store but not the key can do:
+// make calls fail closed (corrupt, delete or withhold rows and nonces);
+// delete a request or roll its row back to an earlier pending one, so the
+// call asks again and a reviewer must decide it again (a denial can be
+// made to ask again this way, never to run; an approval rolled back to its
+// pending request and approved again is two approvals, each allowing one
+// execution, as the reviewer decided twice); and, by also removing entries
+// from the consumed set, restore an approval that was used, revoked or
+// replaced, and run it again. That last one is a full rollback of the
+// store: without a counter kept outside the store, nothing can tell it from
+// the store's real history, and it cannot be detected. What it cannot do:
+// approve anything, change what an approval covers, move a decision to
+// another request, or reuse a decision whose nonce is spent while the
+// consumed set holds it. A party with the key can do anything the Desk
+// can: keep it secret. The same holds for the Desk's clock: an approval
+// stands until its expiry by the clock of the replica reading it.
 //
 // # Where to put it
 //
@@ -78,5 +130,7 @@
 // [MaxRowBytes] (a longer row read from a store is corrupt); an approval
 // stands at most [MaxTTL]; a [MemoryStore] keeps at most [MemoryMaxRows]
 // rows, [MemoryMaxBytes] bytes of them and [MemoryMaxNonces] used nonces.
-// Stores are checked by package approvaltest.
+// A row dropped by a bounded or expiring store (a MemoryStore's oldest,
+// Redis's expiry, the SQL store's Prune) is a request deleted: its call
+// asks again. Stores are checked by package approvaltest.
 package approval

@@ -11,7 +11,8 @@ import (
 // seals every row it writes (a keyed MAC over the approval id, the tool,
 // the digest of the arguments, the decision, its expiry and its nonce) and
 // verifies every row it reads, so a store cannot approve anything on its
-// own: a corrupt, forged or replayed row fails closed.
+// own: a corrupt, forged or replayed row fails closed. A Store that
+// panics fails closed too: the layer recovers (see [ErrStorePanicked]).
 //
 // Implementations must be safe for concurrent use, also by several
 // processes sharing the same backing store: Save is a compare-and-swap and
@@ -26,10 +27,13 @@ type Store interface {
 	// returns an error matching [ErrConflict].
 	Save(ctx context.Context, id string, prev, row []byte) error
 
-	// Consume records that the decision with this nonce was used. Of all
-	// the calls with one nonce, across every process sharing the store,
-	// exactly one returns nil; the others return an error matching
-	// [ErrConsumed].
+	// Consume records that the decision with this nonce was used, or
+	// retired (revoked by a Deny, replaced after it expired): either way
+	// it may never approve again. Of all the calls with one nonce, across
+	// every process sharing the store, exactly one returns nil; the others
+	// return an error matching [ErrConsumed]. A store must remember a
+	// consumed nonce at least as long as the decision could still be
+	// valid ([MaxTTL] after it was made).
 	Consume(ctx context.Context, nonce string) error
 }
 

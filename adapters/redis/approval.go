@@ -21,9 +21,11 @@ const (
 	MaxApprovalRowBytes = 64 << 10
 	// ApprovalTTL is how long a request's row and a used nonce live after
 	// their last write. It is longer than approval.MaxTTL, the longest an
-	// approval stands, so a decision's nonce is remembered as used for as
-	// long as the decision could still be valid; a request left pending
-	// that long is forgotten, and its call asks again.
+	// approval stands, so a decision's nonce, spent when the approval was
+	// used, revoked or replaced, is remembered for as long as the decision
+	// could still be valid: its row written back is refused as replayed. A
+	// request untouched that long (left pending, or denied) is forgotten,
+	// and its call asks again.
 	ApprovalTTL = 32 * 24 * time.Hour
 )
 

@@ -384,8 +384,10 @@ func (s *Store) Consume(ctx context.Context, nonce string) error {
 // Prune deletes the approvals last saved, and the nonces used, before the
 // given time, and returns how many rows it deleted. The tables otherwise
 // grow by one row per approval and one per used decision. Pick a time
-// older than the longest approval lifetime: a pruned nonce lets its
-// decision be used again if that decision's row were still valid.
+// older than the longest approval lifetime (approval.MaxTTL): a nonce is
+// spent when its approval is used, revoked or replaced, and a pruned one
+// lets that approval, its row written back while still valid, run again.
+// A pruned request is forgotten: its call asks again (a denial too).
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	t := before.Unix()
 	var total int64

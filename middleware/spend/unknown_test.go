@@ -3,7 +3,6 @@ package spend_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -153,5 +152,3 @@ func TestHedgeInsideSpendsOnce(t *testing.T) {
 		}
 	})
 }
-
-var _ = fmt.Sprint

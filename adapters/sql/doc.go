@@ -25,7 +25,11 @@
 //
 // The store holds opaque rows: the approval layer seals each row it writes
 // with a keyed MAC and verifies each row it reads, so a row changed in the
-// database fails closed rather than approving.
+// database fails closed rather than approving; and an approval that was
+// used, revoked or replaced has its nonce in the nonces table, so its row
+// written back (a restored backup, an UPDATE) is refused as replayed.
+// Someone who can also delete from the nonces table can undo that: see
+// the approval package for what a writer of the store can and cannot do.
 //
 // # Bounds
 //

@@ -290,3 +290,17 @@ func noLeaks(t *testing.T) {
 }
 
 func countGoroutines() int { return runtime.NumGoroutine() }
+
+// warm calls f, which warms a replica's connection, until it succeeds,
+// at most 20 times: on a loaded machine a store timeout may pass before
+// the first answer. It fails the test when no try succeeds.
+func warm(t *testing.T, f func(try int) error) {
+	t.Helper()
+	var err error
+	for try := range 20 {
+		if err = f(try); err == nil {
+			return
+		}
+	}
+	t.Fatalf("the replica never answered: %v", err)
+}

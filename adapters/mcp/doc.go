@@ -38,7 +38,11 @@
 // server's isError answer is the tool's own failure, typed and never
 // retried, its text untrusted; protocol and transport errors are
 // classified ([Rules], [HTTPTransport]); [WithReconnect] replaces a
-// session that closed.
+// session that closed. A server's definitions are untrusted: what of them
+// reaches the model is scrubbed, their digest is recorded ([Remote.Digest],
+// [WithPin]) and a later listing that changes them is refused
+// ([Remote.Verify], definitions_changed); the listing is bounded in tools,
+// pages and, through [LimitTransport], bytes before it is decoded.
 //
 //	remote, err := toolmcp.NewRemote(ctx, session, toolmcp.WithPrefix("booking_"))
 //	box, err := remote.Toolbox(middleware.Default(

@@ -23,11 +23,14 @@ import (
 // The bounds of what a Remote takes from a server's tool list.
 const (
 	// MaxTools is the most tools a Remote takes from one server; a longer
-	// list is a start-up error.
+	// list is a start-up error (too_many_tools), found as the pages come.
 	MaxTools = 4096
 	// MaxDescriptionLen is the longest tool description a Remote keeps, in
-	// bytes; a longer one is cut, ending in "…".
+	// bytes, after scrubbing; a longer one is cut, ending in "…".
 	MaxDescriptionLen = 4096
+	// maxEmptyPages is how many pages in a row may list no tool and name
+	// a next page; one more is too_many_tools.
+	maxEmptyPages = 8
 )
 
 // ModelName maps an MCP tool name to the name a model is shown, one every
@@ -46,13 +49,15 @@ func ModelName(mcpName string) string { return wire.ModelName("", mcpName) }
 type RemoteOption func(*remoteOptions)
 
 type remoteOptions struct {
-	prefix string
-	name   func(string) string
-	filter func(*sdk.Tool) bool
-	spec   func(*sdk.Tool, *toolmw.Spec)
-	mapper *mapper.Map
-	dial   func(context.Context) (*sdk.ClientSession, error)
-	err    error
+	prefix   string
+	names    func(string) string
+	pin      string
+	onChange func(DefinitionChange)
+	filter   func(*sdk.Tool) bool
+	spec     func(*sdk.Tool, *toolmw.Spec)
+	mapper   *mapper.Map
+	dial     func(context.Context) (*sdk.ClientSession, error)
+	err      error
 }
 
 func evaluateRemoteOptions(opts []RemoteOption) *remoteOptions {
@@ -61,10 +66,6 @@ func evaluateRemoteOptions(opts []RemoteOption) *remoteOptions {
 		if opt != nil {
 			opt(o)
 		}
-	}
-	if o.name == nil {
-		prefix := o.prefix
-		o.name = func(n string) string { return wire.ModelName(prefix, n) }
 	}
 	return o
 }
@@ -94,16 +95,20 @@ func WithPrefix(prefix string) RemoteOption {
 }
 
 // WithNames replaces [ModelName] as the map from an MCP tool name to the
-// model's name (nil means ModelName with [WithPrefix]'s prefix). A name f
-// returns that is not a valid toolmw name, or that two tools share, is a
-// start-up error of NewRemote.
+// model's name (nil means ModelName with [WithPrefix]'s prefix, and a
+// hashed name for a name a secret shows in). f gets the server's name as
+// listed, unscrubbed, and what it returns is shown to the model as it is.
+// A name f returns that is not a valid toolmw name, or that two tools
+// share, is a start-up error of NewRemote.
 func WithNames(f func(mcpName string) string) RemoteOption {
-	return func(o *remoteOptions) { o.name = f }
+	return func(o *remoteOptions) { o.names = f }
 }
 
 // WithFilter keeps only the tools for which keep returns true (nil keeps
 // every tool): to leave out tools the agent should not see, or a tool
-// whose schema toolmw cannot use.
+// whose schema toolmw cannot use. keep gets the tool as the Remote uses
+// it: its name as listed, its title, description and schemas' descriptions
+// scrubbed.
 func WithFilter(keep func(*sdk.Tool) bool) RemoteOption {
 	return func(o *remoteOptions) { o.filter = keep }
 }
@@ -112,7 +117,7 @@ func WithFilter(keep func(*sdk.Tool) bool) RemoteOption {
 // checked (nil: no adjustment): its idempotency, argument size cap,
 // profiles, description or OpenTelemetry tool type. Renaming the tool is
 // allowed and is checked like any name. The *sdk.Tool is the server's
-// listing, for reading.
+// listing as the Remote uses it (see [WithFilter]), for reading.
 func WithSpec(f func(*sdk.Tool, *toolmw.Spec)) RemoteOption {
 	return func(o *remoteOptions) { o.spec = f }
 }
@@ -173,18 +178,21 @@ func WithReconnect(dial func(context.Context) (*sdk.ClientSession, error)) Remot
 //     Retry-After; see [HTTPTransport]), a broken connection
 //     connection_reset. The server's text is never a message.
 //
-// A Remote is safe for concurrent use. The tool list is read once, by
-// NewRemote.
+// A Remote is safe for concurrent use. The tool list is read by NewRemote,
+// and again by [Remote.Verify] and for a session [WithReconnect] dials,
+// each time held to the definitions NewRemote recorded.
 type Remote struct {
 	o     *remoteOptions
 	specs []toolmw.Spec
 	tools map[string]toolmw.Tool // model name → the tool
 	names map[string]string      // model name → MCP name
+	defs  definitions            // the definitions served, as listed
 
 	mu      sync.Mutex
 	cs      *sdk.ClientSession
 	dead    bool // cs has closed
 	closed  bool // Close was called
+	changed bool // a later listing changed the definitions
 	dialing *dial
 	owned   []*sdk.ClientSession // sessions dial opened
 }
@@ -205,12 +213,29 @@ type dial struct {
 // which toolmw.Wrap compiles and checks every call's arguments against
 // before they leave.
 //
-// Start-up errors: a nil cs or an invalid option (option_invalid), a
-// model name that is not valid (name_invalid) or that two tools share
+// The server's definitions are untrusted input. What of them reaches the
+// model is scrubbed: descriptions (then cut to [MaxDescriptionLen]),
+// titles, and the descriptive keywords of input schemas (description,
+// title, $comment, examples, default) at any depth; a name in which a
+// secret shows, even glued to a word, gets a hashed model name
+// (prefix+"tool_"+8 hex digits). The Remote records the digest of the
+// definitions as listed ([Remote.Digest]): with [WithPin], a server whose
+// digest differs is refused; later listings ([Remote.Verify], the session
+// [WithReconnect] dials) are held to the recorded digest.
+//
+// The listing is bounded: at most [MaxTools] tools, counted as the pages
+// come, and 8 pages in a row without a tool; in bytes, before the SDK
+// decodes them, when cs was connected through [LimitTransport]. ctx bounds
+// it all: it is checked between pages and between tools, and NewRemote
+// returns its error (context.Canceled as is) when it ends.
+//
+// Start-up errors: a nil ctx or cs or an invalid option (option_invalid),
+// a model name that is not valid (name_invalid) or that two tools share
 // (duplicate-tool), a schema toolmw cannot use (schema_invalid, …; leave
-// the tool out with WithFilter), more than [MaxTools] tools
-// (too_many_tools), and a failed listing, classified as a call's failure
-// is.
+// the tool out with WithFilter), a listing over the bounds
+// (too_many_tools, tool_list_too_large), definitions not the pinned ones
+// (definitions_changed), and a failed listing, classified as a call's
+// failure is.
 //
 // The Remote calls cs, which stays the caller's to close.
 func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption) (*Remote, error) {
@@ -225,25 +250,24 @@ func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption)
 		return nil, o.err
 	}
 	r := &Remote{o: o, cs: cs, tools: map[string]toolmw.Tool{}, names: map[string]string{}}
-	var listed []*sdk.Tool
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
+	listed, err := r.list(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	r.defs = digestOf(listed)
+	if o.pin != "" && r.defs.digest != o.pin {
+		return nil, r.refuse(r.change(definitions{digest: o.pin}, r.defs))
+	}
+	for _, listedTool := range listed {
+		if err := ctx.Err(); err != nil {
 			return nil, o.mapper.ClassifyContext(ctx, "", true, err)
 		}
-		if len(listed) == MaxTools {
-			return nil, taxonomy.New(taxonomy.KindDefinitionInvalid, "too_many_tools",
-				fmt.Sprintf("the MCP server lists more than %d tools", MaxTools))
-		}
-		if t != nil {
-			listed = append(listed, t)
-		}
-	}
-	for _, t := range listed {
+		t := untrusted(listedTool)
 		if o.filter != nil && !o.filter(t) {
 			continue
 		}
 		spec := toolmw.Spec{
-			Name:        o.name(t.Name),
+			Name:        r.modelName(t.Name),
 			Description: truncate(t.Description, MaxDescriptionLen),
 			Idempotent:  t.Annotations != nil && (t.Annotations.IdempotentHint || t.Annotations.ReadOnlyHint),
 			InputSchema: inputSchema(t.InputSchema),
@@ -253,7 +277,7 @@ func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption)
 		}
 		if prev, dup := r.names[spec.Name]; dup {
 			return nil, taxonomy.New(taxonomy.KindDuplicateTool, taxonomy.CodeDuplicateTool,
-				fmt.Sprintf("the MCP tools %q and %q both have the model name %q", truncate(prev, 128), truncate(t.Name, 128), spec.Name))
+				fmt.Sprintf("the MCP tools %q and %q both have the model name %q", quote(prev), quote(t.Name), spec.Name))
 		}
 		tool := r.tool(t.Name)
 		if _, err := toolmw.Wrap(spec, tool); err != nil {
@@ -263,7 +287,61 @@ func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption)
 		r.tools[spec.Name] = tool
 		r.names[spec.Name] = t.Name
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, o.mapper.ClassifyContext(ctx, "", true, err)
+	}
 	return r, nil
+}
+
+// errTooManyTools refuses a listing over MaxTools, or one that pages on
+// without tools.
+var errTooManyTools = taxonomy.New(taxonomy.KindDefinitionInvalid, CodeTooManyTools,
+	fmt.Sprintf("the MCP server lists more than %d tools", MaxTools))
+
+// errListTooLarge refuses a listing over LimitTransport's bound.
+var errListTooLarge = taxonomy.New(taxonomy.KindDefinitionInvalid, CodeToolListTooLarge,
+	"the MCP server's tool list is over the bound of its transport")
+
+// list reads the server's tool list, page by page, within the bounds.
+func (r *Remote) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+	var listed []*sdk.Tool
+	params := &sdk.ListToolsParams{}
+	for empty := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return nil, r.o.mapper.ClassifyContext(ctx, "", true, err)
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			switch {
+			case isListTooLarge(err):
+				return nil, errListTooLarge
+			case isTooManyTools(err):
+				return nil, errTooManyTools
+			}
+			return nil, r.o.mapper.ClassifyContext(ctx, "", true, err)
+		}
+		if len(res.Tools) == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		for _, t := range res.Tools {
+			if t == nil {
+				continue
+			}
+			if len(listed) == MaxTools {
+				return nil, errTooManyTools
+			}
+			listed = append(listed, t)
+		}
+		if res.NextCursor == "" {
+			return listed, nil
+		}
+		if empty > maxEmptyPages {
+			return nil, errTooManyTools
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
 }
 
 // inputSchema is a listed tool's input schema as JSON: {"type":"object"}
@@ -415,6 +493,9 @@ func (r *Remote) session(ctx context.Context) (*sdk.ClientSession, error) {
 	case r.closed:
 		r.mu.Unlock()
 		return nil, errClosed
+	case r.changed:
+		r.mu.Unlock()
+		return nil, errDefinitionsChanged
 	case !r.dead:
 		cs := r.cs
 		r.mu.Unlock()
@@ -453,7 +534,8 @@ func (r *Remote) session(ctx context.Context) (*sdk.ClientSession, error) {
 // call making it abandoned: nothing was sent, and the next call dials again.
 var errDialAbandoned = taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "the reconnection to the MCP server was abandoned")
 
-// redial runs d: it dials and installs the new session.
+// redial runs d: it dials, holds the new session's tool definitions to
+// the recorded ones, and installs the session.
 func (r *Remote) redial(ctx context.Context, d *dial) {
 	cs, err := r.o.dial(ctx)
 	if err == nil && cs == nil {
@@ -465,6 +547,15 @@ func (r *Remote) redial(ctx context.Context, d *dial) {
 		} else {
 			d.err = taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "the MCP server could not be reached").WithCause(err)
 		}
+	} else if verr := r.verify(ctx, cs); verr != nil {
+		// A session whose server lists other definitions is not used; one
+		// whose listing failed is not used either (the next call dials
+		// again).
+		d.err = verr
+		if _, typed := taxonomy.From(verr); !typed && !errors.Is(verr, context.Canceled) {
+			d.err = taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "the MCP server's tools could not be listed").WithCause(verr)
+		}
+		_ = cs.Close()
 	}
 	r.mu.Lock()
 	r.dialing = nil

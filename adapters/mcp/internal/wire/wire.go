@@ -98,15 +98,12 @@ func ModelName(prefix, name string) string {
 }
 
 // SafeName reports whether name, which came from the other side (a
-// client's tools/call, a server's tool list), may be repeated as it is: it
-// is a valid toolmw name and nothing in it looks like a secret. The
-// scrubber needs a word boundary before a token, so a token glued to a word
-// (call_ghp_…, getAKIA…) is looked for in every suffix of the name and in
-// every part before a '_' or '-'; and a run of 16 or more letters and
-// digits with both in it reads as a key of unknown shape. The work is
-// bounded: a name is at most 64 bytes.
+// client's tools/call), may be repeated as it is: it is a valid toolmw
+// name, nothing in it looks like a secret (SecretIn), and it has no run of
+// 16 or more letters and digits with both in it, which reads as a key of
+// unknown shape.
 func SafeName(name string) bool {
-	if !toolmw.ValidName(name) {
+	if !toolmw.ValidName(name) || SecretIn(name) {
 		return false
 	}
 	run, letter, digit := 0, false, false
@@ -116,20 +113,41 @@ func SafeName(name string) bool {
 			run, digit = run+1, true
 		case c == '_' || c == '-':
 			run, letter, digit = 0, false, false
-			if scrub.String(name[:i]) != name[:i] {
-				return false
-			}
 		default:
 			run, letter = run+1, true
 		}
 		if run >= 16 && letter && digit {
 			return false
 		}
-		if s := name[i:]; scrub.String(s) != s {
-			return false
-		}
 	}
 	return true
+}
+
+// maxSecretScan is the longest text SecretIn searches; a longer one is
+// taken to hold a secret.
+const maxSecretScan = 256
+
+// SecretIn reports whether the scrubber finds something in s even where
+// it is glued to a word: the scrubber needs a word boundary before a token,
+// so every suffix of s is searched (call_ghp_…, getAKIA…), and every part
+// of s before a separator (_ - . / : or a blank). The work is bounded: a
+// text longer than 256 bytes counts as holding one.
+func SecretIn(s string) bool {
+	if len(s) > maxSecretScan {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if t := s[i:]; scrub.String(t) != t {
+			return true
+		}
+		switch s[i] {
+		case '_', '-', '.', '/', ':', ' ':
+			if t := s[:i]; scrub.String(t) != t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MaxMessageLen bounds the text of a remote tool's failure that becomes a

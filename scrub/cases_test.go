@@ -350,6 +350,12 @@ var cases = append([]testCase{
 	pos("phone", "+44 20 7946 0958.", r("phone")+"."),
 	pos("phone", "tel:+4915112345678", "tel:"+r("phone")),
 	pos("phone", "from +33 1 23 45 67 89 now", "from "+r("phone")+" now"),
+	pos("phone", "call +44 20 7946 0958 0A now", "call "+r("phone")+" 0A now"),                                          // found by FuzzNeighbours
+	pos("bearer_token", `token: token\u0020Bearer Zm9vYmFyQ2FuYXJ5MTIz`, `token: token\u0020Bearer `+r("bearer_token")), // found by FuzzNeighbours
+	pos("bearer_token", `token: token\u00a0Bearer Zm9vYmFyQ2FuYXJ5MTIz`, `token: token\u00a0Bearer `+r("bearer_token")), // found by FuzzNeighbours
+	pos("card", "api_key= 4556 7375 8689 9855", "api_key= "+r("card")),                                                  // found by FuzzNeighbours
+	pos("iban", "password: GB82 WEST 1234 5698 7654 32 ok", "password: "+r("iban")+" ok"),
+	pos("iban", "Authorization: Bearer GB82 WEST 1234 5698 7654 32 word", "Authorization: Bearer "+r("iban")+" word"), // found by FuzzNeighbours
 	neg("phone", "+1.5"),
 	neg("phone", "+12345"),
 	neg("phone", "score +100 points"),

@@ -10,9 +10,18 @@ import (
 // This file holds the decoder that lets the matchers see through the ways
 // a message may wrap what it carries: JSON string escapes (\u0041, \", \\,
 // \/), \xNN escapes, percent-encoding (%41), HTML character references
-// (&amp;, &#65;, &#x41;), and invisible format characters (zero-width
-// spaces and joiners, the byte order mark, soft hyphens, bidirectional
-// marks, tag characters), which it leaves out.
+// (&amp;, &#65;, &#x41;), invisible format characters (zero-width spaces
+// and joiners, the byte order mark, soft hyphens, bidirectional marks, tag
+// characters), and look-alike separators (no-break and other Unicode
+// spaces, Unicode dashes, fullwidth forms), which it reads as the ASCII
+// they imitate.
+//
+// An invisible character is ambiguous: inside a token (gh\u200bp_…) it
+// hides the token unless it is left out; glued to one (token\u200bghp_…)
+// it hides the token's start unless it is read as a break between words.
+// So a message with one is matched twice, in a view that leaves invisible
+// characters out and in one that reads each as a blank, and the findings
+// of both are redacted.
 //
 // A message without any of them, which is almost every message, is
 // matched as it is: finding that out costs a few memchr-fast searches.
@@ -42,16 +51,18 @@ func (m escMarks) at(i int) bool {
 
 // A unit is one escape or invisible character of the original and what it
 // decodes to: original bytes [o, o+on) became view bytes [v, v+vn). vn is
-// 0 for an invisible character, which the view leaves out.
+// 0 for an invisible character, which the view leaves out, or 1 in the
+// view that reads it as a blank.
 type unit struct{ v, o, vn, on int }
 
 // A view is the decoded text of a message and what it takes to map a
 // finding in it back to the original. Views are pooled: a message with
 // escapes but without a finding costs no allocation either.
 type view struct {
-	buf   []byte
-	units []unit
-	esc   escMarks
+	buf       []byte
+	units     []unit
+	esc       escMarks
+	invisible bool // the message has an invisible character (raw or escaped)
 }
 
 var views = sync.Pool{New: func() any { return new(view) }}
@@ -87,7 +98,7 @@ func firstEscape(in string) int {
 		}
 	}
 	for i := nonASCII(in, 0, first); i >= 0; i = nonASCII(in, i+1, first) {
-		if invisibleLen(in, i) > 0 {
+		if specialLen(in, i) > 0 {
 			first = i
 			break
 		}
@@ -130,10 +141,13 @@ func nonASCII(in string, from, to int) int {
 }
 
 // build decodes in into w and returns the view's text, which aliases w's
-// buffer. in[:from] holds no escape.
-func (w *view) build(in string, from int) string {
+// buffer. in[:from] holds no escape. With split, each invisible character
+// is read as a blank (not marked as escaped: it breaks a value as a blank
+// does); otherwise it is left out.
+func (w *view) build(in string, from int, split bool) string {
 	w.buf = append(w.buf[:0], in[:from]...)
 	w.units = w.units[:0]
+	w.invisible = false
 	words := (len(in) + 63) / 64
 	if cap(w.esc) < words {
 		w.esc = make(escMarks, words)
@@ -152,13 +166,17 @@ func (w *view) build(in string, from int) string {
 		}
 		v := len(w.buf)
 		var on int
-		if w.buf, on = decodeAt(in, i, w.buf); on == 0 {
+		var kind unitKind
+		if w.buf, on, kind = decodeAt(in, i, w.buf, split); on == 0 {
 			w.buf = append(w.buf, in[i])
 			i++
 			continue
 		}
-		for k := v; k < len(w.buf); k++ {
-			w.esc[k>>6] |= 1 << (uint(k) & 63)
+		w.invisible = w.invisible || kind == decodedInvisible
+		if kind == decodedEscape {
+			for k := v; k < len(w.buf); k++ {
+				w.esc[k>>6] |= 1 << (uint(k) & 63)
+			}
 		}
 		w.units = append(w.units, unit{v, i, len(w.buf) - v, on})
 		i += on
@@ -227,49 +245,69 @@ func (w *view) origEnd(p int) int {
 // in[i], or 0.
 func escapeLen(in string, i int) int {
 	var scratch [utf8.UTFMax]byte
-	_, n := decodeAt(in, i, scratch[:0])
+	_, n, _ := decodeAt(in, i, scratch[:0], false)
 	return n
 }
 
-// decodeAt appends what the escape or invisible character at in[i]
-// stands for to dst and returns its length in the original, or dst and 0
-// if there is none at i.
-func decodeAt(in string, i int, dst []byte) ([]byte, int) {
+// unitKind says what a unit of the view was in the original.
+type unitKind uint8
+
+const (
+	decodedEscape    unitKind = iota + 1 // an escape: its view bytes are marked as escaped
+	decodedInvisible                    // an invisible character, raw or escaped
+	decodedLookAlike                    // a look-alike separator written raw, read as its ASCII
+)
+
+// decodeAt appends what the escape, invisible character or look-alike
+// separator at in[i] stands for to dst and returns its length in the
+// original and what it was, or dst and 0 if there is none at i. An
+// invisible character (raw or escaped) stands for nothing, or for a blank
+// with split.
+func decodeAt(in string, i int, dst []byte, split bool) ([]byte, int, unitKind) {
 	switch c := in[i]; c {
 	case '\\':
 		if i+1 >= len(in) {
-			return dst, 0
+			return dst, 0, 0
 		}
 		switch in[i+1] {
 		case '"', '\\', '/', '\'':
-			return append(dst, in[i+1]), 2
+			return append(dst, in[i+1]), 2, decodedEscape
 		case 'u':
 			r, n := jsonRune(in, i)
 			if n == 0 {
-				return dst, 0
+				return dst, 0, 0
 			}
-			return appendVisible(dst, r), n
+			dst, kind := appendRead(dst, r, split)
+			return dst, n, kind
 		case 'x':
 			if b, ok := hexByte(in, i+2); ok {
-				return append(dst, b), 4
+				return append(dst, b), 4, decodedEscape
 			}
 		}
 	case '%':
-		return decodePercent(in, i, dst)
+		return decodePercent(in, i, dst, split)
 	case '&':
 		r, n := entity(in, i)
 		if n == 0 {
-			return dst, 0
+			return dst, 0, 0
 		}
-		return appendVisible(dst, r), n
+		dst, kind := appendRead(dst, r, split)
+		return dst, n, kind
 	default:
-		if c >= utf8.RuneSelf {
-			if n := invisibleLen(in, i); n > 0 {
-				return dst, n
+		if c >= utf8.RuneSelf && specialLead[c] {
+			r, n := utf8.DecodeRuneInString(in[i:])
+			if invisible(r) {
+				if split {
+					dst = append(dst, ' ')
+				}
+				return dst, n, decodedInvisible
+			}
+			if a, ok := lookAlike(r); ok {
+				return append(dst, a), n, decodedLookAlike
 			}
 		}
 	}
-	return dst, 0
+	return dst, 0, 0
 }
 
 // hexByte decodes the two hexadecimal digits at in[i].
@@ -306,20 +344,20 @@ func jsonRune(in string, i int) (rune, int) {
 
 // decodePercent decodes %XX at in[i]. The bytes of a multi-byte UTF-8
 // character are decoded together, so that an encoded invisible character
-// is left out like a raw one.
-func decodePercent(in string, i int, dst []byte) ([]byte, int) {
+// or look-alike is read like a raw one.
+func decodePercent(in string, i int, dst []byte, split bool) ([]byte, int, unitKind) {
 	b, ok := hexByte(in, i+1)
 	if !ok {
-		return dst, 0
+		return dst, 0, 0
 	}
 	if b == '%' {
 		// Encoded twice: %255F is %5F is '_'.
 		if c, ok := hexByte(in, i+3); ok && c < 0x80 {
-			return append(dst, c), 5
+			return append(dst, c), 5, decodedEscape
 		}
 	}
 	if b < 0xc0 {
-		return append(dst, b), 3
+		return append(dst, b), 3, decodedEscape
 	}
 	var seq [utf8.UTFMax]byte
 	seq[0] = b
@@ -338,9 +376,10 @@ func decodePercent(in string, i int, dst []byte) ([]byte, int) {
 	}
 	r, size := utf8.DecodeRune(seq[:n])
 	if r == utf8.RuneError || size != n {
-		return append(dst, b), 3
+		return append(dst, b), 3, decodedEscape
 	}
-	return appendVisible(dst, r), j - i
+	dst, kind := appendRead(dst, r, split)
+	return dst, j - i, kind
 }
 
 // entities are the named HTML character references worth decoding: those
@@ -348,7 +387,7 @@ func decodePercent(in string, i int, dst []byte) ([]byte, int) {
 var entities = [...]struct {
 	name string
 	r    rune
-}{{"&amp;", '&'}, {"&quot;", '"'}, {"&apos;", '\''}, {"&lt;", '<'}, {"&gt;", '>'}, {"&sol;", '/'}, {"&colon;", ':'}, {"&equals;", '='}, {"&commat;", '@'}, {"&lowbar;", '_'}}
+}{{"&amp;", '&'}, {"&nbsp;", 0xa0}, {"&quot;", '"'}, {"&apos;", '\''}, {"&lt;", '<'}, {"&gt;", '>'}, {"&sol;", '/'}, {"&colon;", ':'}, {"&equals;", '='}, {"&commat;", '@'}, {"&lowbar;", '_'}}
 
 // entity decodes the HTML character reference at in[i]: a named one of
 // entities, &#DDD; or &#xHHH;.
@@ -389,34 +428,85 @@ done:
 	return r, k + 1
 }
 
-// appendVisible appends r to dst unless it is invisible.
-func appendVisible(dst []byte, r rune) []byte {
+// appendRead appends what the escaped character r is read as to dst: an
+// invisible character nothing (a blank with split), a look-alike separator
+// its ASCII, anything else itself; and what r was.
+func appendRead(dst []byte, r rune, split bool) ([]byte, unitKind) {
 	if invisible(r) {
-		return dst
+		if split {
+			dst = append(dst, ' ')
+		}
+		return dst, decodedInvisible
 	}
-	return utf8.AppendRune(dst, r)
+	if a, ok := lookAlike(r); ok {
+		// A look-alike separator, even escaped, separates as the ASCII
+		// it imitates does: it is not an escaped delimiter, which a value
+		// written plainly would go on across.
+		return append(dst, a), decodedLookAlike
+	}
+	return utf8.AppendRune(dst, r), decodedEscape
 }
 
-// invisibleLead marks the first bytes of the UTF-8 encodings of the
-// invisible characters, so that other text costs one lookup per byte.
-var invisibleLead = func() (t [256]bool) {
+// specialLead marks the first bytes of the UTF-8 encodings of the
+// invisible characters and the look-alike separators, so that other text
+// costs one lookup per byte.
+var specialLead = func() (t [256]bool) {
 	for _, c := range []byte{0xc2, 0xcd, 0xd8, 0xe1, 0xe2, 0xe3, 0xef, 0xf0, 0xf3} {
 		t[c] = true
 	}
 	return t
 }()
 
-// invisibleLen returns the length of the invisible character at in[i], or
-// 0.
-func invisibleLen(in string, i int) int {
-	if !invisibleLead[in[i]] {
+// specialLen returns the length of the invisible character or look-alike
+// separator at in[i], or 0.
+func specialLen(in string, i int) int {
+	if !specialLead[in[i]] {
 		return 0
 	}
 	r, n := utf8.DecodeRuneInString(in[i:])
 	if invisible(r) {
 		return n
 	}
+	if _, ok := lookAlike(r); ok {
+		return n
+	}
 	return 0
+}
+
+// lookAlike returns the ASCII character that r, a separator or a
+// fullwidth form, imitates closely enough that a reader takes it for that
+// character: Unicode spaces (no-break, en, em, thin, narrow, ideographic
+// …) for a blank, line and paragraph separators for a line break, Unicode
+// hyphens, dashes and the minus sign for '-', the fullwidth forms of
+// ASCII (U+FF01 to U+FF5E: letters, digits and punctuation) for their
+// ASCII, and the small, ideographic and other look-alikes of '.', ':',
+// '=', '@', '/' and '_'.
+func lookAlike(r rune) (byte, bool) {
+	switch {
+	case r < 0x85:
+		return 0, false
+	case 0xff01 <= r && r <= 0xff5e:
+		return byte(r - 0xfee0), true
+	case r == 0xa0, r == 0x1680, 0x2000 <= r && r <= 0x200a, r == 0x202f, r == 0x205f, r == 0x3000:
+		return ' ', true
+	case r == 0x85, r == 0x2028, r == 0x2029:
+		return '\n', true
+	case 0x2010 <= r && r <= 0x2015, r == 0x2212, r == 0xfe58, r == 0xfe63:
+		return '-', true
+	case r == 0x2024, r == 0x3002, r == 0xfe52, r == 0xff61:
+		return '.', true
+	case r == 0x2236, r == 0xfe13, r == 0xfe55:
+		return ':', true
+	case r == 0xfe66:
+		return '=', true
+	case r == 0xfe6b:
+		return '@', true
+	case r == 0x2044, r == 0x2215:
+		return '/', true
+	case 0xfe4d <= r && r <= 0xfe4f:
+		return '_', true
+	}
+	return 0, false
 }
 
 // invisible reports whether r is a format or filler character that

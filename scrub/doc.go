@@ -80,12 +80,22 @@
 // A message may wrap what it carries. Before matching, the scrubber
 // decodes JSON string escapes (\u0041, \", \\, \/), \xNN escapes,
 // percent-encoding (%41, and %255F encoded twice), and HTML character
-// references (&amp;, &#61;, &#x5f;), and it ignores invisible format
+// references (&amp;, &nbsp;, &#61;, &#x5f;); it reads look-alike
+// separators as the ASCII they imitate (no-break, thin, ideographic and
+// other Unicode spaces as a blank, Unicode hyphens, dashes and the minus
+// sign as '-', the fullwidth forms of ASCII letters, digits and
+// punctuation as themselves, and the small and ideographic look-alikes of
+// '.', ':', '=', '@', '/' and '_'); and it sees through invisible format
 // characters (zero-width spaces and joiners, word joiners, the byte order
 // mark, soft hyphens, bidirectional marks, variation selectors, tag
-// characters). A finding is then redacted in the original text: the
-// placeholder replaces the whole original span, escapes and invisible
-// characters included. A value written plainly goes on across an escaped
+// characters), raw or escaped. An invisible character is read both ways:
+// left out, so that one inside a token (gh\u200bp_…) hides nothing, and as
+// a blank, so that one glued to a token (token\u200bghp_…,
+// AKIA…\ufeffword) does not hide where it starts or ends; a message with
+// one is matched once each way and the findings of both are redacted. A
+// finding is then redacted in the original text: the placeholder replaces
+// the whole original span, escapes, look-alikes and invisible characters
+// included. A value written plainly goes on across an escaped
 // delimiter (password=correct%20horse is one value); a value opened by an
 // escaped separator or quote ends at an escaped delimiter too.
 //
@@ -189,8 +199,9 @@
 // escape may begin with ('\', '%', '&' and non-ASCII bytes) cost a check
 // when the scan meets them: at the first escape, the scan of the raw text
 // stops, and the message is decoded into a pooled buffer and scanned in
-// its decoded view instead. Clean input is returned as is, without
-// allocating, escapes or not: a clean 256-byte error message takes a few
+// its decoded view instead (twice, when it holds an invisible character:
+// once reading it as nothing, once as a blank). Clean input is returned as
+// is, without allocating, escapes or not: a clean 256-byte error message takes a few
 // hundred nanoseconds (a few times that with escapes), hundreds of times
 // less than one regular expression for the same families. Dirty input is
 // built in one buffer of exactly the right size. Extra patterns added with

@@ -142,7 +142,7 @@ func decoded(s string) string {
 		return s
 	}
 	w := new(view)
-	return strings.Clone(w.build(s, k))
+	return strings.Clone(w.build(s, k, false))
 }
 
 // FuzzView checks the decoded view of any text: it holds what the text
@@ -162,7 +162,7 @@ func FuzzView(f *testing.F) {
 			return
 		}
 		w := new(view)
-		v := w.build(in, k)
+		v := w.build(in, k, false)
 		// Between units the view is the original; each unit decodes to
 		// its view bytes.
 		vi, oi := 0, 0
@@ -170,7 +170,7 @@ func FuzzView(f *testing.F) {
 			if u.v-vi != u.o-oi || v[vi:u.v] != in[oi:u.o] {
 				t.Fatalf("%q: view %q: identity run before unit %+v differs", in, v, u)
 			}
-			got, n := decodeAt(in, u.o, nil)
+			got, n, _ := decodeAt(in, u.o, nil, false)
 			if n != u.on || string(got) != v[u.v:u.v+u.vn] {
 				t.Fatalf("%q: unit %+v decodes to %q (%d), view has %q", in, u, got, n, v[u.v:u.v+u.vn])
 			}

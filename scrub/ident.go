@@ -543,12 +543,14 @@ func matchPhone(in string, i int) (hit, bool) {
 		return hit{}, false
 	}
 	nd, end := 0, -1
+	pnd, pend := 0, -1 // the digits and the end before the last group
 	for {
 		g := j
 		j = skipMax(in, j, cDigit, 16)
 		if nd+j-g > 15 {
 			break
 		}
+		pnd, pend = nd, end
 		nd += j - g
 		end = j
 		k := j
@@ -560,7 +562,12 @@ func matchPhone(in string, i int) (hit, bool) {
 		}
 		j = k
 	}
-	if nd < 8 || is(in, end, cWord) {
+	if is(in, end, cWord) {
+		// The last group runs into a word ("… 0958 0A"): the number ends
+		// before it.
+		nd, end = pnd, pend
+	}
+	if nd < 8 || end < 0 || is(in, end, cWord) {
 		return hit{}, false
 	}
 	return hit{i, end, famPhone}, true

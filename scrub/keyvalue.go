@@ -508,7 +508,7 @@ func valueEnd(in string, esc escMarks, vs int, closing string, mode uint8, lvl b
 		return quotedEnd(in, esc, vs, closing, lvl)
 	}
 	e := vs
-	for e < len(in) && (valueStops[in[e]]&mode == 0 || !lvl && esc.at(e)) {
+	for e < len(in) && (valueStops[in[e]]&mode == 0 || !lvl && esc.at(e) && !schemeAfter(in, e)) {
 		e++
 	}
 	for mode == stopLine && e > vs && in[e-1] == ' ' {
@@ -521,6 +521,17 @@ func valueEnd(in string, esc escMarks, vs int, closing string, mode uint8, lvl b
 		e = wrapValue(in, vs, e)
 	}
 	return e
+}
+
+// schemeAfter reports whether the escaped delimiter at in[e] is a blank
+// before an Authorization scheme and its blank ("token=x%20Bearer abc…"):
+// a value written plainly goes on across an escaped blank, but not into
+// "Bearer ", so that the credentials after it are found as such.
+func schemeAfter(in string, e int) bool {
+	if in[e] != ' ' {
+		return false
+	}
+	return hasPrefixFold(in[e+1:], "bearer ") || hasPrefixFold(in[e+1:], "basic ")
 }
 
 // quotedEnd returns the position of the quote that closes a value opened

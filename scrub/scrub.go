@@ -250,8 +250,16 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	if seen&cEscape != 0 {
 		if k := firstEscape(in); k >= 0 {
 			w := views.Get().(*view)
-			dst = s.scan(dst[:n], w.build(in, k), w.esc, &seen)
+			dst = s.scan(dst[:n], w.build(in, k, false), w.esc, &seen)
 			dst = append(dst[:n], w.mapHits(dst[n:])...)
+			if w.invisible {
+				// Read again with each invisible character as a blank:
+				// one glued to a token hides its start otherwise.
+				m := len(dst)
+				dst = s.scan(dst, w.build(in, k, true), w.esc, &seen)
+				dst = append(dst[:m], w.mapHits(dst[m:])...)
+				dst = append(dst[:n], union(dst[n:])...)
+			}
 			w.release()
 		}
 	}
@@ -259,6 +267,21 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 		dst = s.appendExtras(dst, in)
 	}
 	return dst
+}
+
+// union sorts hits, the findings of two readings, each sorted and
+// disjoint, by start and merges those that overlap, in place.
+func union(hits []hit) []hit {
+	slices.SortFunc(hits, func(a, b hit) int { return a.start - b.start })
+	out := hits[:0]
+	for _, h := range hits {
+		if k := len(out); k > 0 && h.start < out[k-1].end {
+			out[k-1].end = max(out[k-1].end, h.end)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // escapeFound is the bit of a scan's seen that says it stopped at an
@@ -350,10 +373,24 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 		case s.allowed(in[h.start:h.end]):
 			i = max(h.end, i+1)
 		default:
-			return h, true
+			return s.whole(in, h, limit), true
 		}
 	}
 	return hit{}, false
+}
+
+// whole returns h, or the grouped identifier (a card number, an IBAN) whose
+// first group h is: a value after a key or a scheme ends at a blank
+// ("Bearer GB82 WEST …", "api_key= 4556 7375 …"), where the identifier
+// goes on, and the rest of it would be left.
+func (s *Scrubber) whole(in string, h hit, limit int) hit {
+	if h.end >= limit || in[h.end] != ' ' || chars[in[h.start]]&cWord == 0 {
+		return h
+	}
+	if g, ok := s.matchWord(in, h.start, h.start); ok && g.start == h.start && g.end > h.end && g.end <= limit {
+		return g
+	}
+	return h
 }
 
 // skipBoring returns the index of the first byte at or after i that is not

@@ -254,8 +254,8 @@ type unitKind uint8
 
 const (
 	decodedEscape    unitKind = iota + 1 // an escape: its view bytes are marked as escaped
-	decodedInvisible                    // an invisible character, raw or escaped
-	decodedLookAlike                    // a look-alike separator written raw, read as its ASCII
+	decodedInvisible                     // an invisible character, raw or escaped
+	decodedLookAlike                     // a look-alike separator written raw, read as its ASCII
 )
 
 // decodeAt appends what the escape, invisible character or look-alike

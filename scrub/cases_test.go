@@ -356,6 +356,7 @@ var cases = append([]testCase{
 	pos("card", "api_key= 4556 7375 8689 9855", "api_key= "+r("card")),                                                  // found by FuzzNeighbours
 	pos("iban", "password: GB82 WEST 1234 5698 7654 32 ok", "password: "+r("iban")+" ok"),
 	pos("iban", "Authorization: Bearer GB82 WEST 1234 5698 7654 32 word", "Authorization: Bearer "+r("iban")+" word"), // found by FuzzNeighbours
+	pos("phone", "password = +44 20 7946 0958 word", "password = "+r("phone")+" word"),                                // found by FuzzNeighbours
 	neg("phone", "+1.5"),
 	neg("phone", "+12345"),
 	neg("phone", "score +100 points"),

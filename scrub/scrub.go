@@ -379,15 +379,24 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 	return hit{}, false
 }
 
-// whole returns h, or the grouped identifier (a card number, an IBAN) whose
-// first group h is: a value after a key or a scheme ends at a blank
+// whole returns h, or the grouped identifier (a card number, an IBAN, a
+// phone number) whose first group h is: a value after a key or a scheme ends at a blank
 // ("Bearer GB82 WEST …", "api_key= 4556 7375 …"), where the identifier
 // goes on, and the rest of it would be left.
 func (s *Scrubber) whole(in string, h hit, limit int) hit {
-	if h.end >= limit || in[h.end] != ' ' || chars[in[h.start]]&cWord == 0 {
+	if h.end >= limit || in[h.end] != ' ' {
 		return h
 	}
-	if g, ok := s.matchWord(in, h.start, h.start); ok && g.start == h.start && g.end > h.end && g.end <= limit {
+	var g hit
+	ok := false
+	switch c := in[h.start]; {
+	case chars[c]&cWord != 0:
+		g, ok = s.matchWord(in, h.start, h.start)
+	case c == '+':
+		g, ok = matchPhone(in, h.start)
+		ok = ok && s.on[g.fam]
+	}
+	if ok && g.start == h.start && g.end > h.end && g.end <= limit {
 		return g
 	}
 	return h

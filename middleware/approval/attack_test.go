@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -416,5 +417,33 @@ func TestSummaryRevealsLookAlikes(t *testing.T) {
 		if got, want := f.get(t, id).Summary, "cancel_booking "+c.want; got != want {
 			t.Errorf("the summary of %s is %s, want %s", c.args, got, want)
 		}
+	}
+}
+
+// TestExpiredCopyOfAUsedApproval: an approval used, its row written back,
+// then read once it has expired: the Desk, about to file a new request in
+// its place, finds its nonce already spent and the row unchanged, and
+// fails closed as approval_replayed rather than asking again for a call
+// that may have run.
+func TestExpiredCopyOfAUsedApproval(t *testing.T) {
+	clk := clock.NewFake(epoch)
+	store := approval.NewMemoryStore()
+	f := newFixture(t, store, clk, nil)
+	ctx := context.Background()
+	id := expect(t, f.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+	if err := f.desk.Approve(ctx, f.get(t, id), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	approved, _ := store.Load(ctx, id)
+	if err := f.call("call_1", booking); err != nil {
+		t.Fatal(err)
+	}
+	put(t, store, id, approved)
+	clk.Advance(time.Hour)
+	for range 2 {
+		expect(t, f.call("call_1", booking), taxonomy.KindNotPermitted, taxonomy.CodeApprovalReplayed)
+	}
+	if n := f.calls.n.Load(); n != 1 {
+		t.Fatalf("%d executions, want 1", n)
 	}
 }

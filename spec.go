@@ -38,11 +38,15 @@ type Spec struct {
 	// Wrap fills it for a tool made by [Typed] with the schema of its input
 	// type ([schema.Plain]). Set by hand (a raw tool, a remote MCP server's
 	// tool), it is checked once at Wrap — a valid JSON Schema of an object,
-	// referring to nothing outside itself — and every call's arguments are
-	// validated against it before the tool runs (tool-args-invalid, with
-	// value-free field errors). Set for a Typed tool, it wins, and must
-	// agree with the input type: each property a field, each required
-	// field required. Nil for a raw tool that checks its own arguments.
+	// referring to nothing outside itself, within the bounds on the work a
+	// schema may cause (schema_too_costly; see package schema) — and every
+	// call's arguments are validated against it before the tool runs,
+	// under the call's context and a step budget (tool-args-invalid, with
+	// value-free field errors; args_too_costly past the budget). Set for a
+	// Typed tool, it wins, and must agree with the input type: each
+	// property a field, each required field required. Nil for a raw tool
+	// that checks its own arguments: it takes any object
+	// ([AnyObjectSchema]).
 	InputSchema json.RawMessage
 	// MaxArgsBytes caps the size of a call's arguments, checked before they
 	// are read: 0 means [DefaultMaxArgsBytes] (1 MiB); a negative value is
@@ -106,10 +110,13 @@ func (s Spec) Validate() error {
 // reject.
 //
 // A tool made by [Typed] gives the spec its input schema; a spec's own
-// InputSchema is compiled once here and checks every call's arguments
-// before the tool runs. Arguments over the size cap ([Spec.MaxArgsBytes])
-// are rejected unread. These checks run innermost, next to the tool, so
-// every layer sees their errors as it sees the tool's.
+// InputSchema is compiled once here ([schema.Compile]: a schema past the
+// bounds on its work is schema_too_costly) and checks every call's
+// arguments before the tool runs ([schema.Validator.ValidateContext], under
+// the call's context and a step budget). Arguments over the size cap
+// ([Spec.MaxArgsBytes]) are rejected unread. These checks run innermost,
+// next to the tool, so every layer sees their errors as it sees the
+// tool's, and a timeout layer's deadline bounds them.
 //
 // Each call through the returned Tool carries a [Call] in its context. A
 // typed error of type *taxonomy.ToolError that leaves the chain without a

@@ -25,7 +25,7 @@ const (
 	// document holds, anywhere in it: each may be a schema that the
 	// validator compiles, and compiling takes time that grows with the
 	// square of their number.
-	MaxSchemaNodes = 1000
+	MaxSchemaNodes = 512
 	// MaxPatternBytes bounds the regular expressions of a schema
 	// document (pattern values and patternProperties names), in bytes
 	// all told.
@@ -54,10 +54,11 @@ const (
 	// MaxValidationSteps: large arguments take longer, by a bounded
 	// factor.
 	ValidationStepsPerByte = 4
-	// maxChain bounds how many schema applications may nest within one
-	// another while a call is validated (the validator recurses once per
-	// level): past it, the arguments are too costly.
-	maxChain = 4096
+	// MaxValidationDepth bounds how many schema applications may nest
+	// within one another while a call is validated (the validator recurses
+	// once for each, on one goroutine's stack): past it, the arguments are
+	// too costly (args_too_costly).
+	MaxValidationDepth = 4096
 	// inlineSteps is the work below which a validation runs on the
 	// caller's goroutine; above it, the caller stops waiting when its
 	// context ends.
@@ -84,8 +85,9 @@ type docMeter struct {
 	patterns int
 }
 
-// walk measures v at depth; schemaPos tells that v sits where a keyword
-// takes a schema, so its "pattern" is a regular expression.
+// walk measures v at depth (the document is at 1); keyed tells that v's
+// members are names (of properties, definitions), not keywords, so that a
+// property named "pattern" is not taken for a regular expression.
 func (m *docMeter) walk(v any, depth int, keyed bool) error {
 	switch x := v.(type) {
 	case map[string]any:
@@ -474,7 +476,7 @@ func (m *meter) charge(n int64) bool {
 // this one, same how many of them apply to v itself, depth how deep v is in
 // the document.
 func (m *meter) visit(s *jsonschema.Schema, v any, chain, same, depth int) bool {
-	if chain > maxChain {
+	if chain > MaxValidationDepth {
 		m.err = errTooCostly
 		return false
 	}
@@ -655,9 +657,4 @@ func ctxError(err error) error {
 		return taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the call's deadline passed while its arguments were validated", false).WithCause(err)
 	}
 	return err
-}
-
-// budget is the step budget of validating args of n bytes.
-func budget(n int) int64 {
-	return MaxValidationSteps + ValidationStepsPerByte*int64(n)
 }

@@ -349,3 +349,22 @@ func TestLargeValidationOnItsOwnGoroutine(t *testing.T) {
 	close(release)
 	<-ran
 }
+
+// Validation nests at most MaxValidationDepth schema applications: a chain
+// of 20 references at every level of arguments 250 deep is 5250, refused
+// though its steps are few.
+func TestValidationDepthBound(t *testing.T) {
+	var defs []string
+	for i := range 20 {
+		defs = append(defs, fmt.Sprintf(`"r%d":{"$ref":"#/$defs/r%d"}`, i, i+1))
+	}
+	defs = append(defs, `"r20":{"type":"object","properties":{"a":{"$ref":"#/$defs/r0"}}}`)
+	v, err := Compile(json.RawMessage(`{"type":"object","$ref":"#/$defs/r0","$defs":{` + strings.Join(defs, ",") + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = v.Validate(nestedArgs(250), 0)
+	wantCode(t, err, taxonomy.CodeArgsTooCostly)
+	// 150 levels are 3150 applications: validated.
+	wantCode(t, v.Validate(nestedArgs(150), 0), taxonomy.CodeArgsInvalid)
+}

@@ -16,7 +16,8 @@ type Profile int
 const (
 	// Plain is JSON Schema 2020-12 as is, what MCP servers publish; the
 	// rendering says so in $schema. It is exact: it accepts precisely what
-	// the decoder accepts.
+	// the decoder accepts, except a 64-bit integer past its type's range,
+	// which only the decoder rejects (the schema shows no such bound).
 	Plain Profile = iota
 	// OpenAIStrict is OpenAI's strict function calling (Chat Completions
 	// and Responses, strict: true): every property listed in required,
@@ -35,8 +36,11 @@ const (
 	// (parameters): no $ref or $defs (recursive types are inlined to
 	// MaxInlineDepth), one type per schema with "nullable", no
 	// additionalProperties, enums of strings only, formats date-time and
-	// enum. Looser than the decoder; a value of any type is a
-	// schema_keyword_unsupported error.
+	// enum, parameter names of a letter or underscore, then letters,
+	// digits and underscores, at most 64 (schema_name_unsupported). An
+	// input without properties renders as nil: Gemini declares a function
+	// that takes no parameters by leaving them out. Looser than the
+	// decoder; a value of any type is a schema_keyword_unsupported error.
 	Gemini
 
 	numProfiles = iota

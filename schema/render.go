@@ -55,8 +55,10 @@ func (s *Schema) Err() error {
 
 // Render returns the schema as profile p's API accepts it, compact. An
 // error is a tool-definition-invalid error whose code names what p cannot
-// express (schema_not_strict for a map under OpenAIStrict, …). The
-// rendering is made once per profile; callers must not modify it.
+// express (schema_not_strict for a map under OpenAIStrict, …). Under
+// Gemini, a type without fields renders as nil, nil: the function takes no
+// parameters, and its declaration leaves them out. The rendering is made
+// once per profile; callers must not modify it.
 func (s *Schema) Render(p Profile) (json.RawMessage, error) {
 	if !p.valid() {
 		return nil, definitionError(taxonomy.CodeOptionInvalid, "unknown schema profile")

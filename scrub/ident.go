@@ -562,7 +562,7 @@ func matchPhone(in string, i int) (hit, bool) {
 		}
 		j = k
 	}
-	if is(in, end, cWord) {
+	if end >= 0 && is(in, end, cWord) {
 		// The last group runs into a word ("… 0958 0A"): the number ends
 		// before it.
 		nd, end = pnd, pend

@@ -18,8 +18,10 @@ const storeTimeout = 50 * time.Millisecond
 
 // fleetTool is one replica's stack with every port on Redis: the retry
 // layer on a shared bucket, the rate limit on Redis (wide enough never to
-// refuse: 1000/s with a burst of a million), and the replica's run, named,
-// counted on Redis.
+// refuse: 10/s with a burst of a million; each call moves the key's
+// arrival time 100 ms on, so the key outlives the calls long enough to be
+// seen however slow the machine), and the replica's run, named, counted on
+// Redis.
 type fleetTool struct {
 	tool toolmw.Tool
 	ctx  context.Context
@@ -52,7 +54,7 @@ func newFleet(t *testing.T, replicas []*replica, f *fallbacks, attemptsPerRun in
 			budget.WithOnRunStoreError(func(e budget.StoreError) { f.report("run", e.Err) }))
 		tool := mustWrap(t, "search", (&counted{}).tool,
 			retry.New(retry.WithBudget(b)),
-			ratelimit.New(1000, 1e6, ratelimit.WithStore(r.Store.RateLimits()),
+			ratelimit.New(10, 1e6, ratelimit.WithStore(r.Store.RateLimits()),
 				ratelimit.WithStoreTimeout(storeTimeout),
 				ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { f.report("rate limit", e.Err) })))
 		out = append(out, fleetTool{tool: tool, ctx: budget.ContextWithRun(context.Background(), run), run: run})

@@ -38,7 +38,7 @@ func TestRunIDNotStorableIsShared(t *testing.T) {
 
 	taken := 0
 	for _, r := range replicas {
-		run := budget.NewRun(budget.WithID(id), budget.WithToolMaxAttempts("pay", 1), budget.WithRunStore(r.Store.Runs()),
+		run := budget.NewRun(budget.WithID(id), budget.WithToolMaxAttempts("pay", 1), budget.WithRunStore(r.Store.Runs()), budget.WithRunStoreTimeout(calm),
 			budget.WithOnRunStoreError(func(e budget.StoreError) { t.Errorf("run store error: %s: %v", e.Op, e.Err) }))
 		if run.TakeContext(context.Background(), "pay") {
 			taken++

@@ -368,3 +368,34 @@ func TestValidationDepthBound(t *testing.T) {
 	// 150 levels are 3150 applications: validated.
 	wantCode(t, v.Validate(nestedArgs(150), 0), taxonomy.CodeArgsInvalid)
 }
+
+// FuzzSchemaBounds: any document is compiled or refused with a typed
+// error, never a panic, and arguments checked against a compiled one end
+// typed, within the budget.
+func FuzzSchemaBounds(f *testing.F) {
+	for _, doc := range []string{
+		string(bombSchema(18)), string(bombSchema(6)), deepBranching, string(nestedSchema(40)),
+		`{"type":"object","properties":{"a":{"$dynamicRef":"#x"}},"$dynamicAnchor":"x"}`,
+		`{"type":"object","properties":{"a":{"$ref":"#/properties/b"},"b":{"$ref":"#/properties/a"}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","dependencies":{"a":{"required":["b"]}},"items":[{}]}`,
+		`{"type":"object","patternProperties":{"^a+$":{"type":"string","pattern":"^(a|aa)+$"}},"unevaluatedProperties":false}`,
+		`{"type":"object","properties":{"xs":{"type":"array","uniqueItems":true,"contains":{"const":1}}}}`,
+	} {
+		f.Add(doc, `{"a":{"a":{"a":"aaaa"}},"xs":[1,1,{"b":2}]}`)
+	}
+	f.Fuzz(func(t *testing.T, doc, args string) {
+		v, err := Compile(json.RawMessage(doc))
+		if err != nil {
+			if _, ok := taxonomy.From(err); !ok {
+				t.Fatalf("untyped: %v", err)
+			}
+			return
+		}
+		v.steps = 1 << 12
+		if err := v.Validate(json.RawMessage(args), 0); err != nil {
+			if _, ok := taxonomy.From(err); !ok {
+				t.Fatalf("untyped: %v", err)
+			}
+		}
+	})
+}

@@ -89,29 +89,44 @@ func Adapt(doc json.RawMessage, p Profile) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := doc
+	for _, m := range members {
+		if m.name == "$schema" {
+			out = without(members, "$schema")
+			break
+		}
+	}
+	var root map[string]any
+	if err := json.Unmarshal(out, &root); err != nil {
+		return nil, definitionError(taxonomy.CodeSchemaInvalid, "the input schema is not a JSON document")
+	}
+	if noProperties(root) {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// without re-assembles an object from members, leaving out the one named
+// name; the others keep their order and their bytes.
+func without(members []member, name string) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
 	for _, m := range members {
-		if m.name == "$schema" {
+		if m.name == name {
 			continue
 		}
 		if n > 0 {
 			b.WriteByte(',')
 		}
 		n++
-		name, _ := json.Marshal(m.name)
-		b.Write(name)
+		key, _ := json.Marshal(m.name)
+		b.Write(key)
 		b.WriteByte(':')
 		b.Write(m.value)
 	}
 	b.WriteByte('}')
-	var root map[string]any
-	_ = json.Unmarshal(b.Bytes(), &root)
-	if noProperties(root) {
-		return nil, nil
-	}
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 type member struct {

@@ -181,7 +181,8 @@ func Compile(doc json.RawMessage) (*Validator, error) {
 // schema_invalid, schema_not_object or schema_too_costly. Compiling takes
 // tens of milliseconds at most; ctx is checked before and after: when it
 // has ended, the error is a tool-timeout error with code deadline_exceeded
-// (its deadline passed) or ctx's own error (it was cancelled).
+// (its deadline passed) or ctx's own error (it was cancelled). A nil ctx
+// never ends.
 func CompileContext(ctx context.Context, doc json.RawMessage) (*Validator, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -253,7 +254,8 @@ func (v *Validator) Validate(args json.RawMessage, maxBytes int) error {
 // its own goroutine, whose work the count bounds, and the caller stops
 // waiting for it when ctx ends. Ended by its context, validation returns a
 // tool-timeout error with code deadline_exceeded (the deadline passed; it
-// matches context.DeadlineExceeded) or ctx's own error (cancelled).
+// matches context.DeadlineExceeded) or ctx's own error (cancelled). A nil
+// ctx never ends.
 func (v *Validator) ValidateContext(ctx context.Context, args json.RawMessage, maxBytes int) error {
 	if ctx == nil {
 		ctx = context.Background()

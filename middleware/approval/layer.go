@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -52,7 +53,9 @@ func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
 			if err := d.gate(ctx, call, args); err != nil {
 				return toolmw.Result{}, err
 			}
-			return next(ctx, args)
+			// The approval admits one execution: a hedge layer inside this
+			// one does not start a second (internal/single).
+			return next(single.Mark(ctx, "approval"), args)
 		}
 	}
 }

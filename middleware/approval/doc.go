@@ -120,11 +120,11 @@
 // # Where to put it
 //
 // Put the layer outside retry and hedge: an approval allows one execution,
-// so inside them a second attempt would find its approval used. Placed
-// outside them the other way round, a hedge layer inside this one does not
-// fan out an approved call (the layer marks it single-execution, as
-// runlimit and spend mark the calls they admit), while a retry inside it
-// may still make a second attempt after a failure that says nothing landed.
+// so inside them a second attempt would find its approval used. If a hedge
+// layer sits inside this one anyway, it does not fan out an approved call
+// (the layer marks it single-execution, as runlimit and spend mark the
+// calls they admit), while a retry inside it may still make a second
+// attempt after a failure that says nothing landed.
 // It makes the idempotency key of the calls it gates; calls the policy does
 // not name pass through with only the policy's cost.
 //

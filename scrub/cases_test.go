@@ -358,6 +358,7 @@ var cases = append([]testCase{
 	pos("iban", "Authorization: Bearer GB82 WEST 1234 5698 7654 32 word", "Authorization: Bearer "+r("iban")+" word"), // found by FuzzNeighbours
 	pos("phone", "password = +44 20 7946 0958 word", "password = "+r("phone")+" word"),                                // found by FuzzNeighbours
 	neg("phone", "+00000000000000000000000000000000000000"),                                                           // a panic FuzzNeighbours found in the fallback
+	pos("ssn", "0 100-01 4556 7375 8689 9855 word", "0 "+r("ssn")+" word"),                                            // found by FuzzNeighbours
 	neg("phone", "+1.5"),
 	neg("phone", "+12345"),
 	neg("phone", "score +100 points"),

@@ -399,6 +399,13 @@ func (s *Scrubber) whole(in string, h hit, limit int) hit {
 	if ok && g.start == h.start && g.end > h.end && g.end <= limit {
 		return g
 	}
+	// Or h's last group begins one ("0 100-01 4556 7375 …": a social
+	// security number and a card sharing a group): h goes on to its end.
+	if ws := wordStart(in, h.end, h.start); ws > h.start && chars[in[ws]]&cWord != 0 {
+		if g, ok := s.matchWord(in, ws, ws); ok && g.start == ws && g.end > h.end && g.end <= limit {
+			h.end = g.end
+		}
+	}
 	return h
 }
 

@@ -82,12 +82,12 @@ func (o *observed) sinks(t *testing.T) string {
 	for _, sp := range o.spans.Ended() {
 		b.WriteString(sp.Name() + " " + sp.Status().Description)
 		for _, a := range sp.Attributes() {
-			b.WriteString(" " + string(a.Key) + "=" + a.Value.Emit())
+			b.WriteString(" " + string(a.Key) + "=" + a.Value.String())
 		}
 		for _, e := range sp.Events() {
 			b.WriteString(" " + e.Name)
 			for _, a := range e.Attributes {
-				b.WriteString(" " + string(a.Key) + "=" + a.Value.Emit())
+				b.WriteString(" " + string(a.Key) + "=" + a.Value.String())
 			}
 		}
 	}

@@ -2,8 +2,10 @@ package redisstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,15 +26,30 @@ import (
 // Every script reads Redis's clock (TIME), so replicas whose clocks
 // disagree agree on when an open period and a lease end, and returns
 // {state, failures, µs left of the open period, probing, granted}.
+//
+// Stored fields are read strictly: a number field holds a decimal integer
+// below 2^53 (no sign, space, leading zero, point or exponent), s is 0, 1
+// or 2, and the key is a hash or absent. Anything else — what a broken or
+// hostile writer left — is an error reply (errBreakerCorrupt), never a
+// closed breaker with no failure: the layer reports it and decides on its
+// local breaker, as when Redis fails. The key is left as found, for the
+// operator.
 const breakerRead = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'hash' and kind ~= 'none' then return redis.error_reply('TOOLMW_CORRUPT breaker state') end
+local function field(v)
+  if not v then return 0 end
+  if string.len(v) > 16 or not string.match(v, '^%d+$') or (string.len(v) > 1 and string.sub(v, 1, 1) == '0') then return nil end
+  local n = tonumber(v)
+  if n > 9007199254740991 then return nil end
+  return n
+end
 local h = redis.call('HMGET', KEYS[1], 's', 'f', 'u', 'p', 'l', 'le')
-local s = tonumber(h[1]) or 0
-local f = tonumber(h[2]) or 0
-local u = tonumber(h[3]) or 0
-local p = tonumber(h[4]) or 0
-local held = s == 1 and h[5] and (tonumber(h[6]) or 0) > now
+local s, f, u, p, le = field(h[1]), field(h[2]), field(h[3]), field(h[4]), field(h[6])
+if not (s and f and u and p and le) or s > 2 then return redis.error_reply('TOOLMW_CORRUPT breaker state') end
+local held = s == 1 and h[5] and le > now
 local function state(granted)
   local left, probing = 0, 0
   if s == 2 then left = u - now end
@@ -156,10 +173,13 @@ func microsInt(d time.Duration) string {
 	return strconv.FormatInt(max(d.Microseconds(), 1), 10)
 }
 
+// errBreakerCorrupt: a breaker's stored state does not parse.
+var errBreakerCorrupt = errors.New("redisstate: a breaker's stored state is corrupt")
+
 // snapshot reads the five integers a breaker script returns.
 func snapshot(v any, err error) (breaker.Snapshot, bool, error) {
 	if err != nil {
-		return breaker.Snapshot{}, false, err
+		return breaker.Snapshot{}, false, corruptReply(err, errBreakerCorrupt)
 	}
 	a, ok := v.([]any)
 	if !ok || len(a) != 5 {
@@ -184,4 +204,15 @@ func snapshot(v any, err error) (breaker.Snapshot, bool, error) {
 		OpenFor:  time.Duration(min(n[2], int64(1<<62)/1000)) * time.Microsecond,
 		Probing:  n[3] == 1,
 	}, n[4] == 1, nil
+}
+
+// corruptReply returns corrupt when err is the error reply a script gives
+// for stored state that does not parse ("TOOLMW_CORRUPT …"), and err
+// otherwise.
+func corruptReply(err, corrupt error) error {
+	var re redis.Error
+	if errors.As(err, &re) && strings.HasPrefix(re.Error(), "TOOLMW_CORRUPT") {
+		return corrupt
+	}
+	return err
 }

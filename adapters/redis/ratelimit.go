@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -18,7 +19,11 @@ import (
 // TAT after it, less burst intervals, is not in the future; when it is, the
 // call is admitted after that wait if the wait is within its max wait (the
 // slot is reserved), and refused otherwise with that wait. The key expires
-// when the TAT passes: a missing key is a full bucket.
+// when the TAT passes: a missing key is a full bucket. A stored TAT is read
+// strictly (decimal digits, with a fraction when the interval has one): a
+// value that does not parse — what a broken or hostile writer left — is an
+// error reply (errRateCorrupt), never a full bucket; the layer reports it
+// and decides on its local limiter, as when Redis fails.
 //
 // KEYS[1] the limit's key; ARGV interval (µs), burst, max wait (µs).
 // Returns {1, wait µs} admitted after wait, {0, wait µs} refused.
@@ -28,7 +33,14 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local maxwait = tonumber(ARGV[3])
-local tat = tonumber(redis.call('GET', KEYS[1])) or now
+local raw = redis.call('GET', KEYS[1])
+local tat = now
+if raw then
+  if string.len(raw) > 32 or not (string.match(raw, '^%d+$') or string.match(raw, '^%d+%.%d+$')) then
+    return redis.error_reply('TOOLMW_CORRUPT rate limit state')
+  end
+  tat = tonumber(raw)
+end
 if tat < now then tat = now end
 local newtat = tat + interval
 local wait = newtat - burst * interval - now
@@ -59,10 +71,13 @@ func (r rateLimits) Admit(ctx context.Context, req ratelimit.Request) (ratelimit
 	ok, wait, err := ints(gcra.Run(ctx, r.s.client, []string{r.s.key("rl:", req.Key)},
 		micros(req.Interval), max(req.Burst, 1), micros(req.MaxWait)).Result())
 	if err != nil {
-		return ratelimit.Decision{}, err
+		return ratelimit.Decision{}, corruptReply(err, errRateCorrupt)
 	}
 	return ratelimit.Decision{Allowed: ok == 1, Wait: time.Duration(min(wait, math.MaxInt64/1000)) * time.Microsecond}, nil
 }
+
+// errRateCorrupt: a rate limit's stored state does not parse.
+var errRateCorrupt = errors.New("redisstate: a rate limit's stored state is corrupt")
 
 // micros formats d in microseconds, fractions kept (an interval may be
 // shorter than one).

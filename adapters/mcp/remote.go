@@ -87,7 +87,7 @@ const maxPrefixLen = 32
 func WithPrefix(prefix string) RemoteOption {
 	return func(o *remoteOptions) {
 		if prefix != "" && (len(prefix) > maxPrefixLen || !toolmw.ValidName(prefix)) {
-			o.reject("WithPrefix(%q): want at most %d of a-z, A-Z, 0-9, '_' and '-'", truncate(prefix, 80), maxPrefixLen)
+			o.reject("WithPrefix(%q): want at most %d of a-z, A-Z, 0-9, '_' and '-'", quote(prefix), maxPrefixLen)
 			return
 		}
 		o.prefix = prefix

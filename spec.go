@@ -31,7 +31,9 @@ type Spec struct {
 	// that its supplier carries out a request whose key it has already seen
 	// at most once. Repeating such a call is then as safe as repeating an
 	// idempotent one: its untyped failures and timeouts are retried, and
-	// [Call.Idempotent] reports true, for every layer that decides on it.
+	// [Call.Idempotent] reports true, for every layer that decides on it —
+	// except a fallback's last-good cache, which serves reads only
+	// (Idempotent): a key-honouring tool's last result is a receipt.
 	// Declare it only when the supplier really deduplicates by key.
 	HonoursKeys bool
 	// InputSchema is the JSON Schema of the arguments (an object schema).

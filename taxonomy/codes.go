@@ -22,8 +22,9 @@ const (
 	CodeTooManyAbandoned = "too_many_abandoned"
 	// CodeDuplicateInDoubt: the call repeats one already made in this run
 	// (same call id, or same arguments for a tool deduplicated by them),
-	// whose outcome is unknown (it was cancelled while the tool ran, so it
-	// may have had its effect); the tool is not run again; permanent.
+	// whose outcome is unknown (it timed out, its caller's deadline passed,
+	// or it was cancelled while the tool ran, so it may have had its
+	// effect); the tool is not run again; permanent.
 	CodeDuplicateInDoubt = "duplicate_in_doubt"
 	// CodeDuplicateDropped: the call repeats one already made in this run,
 	// whose result the dedupe layer no longer holds (its per-run memory

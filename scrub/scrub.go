@@ -380,31 +380,41 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 }
 
 // whole returns h, or the grouped identifier (a card number, an IBAN, a
-// phone number) whose first group h is: a value after a key or a scheme ends at a blank
-// ("Bearer GB82 WEST …", "api_key= 4556 7375 …"), where the identifier
-// goes on, and the rest of it would be left.
+// phone number) whose first group h is: a value after a key or a scheme
+// ends at a blank ("Bearer GB82 WEST …", "api_key= 4556 7375 …"), where
+// the identifier goes on, and the rest of it would be left.
 func (s *Scrubber) whole(in string, h hit, limit int) hit {
-	if h.end >= limit || in[h.end] != ' ' {
+	if h.end >= limit {
 		return h
 	}
-	var g hit
-	ok := false
-	switch c := in[h.start]; {
-	case chars[c]&cWord != 0:
-		g, ok = s.matchWord(in, h.start, h.start)
-	case c == '+':
-		g, ok = matchPhone(in, h.start)
-		ok = ok && s.on[g.fam]
-	}
-	if ok && g.start == h.start && g.end > h.end && g.end <= limit {
-		return g
-	}
-	// Or h's last group begins one ("0 100-01 4556 7375 …": a social
-	// security number and a card sharing a group): h goes on to its end.
-	if ws := wordStart(in, h.end, h.start); ws > h.start && chars[in[ws]]&cWord != 0 {
-		if g, ok := s.matchWord(in, ws, ws); ok && g.start == ws && g.end > h.end && g.end <= limit {
-			h.end = g.end
+	if in[h.end] == ' ' {
+		var g hit
+		ok := false
+		switch c := in[h.start]; {
+		case chars[c]&cWord != 0:
+			g, ok = s.matchWord(in, h.start, h.start)
+		case c == '+':
+			g, ok = matchPhone(in, h.start)
+			ok = ok && s.on[g.fam]
 		}
+		if ok && g.start == h.start && g.end > h.end && g.end <= limit {
+			h = g
+		}
+	}
+	// Or h's last word begins one ("0 100-01 4556 7375 …": a social
+	// security number and a card sharing a group; "TOKEN=x 123e4567-e89b-…":
+	// a value and a UUID): h goes on to its end, and again from there, a
+	// few times at most, so that the work stays linear.
+	for n := 0; n < 4 && h.end < limit; n++ {
+		ws := wordStart(in, h.end, h.start)
+		if ws <= h.start || chars[in[ws]]&cWord == 0 {
+			break
+		}
+		g, ok := s.matchWord(in, ws, ws)
+		if !ok || g.start != ws || g.end <= h.end || g.end > limit {
+			break
+		}
+		h.end = g.end
 	}
 	return h
 }

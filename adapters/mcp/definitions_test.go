@@ -252,6 +252,25 @@ func listOf(n, descLen int, cursor string) json.RawMessage {
 	return json.RawMessage(b.String())
 }
 
+// smallList is a tools/list result of n tools as small as they come,
+// named after the page, and the next page's cursor.
+func smallList(n int, cursor string) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"t%s%d","inputSchema":{"type":"object"}}`, cursor, i)
+	}
+	b.WriteString(`]`)
+	if cursor != "" {
+		fmt.Fprintf(&b, `,"nextCursor":%q`, cursor)
+	}
+	b.WriteString(`}`)
+	return json.RawMessage(b.String())
+}
+
 // connectTo connects a go-sdk client through tr, for the test's length.
 func connectTo(t *testing.T, tr sdk.Transport) *sdk.ClientSession {
 	t.Helper()
@@ -402,21 +421,21 @@ func TestNewRemoteHonoursContext(t *testing.T) {
 
 // TestConcurrentListings: 400 NewRemote at once on one session through
 // LimitTransport: each listing has its own bound, so listings within the
-// bounds all pass (they do not count against each other), and listings
-// over them are all refused.
+// bounds all pass (12 tools each, 4800 in all: they do not count against
+// each other), and listings over them are all refused.
 func TestConcurrentListings(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		perPage, pages int
 		code           string
-	}{{10, 2, ""}, {5000, 1, toolmcp.CodeTooManyTools}} {
+	}{{6, 2, ""}, {toolmcp.MaxTools + 1, 1, toolmcp.CodeTooManyTools}} {
 		pages := map[string]json.RawMessage{}
 		for cursor := ""; len(cursor) < c.pages; cursor += "x" {
 			next := cursor + "x"
 			if len(next) == c.pages {
 				next = ""
 			}
-			pages[cursor] = listOf(c.perPage, 10, next)
+			pages[cursor] = smallList(c.perPage, next)
 		}
 		srv := &listingServer{list: func(cursor string) json.RawMessage { return pages[cursor] }}
 		cs := connectTo(t, toolmcp.LimitTransport(srv, 0))

@@ -30,6 +30,11 @@ const (
 	// whose result the dedupe layer no longer holds (its per-run memory
 	// bound); the tool is not run again; permanent.
 	CodeDuplicateDropped = "duplicate_result_dropped"
+	// CodeCallIDReused: the call carries a call id already used in this
+	// run for a call of the same tool with other arguments (the dedupe
+	// layer compares their canonical JSON); it is not a repeat of that
+	// call, and nothing ran. Make the call under a new call id.
+	CodeCallIDReused = "call_id_reused"
 	// CodeUpstreamUnavailable: the dependency could not be reached or said it
 	// did not process the request; transient.
 	CodeUpstreamUnavailable = "upstream_unavailable"
@@ -251,6 +256,7 @@ var codes = []CodeInfo{
 	{KindFailed, CodeTooManyAbandoned, "yes", "too many abandoned executions of the tool are still running; the call was not started", "timeout layer (WithAbandon)"},
 	{KindFailed, CodeDuplicateInDoubt, "no", "the call repeats one already made in this run whose outcome is unknown; the tool was not run again", "dedupe layer"},
 	{KindFailed, CodeDuplicateDropped, "no", "the call repeats one already made in this run whose result is no longer held; the tool was not run again", "dedupe layer"},
+	{KindNotPermitted, CodeCallIDReused, "no", "the call id was already used in this run for a call of this tool with other arguments; nothing ran", "dedupe layer"},
 	{KindFailed, CodeUpstreamUnavailable, "yes", "the dependency could not be reached or did not process the request", "mapper default map"},
 	{KindFailed, CodeUpstreamError, "if idempotent", "the dependency failed while handling the request and may have acted", "mapper default map"},
 	{KindFailed, CodeConnectionReset, "if idempotent", "the connection broke after the request may have gone out", "mapper default map"},

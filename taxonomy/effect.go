@@ -74,6 +74,7 @@ var codeEffects = map[string]Effect{
 	CodeTooManyAbandoned:     EffectNotStarted,
 	CodeDuplicateInDoubt:     EffectNotStarted,
 	CodeDuplicateDropped:     EffectNotStarted,
+	CodeCallIDReused:         EffectNotStarted,
 	CodeNotPermitted:         EffectNotStarted,
 	CodeToolNotFound:         EffectNotStarted,
 	CodeArgsInvalid:          EffectNotStarted,

@@ -20,6 +20,7 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeTooManyAbandoned:         taxonomy.EffectNotStarted,
 	taxonomy.CodeDuplicateInDoubt:         taxonomy.EffectNotStarted,
 	taxonomy.CodeDuplicateDropped:         taxonomy.EffectNotStarted,
+	taxonomy.CodeCallIDReused:             taxonomy.EffectNotStarted,
 	taxonomy.CodeUpstreamUnavailable:      taxonomy.EffectNone, // transient as the map makes it; see retryability below
 	taxonomy.CodeUpstreamError:            taxonomy.EffectPossible,
 	taxonomy.CodeConnectionReset:          taxonomy.EffectPossible,

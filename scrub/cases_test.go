@@ -360,6 +360,7 @@ var cases = append([]testCase{
 	neg("phone", "+00000000000000000000000000000000000000"),                                                           // a panic FuzzNeighbours found in the fallback
 	pos("ssn", "0 100-01 4556 7375 8689 9855 word", "0 "+r("ssn")+" word"),                                            // found by FuzzNeighbours
 	pos("secret", "TOKEN=000!be43b7fd 123e4567-e89b-12d3-a456-426614174000 word", "TOKEN="+r("secret")+" word"),       // found by FuzzNeighbours
+	pos("iban", "AA00000000000000 9C00 GB82 WEST 1234 5698 7654 32 word", r("iban")+" word"),                          // found by FuzzNeighbours: two IBANs sharing groups
 	neg("phone", "+1.5"),
 	neg("phone", "+12345"),
 	neg("phone", "score +100 points"),

@@ -392,7 +392,7 @@ func (s *Scrubber) whole(in string, h hit, limit int) hit {
 		ok := false
 		switch c := in[h.start]; {
 		case chars[c]&cWord != 0:
-			g, ok = s.matchWord(in, h.start, h.start)
+			g, ok = s.matchGrouped(in, h.start)
 		case c == '+':
 			g, ok = matchPhone(in, h.start)
 			ok = ok && s.on[g.fam]
@@ -401,22 +401,51 @@ func (s *Scrubber) whole(in string, h hit, limit int) hit {
 			h = g
 		}
 	}
-	// Or h's last word begins one ("0 100-01 4556 7375 …": a social
+	// Or one of h's last words begins one ("0 100-01 4556 7375 …": a social
 	// security number and a card sharing a group; "TOKEN=x 123e4567-e89b-…":
-	// a value and a UUID): h goes on to its end, and again from there, a
-	// few times at most, so that the work stays linear.
-	for n := 0; n < 4 && h.end < limit; n++ {
-		ws := wordStart(in, h.end, h.start)
-		if ws <= h.start || chars[in[ws]]&cWord == 0 {
+	// a value and a UUID; two IBANs sharing groups): h goes on to its end,
+	// and again from there. The words tried and the times are bounded, so
+	// the work stays linear.
+	for n := 0; n < 4 && h.end < limit && strings.IndexByte(" -.:", in[h.end]) >= 0; n++ {
+		best := h.end
+		p := h.end
+		for k := 0; k < 12; k++ {
+			e := p
+			for e > h.start && chars[in[e-1]]&cWord == 0 {
+				e--
+			}
+			ws := wordStart(in, e, h.start)
+			if e <= h.start || ws <= h.start {
+				break
+			}
+			if g, ok := s.matchGrouped(in, ws); ok && g.end > best && g.end <= limit {
+				best = g.end
+			}
+			p = ws
+		}
+		if best == h.end {
 			break
 		}
-		g, ok := s.matchWord(in, ws, ws)
-		if !ok || g.start != ws || g.end <= h.end || g.end > limit {
-			break
-		}
-		h.end = g.end
+		h.end = best
 	}
 	return h
+}
+
+// matchGrouped tries the matchers of identifiers written in groups (UUIDs,
+// MAC addresses, social security numbers, card numbers, IBANs) at in[i].
+func (s *Scrubber) matchGrouped(in string, i int) (hit, bool) {
+	c := in[i]
+	if chars[c]&cHex != 0 {
+		if h, ok := matchHexStart(in, i, i); ok && h.start == i && s.on[h.fam] {
+			return h, true
+		}
+	}
+	if isLetter(c) && i+4 <= len(in) && isDigit(in[i+2]) && isDigit(in[i+3]) {
+		if h, ok := matchIBAN(in, i); ok && h.start == i && s.on[h.fam] {
+			return h, true
+		}
+	}
+	return hit{}, false
 }
 
 // skipBoring returns the index of the first byte at or after i that is not

@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -360,5 +364,185 @@ func TestUnknownOutcomeIsInDoubt(t *testing.T) {
 				t.Errorf("%v: repeat %v (%+v) after %d executions, want duplicate_in_doubt after 1", first, err, info, c.n.Load())
 			}
 		}
+	}
+}
+
+// TestErrorRecordsBounded: a run's records of failures are bounded in
+// bytes like its results: 1,024 permanent failures, each with a message of
+// 128 KiB, grew the heap by about 137 MiB when errors were kept whole. Each
+// recorded error now keeps its message scrubbed and cut to
+// dedupe.MaxErrorMessage, and the run's records hold at most WithMaxBytes
+// (1 MiB by default) of result and error text: the heap grows by a few MiB
+// at most, whatever the messages.
+func TestErrorRecordsBounded(t *testing.T) {
+	const calls, size = dedupe.DefaultMaxRecords, 128 << 10
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Result{}, taxonomy.Failure("ledger_rejected", strings.Repeat("x", size)) // a fresh message each time
+	}, dedupe.New())
+	run := budget.WithRun(context.Background())
+	before := heapInUse()
+	for i := range calls {
+		if _, err := tool(toolmw.WithCallID(run, fmt.Sprintf("call_%d", i)), nil); err == nil {
+			t.Fatal("the tool succeeded")
+		}
+	}
+	grown := heapInUse() - before
+	runtime.KeepAlive(run)
+	if limit := int64(8 << 20); grown > limit {
+		t.Fatalf("the heap grew by %d MiB for %d recorded failures of %d KiB each, want at most %d MiB", grown>>20, calls, size>>10, limit>>20)
+	}
+	// The records are still there: a repeat gets the failure, bounded.
+	_, err := tool(toolmw.WithCallID(run, "call_0"), nil)
+	if info := taxonomy.InfoOf(err); info.Code != "ledger_rejected" || len(info.Message) > dedupe.MaxErrorMessage {
+		t.Fatalf("repeat: code %q, message of %d bytes", info.Code, len(info.Message))
+	}
+}
+
+// heapInUse returns the bytes of live heap objects after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestRepeatErrorEquivalent: a repeat of a recorded failure gets an
+// equivalent typed error: the same taxonomy.Info (kind, code, tool,
+// retryability, finality, retry-after, message, field errors, approval,
+// spend and guardrail records), matched by errors.Is and errors.As as the
+// original is. A message longer than dedupe.MaxErrorMessage is scrubbed,
+// then cut, so no part of a secret straddling the cut survives; field
+// errors are kept in order while they fit MaxErrorBytes. Past the run's
+// WithMaxBytes, a recorded error keeps its kind, code and the rest, but not
+// its message and field errors.
+func TestRepeatErrorEquivalent(t *testing.T) {
+	secret := canary.Secrets[0].Value
+	fields := []taxonomy.FieldError{{Type: "value_error", Loc: []any{"to", 2}, Msg: "Input should be a known account"}}
+	cases := map[string]error{
+		"refusal":   taxonomy.Refusal("card_declined", "the card was declined"),
+		"final":     taxonomy.Failure("ledger_rejected", "no").WithRetryAfter(3 * time.Second).WithFinal(),
+		"fields":    taxonomy.Failure("ledger_rejected", "bad").WithFields(fields...),
+		"guardrail": taxonomy.New(taxonomy.KindGuardrailBlocked, taxonomy.CodeGuardrailResult, "blocked").WithGuardrail("no_cards"),
+		"spend":     taxonomy.Failure("ledger_rejected", "over").WithSpend(10, 4),
+		"approval":  taxonomy.Failure("ledger_rejected", "asked").WithApproval("apr_1", "pay 10 EUR to acme"),
+		"timeout":   taxonomy.Timeout(taxonomy.CodeUpstreamTimeout, "slow", false).WithCause(errors.New("dial")),
+	}
+	for name, first := range cases {
+		t.Run(name, func(t *testing.T) {
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+				return toolmw.Result{}, first
+			}, dedupe.New())
+			ctx := toolmw.WithCallID(budget.WithRun(context.Background()), "call_1")
+			_, err1 := tool(ctx, nil)
+			_, err2 := tool(ctx, nil)
+			want := taxonomy.InfoOf(err1)
+			if name == "timeout" { // an unknown outcome: the repeat is in doubt
+				if taxonomy.InfoOf(err2).Code != taxonomy.CodeDuplicateInDoubt {
+					t.Fatalf("repeat: %v", err2)
+				}
+				return
+			}
+			if got := taxonomy.InfoOf(err2); !reflect.DeepEqual(got, want) {
+				t.Fatalf("repeat's record:\n%+v\nwant\n%+v", got, want)
+			}
+			var te *taxonomy.ToolError
+			if !errors.As(err2, &te) || errors.Is(err1, taxonomy.ErrRefused) != errors.Is(err2, taxonomy.ErrRefused) {
+				t.Fatalf("repeat %v: errors.As/Is differ from %v", err2, err1)
+			}
+		})
+	}
+
+	t.Run("long message", func(t *testing.T) {
+		// The secret straddles the cut.
+		msg := strings.Repeat("a ", (dedupe.MaxErrorMessage-len(secret)/2)/2) + secret + " " + strings.Repeat("b", 1<<20)
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			return toolmw.Result{}, taxonomy.Failure("ledger_rejected", msg)
+		}, dedupe.New())
+		ctx := toolmw.WithCallID(budget.WithRun(context.Background()), "call_1")
+		_, _ = tool(ctx, nil)
+		_, err := tool(ctx, nil)
+		info := taxonomy.InfoOf(err)
+		if info.Code != "ledger_rejected" || len(info.Message) > dedupe.MaxErrorMessage || !utf8.ValidString(info.Message) {
+			t.Fatalf("repeat: %q, %d bytes", info.Code, len(info.Message))
+		}
+		if family, found := canary.Find(info.Message); family != "" {
+			t.Fatalf("the %s canary survived the cut: %q", family, found)
+		}
+		if !strings.HasPrefix(info.Message, "a a a") {
+			t.Fatalf("message %.40q", info.Message)
+		}
+	})
+
+	t.Run("many fields", func(t *testing.T) {
+		var many []taxonomy.FieldError
+		for i := range 1000 {
+			many = append(many, taxonomy.FieldError{Type: "value_error", Loc: []any{"items", i}, Msg: strings.Repeat("m", 200)})
+		}
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			return toolmw.Result{}, taxonomy.Failure("ledger_rejected", "bad").WithFields(many...)
+		}, dedupe.New())
+		ctx := toolmw.WithCallID(budget.WithRun(context.Background()), "call_1")
+		_, _ = tool(ctx, nil)
+		_, err := tool(ctx, nil)
+		info := taxonomy.InfoOf(err)
+		if len(info.Fields) == 0 || len(info.Fields) > dedupe.MaxErrorFields || !reflect.DeepEqual(info.Fields, many[:len(info.Fields)]) {
+			t.Fatalf("repeat kept %d field errors", len(info.Fields))
+		}
+	})
+
+	t.Run("past the run's bytes", func(t *testing.T) {
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			return toolmw.Result{}, taxonomy.Failure("ledger_rejected", "the ledger refused").WithFields(fields...).WithRetryAfter(time.Second)
+		}, dedupe.New(dedupe.WithMaxBytes(10)))
+		ctx := toolmw.WithCallID(budget.WithRun(context.Background()), "call_1")
+		_, err1 := tool(ctx, nil)
+		_, err2 := tool(ctx, nil)
+		want := taxonomy.InfoOf(err1)
+		want.Message, want.Fields = "", nil
+		if got := taxonomy.InfoOf(err2); !reflect.DeepEqual(got, want) {
+			t.Fatalf("repeat's record:\n%+v\nwant\n%+v", got, want)
+		}
+	})
+}
+
+// TestCallIDReusedWithOtherArguments: a call id that arrives again with
+// other arguments is not a repeat: the model re-used the id for another
+// request, and answering it with the first call's outcome would report
+// an action that was not asked for as done (a payment to acme answered
+// to a payment to mallory). It is refused as
+// tool-not-permitted/call_id_reused, nothing runs, and the first call's
+// record stands; the same arguments spelt another way (key order,
+// spacing) are a repeat.
+func TestCallIDReusedWithOtherArguments(t *testing.T) {
+	c := &counter{hold: 5 * time.Millisecond}
+	tool := wrap(t, toolmw.Spec{Name: "pay"}, c)
+	ctx := toolmw.WithCallID(budget.WithRun(context.Background()), "call_1")
+	first, err := tool(ctx, json.RawMessage(`{"to":"acme","amount":10}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tool(ctx, json.RawMessage(`{ "amount": 10, "to": "acme" }`)); err != nil || res != first {
+		t.Fatalf("the same arguments spelt another way: %v %v", res, err)
+	}
+	for _, other := range []string{`{"to":"mallory","amount":10}`, `{"to":"acme","amount":10,"note":"x"}`, ``, `{"to":"acme","to":"acme","amount":10}`} {
+		_, err := tool(ctx, json.RawMessage(other))
+		if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindNotPermitted || info.Code != taxonomy.CodeCallIDReused || info.Retryable {
+			t.Errorf("%s: %v, want tool-not-permitted/call_id_reused", other, err)
+		}
+	}
+	// In flight: a reuse does not wait for the first call.
+	ctx2 := toolmw.WithCallID(budget.WithRun(context.Background()), "call_2")
+	done := make(chan struct{})
+	go func() { _, _ = tool(ctx2, json.RawMessage(`{"to":"acme"}`)); close(done) }()
+	for c.n.Load() < 2 {
+		runtime.Gosched()
+	}
+	if _, err := tool(ctx2, json.RawMessage(`{"to":"mallory"}`)); taxonomy.InfoOf(err).Code != taxonomy.CodeCallIDReused {
+		t.Errorf("in flight: %v", err)
+	}
+	<-done
+	if res, err := tool(ctx, json.RawMessage(`{"to":"acme","amount":10}`)); err != nil || res != first || c.n.Load() != 2 {
+		t.Fatalf("the first call's record: %v %v after %d executions", res, err, c.n.Load())
 	}
 }

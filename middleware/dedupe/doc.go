@@ -17,7 +17,13 @@
 // same call id ([toolmw.WithCallID]), compared as the model sent it (by
 // [toolmw.Call.IDSum]), not as [toolmw.SafeCallID] shows it: an id that
 // reads like the replaced form of another is an id of its own, and no id
-// reaches another's record. For the tools named in [WithArguments], two
+// reaches another's record. A call with the id of an earlier call but
+// other arguments (compared as JSON values, like WithArguments does; as
+// bytes when they have no canonical form) is not its repeat: the model
+// re-used the id for another request, and the first call's outcome would
+// report that request as done. It is refused as
+// tool-not-permitted/call_id_reused, nothing runs, and the earlier call's
+// record stands, for its own repeats. For the tools named in [WithArguments], two
 // calls are also the same when their arguments are the same JSON value
 // (object keys in any order, any spacing, one escaping of strings; numbers
 // as written), whatever their call ids. Arguments of such a tool that have
@@ -35,7 +41,13 @@
 //
 // A repeat that arrives while the first call is in flight waits for it (or
 // for its own context) and gets its outcome. A repeat that arrives later
-// gets the recorded outcome at once: the same result, or the same error.
+// gets the recorded outcome at once: the same result, or an equivalent
+// error — its [taxonomy.Info] form, as [taxonomy.Info.Err] makes it: the
+// same kind, code, tool, retryability, finality, retry-after, message,
+// field errors, approval, spend and guardrail records, matched by
+// errors.Is and errors.As as the first (an untyped error is
+// tool-failed/unmapped_failure, as InfoOf reads it). Its cause is not
+// kept, and its message and field errors are bounded (see Memory).
 // Outcomes that say the tool did not act, or that acting again is safe, are
 // not recorded, so the next repeat runs the tool:
 //
@@ -59,14 +71,23 @@
 //
 // The records live with the run: they hang off the context's *budget.Run
 // and are dropped when the Run is garbage collected, so they end with the
-// run without the loop saying so. Per run and per layer they are bounded:
-// at most [WithMaxRecords] finished records ([DefaultMaxRecords], 1024;
-// each a tool name, a 32-byte hash and about 100 bytes), the
-// oldest dropped first — a repeat of a call that old runs again — and at
-// most [WithMaxBytes] of result content ([DefaultMaxBytes], 1 MiB): past
-// it a record keeps who was called but not what came back, and a repeat
-// gets tool-failed/duplicate_result_dropped, permanent, without the tool
-// running. Calls in flight hold a record each on top of the bound.
+// run without the loop saying so. Per run and per layer they are bounded
+// in bytes: at most [WithMaxRecords] finished records ([DefaultMaxRecords],
+// 1024; each a tool name, two 32-byte hashes, about 150 bytes and, for a
+// failure, its kind, code, tool, approval id and guardrail name, at most
+// 400 bytes), the oldest dropped first — a repeat of a call that old runs
+// again — and at most [WithMaxBytes] ([DefaultMaxBytes], 1 MiB) of result
+// content and error text together. An error is recorded without its cause,
+// its message scrubbed and cut to [MaxErrorMessage] (1 KiB), its field
+// errors kept in order up to [MaxErrorFields] (20) and [MaxErrorBytes]
+// (4 KiB) of text with the message. Past WithMaxBytes a record keeps who
+// was called but not what came back: a repeat of a success gets
+// tool-failed/duplicate_result_dropped, permanent, without the tool
+// running, and a repeat of a failure gets its error without message,
+// field errors or approval summary (its kind, code and the rest still
+// tell the loop what happened). So a run's records hold at most about
+// 1 MiB + 1024 × 0.5 KiB with the defaults, whatever the tool returns.
+// Calls in flight hold a record each on top of the bound.
 //
 // # Where it sits
 //

@@ -40,10 +40,12 @@ const DefaultMaxArgsBytes = jsonarg.DefaultMaxBytes
 // A struct field is required unless it is a pointer, or its json tag says
 // omitempty or omitzero; an optional field also accepts null, which leaves
 // it unset. Fields follow encoding/json's naming (the json tag, else the Go
-// name, and its rules for embedded structs); "-" fields are ignored, and a
-// field with the ",string" option cannot be set. JSON null is also accepted
-// for pointers, slices, maps, interfaces and types with their own
-// UnmarshalJSON. An integer field takes any number whose value is an
+// name, and its rules for embedded structs); "-" fields are ignored. A
+// field JSON cannot set — a func, a chan, a complex number, a non-empty
+// interface, a map whose keys JSON cannot spell, a field with the ",string"
+// option — is not in the schema and takes no value, not even null
+// (unsupported). JSON null is also accepted for pointers, slices, maps,
+// empty interfaces and types with their own UnmarshalJSON. An integer field takes any number whose value is an
 // integer in its range (2, 2.0 or 2e0). Types implementing json.Unmarshaler
 // or encoding.TextUnmarshaler decode themselves; their errors are reported
 // as value_error at their location. The full rules, and the bounds every

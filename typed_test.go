@@ -3,6 +3,7 @@ package toolmw_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -364,6 +366,64 @@ func TestTypedCaseFoldedKeys(t *testing.T) {
 	} {
 		if _, err := ok.tool(context.Background(), json.RawMessage(ok.in)); err != nil {
 			t.Errorf("%s: %v", ok.in, err)
+		}
+	}
+}
+
+// TestTypedUnsettableFieldsRefuseNull: a field that JSON cannot set — a
+// func, a chan, a non-empty interface, a complex number, a map whose keys
+// cannot be read from JSON, a ",string" field — is left out of the schema
+// (so a validator rejects it as an additional property) and refused by the
+// decoder as unsupported, null included: null used to pass for such a
+// field, though the docs say it cannot be set. The schema validator and
+// the decoder agree on every case.
+func TestTypedUnsettableFieldsRefuseNull(t *testing.T) {
+	type unsettable struct {
+		A  int                `json:"a"`
+		F  func()             `json:"f"`
+		C  chan int           `json:"c"`
+		I  fmt.Stringer       `json:"i"`
+		X  complex128         `json:"x"`
+		M  map[[2]int]string  `json:"m"`
+		S  int                `json:"s,string"`
+		PS *int               `json:"ps,string"`
+		FS []func()           `json:"fs,omitempty"`
+		AF [1]func()          `json:"af,omitzero"`
+		MF map[string]func()  `json:"mf,omitempty"`
+		PF *func()            `json:"pf,omitempty"`
+		E  struct{ F func() } `json:"e,omitzero"`
+	}
+	tool := toolmw.Typed(func(ctx context.Context, in unsettable) (string, error) { return "ran", nil })
+	doc := schema.For[unsettable]().MustRender(schema.Plain)
+	v, err := schema.Compile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args string
+		ok   bool
+	}{
+		{`{"a":1}`, true},
+		{`{"a":1,"fs":[],"af":[null],"mf":{},"pf":null,"e":{}}`, false}, // [null] for [1]func(): null is not a func
+		{`{"a":1,"fs":[],"mf":{},"pf":null,"e":{}}`, true},
+		{`{"a":1,"fs":null,"mf":null}`, true},
+		{`{"a":1,"f":null}`, false}, {`{"a":1,"c":null}`, false}, {`{"a":1,"i":null}`, false},
+		{`{"a":1,"x":null}`, false}, {`{"a":1,"m":null}`, false}, {`{"a":1,"s":null}`, false},
+		{`{"a":1,"ps":null}`, false}, {`{"a":1,"e":{"F":null}}`, false},
+		{`{"a":1,"f":1}`, false}, {`{"a":1,"s":"1"}`, false}, {`{"a":1,"s":1}`, false}, {`{"a":1,"x":[1,2]}`, false},
+		{`{"a":1,"fs":[null]}`, false}, {`{"a":1,"mf":{"k":null}}`, false}, {`{"a":1,"pf":1}`, false},
+	} {
+		_, derr := tool(context.Background(), json.RawMessage(tc.args))
+		verr := v.Validate(json.RawMessage(tc.args), 0)
+		if (derr == nil) != tc.ok || (verr == nil) != tc.ok {
+			t.Errorf("%s: decoder %v, validator %v; want accepted %v", tc.args, derr, verr, tc.ok)
+		}
+		if derr != nil {
+			for _, f := range taxonomy.InfoOf(derr).Fields {
+				if f.Type != "unsupported" && f.Type != "array_length" {
+					t.Errorf("%s: field error %+v, want unsupported", tc.args, f)
+				}
+			}
 		}
 	}
 }

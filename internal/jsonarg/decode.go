@@ -152,12 +152,17 @@ func (d *decoder) fieldErrors() error {
 
 // value reads one value of node n into v. enum, when not nil, restricts
 // n's innermost scalar; nullOK says null is accepted (and leaves v as it
-// is) whatever n accepts: the value is an optional field's.
+// is) whatever n accepts but Never: the value is an optional field's. A
+// Never node (a type JSON cannot set) refuses every value, null included.
 func (d *decoder) value(n *Node, v reflect.Value, enum []any, nullOK bool) {
 	c := d.peek()
 	if c == 'n' {
 		d.literal("null")
 		switch {
+		case n.Kind == Never:
+			// Not even null: the field is not in the schema, and an
+			// optional field's null would otherwise pass for absent.
+			d.fail("unsupported", "This field cannot be set")
 		case n.Kind == Custom && n.Nullable:
 			d.unmarshalJSON(n, v, []byte("null"))
 		case n.Kind == Any && n.Type == rawMessage:

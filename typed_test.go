@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/schema"
@@ -424,6 +427,56 @@ func TestTypedUnsettableFieldsRefuseNull(t *testing.T) {
 					t.Errorf("%s: field error %+v, want unsupported", tc.args, f)
 				}
 			}
+		}
+	}
+}
+
+// TestDateTimeDecoderAndSchemaAgree: a time.Time field is published as
+// "format": "date-time"; on every case of internal/jsonarg's RFC 3339
+// table (the RFC, the JSON-Schema-Test-Suite's date-time cases, and what
+// Go's time.Parse gets wrong), Typed's decoder, the schema validator as
+// package schema runs it (santhosh-tekuri/jsonschema asserting formats),
+// and that validator's own date-time check as a referee all say what the
+// RFC says.
+func TestDateTimeDecoderAndSchemaAgree(t *testing.T) {
+	b, err := os.ReadFile("internal/jsonarg/testdata/date-time.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Data  string `json:"data"`
+			Valid bool   `json:"valid"`
+			From  string `json:"from"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Cases) < 50 {
+		t.Fatalf("the table: %v, %d cases", err, len(doc.Cases))
+	}
+	type in struct {
+		At time.Time `json:"at"`
+	}
+	tool := toolmw.Typed(func(ctx context.Context, in in) (string, error) { return "ok", nil })
+	v, err := schema.Compile(schema.For[in]().MustRender(schema.Plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("referee.json", map[string]any{"type": "string", "format": "date-time"}); err != nil {
+		t.Fatal(err)
+	}
+	referee, err := c.Compile("referee.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range doc.Cases {
+		args, _ := json.Marshal(map[string]string{"at": tc.Data})
+		_, derr := tool(context.Background(), args)
+		verr := v.Validate(args, 0)
+		rerr := referee.Validate(tc.Data)
+		if (derr == nil) != tc.Valid || (verr == nil) != tc.Valid || (rerr == nil) != tc.Valid {
+			t.Errorf("%s: %q: decoder %v, schema %v, referee %v; want valid %v", tc.From, tc.Data, derr == nil, verr == nil, rerr == nil, tc.Valid)
 		}
 	}
 }

@@ -14,13 +14,15 @@
 //
 // # Waiting
 //
-// A call reserves a token. When one is free the tool runs at once. Otherwise
-// the call waits for its turn, unless the wait would end past the context's
-// deadline or last longer than [WithMaxWait]: then the reservation is
-// cancelled (the limiter's tokens are as they were) and the call fails at
-// once with rate-limited/rate_limited, retryable, RetryAfter the wait it
-// would have needed. If the context is cancelled while the call waits, the
-// reservation is cancelled too and the call returns context.Canceled; if its
+// A call takes a token. When one is free the tool runs at once. Otherwise
+// the call reserves the next token and waits for its turn, unless the wait
+// would end past the context's deadline or last longer than
+// [WithMaxWait]: then it fails at once with rate-limited/rate_limited,
+// retryable, RetryAfter the wait it would have needed, and takes nothing —
+// the wait is decided from the limiter's tokens before anything is
+// reserved, so however many calls are refused at once, the limiter admits
+// its rate. If the context is cancelled while the call waits, the
+// reservation is cancelled and the call returns context.Canceled; if its
 // deadline passes meanwhile, tool-timeout/deadline_exceeded (not
 // retryable), which also matches context.DeadlineExceeded. With
 // [WithReject] a call never waits.

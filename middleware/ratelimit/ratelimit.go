@@ -69,8 +69,20 @@ func (c *config) newLimiter() *limiter {
 }
 
 // call takes a token, waiting for it when allowed, and runs next.
+//
+// A call that will be refused takes nothing: the wait is decided from the
+// limiter's tokens before a reservation is made. Reserving and cancelling
+// instead would cost capacity, since x/time/rate's CancelAt gives back only
+// what no later reservation has built on: under concurrent refusals the
+// limiter admitted a fraction of its rate.
 func (l *limiter) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	now := monotime.Of(l.clock)
+	if l.lim.AllowN(now, 1) {
+		return next(ctx, args)
+	}
+	if err := l.refusal(ctx, now, l.delay(now)); err != nil {
+		return toolmw.Result{}, err
+	}
 	r := l.lim.ReserveN(now, 1)
 	if !r.OK() {
 		return toolmw.Result{}, errNever
@@ -83,16 +95,45 @@ func (l *limiter) call(ctx context.Context, next toolmw.Tool, args json.RawMessa
 	return next(ctx, args)
 }
 
-// wait waits d for the reservation r made at now, or gives it back and
-// returns why not.
-func (l *limiter) wait(ctx context.Context, r *rate.Reservation, now time.Time, d time.Duration) error {
+// delay returns how long after now the limiter will have a token for one
+// more call, from its tokens alone (nothing is reserved), or
+// rate.InfDuration when it never will.
+func (l *limiter) delay(now time.Time) time.Duration {
+	limit := l.lim.Limit()
+	if limit == rate.Inf {
+		return 0
+	}
+	if l.lim.Burst() < 1 || limit <= 0 {
+		return rate.InfDuration
+	}
+	missing := 1 - l.lim.TokensAt(now)
+	if missing <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) * missing / float64(limit))
+}
+
+// refusal returns the error a call that would wait d from now ends in, or
+// nil when it may wait that long.
+func (l *limiter) refusal(ctx context.Context, now time.Time, d time.Duration) error {
 	if d == rate.InfDuration {
-		r.CancelAt(now)
 		return errNever
 	}
 	if deadline, ok := ctx.Deadline(); d > l.maxWait || ok && now.Add(d).After(deadline) {
-		r.CancelAt(now)
 		return errLimited.WithRetryAfter(d)
+	}
+	return nil
+}
+
+// wait waits d for the reservation r made at now, or gives it back and
+// returns why not.
+func (l *limiter) wait(ctx context.Context, r *rate.Reservation, now time.Time, d time.Duration) error {
+	// The reservation may wait longer than decided before it was made,
+	// when other calls reserved meanwhile; then it is given back, as
+	// rarely as that race is won.
+	if err := l.refusal(ctx, now, d); err != nil {
+		r.CancelAt(now)
+		return err
 	}
 	t := l.clock.NewTimer(d)
 	select {

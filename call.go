@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"sync/atomic"
 
 	"github.com/toolmw/toolmw/budget"
@@ -209,14 +210,16 @@ const replacedPrefix = "invalid_call_id_"
 // SafeCallID returns a call id as layers, logs, spans and events see it: id
 // itself when it is "" or at most [MaxCallIDLen] bytes of ASCII letters,
 // digits and "_-.:" (the shapes model APIs use, such as call_a1B2 and
-// toolu_01A…) in which the default scrubber finds nothing; otherwise
-// "invalid_call_id_" and 16 hex digits of a keyed hash of id, with a key
-// made at random when the process starts. So an oversize id or one holding
-// anything else (a token, markup, a newline) never reaches a sink, while
-// the same bad id reads the same within one process. An id already in that
-// replaced form ("invalid_call_id_" and 16 lower-case hex digits) is
-// replaced too, so a model cannot send the replaced form of another id and
-// pass for it. It allocates only for an id it replaces.
+// toolu_01A…) in which the default scrubber finds nothing at any position
+// — not only where a word starts, as it looks in text, but also glued to
+// what comes before (call_ghp_…, toolu_01AKIA…, fc_xyzsk-ant-…);
+// otherwise "invalid_call_id_" and 16 hex digits of a keyed hash of id,
+// with a key made at random when the process starts. So an oversize id or
+// one holding anything else (a token, markup, a newline) never reaches a
+// sink, while the same bad id reads the same within one process. An id
+// already in that replaced form ("invalid_call_id_" and 16 lower-case hex
+// digits) is replaced too, so a model cannot send the replaced form of
+// another id and pass for it. It allocates only for an id it replaces.
 //
 // The replaced form names an id for sinks only: it differs from one process
 // to the next, so nothing that must survive a restart is keyed by it (the
@@ -247,19 +250,125 @@ func replacedForm(id string) bool {
 
 // safeToken reports whether s may reach a sink as it is: at most
 // MaxCallIDLen bytes of [A-Za-z0-9_.:-] in which the default scrubber finds
-// nothing.
+// nothing, wherever it starts (see gluedFinding).
 func safeToken(s string) bool {
-	return len(s) <= MaxCallIDLen && safeID(s) && scrub.String(s) == s
+	if len(s) > MaxCallIDLen {
+		return false
+	}
+	ok, marks := scanID(s)
+	return ok && scrub.String(s) == s && !gluedFinding(s, marks)
 }
 
-func safeID(id string) bool {
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
-			return false
+// gluedFinding reports whether the default scrubber finds a secret in s,
+// a string of [A-Za-z0-9_.:-], that starts inside it rather than where it
+// looks in text: a token glued to what comes before it ("call_ghp_…",
+// "toolu_01AKIA…") hides from the scrubber, which finds tokens where
+// words start, and a vendor token right after a byte of its own alphabet
+// ("x-tvly-…") is not read as one.
+//
+// The scrubber's secret families (gluedScrubber: not its identifiers —
+// cards, IBANs, UUIDs, IP and MAC addresses, which it finds where a word
+// starts, as in the whole id, but which a random id's digits and hex would
+// spell now and then if read from anywhere) are asked again about the rest
+// of s from each position i where a secret may start: every position when
+// s holds a '.' or a ':' (the bytes that join the parts of a JWT, a
+// Discord or Terraform token, a key:value pair — rare in model call ids);
+// else only where the two bytes at i begin a vendor token's prefix
+// (gluedStarts), or 32 hexadecimal digits and a '-' begin (a Mailchimp or
+// Mailgun key). The ids model APIs make (call_ and 24 letters and digits,
+// toolu_01 and base62, fc_ and hex) meet few such positions, so the clean
+// path costs a scan of s and rarely a second look. At most len(s) scans of
+// at most MaxCallIDLen bytes each, whatever s is.
+//
+// TestSafeCallIDGluedSecrets glues a sample of every secret family of the
+// scrubber to the prefixes of model call ids and checks that each id is
+// replaced: a new family, or a prefix that gluedStarts does not know, fails
+// it.
+func gluedFinding(s string, marks uint8) bool {
+	every, dash := marks&markJoint != 0, marks&markDash != 0
+	hexEnd := 0 // the end of the run of hex digits around i, once measured
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		try := every
+		if !try && i+1 < len(s) {
+			try = gluedStarts[c][s[i+1]>>6]&(1<<(s[i+1]&63)) != 0
+		}
+		if !try && dash && isHexByte(c) {
+			if i >= hexEnd {
+				for hexEnd = i; hexEnd < len(s) && isHexByte(s[hexEnd]); hexEnd++ {
+				}
+			}
+			try = hexEnd-i == 32 && hexEnd < len(s) && s[hexEnd] == '-'
+		}
+		if try {
+			if rest := s[i:]; gluedScrubber.String(rest) != rest {
+				return true
+			}
 		}
 	}
-	return true
+	return false
+}
+
+// gluedScrubber is the default scrubber without its identifier families.
+var gluedScrubber = func() *scrub.Scrubber {
+	s, err := scrub.New(scrub.WithoutFamilies("email", "card", "iban", "phone", "ip", "uuid", "home_user", "ssn", "mac_address"))
+	if err != nil {
+		return scrub.Default() // a family renamed: every family, rather than none
+	}
+	return s
+}()
+
+// gluedPrefixes are the beginnings of the vendor tokens the default
+// scrubber knows whose prefix can be written in a call id (those with a
+// '.' inside, and the tokens without a prefix that need a '.' or a ':',
+// are found by trying every position of an id that holds one): AWS key
+// ids, Google, Twilio, SendGrid, DigitalOcean, Databricks, GitHub, GitLab,
+// Groq, Hugging Face, Mailgun, npm, PyPI, Stripe, OpenAI, Anthropic,
+// OpenRouter, Shopify, Slack, xAI, Grafana, Sentry, Linear, Notion,
+// Postman, New Relic, Atlassian, Supabase, age, Square, Facebook, Pulumi,
+// Docker Hub, PlanetScale, Replicate, Perplexity, LangSmith, Pinecone,
+// Tavily, Alibaba, AWS session tokens, Fly.io, RubyGems, Heroku, JWTs.
+const gluedPrefixes = "AKIA ASIA ABIA ACCA AGPA AIDA AIPA ANPA ANVA APKA AROA AIza AC SK SG " +
+	"dop_ doo_ dor_ dapi gh github_pat_ glpat- gsk_ hf_ key- npm_ pypi- rk_ sk- sk_ shp whsec_ " +
+	"xox xapp- xai- ya29 GOCSPX- gl GR1348941 hv sntry lin_ ntn_ secret_ PMAK- NRAK- NRJS- dp " +
+	"ATATT3 ATBB sbp_ sb_secret_ AGE- sq0 EAA pul- dckr_ pscale_ r8_ pplx- lsv2_ pcsk_ tvly- LTAI " +
+	"IQoJ FwoG fo1_ fm2_ rubygems_ HRKU- eyJ"
+
+// gluedStarts holds the first two bytes of every gluedPrefixes entry, as
+// a set of second bytes (a 256-bit mask) per first byte.
+var gluedStarts = func() (t [256][4]uint64) {
+	for _, p := range strings.Fields(gluedPrefixes) {
+		t[p[0]][p[1]>>6] |= 1 << (p[1] & 63)
+	}
+	return t
+}()
+
+func isHexByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// The marks scanID reports: which of the punctuation a call id may hold
+// it holds.
+const (
+	markDash  = 1 << iota // '-'
+	markJoint             // '.' or ':'
+)
+
+// scanID reports whether id is made of [A-Za-z0-9_.:-] only, and which
+// punctuation it holds.
+func scanID(id string) (ok bool, marks uint8) {
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+		case c == '-':
+			marks |= markDash
+		case c == '.', c == ':':
+			marks |= markJoint
+		default:
+			return false, 0
+		}
+	}
+	return true, marks
 }
 
 // callIDKeyBytes keys the hash of replaced call ids, for this process only.
@@ -304,7 +413,8 @@ func (c Call) IDSum() (sum [sha256.Size]byte, ok bool) {
 // that survives a restart of the process, say, stored with the call). The
 // key reaches the tool through [Call.Key] as given when it is at most
 // [MaxCallIDLen] bytes of ASCII letters, digits and "_-.:" in which the
-// default scrubber finds nothing, and otherwise as "tmk_" and 32 hex digits
+// default scrubber finds nothing, at any position (as for [SafeCallID]),
+// and otherwise as "tmk_" and 32 hex digits
 // of a hash of it that is the same in every process.
 //
 // Without one, a call's key is derived from the model's call id as given

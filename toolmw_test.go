@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/canary"
 	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -295,5 +297,185 @@ func TestForeignErrorNormalisedAtTheEdge(t *testing.T) {
 	}
 	if info := taxonomy.InfoOf(alien{secret}); info.Tool != "" || info.Code != taxonomy.CodeInvalidCode {
 		t.Fatalf("InfoOf kept the foreign tool name or code: %+v", info)
+	}
+}
+
+// gluedSamples are one value of each family of the default scrubber that a
+// call id can hold (ASCII letters, digits and "_-.:"), by family; the
+// values are made up, split so that no scanner takes this file for a leak.
+var gluedSamples = map[string][]string{
+	"age_secret_key":       {"AGE-SE" + "CRET-KEY-1PERX0PZSKHRVRESRTTUHDWNFRDH5WS8EUZ4Q9CXXQEMGPXYF9CJ5SGC4HA"},
+	"alibaba_key":          {"LTAIBc" + "m7elEetHMyXUaRIg7h"},
+	"anthropic_key":        {"sk" + "-ant-api03-nW5gcF-Ha6ili8GjHEAD6_Wj9KfzjsQGMrb9h-ImB-LK777pzNk8cL6j5IXAAjlsHUqJoUD_-Ydua-5ZMs1SWOpQaPRYpAA"},
+	"atlassian_token":      {"ATBBrY" + "pi7Y1AlceOTPomxtxWBOQjW01S7M9y"},
+	"aws_access_key":       {"AKIA" + "QWERTYUIOPASDFGH", "ASIA" + "QWERTYUIOPASDFGH"},
+	"aws_secret_key":       {"aws_secret_access_key:" + "wJalrXUtnFEMIK7MDENGbPxRfiCY9q2Lm4Kp7Xz1"},
+	"aws_session_token":    {"IQoJb3" + "JpZ2luX2Vj" + strings.Repeat("Ab3dE5gH7k", 11)},
+	"databricks_token":     {"dapi" + "0a1b2c3d4e5f60718293a4b5c6d7e8f9"},
+	"digitalocean_token":   {"do" + "p_v1_947aaeb26c57d21fa5d328263dfe574de739988b886e7577496a2c8773e130f7"},
+	"discord_token":        {"MTk4NjIyNDgzNDcxOTI1MjQ4" + ".Cl2FMQ.PTmZYl2dVAMH2vWD6qeSPt5Pv74"},
+	"dockerhub_token":      {"dckr_p" + "at_bL1XvnkR3Qum1BtTtiay6CfQIYq"},
+	"doppler_token":        {"dp.st." + "dev.NcitBvJYTpvGvTwY0mOFq5F6llw1u5xusUAFwDmR"},
+	"facebook_token":       {"EAABzC" + "hRcSthsK1yCCSSYbJjVkHypCdhOT0ArPsGI5XEvtOmYB5z1nfYl1NiJHEQYBl5KjEBPuV4uRViW7VtL0Rih7ypO9faxN4hdH9J4hiwtMukhqODQ1abq4oaMaT9uhXtNZuwR96bpf8HRkvlj8oKNTOP0apURkIh"},
+	"flyio_token":          {"fo1_nm" + "mrAXi0Lm9kOMVil68pZ_oRpuICRBDs7ZqBSqIcwH7"},
+	"github_token":         {"gh" + "p_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d", canary.Secrets[0].Value},
+	"gitlab_token":         {"gl" + "pat-UdjAWtGSU8po-799Nksn"},
+	"google_api_key":       {"AI" + "zazbLGViYXjU2JgJngKtFI3OyV2dZAkg05rK-"},
+	"google_client_secret": {"GOCSPX" + "-ve2vAPFRiFATt5lz4CXMw929VEGp"},
+	"google_oauth_token":   {"ya29.a" + "02avhlvrUU8YLghux76nTPDYpm9gPGcsN847UdJ3rrID5y67fiCnwx6Fdco8m4eS0EptOlxwHZSgRqnK2yF3HVTCJFiovmVSPewVrV0LjRRHQ9f"},
+	"grafana_token":        {"glsa_F" + "J8u4ObWswOoDk0uTQW5aDAwXsuU3Bel_c25d2a26"},
+	"groq_key":             {"gsk_" + "Q7vKp2Lm9XwR4tNzAb3dE5gH7k"},
+	"heroku_key":           {"HRKU-A" + "AQv196RIoWY0PIhU6z5aw2fX2mbmDPT73Zz7qGBpWtqj1tz2_EzbDPjR7Ik"},
+	"huggingface_token":    {"hf" + "_d67JikEAvstqVVPqzPptEJQzhkPkenG5ZF"},
+	"jwt":                  {"eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", canary.Secrets[3].Value},
+	"langsmith_key":        {"lsv2_p" + "t_fbb0259e847c4f0aaaf9d1d501406ee8_fabe2c4964"},
+	"linear_key":           {"lin_ap" + "i_JQkr036IikVg235ONeSsauAgXkoQa2FtUvNhaTMM"},
+	"mailchimp_key":        {"a2e12e" + "eb260e4faa1bab1cdf401911cb-us14"},
+	"mailgun_key":          {"ke" + "y-3ax6xnjp29jd6fds4gc373sgvjxteol0"},
+	"mapbox_token":         {"sk.eyJ" + "1IjoiQo_ZVabusWC9BLMXfN2_28CFhH-2HijfRT2L0cjI.DpGnqZrUSTpZRZLuynOC46"},
+	"newrelic_key":         {"NRAK-P" + "IA8E94X1VT9RF50RTHG80SNLZ5"},
+	"notion_token":         {"ntn_43" + "314882775FFV4ktmOJv3328eN3Gb5FVjisfBbWOLpROl"},
+	"npm_token":            {"np" + "m_JoC6vWCBiJmpflvJfupxqZKm4bV3AyAVHnyr"},
+	"openai_key":           {"sk" + "-proj-8F5n3_YNBDRzrZSgqbjG3uhkWKFLf6xuI5aHUQPFeNBTxaQW"},
+	"openrouter_key":       {"sk-or-v1-" + "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"},
+	"password":             {"password:" + "Hunter2Canary"},
+	"perplexity_key":       {"pplx-l" + "tbgJcogNVVMMqDjeUZRgsAD2WctCAPLGN77F1bsqFJuC7Wh"},
+	"pinecone_key":         {"pcsk_n" + "yFtA_C5RbaD86MpUJJxmvBpkfVjVplxFZtKvgY1pRyT082xE6MoY1SIeKIqWlv6JtbbY"},
+	"planetscale_token":    {"pscale" + "_tkn_TNJ3tkUSR61TsvxwRv71P6o3DW67Vsnbi919RiWMvSM"},
+	"postman_key":          {"PMAK-e" + "f0d36d9935eed4e6c6c37c4-de8cd8b8e74cd7b945a50219ee84b9dad0"},
+	"pulumi_token":         {"pul-be" + "43b7fd236b7c885f98f26adf63d1e5930599fb"},
+	"pypi_token":           {"pypi-AgEIcHlwaS5vcmc" + "Rh_JUqBlIFXZ53Ncqe28-ajY75FnCttn6kfaqDeMqG3omjMyXHCabM6JOF8E"},
+	"replicate_key":        {"r8_wnX" + "vfQWfZrQsk8d3Amh0kxA3QKdukRtN8O6KH"},
+	"rubygems_token":       {"rubyge" + "ms_baf2abac2cddbc0ceafba0037bb109e2b0f73eb30cd18935"},
+	"secret":               {"api_key:" + "Q7vKp2Lm9XwR4tNz"},
+	"sendgrid_key":         {"SG" + ".Fd0Nhcy_1kGD2VD_eR1UYz.aLiA_zNyD7CHLn_xC-1hsYgBds1ghxY5OokvQyx7eNW"},
+	"sentry_token":         {"sntryu" + "_dec1db5d9640a1c26f5806c1afd663e3969e0a1e8a74d8bb887bf7dd5035046a"},
+	"shopify_token":        {"sh" + "pat_e500fe7ee5fc324bdb2e1142a21c4023"},
+	"slack_token":          {"xo" + "xb-54728038528-0841485253888-vOoNZYW2mZp0zVZomHFwUbbY"},
+	"square_token":         {"sq0atp" + "-H6IZkK4s5Jax_XdSmLrcyu"},
+	"stripe_key":           {"sk" + "_live_eh6Yo4gfqrc5XlrWi0B26R08"},
+	"supabase_token":       {"sbp_02" + "fee32719d7b1178c42030ac876376c97b76368"},
+	"tavily_key":           {"tvly-u" + "uNsGa7NMyl3zaoW5Xtwd57TKmERl722"},
+	"telegram_token":       {"123456789" + ":AApThGJWZhbj11THnCMZCY7Bvqiy8CsT07L"},
+	"terraform_token":      {"nyPxUe" + "uq2qmwxQ.atlasv1.nqtgFGTiOvPg8csYukf1mMBBeHH36NbXKjItVaoxopNXxixBk52iw2QDn0gN1Z92nto"},
+	"twilio_key":           {"SK" + "bae530282bd36cb9d21f6be6abf0d7c1", "AC" + "c1e21862ab8a18a8902073fec8df4f50"},
+	"vault_token":          {"hvs.bP" + "R58vDUPgfR5gB2Z-EAPsLSA8rHAaw-RAgmsizw8GklypfRd7L3k6NRJF8os0qzLfEXnZtZnoxoe6hFCpirtRyf7n"},
+	"xai_key":              {"xa" + "i-yvMpy62O6SQ1IEE1HSa2bB9UoK4tYnzNLeK6kjcbhgN7kwjSbbciSPOcSeVce2LWxm090I5Qe43W6T8y"},
+}
+
+// gluedIdentifiers are samples of the scrubber's identifier families that
+// a call id can hold: found where a word starts, as in text (an id that is
+// one is replaced), but not glued inside an id, where a random id's digits
+// and hex would spell them now and then (a 15-digit run passing Luhn's
+// check in an fc_ id).
+var gluedIdentifiers = map[string][]string{
+	"card":        {"4556737586899855", "4556-7375-8689-9855"},
+	"iban":        {"GB82WEST12345698765432"},
+	"ip":          {"10.20.30.41"},
+	"mac_address": {"3c:22:fb:9a:10:e4"},
+	"ssn":         {"219-09-9999"},
+	"uuid":        {"123e4567-e89b-12d3-a456-426614174000"},
+}
+
+// notInCallIDs are the scrubber's families whose values a call id cannot
+// hold, and why.
+var notInCallIDs = map[string]string{
+	"basic_auth":          "a blank after the scheme",
+	"bearer_token":        "a blank after the scheme",
+	"cookie":              "a header: blanks, '=' and ';'",
+	"db_credentials":      "a URL: '/' and '@'",
+	"url_password":        "a URL: '/' and '@'",
+	"discord_webhook":     "a URL: '/'",
+	"slack_webhook":       "a URL: '/'",
+	"home_user":           "a path: '/' or '\\'",
+	"email":               "'@'",
+	"phone":               "'+' and blanks",
+	"private_key":         "a PEM block: blanks and line breaks",
+	"query_secret":        "a query: '?', '&' and '='",
+	"azure_client_secret": "'~'",
+	"azure_key":           "a connection string: '=' and ';'",
+}
+
+// TestSafeCallIDGluedSecrets: a secret or identifier glued to the prefix
+// of a model call id (call_ghp_…, call_AKIA…, toolu_01 and a token, fc_…),
+// where the scrubber, which looks where words start, does not see it, is
+// found all the same: every such id is replaced. Every family of the
+// default scrubber is covered, by a sample or by the reason a call id
+// cannot hold it. Model call ids that hold nothing pass as they are.
+func TestSafeCallIDGluedSecrets(t *testing.T) {
+	for _, f := range scrub.Families() {
+		n := 0
+		for _, m := range []map[string][]string{gluedSamples, gluedIdentifiers} {
+			if _, ok := m[f]; ok {
+				n++
+			}
+		}
+		if _, ok := notInCallIDs[f]; ok {
+			n++
+		}
+		if n != 1 {
+			t.Errorf("family %s: give it a sample a call id can hold (a secret's or an identifier's), or the reason it cannot, and only one", f)
+		}
+	}
+	for family, samples := range gluedIdentifiers {
+		for _, id := range samples {
+			if m := scrub.Default().Find(id); len(m) != 1 || m[0].Family != family {
+				t.Errorf("%s: the sample %q reads as %+v", family, id, m)
+			}
+			if got := toolmw.SafeCallID(id); got == id {
+				t.Errorf("%s: SafeCallID(%q) passes it as it is", family, id)
+			}
+		}
+	}
+	glue := []string{"", "call_", "call", "toolu_01", "toolu_01Ab3", "fc_", "fc_67ab", "x", "X", "0", "call_ab", "call-", "call-x", "_", "a1B2c3"}
+	tails := []string{"", "_end"}
+	for family, samples := range gluedSamples {
+		for _, sample := range samples {
+			if m := scrub.Default().Find(sample); len(m) != 1 || m[0].Family != family || m[0].Start != 0 && family != "password" && family != "secret" && family != "aws_secret_key" {
+				t.Errorf("%s: the sample %.20q reads as %+v", family, sample, m)
+				continue
+			}
+			for _, g := range glue {
+				for _, tail := range tails {
+					if scrub.Default().Find(sample+tail) == nil {
+						continue // the tail makes it something else ("…_end" after a UUID)
+					}
+					id := g + sample + tail
+					if len(id) > toolmw.MaxCallIDLen {
+						id = id[:toolmw.MaxCallIDLen] // longer ids are replaced anyway; keep the glued start
+						if scrub.Default().Find(id[len(g):]) == nil {
+							continue // the sample no longer fits whole
+						}
+					}
+					if got := toolmw.SafeCallID(id); got == id {
+						t.Errorf("%s glued: SafeCallID(%.60q) passes it as it is", family, id)
+					}
+				}
+			}
+		}
+	}
+	// Model call ids holding nothing pass: each shape with random bodies.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	const hexDigits = "0123456789abcdef"
+	body := func(set string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = set[rng.IntN(len(set))]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		for _, id := range []string{
+			"call_" + body(alnum, 24),
+			"toolu_01" + body(alnum, 22),
+			"fc_" + body(hexDigits, 48),
+			body(alnum, 9),
+			"chatcmpl-tool-" + body(hexDigits, 32),
+		} {
+			if toolmw.SafeCallID(id) != id {
+				t.Errorf("the clean id %q is replaced", id)
+			}
+		}
 	}
 }

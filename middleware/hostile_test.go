@@ -19,8 +19,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/tracing"
@@ -139,4 +142,57 @@ func TestHostileInputCanaries(t *testing.T) {
 	if len(evs) != calls || len(spans.GetSpans()) != calls {
 		t.Errorf("%d events, %d spans for %d calls", len(evs), len(spans.GetSpans()), calls)
 	}
+}
+
+// TestGluedCallIDCanaries: a model that glues a secret to the prefix of a
+// call id (call_ghp_…, call_AKIA…, toolu_01 and a token, fc_…), where a
+// scrubber looking for words does not see it, gets the id replaced: through
+// the default stack with dedupe inserted and every sink on (logs at DEBUG,
+// so every level), on success, failure, refusal, untyped error, bad
+// arguments and a repeat, no sink holds any piece of the secret, and the
+// spans and events name the call by its replaced id.
+func TestGluedCallIDCanaries(t *testing.T) {
+	r := sinkrig.New(t)
+	r.Insert(t, middleware.Retry, "dedupe", dedupe.New())
+	type args struct {
+		A int `json:"a"`
+	}
+	outcomes := map[string]error{
+		"success": nil,
+		"failure": taxonomy.Failure("ledger_rejected", "the ledger refused"),
+		"refusal": taxonomy.Refusal("card_declined", "declined"),
+		"untyped": fmt.Errorf("dial upstream: refused"),
+	}
+	ids := sinkrig.GluedCallIDs()
+	if len(ids) < 20 {
+		t.Fatalf("%d glued ids", len(ids))
+	}
+	calls := 0
+	for name, fail := range outcomes {
+		tool, err := r.Stack.Wrap(toolmw.Spec{Name: "book"}, toolmw.Typed(func(context.Context, args) (string, error) {
+			if fail != nil {
+				return "", fail
+			}
+			return "booked", nil
+		}))
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		for _, id := range ids {
+			ctx := toolmw.WithCallID(budget.WithRun(context.Background()), id)
+			for _, in := range []string{`{"a":1}`, `{"a":1}`, `{"a":"one"}`} { // a call, its repeat, bad arguments
+				res, err := tool(ctx, json.RawMessage(in))
+				r.Tell(res, err)
+				calls++
+			}
+		}
+	}
+	sinks := r.Sinks(t)
+	sinkrig.NoLeak(t, sinks)
+	for _, sink := range []string{"spans", "events", "logs"} {
+		if !strings.Contains(sinks[sink], "invalid_call_id_") {
+			t.Errorf("%s: no replaced call id", sink)
+		}
+	}
+	t.Logf("%d calls with %d glued ids", calls, len(ids))
 }

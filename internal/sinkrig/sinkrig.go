@@ -132,3 +132,24 @@ func NoLeak(t testing.TB, sinks map[string]string, words ...string) {
 		}
 	}
 }
+
+// CallIDPrefixes begin the call ids model APIs make (OpenAI's call_ and
+// fc_, Anthropic's toolu_01, and a few more): a secret glued to one hides
+// from a scrubber that looks where words start.
+var CallIDPrefixes = []string{"call_", "call", "toolu_01", "toolu_01Ab3", "fc_", "fc_67ab", "call-", "x", "0"}
+
+// GluedCallIDs returns the call ids a hostile model may send to carry a
+// canary into the sinks: each canary that a call id can hold (letters,
+// digits and "_-.:") glued to each of CallIDPrefixes.
+func GluedCallIDs() []string {
+	var out []string
+	for _, secret := range canary.Values() {
+		if strings.Trim(secret, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:") != "" {
+			continue // a blank, an '@': the id is replaced whole
+		}
+		for _, p := range CallIDPrefixes {
+			out = append(out, p+secret)
+		}
+	}
+	return out
+}

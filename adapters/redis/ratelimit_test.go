@@ -103,6 +103,13 @@ func hammer(t *testing.T, tools []toolmw.Tool, workers int, d time.Duration) (ad
 // within limit × window + burst, every refusal carries RetryAfter within
 // one interval; the same replicas with in-process limiters admit about
 // three times as many.
+//
+// The upper bound is checked in every round. The two lower ones (the shared
+// limit admits at least half its bound; the in-process control admits more
+// than the shared bound, so the hammer was strong enough to tell a shared
+// limit from none) need the callers to have run: on a loaded machine a
+// stall can keep them from calling, so a round that misses them is made
+// again, up to five rounds.
 func TestRateLimitAcrossReplicas(t *testing.T) {
 	noLeaks(t)
 	srv := startRedis(t)
@@ -112,7 +119,7 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 		window = 600 * time.Millisecond
 	)
 	replicas := newReplicas(t, srv, 3)
-	for _, shared := range []bool{true, false} {
+	round := func(shared bool) (admitted, bound int64) {
 		var tools []toolmw.Tool
 		for _, r := range replicas {
 			opts := []ratelimit.Option{ratelimit.WithReject()}
@@ -124,21 +131,31 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 			tools = append(tools, mustWrap(t, "search", (&counted{}).tool, ratelimit.New(limit, burst, opts...)))
 		}
 		admitted, longest, elapsed := hammer(t, tools, 2, window)
-		bound := int64(limit*elapsed.Seconds()) + burst
+		bound = int64(limit*elapsed.Seconds()) + burst
 		t.Logf("shared=%v: %d admitted in %v (bound %d), longest RetryAfter %v", shared, admitted, elapsed, bound, longest)
 		if shared {
 			if admitted > bound {
 				t.Errorf("%d calls admitted across 3 replicas in %v, want at most limit × window + burst = %d", admitted, elapsed, bound)
 			}
-			if admitted < bound/2 {
-				t.Errorf("%d calls admitted in %v, want about %d: the shared limit refuses what it should admit", admitted, elapsed, bound)
-			}
 			if longest > time.Second/limit {
 				t.Errorf("a refusal's RetryAfter is %v, want at most one interval, %v", longest, time.Second/limit)
 			}
-		} else if admitted <= bound {
-			t.Errorf("in-process limiters admitted %d, want more than the shared bound %d (3 replicas)", admitted, bound)
 		}
+		return admitted, bound
+	}
+	for i := 1; ; i++ {
+		// A new key each round: the shared bucket starts full.
+		srv.Client().FlushAll(context.Background())
+		shared, sharedBound := round(true)
+		local, _ := round(false)
+		if shared >= sharedBound/2 && local > sharedBound {
+			return
+		}
+		if i == 5 {
+			t.Fatalf("in 5 rounds, never both: the shared limit admitted %d (want at least half its bound %d) and in-process limiters %d (want more than it)",
+				shared, sharedBound, local)
+		}
+		t.Logf("round %d: the callers did not call enough to tell (a loaded machine); again", i)
 	}
 }
 

@@ -285,25 +285,30 @@ func safeToken(s string) bool {
 // replaced: a new family, or a prefix that gluedStarts does not know, fails
 // it.
 func gluedFinding(s string, marks uint8) bool {
-	every, dash := marks&markJoint != 0, marks&markDash != 0
-	hexEnd := 0 // the end of the run of hex digits around i, once measured
+	every := marks&markJoint != 0
 	for i := 1; i < len(s); i++ {
-		c := s[i]
-		try := every
-		if !try && i+1 < len(s) {
-			try = gluedStarts[c][s[i+1]>>6]&(1<<(s[i+1]&63)) != 0
+		if !every && (i+1 == len(s) || gluedStarts[s[i]][s[i+1]>>6]&(1<<(s[i+1]&63)) == 0) {
+			continue
 		}
-		if !try && dash && isHexByte(c) {
-			if i >= hexEnd {
-				for hexEnd = i; hexEnd < len(s) && isHexByte(s[hexEnd]); hexEnd++ {
-				}
-			}
-			try = hexEnd-i == 32 && hexEnd < len(s) && s[hexEnd] == '-'
+		if rest := s[i:]; gluedScrubber.String(rest) != rest {
+			return true
 		}
-		if try {
-			if rest := s[i:]; gluedScrubber.String(rest) != rest {
-				return true
-			}
+	}
+	if every || marks&markDash == 0 {
+		return false
+	}
+	// 32 hex digits before a '-', not where a word starts.
+	for p := 33; p < len(s); p++ {
+		if s[p] != '-' {
+			continue
+		}
+		i := p - 32
+		hex := true
+		for k := i; k < p && hex; k++ {
+			hex = isHexByte(s[k])
+		}
+		if rest := s[i:]; hex && gluedScrubber.String(rest) != rest {
+			return true
 		}
 	}
 	return false

@@ -36,9 +36,9 @@ const (
 // name of at most 64 bytes each, an approval id of at most 128 bytes and
 // its summary of at most taxonomy.MaxApprovalSummary.
 const (
-	MaxErrorMessage = 1024
-	MaxErrorFields  = 20
-	MaxErrorBytes   = 4096
+	MaxErrorMessage = 1024 // bytes of a recorded error's message, scrubbed, then cut
+	MaxErrorFields  = 20   // field errors a recorded error keeps
+	MaxErrorBytes   = 4096 // bytes of a recorded error's message and field errors together
 )
 
 // Option configures the dedupe layer.

@@ -63,6 +63,14 @@ const (
 	// caller's goroutine; above it, the caller stops waiting when its
 	// context ends.
 	inlineSteps = 1 << 10
+	// MaxConcurrentValidations bounds, per process, the validations that
+	// run on goroutines of their own (those counted above inlineSteps):
+	// the caller stops waiting for one at its context's end, and the
+	// goroutine goes on until its bounded work is done. Past the bound a
+	// call that needs one is refused at once, rate-limited/validation_busy,
+	// retryable, and nothing runs; so callers whose deadlines pass cannot
+	// pile up validations without end.
+	MaxConcurrentValidations = 256
 )
 
 // costly is a schema_too_costly definition error.

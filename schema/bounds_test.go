@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,4 +399,81 @@ func FuzzSchemaBounds(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConcurrentValidationsBounded: callers whose contexts end while their
+// large validations run leave those goroutines behind until their bounded
+// work is done; at most MaxConcurrentValidations run at once. With that
+// many held (as slow validations would be) and their callers gone, 100
+// more callers are refused at once, rate-limited/validation_busy,
+// retryable; once the held ones end, validations run again.
+func TestConcurrentValidationsBounded(t *testing.T) {
+	v, err := Compile(json.RawMessage(`{"type":"object","properties":{"xs":{"type":"array","items":{"type":"integer","maximum":9}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"xs":[` + strings.TrimSuffix(strings.Repeat("7,", 5000), ",") + `]}`)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	defer free() // a failing test leaves no validation held
+	var held sync.WaitGroup
+	held.Add(MaxConcurrentValidations)
+	var entered, ended atomic.Int64
+	testHookCheck = func() {
+		if entered.Add(1) <= MaxConcurrentValidations {
+			held.Done()
+		}
+		<-release
+	}
+	testHookChecked = func() { ended.Add(1) }
+	defer func() { testHookCheck, testHookChecked = nil, nil }()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var callers sync.WaitGroup
+	for range MaxConcurrentValidations {
+		callers.Go(func() {
+			if err := v.ValidateContext(ctx, args, 0); !errors.Is(err, context.Canceled) {
+				t.Errorf("a caller that stopped waiting: %v", err)
+			}
+		})
+	}
+	held.Wait()
+	cancel()
+	callers.Wait()
+	// A context that can end (one that cannot is validated inline: there
+	// is no deadline to stop waiting at).
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	var busy atomic.Int64
+	var more sync.WaitGroup
+	for range 100 {
+		more.Go(func() {
+			err := v.ValidateContext(live, args, 0)
+			if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeValidationBusy || !info.Retryable {
+				t.Errorf("past the bound: %v, want validation_busy, retryable", err)
+				return
+			}
+			busy.Add(1)
+		})
+	}
+	more.Wait()
+	if busy.Load() != 100 || entered.Load() != MaxConcurrentValidations {
+		t.Fatalf("%d refused, %d validations started; want 100 and %d", busy.Load(), entered.Load(), MaxConcurrentValidations)
+	}
+	free()
+	for ended.Load() < MaxConcurrentValidations {
+		runtime.Gosched()
+	}
+	// The goroutines give their slots back as they end.
+	for i := 0; ; i++ {
+		err := v.ValidateContext(live, args, 0)
+		if err == nil {
+			break
+		}
+		if taxonomy.InfoOf(err).Code != taxonomy.CodeValidationBusy || i > 1e6 {
+			t.Fatalf("after the held validations ended: %v", err)
+		}
+		runtime.Gosched()
+	}
 }

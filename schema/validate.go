@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -280,8 +281,12 @@ func (v *Validator) ValidateContext(ctx context.Context, args json.RawMessage, m
 	}
 	// The validator reads no context: run it where the caller need not
 	// wait for it past ctx's end. Its work is bounded by the count above,
-	// so a goroutine left behind ends soon; a panic in it is the caller's,
-	// if the caller still waits.
+	// so a goroutine left behind ends soon, and their number by
+	// MaxConcurrentValidations; a panic in it is the caller's, if the
+	// caller still waits.
+	if !validations.take() {
+		return errValidationBusy
+	}
 	type outcome struct {
 		err   error
 		panic any
@@ -290,6 +295,7 @@ func (v *Validator) ValidateContext(ctx context.Context, args json.RawMessage, m
 	go func() {
 		var o outcome
 		defer func() {
+			validations.release()
 			if r := recover(); r != nil {
 				o.panic = r
 			}
@@ -313,6 +319,31 @@ func (v *Validator) ValidateContext(ctx context.Context, args json.RawMessage, m
 		return ctxError(ctx.Err())
 	}
 }
+
+// validations counts the validations running on goroutines of their own,
+// held to MaxConcurrentValidations.
+var validations slots
+
+// slots is a counter with a ceiling, taken and released without blocking.
+type slots struct{ n atomic.Int64 }
+
+func (s *slots) take() bool {
+	for {
+		n := s.n.Load()
+		if n >= MaxConcurrentValidations {
+			return false
+		}
+		if s.n.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (s *slots) release() { s.n.Add(-1) }
+
+// errValidationBusy: MaxConcurrentValidations validations already run.
+var errValidationBusy = taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeValidationBusy,
+	"the process is validating as many large arguments as it may; nothing ran; try again")
 
 // Test hooks around a validation on its own goroutine.
 var testHookCheck, testHookChecked func()

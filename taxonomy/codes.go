@@ -91,6 +91,12 @@ const (
 	// schema would take more than its step budget (schema.MaxValidationSteps
 	// and schema.ValidationStepsPerByte); nothing ran.
 	CodeArgsTooCostly = "args_too_costly"
+	// CodeValidationBusy: the process already runs as many large
+	// validations of arguments on goroutines of their own as it may
+	// (schema.MaxConcurrentValidations), most of them for callers that
+	// stopped waiting; the call was not validated and nothing ran;
+	// transient.
+	CodeValidationBusy = "validation_busy"
 	// CodeContextNil: the tool was called with a nil context.
 	CodeContextNil = "context_nil"
 
@@ -276,6 +282,7 @@ var codes = []CodeInfo{
 	{KindArgsInvalid, CodeArgsInvalid, "no", "the arguments failed strict decoding or the tool's input schema", "Typed, Wrap (input schema)"},
 	{KindArgsInvalid, CodeArgsTooLarge, "no", "the arguments exceed the size cap; they were not read", "Typed, Wrap"},
 	{KindArgsInvalid, CodeArgsTooCostly, "no", "validating the arguments against the input schema would exceed its step budget; nothing ran", "Wrap (input schema), schema"},
+	{KindRateLimited, CodeValidationBusy, "yes", "the process runs as many large validations of arguments as it may; nothing ran", "Wrap (input schema), schema"},
 	{KindFailed, CodeContextNil, "no", "the tool was called with a nil context", "Typed, Wrap"},
 	{KindResultInvalid, CodeResultTooLarge, "no", "the result exceeds the size cap", "result layer"},
 	{KindResultInvalid, CodeResultNotUTF8, "no", "the result is not valid UTF-8", "result layer"},

@@ -79,6 +79,7 @@ var codeEffects = map[string]Effect{
 	CodeToolNotFound:         EffectNotStarted,
 	CodeArgsInvalid:          EffectNotStarted,
 	CodeArgsTooLarge:         EffectNotStarted,
+	CodeValidationBusy:       EffectNotStarted,
 	CodeContextNil:           EffectNotStarted,
 	CodeCircuitOpen:          EffectNotStarted,
 	CodeCircuitHalfOpen:      EffectNotStarted,

@@ -40,6 +40,7 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeArgsInvalid:              taxonomy.EffectNotStarted,
 	taxonomy.CodeArgsTooLarge:             taxonomy.EffectNotStarted,
 	taxonomy.CodeArgsTooCostly:            taxonomy.EffectNotStarted,
+	taxonomy.CodeValidationBusy:           taxonomy.EffectNotStarted,
 	taxonomy.CodeContextNil:               taxonomy.EffectNotStarted,
 	taxonomy.CodeResultTooLarge:           taxonomy.EffectPossible,
 	taxonomy.CodeResultNotUTF8:            taxonomy.EffectPossible,

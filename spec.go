@@ -91,7 +91,7 @@ func ValidName(name string) bool {
 func (s Spec) Validate() error {
 	if !ValidName(s.Name) {
 		return definitionError(s.Name, taxonomy.CodeNameInvalid,
-			fmt.Sprintf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", truncate(s.Name, 80)))
+			fmt.Sprintf("tool name %s must match ^[a-zA-Z0-9_-]{1,64}$", quoteName(s.Name)))
 	}
 	if s.MaxArgsBytes < 0 {
 		return definitionError(s.Name, taxonomy.CodeOptionInvalid, "MaxArgsBytes must not be negative, got "+strconv.Itoa(s.MaxArgsBytes))
@@ -264,7 +264,7 @@ func agrees(doc json.RawMessage, ts *schema.Schema) error {
 	for name := range top.Properties {
 		if !fields[name] {
 			return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaTypeMismatch,
-				fmt.Sprintf("the input schema declares property %q, which %s has no field for", truncate(name, 64), ts.Type()))
+				fmt.Sprintf("the input schema declares property %s, which %s has no field for", quoteName(name), ts.Type()))
 		}
 	}
 	req := map[string]bool{}
@@ -298,11 +298,17 @@ func definitionError(tool, code, msg string) error {
 	return e
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// quoteName returns a name as a definition error shows it: quoted when it
+// may reach a sink as it is (at most MaxCallIDLen bytes of
+// [A-Za-z0-9_.:-] in which the default scrubber finds nothing, wherever a
+// secret would start: the rule of call ids, see SafeCallID), else only its
+// length. A name may come from a remote server or a hand-written schema,
+// and a token glued into one hides from a scrub of the whole.
+func quoteName(s string) string {
+	if safeToken(s) {
+		return strconv.Quote(s)
 	}
-	return s[:n] + "…"
+	return fmt.Sprintf("(%d bytes, not shown: it holds other characters or what looks like a secret)", len(s))
 }
 
 // named returns err naming tool when it is a *taxonomy.ToolError that names

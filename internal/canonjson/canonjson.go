@@ -22,8 +22,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolmw/toolmw/internal/fold"
 )
 
 // MaxDepth bounds the nesting Append follows; a deeper document has no
@@ -273,44 +274,15 @@ func (f *foldSet) add(key []byte) bool {
 		}
 		f.many = make(map[string]struct{}, 2*len(f.few))
 		for _, have := range f.few {
-			f.many[string(appendFolded(nil, have))] = struct{}{}
+			f.many[string(fold.Append(nil, have))] = struct{}{}
 		}
 	}
-	k := string(appendFolded(nil, key))
+	k := string(fold.Append(nil, key))
 	if _, dup := f.many[k]; dup {
 		return true
 	}
 	f.many[k] = struct{}{}
 	return false
-}
-
-// appendFolded appends the case folding of s (valid UTF-8): every rune
-// replaced by the smallest rune of its simple folding orbit, so that two
-// strings have the same folding exactly when bytes.EqualFold says they are
-// equal (encoding/json's foldName).
-func appendFolded(dst, s []byte) []byte {
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if 'a' <= c && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(s[i:])
-		for {
-			next := unicode.SimpleFold(r)
-			if next <= r {
-				r = next
-				break
-			}
-			r = next
-		}
-		dst = utf8.AppendRune(dst, r)
-		i += n
-	}
-	return dst
 }
 
 const hexDigits = "0123456789abcdef"

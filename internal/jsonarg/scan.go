@@ -6,9 +6,10 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolmw/toolmw/internal/fold"
 )
 
 // MaxDepth caps how deeply arrays and objects may nest in the arguments:
@@ -506,31 +507,10 @@ func (k *keySet) add(key string) bool {
 	return false
 }
 
-// folded returns the case folding of s: every rune replaced by the
-// smallest rune of its simple folding orbit, so that two strings have the
-// same folding exactly when strings.EqualFold says they are equal (as
-// encoding/json's foldName). Invalid UTF-8 folds as U+FFFD does.
+// folded returns the case folding of s (internal/fold: the rule
+// canonjson decides with too).
 func folded(s string) string {
-	b := make([]byte, 0, len(s))
-	for _, r := range s {
-		if r < utf8.RuneSelf {
-			if 'a' <= r && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			b = append(b, byte(r))
-			continue
-		}
-		for {
-			next := unicode.SimpleFold(r)
-			if next <= r {
-				r = next
-				break
-			}
-			r = next
-		}
-		b = utf8.AppendRune(b, r)
-	}
-	return string(b)
+	return string(fold.Append(make([]byte, 0, len(s)), s))
 }
 
 // Placeholder stands in a location for an object key that came from the

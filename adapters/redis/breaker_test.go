@@ -199,7 +199,11 @@ func TestBreakerOneProbeAcrossFleet(t *testing.T) {
 	srv := startRedis(t)
 	rs := newReplicas(t, srv, 3)
 	s := &supplier{}
-	const openFor = 300 * time.Millisecond
+	// The probe's lease lasts an open period: long enough that every racer
+	// is refused while the probe holds it, however slow the machine (at
+	// 300 ms, racers that a loaded machine ran late found the lease
+	// expired and probed a second time, as a dead probe's lease allows).
+	const openFor = 2 * time.Second
 	fleet := breakerFleet(t, rs, s, breaker.WithOpenFor(openFor), breaker.WithCachePeriod(time.Millisecond))
 	s.down.Store(true)
 	for range breaker.DefaultConsecutiveFailures {

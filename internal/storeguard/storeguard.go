@@ -7,6 +7,11 @@ package storeguard
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +47,49 @@ type Guard struct {
 	Now func() time.Time
 
 	rest atomic.Int64 // unix nanoseconds until which the store is left alone
+
+	mu       sync.Mutex
+	pending  []pending // operations that must still reach the store, oldest first
+	flushing bool      // a goroutine is working through pending
+}
+
+// pending is an operation Eventually queued.
+type pending struct {
+	op    string
+	f     func(context.Context) error
+	until time.Time // when it is given up
+}
+
+// MaxPending bounds the operations a Guard keeps for the store while it is
+// down (see [Guard.Eventually]); past it the oldest is dropped and
+// reported. At most a few hundred bytes each, so a few MiB in all.
+const MaxPending = 10000
+
+// GiveUp is how long an operation queued by [Guard.Eventually] is tried
+// before it is dropped and reported: longer than any failover, shorter
+// than a run's state lives in a store.
+const GiveUp = 10 * time.Minute
+
+// ErrDropped is reported, wrapped, for an operation [Guard.Eventually]
+// gave up on: the store may never learn of it.
+var ErrDropped = errors.New("storeguard: the operation never reached the store and was dropped")
+
+// NewOp returns a new operation id: 32 random hexadecimal digits, unique
+// to one call, so that a store can apply an operation that arrives twice,
+// or late, once (see the Store ports of runlimit and spend).
+func NewOp() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// partial reports whether err says that only part of the store failed (an
+// error with a PartialOutage method returning true, such as one node of a
+// cluster): the store then leaves that part alone itself, and the guard
+// does not rest the whole store for it.
+func partial(err error) bool {
+	var p interface{ PartialOutage() bool }
+	return errors.As(err, &p) && p.PartialOutage()
 }
 
 // Ask asks the store through f, with ctx bounded by the timeout, unless
@@ -50,9 +98,12 @@ type Guard struct {
 // end the call with (ErrDeadline, or ctx's error); the store is not to
 // blame and nothing is reported. Otherwise the store failed, did not answer
 // in time or rests: Ask reports op, marks the call degraded and returns
-// true: the layer decides on its own state.
+// true: the layer decides on its own state. A failure rests the store,
+// unless it is of part of the store only (an error with a PartialOutage
+// method that returns true, as a cluster's Store returns for one node):
+// the rest of the store goes on answering the other calls.
 func (g *Guard) Ask(ctx context.Context, op string, f func(context.Context) error) (local bool, end error) {
-	if g.now().UnixNano() < g.rest.Load() {
+	if g.resting() {
 		g.report(op, g.Resting)
 	} else {
 		sctx, cancel := context.WithTimeout(ctx, g.Timeout)
@@ -73,21 +124,128 @@ func (g *Guard) Ask(ctx context.Context, op string, f func(context.Context) erro
 	return true, nil
 }
 
-// After tells the store how a call it admitted ended, through f: bounded
-// by the timeout but not by the cancellation of ctx, which may have ended
-// with the call. A failure is reported and rests the store.
-func (g *Guard) After(ctx context.Context, op string, f func(context.Context) error) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.Timeout)
-	err := f(sctx)
-	cancel()
-	if err != nil {
+// Eventually tells the store through f something it must learn even if it
+// is down now: how a call ended, or what a call decided without it did.
+// f must be idempotent (the layers give each call an operation id, see
+// [NewOp]): it may reach the store more than once. Eventually tries f at
+// once, bounded by the timeout but not by the cancellation of ctx, which
+// may have ended with the call, unless the store rests; a failure is
+// reported and rests the store. An operation not done then is queued and
+// tried again in the background, after each rest, for up to [GiveUp];
+// at most [MaxPending] are kept, and one dropped is reported with
+// [ErrDropped]. Eventually does not wait for the queue, and no goroutine
+// waits for it: a timer tries the queue again after each rest.
+func (g *Guard) Eventually(ctx context.Context, op string, f func(context.Context) error) {
+	if !g.resting() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.Timeout)
+		err := f(sctx)
+		cancel()
+		if err == nil {
+			return
+		}
 		g.failed(op, err)
+	}
+	g.queue(pending{op: op, f: f, until: time.Now().Add(GiveUp)})
+}
+
+// Pending returns how many operations wait to reach the store.
+func (g *Guard) Pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
+}
+
+// queue adds p to the operations waiting for the store and schedules their
+// next try, unless one is scheduled.
+func (g *Guard) queue(p pending) {
+	g.mu.Lock()
+	var dropped []pending
+	g.pending = append(g.pending, p)
+	if n := len(g.pending) - MaxPending; n > 0 {
+		dropped = append(dropped, g.pending[:n]...)
+		g.pending = g.pending[n:]
+	}
+	start := !g.flushing
+	g.flushing = true
+	g.mu.Unlock()
+	g.drop(dropped, fmt.Errorf("%w: more than %d waited", ErrDropped, MaxPending))
+	if start {
+		g.schedule()
 	}
 }
 
-// failed records that the store failed now and reports it.
+// schedule tries the pending operations again when the store's rest ends,
+// or a rest from now if it does not rest (it failed in part only). A timer,
+// not a goroutine, waits meanwhile.
+func (g *Guard) schedule() {
+	d := time.Duration(g.rest.Load() - g.now().UnixNano())
+	if d <= 0 || d > Rest {
+		d = Rest
+	}
+	time.AfterFunc(d, g.flush)
+}
+
+// flush tries each pending operation once, oldest first, one at a time,
+// while the store does not rest; what fails or is not tried waits for the
+// next try, and what has waited past GiveUp is dropped.
+func (g *Guard) flush() {
+	g.mu.Lock()
+	batch := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	var keep, gone []pending
+	var last error
+	for i, p := range batch {
+		if g.resting() {
+			keep = append(keep, batch[i:]...)
+			break
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), g.Timeout)
+		err := p.f(ctx)
+		cancel()
+		switch {
+		case err == nil:
+		case !time.Now().Before(p.until):
+			g.failed(p.op, err)
+			gone, last = append(gone, p), err
+		default:
+			g.failed(p.op, err)
+			keep = append(keep, p)
+		}
+	}
+	g.drop(gone, fmt.Errorf("%w after %v: %w", ErrDropped, GiveUp, last))
+	g.mu.Lock()
+	g.pending = append(keep, g.pending...)
+	var dropped []pending
+	if n := len(g.pending) - MaxPending; n > 0 {
+		dropped = append(dropped, g.pending[:n]...)
+		g.pending = g.pending[n:]
+	}
+	again := len(g.pending) > 0
+	g.flushing = again
+	g.mu.Unlock()
+	g.drop(dropped, fmt.Errorf("%w: more than %d waited", ErrDropped, MaxPending))
+	if again {
+		g.schedule()
+	}
+}
+
+// drop reports each of ps as given up, with err.
+func (g *Guard) drop(ps []pending, err error) {
+	for _, p := range ps {
+		g.report(p.op, err)
+	}
+}
+
+// resting reports whether the store is left alone now.
+func (g *Guard) resting() bool { return g.now().UnixNano() < g.rest.Load() }
+
+// failed reports that the store failed now and, unless the failure is of
+// part of it only, leaves it alone for a rest.
 func (g *Guard) failed(op string, err error) {
-	g.rest.Store(g.now().Add(Rest).UnixNano())
+	if !partial(err) {
+		g.rest.Store(g.now().Add(Rest).UnixNano())
+	}
 	g.report(op, err)
 }
 

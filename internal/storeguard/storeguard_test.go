@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -91,34 +93,118 @@ func TestAsk(t *testing.T) {
 	})
 }
 
-// After runs even when the call's context has ended, bounded by the
-// timeout, and a failure is reported and rests the store.
-func TestAfter(t *testing.T) {
+// Eventually runs at once, even when the call's context has ended,
+// bounded by the timeout; a failure is reported and rests the store, and
+// the operation is tried again after each rest, on a timer, until it lands
+// or GiveUp passes; past MaxPending the oldest is dropped. A failure of
+// part of the store does not rest it.
+func TestEventually(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
 		var reports []report
 		g := &storeguard.Guard{Layer: "spend", Timeout: 50 * time.Millisecond, Resting: errResting,
-			OnError: func(op string, err error) { reports = append(reports, report{op, err}) }}
+			OnError: func(op string, err error) { mu.Lock(); reports = append(reports, report{op, err}); mu.Unlock() }}
+		taken := func() []report { mu.Lock(); defer mu.Unlock(); r := reports; reports = nil; return r }
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		ran := false
-		g.After(ctx, "settle", func(ctx context.Context) error {
+		g.Eventually(ctx, "settle", func(ctx context.Context) error {
 			ran = ctx.Err() == nil
 			return nil
 		})
-		if !ran || len(reports) != 0 {
-			t.Fatalf("After with an ended context: ran %v, reports %v; want it run, nothing reported", ran, reports)
+		if r := taken(); !ran || len(r) != 0 || g.Pending() != 0 {
+			t.Fatalf("with an ended context: ran %v, reports %v; want it run, nothing reported", ran, r)
+		}
+
+		// A hanging store: the first try takes the timeout, and the
+		// store rests; the operation lands after the store comes back.
+		var down atomic.Bool
+		down.Store(true)
+		var landed atomic.Int64
+		op := func(ctx context.Context) error {
+			if down.Load() {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			landed.Add(1)
+			return nil
 		}
 		start := time.Now()
-		g.After(ctx, "settle", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+		g.Eventually(ctx, "settle", op)
 		if took := time.Since(start); took != 50*time.Millisecond {
 			t.Errorf("a hanging settle took %v, want the timeout", took)
 		}
-		if len(reports) != 1 || reports[0].op != "settle" || !errors.Is(reports[0].err, context.DeadlineExceeded) {
-			t.Errorf("reports %v, want one settle with DeadlineExceeded", reports)
+		if r := taken(); len(r) != 1 || r[0].op != "settle" || !errors.Is(r[0].err, context.DeadlineExceeded) {
+			t.Errorf("reports %v, want one settle with DeadlineExceeded", r)
 		}
-		reports = nil
-		if local, _, _, _ := ask(context.Background(), g, &reports, func(context.Context) error { return nil }); !local {
+		var local bool
+		if local, _, _, _ = ask(context.Background(), g, &[]report{}, func(context.Context) error { return nil }); !local {
 			t.Error("the store was asked right after a failed settle; it should rest")
+		}
+		time.Sleep(3 * time.Second)
+		if g.Pending() != 1 || landed.Load() != 0 {
+			t.Fatalf("while the store is down: %d pending, %d landed; want 1, 0", g.Pending(), landed.Load())
+		}
+		down.Store(false)
+		time.Sleep(time.Second)
+		if g.Pending() != 0 || landed.Load() != 1 {
+			t.Fatalf("once the store is back: %d pending, %d landed; want 0, 1", g.Pending(), landed.Load())
+		}
+		taken()
+
+		// A store that never comes back: the operation is given up.
+		g.Eventually(ctx, "settle", func(context.Context) error { return errDown })
+		time.Sleep(storeguard.GiveUp + time.Second)
+		r := taken()
+		if g.Pending() != 0 || len(r) == 0 || !errors.Is(r[len(r)-1].err, storeguard.ErrDropped) {
+			t.Fatalf("after GiveUp: %d pending, last report %v; want 0 and ErrDropped", g.Pending(), r[len(r)-1])
+		}
+
+		// A bounded queue: past MaxPending the oldest go.
+		time.Sleep(time.Second)
+		down.Store(true)
+		landed.Store(0)
+		failFast := func(context.Context) error {
+			if down.Load() {
+				return errDown
+			}
+			landed.Add(1)
+			return nil
+		}
+		for range storeguard.MaxPending + 3 {
+			g.Eventually(ctx, "settle", failFast)
+		}
+		if n := g.Pending(); n != storeguard.MaxPending {
+			t.Errorf("%d pending, want MaxPending", n)
+		}
+		dropped := 0
+		for _, r := range taken() {
+			if errors.Is(r.err, storeguard.ErrDropped) {
+				dropped++
+			}
+		}
+		if dropped != 3 {
+			t.Errorf("%d reported dropped, want 3", dropped)
+		}
+		down.Store(false)
+		time.Sleep(time.Second)
+		if g.Pending() != 0 || landed.Load() != storeguard.MaxPending {
+			t.Errorf("once the store is back: %d pending, %d landed; want 0, MaxPending", g.Pending(), landed.Load())
+		}
+		taken()
+
+		// A failure of part of the store does not rest it.
+		if local, _, _, _ = ask(context.Background(), g, &[]report{}, func(context.Context) error { return partialErr{} }); !local {
+			t.Error("a partial failure: not decided locally")
+		}
+		if local, _, _, _ = ask(context.Background(), g, &[]report{}, func(context.Context) error { return nil }); local {
+			t.Error("after a partial failure the store rests; it should not")
 		}
 	})
 }
+
+// partialErr is a failure of one node of a store.
+type partialErr struct{}
+
+func (partialErr) Error() string       { return "node 10.0.0.8:6379 rests" }
+func (partialErr) PartialOutage() bool { return true }

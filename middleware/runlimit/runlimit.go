@@ -142,14 +142,13 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if !ok {
 		return toolmw.Result{}, errNoRun
 	}
-	c := l.runs.Get(run, newCounts)
 	// An admitted call is one execution at a time: a hedge layer inside
 	// does not start a second one beside it.
 	ctx = single.Mark(ctx, "runlimit")
 	if l.shared != nil && run.ID() != "" {
-		return l.sharedCall(ctx, run, c, call.Tool, limit, next, args)
+		return l.sharedCall(ctx, run.ID(), call.Tool, limit, next, args)
 	}
-	return l.localCall(ctx, c, call.Tool, limit, next, args)
+	return l.localCall(ctx, l.runs.Get(run, newCounts), call.Tool, limit, next, args)
 }
 
 // localCall counts a call in c, the run's counts in this process, and runs
@@ -177,6 +176,13 @@ func (c *counts) take(tool string, limit int) bool {
 	}
 	c.used[tool]++
 	return true
+}
+
+// full reports whether the run has used its limit of tool.
+func (c *counts) full(tool string, limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used[tool] >= limit
 }
 
 // add counts one call of tool that the Store admitted.

@@ -7,17 +7,30 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/keyed"
 	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // A Store keeps the calls admitted in each named run outside the process,
 // so that a limit holds however many replicas serve the run's calls.
-// adapters/redis implements it on Redis. The layer asks it once per call of
-// a limited tool in a run named with budget.WithID, with a context bounded
-// by [WithStoreTimeout] and the call's own, and once more when the call
-// gives its slot back.
+// adapters/redis implements it on Redis. The layer asks it once per call
+// of a limited tool in a run named with budget.WithID, with a context
+// bounded by [WithStoreTimeout] and the call's own, and once more when the
+// call gives its slot back, or when it ran on the replica's own count
+// because the Store did not answer.
+//
+// Every operation names the call it is for with an operation id, op: 32
+// hexadecimal digits, one per call. An answer that never arrived leaves
+// the outcome of an operation unknown — it may have been applied, or may
+// still be, late — so the layer settles it later with another operation
+// of the same op, and the Store must apply each op's effect at most once:
+// a Take of an op already admitted admits it again without counting it
+// again; a Take of an op released (or cancelled) admits nothing; a
+// Release of an op not yet taken records that it is cancelled, so that
+// its Take, if it arrives afterwards, admits nothing; a Record of an op
+// already counted counts nothing. What a Store keeps per op lives as long
+// as the run's counts.
 //
 // Implementations must be safe for concurrent use and return soon after
 // ctx is done: the call waits for Take. id is a valid run id (see
@@ -26,18 +39,28 @@ import (
 // state of a run should expire by itself some time after its last use,
 // since nothing tells the Store that a run has ended.
 type Store interface {
-	// Take admits one call of tool in the run named id if fewer than limit
-	// calls of it are admitted, and reports whether it did. An error, or no
-	// answer before ctx is done, makes the layer count the call locally (or
-	// refuse it, with [WithFailClosed]); an error wrapping
-	// [ErrStoreCorrupt] — the stored count does not parse — makes it
-	// refuse the call.
-	Take(ctx context.Context, id, tool string, limit int) (ok bool, err error)
-	// Release gives back one admitted call of tool in the run named id:
-	// the call had no effect (see the package documentation). A count
-	// never goes below zero; one that does not parse is left as it is, and
-	// Release returns an error wrapping [ErrStoreCorrupt].
-	Release(ctx context.Context, id, tool string) error
+	// Take admits the call op of tool in the run named id if fewer than
+	// limit calls of it are admitted, and reports whether it did. An
+	// error, or no answer before ctx is done, makes the layer count the
+	// call locally (or refuse it, with [WithFailClosed]); an error
+	// wrapping [ErrStoreCorrupt] — the stored count does not parse —
+	// makes it refuse the call.
+	Take(ctx context.Context, id, tool string, limit int, op string) (ok bool, err error)
+	// Release gives back the slot the call op of tool in the run named id
+	// took: the call had no effect (see the package documentation), or it
+	// never ran. An op that took no slot is cancelled: its Take admits
+	// nothing, should it arrive. A count never goes below zero; one that
+	// does not parse is left as it is, and Release returns an error
+	// wrapping [ErrStoreCorrupt].
+	Release(ctx context.Context, id, tool, op string) error
+	// Record counts the call op of tool in the run named id, which ran
+	// without the Store's admission (the Store did not answer in time), so
+	// that the run's count holds it once the Store answers again: the
+	// calls decided during an outage are written back. An op already
+	// counted is not counted again; the limit is not checked, since the
+	// call ran. A count that does not parse is left as it is, and Record
+	// returns an error wrapping [ErrStoreCorrupt].
+	Record(ctx context.Context, id, tool, op string) error
 }
 
 // StoreError reports an operation that the [Store] did not complete: it
@@ -45,8 +68,12 @@ type Store interface {
 // safe to copy and to share.
 type StoreError struct {
 	// Op names the operation: "take" (a call was counted locally, or
-	// refused with [WithFailClosed]) or "release" (a slot was not given
-	// back: it stays taken in the Store).
+	// refused with [WithFailClosed]), "release" (a slot was not given back
+	// yet, or a take that did not answer was not cancelled yet) or
+	// "record" (a call that ran on the replica's count is not counted in
+	// the Store yet). A release or a record that fails is tried again in
+	// the background (see [WithStore]); one given up is reported once more
+	// with an error wrapping storeguard's ErrDropped.
 	Op string
 	// Err is the Store's error, or context.DeadlineExceeded when it did not
 	// answer in time. It may name the Store's address: it is for the
@@ -62,13 +89,25 @@ const DefaultStoreTimeout = 50 * time.Millisecond
 // in s, shared by every replica using the same Store, so that a limit
 // holds for the run across the fleet: Once holds exactly once. Each call
 // of a limited tool is one Take, and a call that had no effect one Release
-// more. Calls of a run without an id keep in-process counts. When s fails
-// or does not answer within [WithStoreTimeout], the call is counted in the
-// replica's own count of the run (fail open; see [WithFailClosed]),
-// reported to [WithOnStoreError] and marked degraded
+// more. Calls of a run without an id keep in-process counts.
+//
+// When s fails or does not answer within [WithStoreTimeout], the call is
+// counted in the replica's own count of the run (fail open; see
+// [WithFailClosed]), reported to [WithOnStoreError] and marked degraded
 // (toolmw.SetDegraded), and s is left alone for a quarter of a second
-// before it is tried again. nil means in-process counts only (the
-// default). The Option may be shared between goroutines.
+// before it is tried again (only the failing part of it, when its error
+// says so: an error with a PartialOutage method returning true, as the
+// Redis Store returns for one node of a cluster). The replica's own count
+// of a run is kept by run id, for up to [MaxLocalRuns] runs, and holds
+// every call of the run this replica admitted, through s or not: during an
+// outage, each replica admits at most the limit per run. A call that ran
+// on it is written back to s (Record) as soon as s answers again, and a
+// Take that did not answer is settled (Release) — both in the background,
+// retried after each rest for up to ten minutes —, so that after an
+// outage the run's count in s holds every call that ran, once.
+//
+// nil means in-process counts only (the default). The Option may be
+// shared between goroutines.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store.s = s }
 }
@@ -145,15 +184,23 @@ func (storeResting) Error() string {
 	return "runlimit: the store failed moments ago; counting locally"
 }
 
+// MaxLocalRuns bounds the named runs whose own count a replica keeps for
+// the Store's outages (see [WithStore]); past it, the run used least
+// recently is forgotten, and its calls during an outage count from zero on
+// this replica.
+const MaxLocalRuns = 1 << 16
+
 // shared is the state of a layer with a Store.
 type shared struct {
 	s          Store
 	failClosed bool
 	guard      storeguard.Guard
+	local      *keyed.Map[*counts] // the replica's count of each named run
 }
 
 func newShared(c storeConfig) *shared {
-	s := &shared{s: c.s, failClosed: c.failClosed}
+	s := &shared{s: c.s, failClosed: c.failClosed,
+		local: keyed.New(MaxLocalRuns, func(string) *counts { return newCounts() })}
 	s.guard = storeguard.Guard{Layer: "runlimit", Timeout: c.timeout, Resting: errResting}
 	if s.guard.Timeout == 0 {
 		s.guard.Timeout = DefaultStoreTimeout
@@ -164,21 +211,29 @@ func newShared(c storeConfig) *shared {
 	return s
 }
 
-// sharedCall counts a call of a named run in the Store, or in c, the
-// replica's count of the run, when the Store cannot answer, and runs next.
-// c also counts the calls the Store admitted here, so that during an
-// outage the replica's calls of the run stay within the limit. A call
-// whose own context ends while the Store is asked may have taken a slot
-// there, which then stays taken.
-func (l *layer) sharedCall(ctx context.Context, run *budget.Run, c *counts, tool string, limit int,
+// sharedCall counts a call of the run named id in the Store, or in the
+// replica's count of the run when the Store cannot answer, and runs next.
+// The replica's count also holds the calls the Store admitted here, so
+// that during an outage the replica's calls of the run stay within the
+// limit, and a call it has no room for is refused without asking the
+// Store (whose count may not hold yet what ran here during an outage). A
+// Take whose answer did not arrive may still be applied: the call's op
+// settles it, with a Release when the call does not run or had no effect,
+// a Record when it ran.
+func (l *layer) sharedCall(ctx context.Context, id string, tool string, limit int,
 	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	s := l.shared
-	id := run.ID()
-	var ok bool
+	c := s.local.Get(id)
+	if c.full(tool, limit) {
+		return toolmw.Result{}, l.refusals[tool]
+	}
+	op := storeguard.NewOp()
+	var ok, sent bool
 	var corrupt error
 	local, end := s.guard.Ask(ctx, "take", func(ctx context.Context) error {
+		sent = true
 		var err error
-		ok, err = s.s.Take(ctx, id, tool, limit)
+		ok, err = s.s.Take(ctx, id, tool, limit, op)
 		if errors.Is(err, ErrStoreCorrupt) {
 			corrupt = err // the store answered, with state it cannot count on
 			return nil
@@ -186,33 +241,75 @@ func (l *layer) sharedCall(ctx context.Context, run *budget.Run, c *counts, tool
 		return err
 	})
 	switch {
-	case end != nil:
-		return toolmw.Result{}, end
 	case corrupt != nil:
 		s.report("take", corrupt)
 		return toolmw.Result{}, errCorrupt
-	case local && s.failClosed:
+	case end != nil, local && s.failClosed:
+		if sent { // the take may land yet: cancel it
+			s.release(ctx, id, tool, op)
+		}
+		if end != nil {
+			return toolmw.Result{}, end
+		}
 		return toolmw.Result{}, errStoreDown
 	case local:
-		return l.localCall(ctx, c, tool, limit, next, args)
+		if !c.take(tool, limit) {
+			if sent {
+				s.release(ctx, id, tool, op)
+			}
+			return toolmw.Result{}, l.refusals[tool]
+		}
 	case !ok:
 		return toolmw.Result{}, l.refusals[tool]
+	default:
+		c.add(tool)
 	}
-	c.add(tool)
 	attempt := attemptOf(ctx)
+	returned := false
+	defer func() {
+		if !returned && local { // a panic or runtime.Goexit: the tool ran
+			s.record(ctx, id, tool, op)
+		}
+	}()
 	res, err := next(ctx, args)
-	if noEffect(ctx, attempt, err) {
+	returned = true
+	switch {
+	case noEffect(ctx, attempt, err):
 		c.giveBack(tool)
-		s.guard.After(ctx, "release", func(ctx context.Context) error {
-			if err := s.s.Release(ctx, id, tool); errors.Is(err, ErrStoreCorrupt) {
-				s.report("release", err) // the store answered: no rest
-			} else if err != nil {
-				return err
-			}
-			return nil
-		})
+		if !local || sent {
+			s.release(ctx, id, tool, op)
+		}
+	case local:
+		s.record(ctx, id, tool, op)
 	}
 	return res, err
+}
+
+// release gives the slot of op back in the Store, or cancels op's take,
+// eventually (see storeguard.Guard.Eventually).
+func (s *shared) release(ctx context.Context, id, tool, op string) {
+	s.guard.Eventually(ctx, "release", func(ctx context.Context) error {
+		return s.answered("release", s.s.Release(ctx, id, tool, op))
+	})
+}
+
+// record counts op, a call that ran on the replica's count, in the Store,
+// eventually.
+func (s *shared) record(ctx context.Context, id, tool, op string) {
+	s.guard.Eventually(ctx, "record", func(ctx context.Context) error {
+		return s.answered("record", s.s.Record(ctx, id, tool, op))
+	})
+}
+
+// answered returns err, or nil after reporting it when it says that the
+// Store answered with corrupt state: trying again would not help, and the
+// Store is not left alone.
+func (s *shared) answered(op string, err error) error {
+	if errors.Is(err, ErrStoreCorrupt) {
+		s.report(op, err)
+		return nil
+	}
+	return err
 }
 
 // report reports an operation the Store answered with corrupt state.

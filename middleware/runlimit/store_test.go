@@ -17,18 +17,20 @@ import (
 )
 
 // memStore is a runlimit.Store in memory, shared by the "replicas" of a
-// test. It is safe for concurrent use.
+// test, keeping the contract on operation ids: each op's effect applies
+// once. It is safe for concurrent use.
 type memStore struct {
 	mu         sync.Mutex
 	used       map[[2]string]int
-	takeErr    error // returned by Take when set
-	releaseErr error // returned by Release when set
-	hang       bool  // Take waits for its context
+	ops        map[string]byte // op → 't' taken or recorded, 'r' released or cancelled
+	takeErr    error           // returned by Take when set
+	releaseErr error           // returned by Release and Record when set
+	hang       bool            // Take waits for its context
 
-	takes, releases atomic.Int64
+	takes, releases, records atomic.Int64
 }
 
-func (m *memStore) Take(ctx context.Context, id, tool string, limit int) (bool, error) {
+func (m *memStore) Take(ctx context.Context, id, tool string, limit int, op string) (bool, error) {
 	m.takes.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -41,18 +43,18 @@ func (m *memStore) Take(ctx context.Context, id, tool string, limit int) (bool, 
 	if m.takeErr != nil {
 		return false, m.takeErr
 	}
+	if st, ok := m.ops[op]; ok {
+		return st == 't', nil
+	}
 	k := [2]string{id, tool}
 	if m.used[k] >= limit {
 		return false, nil
 	}
-	if m.used == nil {
-		m.used = map[[2]string]int{}
-	}
-	m.used[k]++
+	m.count(k, op, 1)
 	return true, nil
 }
 
-func (m *memStore) Release(_ context.Context, id, tool string) error {
+func (m *memStore) Release(_ context.Context, id, tool, op string) error {
 	m.releases.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -60,8 +62,46 @@ func (m *memStore) Release(_ context.Context, id, tool string) error {
 		return m.releaseErr
 	}
 	k := [2]string{id, tool}
-	m.used[k] = max(m.used[k]-1, 0)
+	switch m.ops[op] {
+	case 't':
+		m.count(k, op, -1)
+	case 0:
+		m.count(k, op, 0)
+	}
 	return nil
+}
+
+func (m *memStore) Record(_ context.Context, id, tool, op string) error {
+	m.records.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.releaseErr != nil {
+		return m.releaseErr
+	}
+	if m.ops[op] != 't' {
+		m.count([2]string{id, tool}, op, 1)
+	}
+	return nil
+}
+
+// count adds d to k's count, never below zero, and marks op taken (d > 0)
+// or released.
+func (m *memStore) count(k [2]string, op string, d int) {
+	if m.used == nil {
+		m.used, m.ops = map[[2]string]int{}, map[string]byte{}
+	}
+	m.used[k] = max(m.used[k]+d, 0)
+	m.ops[op] = 'r'
+	if d > 0 {
+		m.ops[op] = 't'
+	}
+}
+
+// count returns the Store's count of a run's tool.
+func (m *memStore) countOf(id, tool string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used[[2]string{id, tool}]
 }
 
 func (m *memStore) set(f func(m *memStore)) {
@@ -158,8 +198,10 @@ func TestStoreAcrossReplicas(t *testing.T) {
 					t.Errorf("%s: %d refusals, want %d", id, n, 100-c.want)
 				}
 			}
-			if n := st.takes.Load(); n != 200 {
-				t.Errorf("%d Takes, want one per call, 200", n)
+			// A replica whose own count of the run is full refuses
+			// without asking.
+			if n := st.takes.Load(); n > 200 || n < 2*c.want {
+				t.Errorf("%d Takes, want at most one per call, 200", n)
 			}
 		})
 	}
@@ -168,8 +210,8 @@ func TestStoreAcrossReplicas(t *testing.T) {
 // TestStoreRelease: a call that had no effect (a transient failure, a
 // breaker's refusal) gives its slot back to the Store, so another replica
 // may make the call; one that may have acted (a permanent failure, a
-// success) keeps it. A Release that fails is reported and the slot stays
-// taken.
+// success) keeps it. A Release that fails is reported, and the slot stays
+// taken until the Release is tried again, after the rest, and lands.
 func TestStoreRelease(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -187,36 +229,46 @@ func TestStoreRelease(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := &memStore{releaseErr: c.releaseErr}
-			var rep reports
-			first, second := &counted{err: c.first}, &counted{}
-			mw := func() toolmw.Middleware {
-				return runlimit.New(runlimit.Once("cancel_booking"), runlimit.WithStore(st),
-					runlimit.WithStoreTimeout(time.Minute), runlimit.WithOnStoreError(rep.add))
-			}
-			a := wrap(t, "cancel_booking", first.tool, mw())
-			b := wrap(t, "cancel_booking", second.tool, mw())
-			if _, err := a(named("run-1"), nil); (err == nil) != (c.first == nil) ||
-				err != nil && taxonomy.InfoOf(err).Code != taxonomy.InfoOf(c.first).Code {
-				t.Fatalf("first call: %v, want %v", err, c.first)
-			}
-			_, err := b(named("run-1"), nil)
-			if runs := second.n.Load() == 1; runs != c.secondRuns || runs && err != nil || !runs && !isCallLimit(err) {
-				t.Errorf("the other replica's call: ran %v (%v), want ran %v", runs, err, c.secondRuns)
-			}
-			if n := st.releases.Load(); n != c.releases {
-				t.Errorf("%d Releases, want %d", n, c.releases)
-			}
-			var ops []string
-			for _, e := range rep.take() {
-				ops = append(ops, e.Op)
-				if !errors.Is(e.Err, c.releaseErr) {
-					t.Errorf("reported %v, want the store's error", e.Err)
+			synctest.Test(t, func(t *testing.T) {
+				st := &memStore{releaseErr: c.releaseErr}
+				var rep reports
+				first, second := &counted{err: c.first}, &counted{}
+				mw := func() toolmw.Middleware {
+					return runlimit.New(runlimit.Once("cancel_booking"), runlimit.WithStore(st),
+						runlimit.WithStoreTimeout(time.Minute), runlimit.WithOnStoreError(rep.add))
 				}
-			}
-			if len(ops) != len(c.reported) || len(ops) > 0 && ops[0] != c.reported[0] {
-				t.Errorf("reported ops %q, want %q", ops, c.reported)
-			}
+				a := wrap(t, "cancel_booking", first.tool, mw())
+				b := wrap(t, "cancel_booking", second.tool, mw())
+				if _, err := a(named("run-1"), nil); (err == nil) != (c.first == nil) ||
+					err != nil && taxonomy.InfoOf(err).Code != taxonomy.InfoOf(c.first).Code {
+					t.Fatalf("first call: %v, want %v", err, c.first)
+				}
+				_, err := b(named("run-1"), nil)
+				if runs := second.n.Load() == 1; runs != c.secondRuns || runs && err != nil || !runs && !isCallLimit(err) {
+					t.Errorf("the other replica's call: ran %v (%v), want ran %v", runs, err, c.secondRuns)
+				}
+				if n := st.releases.Load(); n != c.releases {
+					t.Errorf("%d Releases, want %d", n, c.releases)
+				}
+				var ops []string
+				for _, e := range rep.take() {
+					ops = append(ops, e.Op)
+					if !errors.Is(e.Err, c.releaseErr) {
+						t.Errorf("reported %v, want the store's error", e.Err)
+					}
+				}
+				if len(ops) != len(c.reported) || len(ops) > 0 && ops[0] != c.reported[0] {
+					t.Errorf("reported ops %q, want %q", ops, c.reported)
+				}
+				if c.releaseErr == nil {
+					return
+				}
+				st.set(func(m *memStore) { m.releaseErr = nil })
+				time.Sleep(time.Second)
+				if _, err := b(named("run-1"), nil); err != nil || second.n.Load() != 1 {
+					t.Errorf("once the release landed, the other replica's call: ran %v (%v), want it to run", second.n.Load(), err)
+				}
+			})
 		})
 	}
 }
@@ -256,7 +308,7 @@ func TestStoreFailsOpen(t *testing.T) {
 		var note atomic.Value
 		ct := &counted{}
 		tool := wrap(t, "search", ct.tool, degraded(&note),
-			runlimit.New(runlimit.Max("search", 3), runlimit.WithStore(st), runlimit.WithOnStoreError(rep.add)))
+			runlimit.New(runlimit.Max("search", 5), runlimit.WithStore(st), runlimit.WithOnStoreError(rep.add)))
 		ctx := named("run-1")
 
 		// step is one call: whether it runs, asks the Store, and what it
@@ -293,9 +345,16 @@ func TestStoreFailsOpen(t *testing.T) {
 		step("store fails: counted locally", true, true, errDown)
 		step("resting", true, false, resting)
 		time.Sleep(250*time.Millisecond - time.Nanosecond)
-		step("still resting: the local count, with the store's call, is full", false, false, resting)
+		step("still resting", true, false, resting)
 		time.Sleep(time.Nanosecond)
-		step("rest over: asked again", false, true, errDown)
+		step("rest over: asked again", true, true, errDown)
+		step("the local count, with the store's call, is full: refused without asking", false, false, nil)
+		time.Sleep(time.Second)
+		// The calls that ran locally were written back: the Store's count
+		// holds all five.
+		if n := st.countOf("run-1", "search"); n != 5 {
+			t.Errorf("the store counts %d calls, want 5", n)
+		}
 	})
 }
 
@@ -346,6 +405,21 @@ func TestStoreHangs(t *testing.T) {
 				}
 				if c.reported && !errors.Is(got[0].Err, context.DeadlineExceeded) {
 					t.Errorf("reported %v, want context.DeadlineExceeded", got[0].Err)
+				}
+				// The take that did not answer is settled once the store
+				// answers again: recorded when the call ran, cancelled
+				// when it did not.
+				st.set(func(m *memStore) { m.hang = false })
+				time.Sleep(time.Second)
+				want := 0
+				if c.runs {
+					want = 1
+				}
+				if n := st.countOf("run-1", "search"); n != want {
+					t.Errorf("the store counts %d calls, want %d", n, want)
+				}
+				if c.wait > 0 && st.records.Load()+st.releases.Load() != 1 {
+					t.Errorf("%d records and %d releases, want one of them", st.records.Load(), st.releases.Load())
 				}
 			})
 		})

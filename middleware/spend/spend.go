@@ -247,18 +247,19 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if err := acct.reserve(c.max); err != nil {
 		return toolmw.Result{}, err
 	}
-	return l.run(ctx, acct, "", call, c, next, args)
+	return l.run(ctx, acct, nil, call, c, next, args)
 }
 
 // run runs next on a reservation of c.max held in acct and settles it to
-// what the call cost; id, when not "", names the run whose reservation the
-// Store holds too, and the Store is settled as well.
-func (l *layer) run(ctx context.Context, acct *Account, id string, call toolmw.Call, c cost,
+// what the call cost; st, when not nil, is the call of a named run whose
+// spend the Store keeps, and the Store and the replica's account of the
+// run are settled as well.
+func (l *layer) run(ctx context.Context, acct *Account, st *stored, call toolmw.Call, c cost,
 	next toolmw.Tool, args json.RawMessage) (res toolmw.Result, err error) {
 	returned := false
 	defer func() {
 		if !returned { // a panic or runtime.Goexit: the tool ran, at its maximum
-			l.settle(ctx, acct, id, c.max, c.max)
+			l.settle(ctx, acct, st, c.max, c.max)
 		}
 	}()
 	attempt := call.Attempt
@@ -276,7 +277,7 @@ func (l *layer) run(ctx context.Context, acct *Account, id string, call toolmw.C
 	case err != nil && ranNothing(ctx, attempt, err):
 		charge = 0
 	}
-	l.settle(ctx, acct, id, c.max, charge)
+	l.settle(ctx, acct, st, c.max, charge)
 	if bad && l.onBadCost != nil {
 		l.report(BadCost{Tool: call.Tool, CallID: call.ID, Max: amount(c.max), Read: read, Charged: amount(charge)})
 	}
@@ -284,11 +285,13 @@ func (l *layer) run(ctx context.Context, acct *Account, id string, call toolmw.C
 }
 
 // settle ends a call that held held units and cost charge, in acct and,
-// when id is not "", in the Store.
-func (l *layer) settle(ctx context.Context, acct *Account, id string, held, charge int64) {
+// when st is not nil, on the replica's account of the run and in the
+// Store.
+func (l *layer) settle(ctx context.Context, acct *Account, st *stored, held, charge int64) {
 	acct.settle(held, charge)
-	if id != "" {
-		l.shared.settle(ctx, id, held, charge)
+	if st != nil {
+		st.local.settle(held, charge)
+		l.shared.settle(ctx, *st, charge)
 	}
 }
 

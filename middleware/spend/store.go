@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/keyed"
 	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -16,13 +18,28 @@ import (
 // adapters/redis implements it on Redis. The layer asks it once per call
 // of a costed tool in a run named with budget.WithID whose context carries
 // an [Account], with a context bounded by [WithStoreTimeout] and the call's
-// own, and once more when the call ends, to settle.
+// own, and once more when the call ends, to settle — also when the call
+// was reserved on the replica's own account because the Store did not
+// answer, so that what it cost is written back.
 //
 // Amounts are whole billionths of the application's unit, as the layer
 // keeps them (a limit of [MaxAmount] is 10^18 of them); an implementation
 // may support less and return an error for an amount it cannot keep
 // exactly. The limit is the one of the call's Account: give every replica
 // serving a run the same.
+//
+// Every operation names the call it is for with an operation id, op: 32
+// hexadecimal digits, one per call. An answer that never arrived leaves
+// the outcome of an operation unknown — it may have been applied, or may
+// still be, late — so the layer settles it later with another operation
+// of the same op, and the Store must apply each op's effect at most once:
+// a Reserve of an op already holding holds nothing more and admits it; a
+// Reserve of an op already settled holds nothing and refuses it; a Settle
+// of an op that holds nothing (its Reserve never arrived, or is still on
+// its way) charges what it is told and records the op as settled, so that
+// its Reserve, should it arrive, holds nothing; a second Settle of an op
+// does nothing. What a Store keeps per op lives as long as the run's
+// spend.
 //
 // Implementations must be safe for concurrent use and return soon after
 // ctx is done: the call waits for Reserve. id is a valid run id (see
@@ -31,31 +48,36 @@ import (
 // itself some time after its last use, since nothing tells the Store that
 // a run has ended.
 type Store interface {
-	// Reserve holds amount for a call of the run named id if what the run
-	// spent, plus what its calls in flight hold, plus amount is at most
-	// limit, and reports whether it did, with the run's spent and held
-	// after it (or as they are, when it refuses). An error, or no answer
-	// before ctx is done, makes the layer reserve in the call's Account
-	// (or refuse the call, with [WithFailClosed]); an error wrapping
-	// [ErrStoreCorrupt] — the stored spend does not parse — makes it
-	// refuse the call.
-	Reserve(ctx context.Context, id string, limit, amount int64) (spent, held int64, ok bool, err error)
-	// Settle ends a call of the run named id that held held and cost
-	// charge (0 ≤ charge ≤ held): the run's held goes down by held, never
-	// below zero, and its spent up by charge. A spend that does not parse
+	// Reserve holds amount for the call op of the run named id if what the
+	// run spent, plus what its calls in flight hold, plus amount is at
+	// most limit, and reports whether it did, with the run's spent and
+	// held after it (or as they are, when it refuses). An error, or no
+	// answer before ctx is done, makes the layer reserve on the replica's
+	// own account of the run (or refuse the call, with [WithFailClosed]);
+	// an error wrapping [ErrStoreCorrupt] — the stored spend does not
+	// parse — makes it refuse the call.
+	Reserve(ctx context.Context, id string, limit, amount int64, op string) (spent, held int64, ok bool, err error)
+	// Settle ends the call op of the run named id, which cost charge (at
+	// most what it reserved, or, for a call the Store did not reserve, at
+	// most its tool's maximum): what op holds is no longer held, never
+	// below zero, and the run's spent goes up by charge. A call that did
+	// not run is settled with a charge of 0. A spend that does not parse
 	// is left as it is, and Settle returns an error wrapping
 	// [ErrStoreCorrupt].
-	Settle(ctx context.Context, id string, held, charge int64) error
+	Settle(ctx context.Context, id, op string, charge int64) error
 }
 
 // StoreError reports an operation that the [Store] did not complete: it
 // failed or did not answer within [WithStoreTimeout]. It is a plain value,
 // safe to copy and to share.
 type StoreError struct {
-	// Op names the operation: "reserve" (a call was reserved in the
-	// call's Account, or refused with [WithFailClosed]) or "settle" (a
-	// call's reservation was not settled: it stays held in the Store
-	// until the run's state expires).
+	// Op names the operation: "reserve" (a call was reserved on the
+	// replica's own account, or refused with [WithFailClosed]) or
+	// "settle" (a call is not settled in the Store yet: its reservation
+	// stays held, or what it cost is not charged, until it is). A settle
+	// that fails is tried again in the background (see [WithStore]); one
+	// given up is reported once more with an error wrapping storeguard's
+	// ErrDropped.
 	Op string
 	// Err is the Store's error, or context.DeadlineExceeded when it did not
 	// answer in time. It may name the Store's address: it is for the
@@ -72,12 +94,25 @@ const DefaultStoreTimeout = 50 * time.Millisecond
 // spend limit holds for the run across the fleet. Each call of a costed
 // tool in a named run whose context carries an [Account] is one Reserve
 // and one Settle. Calls of a run without an id, or without a run, keep
-// to the Account alone. When s fails or does not answer within
-// [WithStoreTimeout], the call is reserved in its Account, the replica's
-// own view of the run (fail open; see [WithFailClosed]), reported to
-// [WithOnStoreError] and marked degraded (toolmw.SetDegraded), and s is
-// left alone for a quarter of a second before it is tried again. nil
-// means the Account alone (the default). The Option may be shared
+// to the Account alone.
+//
+// When s fails or does not answer within [WithStoreTimeout], the call is
+// reserved on the replica's own account of the run (fail open; see
+// [WithFailClosed]), reported to [WithOnStoreError] and marked degraded
+// (toolmw.SetDegraded), and s is left alone for a quarter of a second
+// before it is tried again (only the failing part of it, when its error
+// says so: an error with a PartialOutage method returning true, as the
+// Redis Store returns for one node of a cluster). The replica's own
+// account of a run is kept by run id, for up to [MaxLocalRuns] runs, and
+// holds what every call of the run admitted on this replica, through s or
+// not, holds or spent: during an outage, each replica spends at most the
+// limit per run. What a call decided on it cost is written back to s
+// (Settle) as soon as s answers again, and a Reserve that did not answer
+// is settled — both in the background, retried after each rest for up to
+// ten minutes —, so that after an outage the run's spend in s holds every
+// call that ran, once, and no reservation of a call that ended.
+//
+// nil means the Account alone (the default). The Option may be shared
 // between goroutines.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store.s = s }
@@ -156,15 +191,65 @@ func (storeResting) Error() string {
 	return "spend: the store failed moments ago; reserving locally"
 }
 
+// MaxLocalRuns bounds the named runs whose own account a replica keeps
+// for the Store's outages (see [WithStore]); past it, the run used least
+// recently is forgotten, and its calls during an outage spend from zero on
+// this replica.
+const MaxLocalRuns = 1 << 16
+
 // shared is the state of a layer with a Store.
 type shared struct {
 	s          Store
 	failClosed bool
 	guard      storeguard.Guard
+	local      *keyed.Map[*tally] // the replica's account of each named run
+}
+
+// tally is what a replica's calls of one named run hold and spent, in
+// units.
+type tally struct {
+	mu          sync.Mutex
+	held, spent int64
+}
+
+// reserve holds u units if they fit limit, or returns what the run's calls
+// here took.
+func (t *tally) reserve(limit, u int64) (taken int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	taken = t.held + t.spent
+	if taken+u > limit {
+		return taken, false
+	}
+	t.held += u
+	return taken, true
+}
+
+// room reports whether u more units fit limit, with what the run's calls
+// here took.
+func (t *tally) room(limit, u int64) (taken int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	taken = t.held + t.spent
+	return taken, taken+u <= limit
+}
+
+func (t *tally) add(u int64) {
+	t.mu.Lock()
+	t.held += u
+	t.mu.Unlock()
+}
+
+func (t *tally) settle(held, charge int64) {
+	t.mu.Lock()
+	t.held -= held
+	t.spent += charge
+	t.mu.Unlock()
 }
 
 func newShared(c storeConfig) *shared {
-	s := &shared{s: c.s, failClosed: c.failClosed}
+	s := &shared{s: c.s, failClosed: c.failClosed,
+		local: keyed.New(MaxLocalRuns, func(string) *tally { return &tally{} })}
 	s.guard = storeguard.Guard{Layer: "spend", Timeout: c.timeout, Resting: errResting}
 	if s.guard.Timeout == 0 {
 		s.guard.Timeout = DefaultStoreTimeout
@@ -175,21 +260,38 @@ func newShared(c storeConfig) *shared {
 	return s
 }
 
-// sharedCall reserves a call of the run named id in the Store, or in acct,
-// the replica's account of the run, when the Store cannot answer, and runs
-// next. acct also holds the reservations the Store admitted here, so that
-// during an outage the replica's spend of the run stays within the limit.
-// A call whose own context ends while the Store is asked may have reserved
-// there, which then stays held until the run expires.
+// stored is a call of a named run whose spend the Store keeps: the run,
+// the call's op, the replica's account of the run, and whether the Store
+// may hold a reservation of the op (it admitted it, or was asked and did
+// not answer).
+type stored struct {
+	id, op string
+	local  *tally
+	asked  bool
+}
+
+// sharedCall reserves a call of the run named id in the Store, or on the
+// replica's own account of the run when the Store cannot answer, and runs
+// next. The replica's account also holds what the Store admitted here, so
+// that during an outage the replica's spend of the run stays within the
+// limit, and a call that does not fit it is refused without asking the
+// Store (whose spend may not hold yet what ran here during an outage). A
+// Reserve whose answer did not arrive may still be applied: the call's op
+// settles it, with a charge of 0 when the call does not run.
 func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call toolmw.Call, c cost,
 	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	s := l.shared
+	st := stored{id: id, op: storeguard.NewOp(), local: s.local.Get(id)}
+	if taken, ok := st.local.room(acct.limit, c.max); !ok {
+		return toolmw.Result{}, acct.refusal(c.max, taken)
+	}
 	var spent, held int64
 	var ok bool
 	var corrupt error
 	local, end := s.guard.Ask(ctx, "reserve", func(ctx context.Context) error {
+		st.asked = true
 		var err error
-		spent, held, ok, err = s.s.Reserve(ctx, id, acct.limit, c.max)
+		spent, held, ok, err = s.s.Reserve(ctx, id, acct.limit, c.max, st.op)
 		if errors.Is(err, ErrStoreCorrupt) {
 			corrupt = err // the store answered, with state it cannot count on
 			return nil
@@ -197,30 +299,47 @@ func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call t
 		return err
 	})
 	switch {
-	case end != nil:
-		return toolmw.Result{}, end
 	case corrupt != nil:
 		s.report("reserve", corrupt)
 		return toolmw.Result{}, errCorrupt
-	case local && s.failClosed:
+	case end != nil, local && s.failClosed:
+		s.cancel(ctx, st)
+		if end != nil {
+			return toolmw.Result{}, end
+		}
 		return toolmw.Result{}, errStoreDown
 	case local:
-		if err := acct.reserve(c.max); err != nil {
-			return toolmw.Result{}, err
+		if taken, ok := st.local.reserve(acct.limit, c.max); !ok {
+			s.cancel(ctx, st)
+			return toolmw.Result{}, acct.refusal(c.max, taken)
 		}
-		return l.run(ctx, acct, "", call, c, next, args)
 	case !ok:
 		return toolmw.Result{}, acct.refusal(c.max, spent+held)
+	default:
+		st.local.add(c.max)
 	}
 	acct.add(c.max)
-	return l.run(ctx, acct, id, call, c, next, args)
+	return l.run(ctx, acct, &st, call, c, next, args)
 }
 
-// settle settles a call in the Store (see storeguard.Guard.After).
-func (s *shared) settle(ctx context.Context, id string, held, charge int64) {
-	s.guard.After(ctx, "settle", func(ctx context.Context) error {
-		if err := s.s.Settle(ctx, id, held, charge); errors.Is(err, ErrStoreCorrupt) {
-			s.report("settle", err) // the store answered: no rest
+// cancel settles a call that did not run: its Reserve, asked without an
+// answer, may land yet.
+func (s *shared) cancel(ctx context.Context, st stored) {
+	if st.asked {
+		s.settle(ctx, st, 0)
+	}
+}
+
+// settle settles the call st in the Store, eventually (see
+// storeguard.Guard.Eventually). A call the Store was not asked about and
+// that cost nothing is not its business.
+func (s *shared) settle(ctx context.Context, st stored, charge int64) {
+	if !st.asked && charge == 0 {
+		return
+	}
+	s.guard.Eventually(ctx, "settle", func(ctx context.Context) error {
+		if err := s.s.Settle(ctx, st.id, st.op, charge); errors.Is(err, ErrStoreCorrupt) {
+			s.report("settle", err) // the store answered: no rest, no retry
 		} else if err != nil {
 			return err
 		}

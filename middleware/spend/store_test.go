@@ -19,21 +19,29 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// memStore is a spend.Store in memory, shared by the "replicas" of a test.
+// memStore is a spend.Store in memory, shared by the "replicas" of a test,
+// keeping the contract on operation ids: each op's effect applies once.
 // It is safe for concurrent use.
 type memStore struct {
 	mu         sync.Mutex
 	spent      map[string]int64
 	held       map[string]int64
-	peak       int64 // the highest spent+held of any run, measured after each Reserve
-	reserveErr error // returned by Reserve when set
-	settleErr  error // returned by Settle when set
-	hang       bool  // Reserve waits for its context
+	ops        map[string]int64 // op → what it holds, or -1 once settled
+	peak       int64            // the highest spent+held of any run, measured after each Reserve
+	reserveErr error            // returned by Reserve when set
+	settleErr  error            // returned by Settle when set
+	hang       bool             // Reserve waits for its context
 
 	reserves, settles atomic.Int64
 }
 
-func (m *memStore) Reserve(ctx context.Context, id string, limit, amount int64) (int64, int64, bool, error) {
+func (m *memStore) init() {
+	if m.spent == nil {
+		m.spent, m.held, m.ops = map[string]int64{}, map[string]int64{}, map[string]int64{}
+	}
+}
+
+func (m *memStore) Reserve(ctx context.Context, id string, limit, amount int64, op string) (int64, int64, bool, error) {
 	m.reserves.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -46,26 +54,34 @@ func (m *memStore) Reserve(ctx context.Context, id string, limit, amount int64) 
 	if m.reserveErr != nil {
 		return 0, 0, false, m.reserveErr
 	}
-	if m.spent == nil {
-		m.spent, m.held = map[string]int64{}, map[string]int64{}
+	m.init()
+	if h, ok := m.ops[op]; ok {
+		return m.spent[id], m.held[id], h >= 0, nil
 	}
 	if m.spent[id]+m.held[id]+amount > limit {
 		return m.spent[id], m.held[id], false, nil
 	}
 	m.held[id] += amount
+	m.ops[op] = amount
 	m.peak = max(m.peak, m.spent[id]+m.held[id])
 	return m.spent[id], m.held[id], true, nil
 }
 
-func (m *memStore) Settle(_ context.Context, id string, held, charge int64) error {
+func (m *memStore) Settle(_ context.Context, id, op string, charge int64) error {
 	m.settles.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.settleErr != nil {
 		return m.settleErr
 	}
-	m.held[id] = max(m.held[id]-held, 0)
+	m.init()
+	h, ok := m.ops[op]
+	if ok && h < 0 {
+		return nil
+	}
+	m.held[id] = max(m.held[id]-h, 0)
 	m.spent[id] += charge
+	m.ops[op] = -1
 	return nil
 }
 
@@ -380,7 +396,7 @@ func TestStoreFailsOpen(t *testing.T) {
 		ct := &counted{res: toolmw.Text("ok")}
 		tool := wrap(t, "search", ct.tool, degraded(&note),
 			spend.New(spend.Fixed("search", 0.1), spend.WithStore(st), spend.WithOnStoreError(rep.add)))
-		ctx := inRun(context.Background(), "run-1", 0.3)
+		ctx := inRun(context.Background(), "run-1", 0.5)
 
 		// step is one call: whether it runs, asks the Store, and what it
 		// reports.
@@ -416,11 +432,17 @@ func TestStoreFailsOpen(t *testing.T) {
 		step("store fails: reserved locally", true, true, errDown)
 		step("resting", true, false, resting)
 		time.Sleep(250*time.Millisecond - time.Nanosecond)
-		step("still resting: the account, with the store's call, is full", false, false, resting)
+		step("still resting", true, false, resting)
 		time.Sleep(time.Nanosecond)
-		step("rest over: asked again", false, true, errDown)
+		step("rest over: asked again", true, true, errDown)
+		step("the replica's account, with the store's call, is full: refused without asking", false, false, nil)
 		if spent, _, _ := st.state("run-1"); spent != units(0.1) {
 			t.Errorf("store spent %d, want the one call it admitted", spent)
+		}
+		time.Sleep(time.Second)
+		// What the calls decided locally cost was written back.
+		if spent, held, _ := st.state("run-1"); spent != units(0.5) || held != 0 {
+			t.Errorf("after the outage the store has spent %d, held %d; want all five calls spent, %d, nothing held", spent, held, units(0.5))
 		}
 	})
 }

@@ -93,21 +93,35 @@
 //
 // When the Store fails or does not answer within [WithStoreTimeout]
 // (50 ms by default, and the call's deadline), the call is counted in the
-// replica's own count of the run, which also holds the calls the Store
-// admitted on that replica; the failure is reported to
-// [WithOnStoreError], the call is marked degraded (toolmw.SetDegraded,
-// which spans and logs show), and the Store is left alone for a quarter
-// of a second, during which calls count locally. So during an outage
-// each replica enforces the limit on its own: a run makes at most n calls
-// of a tool per replica, not n in all (the local count hangs off the
-// call's budget.Run: a replica that makes a new Run for each request of
-// the run bounds each request, not itself). [WithFailClosed] refuses such
-// calls instead. A call whose context ends while the Store is asked does
-// not run: it ends cancelled, or as a timeout when its deadline passed,
-// and is not reported (the caller's end, not the Store's failure). A
-// Release that fails is reported; the slot then stays taken in the Store
-// (conservative: the run is left a call short of its limit rather than
-// given one more).
+// replica's own count of the run, kept by run id (up to [MaxLocalRuns]
+// runs), which also holds the calls the Store admitted on that replica; a
+// call that count has no room for is refused without asking the Store.
+// The failure is reported to [WithOnStoreError], the call is marked
+// degraded (toolmw.SetDegraded, which spans and logs show), and the Store
+// is left alone for a quarter of a second, during which calls count
+// locally — only the part of the Store that failed, when its error says
+// so (one node of a Redis Cluster). So during an outage each replica
+// enforces the limit on its own: a run makes at most n calls of a tool
+// per replica, not n in all, however the replica makes its Runs.
+// [WithFailClosed] refuses such calls instead. A call whose context ends
+// while the Store is asked does not run: it ends cancelled, or as a
+// timeout when its deadline passed, and is not reported (the caller's
+// end, not the Store's failure).
+//
+// An answer that never arrived leaves a Take's outcome unknown: the Store
+// may apply it late, after the call was refused or counted locally. Every
+// operation therefore carries the call's operation id, and the Store
+// applies each op once: a call that did not run, or had no effect,
+// releases its op (a late Take of it then takes nothing), and a call that
+// ran on the replica's count records its op (counted once, whether or not
+// its Take landed too). Those releases and records are sent at once and,
+// while the Store does not answer, again after each rest for up to ten
+// minutes; each failure is reported. So no slot is lost to a late answer,
+// and once the Store is back its count holds every call that ran during
+// the outage: the run does not run its Once tool again on any replica. A
+// release or record dropped after ten minutes (reported with [ErrDropped])
+// leaves the Store short of that call: the bound is then the
+// limit per replica again, for that run.
 //
 // A Store that answers with a count it cannot read ([ErrStoreCorrupt]: on
 // Redis, a field that is not a decimal count — "garbage", a negative

@@ -73,13 +73,18 @@ type StoreError struct {
 	// "record" (a call that ran on the replica's count is not counted in
 	// the Store yet). A release or a record that fails is tried again in
 	// the background (see [WithStore]); one given up is reported once more
-	// with an error wrapping storeguard's ErrDropped.
+	// with an error wrapping [ErrDropped].
 	Op string
 	// Err is the Store's error, or context.DeadlineExceeded when it did not
 	// answer in time. It may name the Store's address: it is for the
 	// operator's metrics and logs, not for the model.
 	Err error
 }
+
+// ErrDropped is wrapped by the error a [StoreError] reports for an
+// operation the layer stopped trying to bring to the Store: ten minutes
+// passed, or ten thousand others waited. The Store may never learn of it.
+var ErrDropped = storeguard.ErrDropped
 
 // DefaultStoreTimeout is how long a call waits for the [Store] by default
 // before it is counted locally.

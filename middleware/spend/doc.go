@@ -84,21 +84,38 @@
 // the calls it served spent.
 //
 // When the Store fails or does not answer within [WithStoreTimeout]
-// (50 ms by default, and the call's deadline), the call is reserved in
-// its Account; the failure is reported to [WithOnStoreError], the call is
-// marked degraded (toolmw.SetDegraded, which spans and logs show), and
-// the Store is left alone for a quarter of a second, during which calls
-// reserve locally. So during an outage each replica enforces the limit on
-// its own: a run spends at most its limit per replica, not the limit in
-// all (the Account is the call's: a replica that makes a new one for each
-// request of the run bounds each request, not itself). [WithFailClosed]
+// (50 ms by default, and the call's deadline), the call is reserved on the
+// replica's own account of the run, kept by run id (up to [MaxLocalRuns]
+// runs), which also holds what the Store admitted on that replica; a call
+// that account has no room for is refused without asking the Store. The
+// failure is reported to [WithOnStoreError], the call is marked degraded
+// (toolmw.SetDegraded, which spans and logs show), and the Store is left
+// alone for a quarter of a second, during which calls reserve locally —
+// only the part of the Store that failed, when its error says so (one
+// node of a Redis Cluster). So during an outage each replica enforces the
+// limit on its own: a run spends at most its limit per replica, not the
+// limit in all, however the replica makes its Accounts. [WithFailClosed]
 // refuses such calls instead. A call whose context ends while the Store
 // is asked does not run: it ends cancelled, or as a timeout when its
 // deadline passed, and is not reported (the caller's end, not the
-// Store's failure); its reservation, if the Store made it, stays held. A
-// Settle that fails is reported; the call's reservation then stays held
-// in the Store until the run's state expires (conservative: the run is
-// left short of its limit, never given more).
+// Store's failure).
+//
+// An answer that never arrived leaves a Reserve's outcome unknown: the
+// Store may apply it late, after the call was refused or reserved
+// locally. Every operation therefore carries the call's operation id, and
+// the Store applies each op once: every call the Store was asked about,
+// and every call that ran on the replica's account and cost something, is
+// settled in the Store with its op — a call that did not run with a
+// charge of 0, which also makes a late Reserve of it hold nothing, and a
+// call that ran locally with what it cost, charged once whether or not
+// its Reserve landed too. Settles are sent at once and, while the Store
+// does not answer, again after each rest for up to ten minutes; each
+// failure is reported. So no reservation is held for a call that ended,
+// and once the Store is back its spend holds what every call of the
+// outage cost: the run spends nothing past its limit afterwards. A
+// settle dropped after ten minutes (reported with [ErrDropped]) leaves that
+// call held, or uncharged, in the Store until the
+// run expires.
 //
 // A Store that answers with a spend it cannot read ([ErrStoreCorrupt]: on
 // Redis, a "spent" or "held" that is not a decimal amount — "garbage", a

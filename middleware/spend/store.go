@@ -76,14 +76,18 @@ type StoreError struct {
 	// "settle" (a call is not settled in the Store yet: its reservation
 	// stays held, or what it cost is not charged, until it is). A settle
 	// that fails is tried again in the background (see [WithStore]); one
-	// given up is reported once more with an error wrapping storeguard's
-	// ErrDropped.
+	// given up is reported once more with an error wrapping [ErrDropped].
 	Op string
 	// Err is the Store's error, or context.DeadlineExceeded when it did not
 	// answer in time. It may name the Store's address: it is for the
 	// operator's metrics and logs, not for the model.
 	Err error
 }
+
+// ErrDropped is wrapped by the error a [StoreError] reports for an
+// operation the layer stopped trying to bring to the Store: ten minutes
+// passed, or ten thousand others waited. The Store may never learn of it.
+var ErrDropped = storeguard.ErrDropped
 
 // DefaultStoreTimeout is how long a call waits for the [Store] by default
 // before it is reserved locally.

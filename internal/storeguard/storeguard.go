@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,16 +160,12 @@ func (g *Guard) Pending() int {
 // next try, unless one is scheduled.
 func (g *Guard) queue(p pending) {
 	g.mu.Lock()
-	var dropped []pending
 	g.pending = append(g.pending, p)
-	if n := len(g.pending) - MaxPending; n > 0 {
-		dropped = append(dropped, g.pending[:n]...)
-		g.pending = g.pending[n:]
-	}
+	dropped := g.trim()
 	start := !g.flushing
 	g.flushing = true
 	g.mu.Unlock()
-	g.drop(dropped, fmt.Errorf("%w: more than %d waited", ErrDropped, MaxPending))
+	g.drop(dropped, errTooMany)
 	if start {
 		g.schedule()
 	}
@@ -216,18 +213,29 @@ func (g *Guard) flush() {
 	g.drop(gone, fmt.Errorf("%w after %v: %w", ErrDropped, GiveUp, last))
 	g.mu.Lock()
 	g.pending = append(keep, g.pending...)
-	var dropped []pending
-	if n := len(g.pending) - MaxPending; n > 0 {
-		dropped = append(dropped, g.pending[:n]...)
-		g.pending = g.pending[n:]
-	}
+	dropped := g.trim()
 	again := len(g.pending) > 0
 	g.flushing = again
 	g.mu.Unlock()
-	g.drop(dropped, fmt.Errorf("%w: more than %d waited", ErrDropped, MaxPending))
+	g.drop(dropped, errTooMany)
 	if again {
 		g.schedule()
 	}
+}
+
+// errTooMany is reported for an operation dropped from a full queue.
+var errTooMany = fmt.Errorf("%w: more than %d waited", ErrDropped, MaxPending)
+
+// trim drops the oldest pending operations past MaxPending and returns
+// them. g.mu is held.
+func (g *Guard) trim() []pending {
+	n := len(g.pending) - MaxPending
+	if n <= 0 {
+		return nil
+	}
+	dropped := slices.Clone(g.pending[:n])
+	g.pending = g.pending[n:]
+	return dropped
 }
 
 // drop reports each of ps as given up, with err.

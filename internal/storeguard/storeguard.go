@@ -51,7 +51,8 @@ type Guard struct {
 
 	mu       sync.Mutex
 	pending  []pending // operations that must still reach the store, oldest first
-	flushing bool      // a goroutine is working through pending
+	trying   int       // operations taken from pending by the try under way
+	flushing bool      // a try is scheduled or under way
 }
 
 // pending is an operation Eventually queued.
@@ -149,11 +150,12 @@ func (g *Guard) Eventually(ctx context.Context, op string, f func(context.Contex
 	g.queue(pending{op: op, f: f, until: time.Now().Add(GiveUp)})
 }
 
-// Pending returns how many operations wait to reach the store.
+// Pending returns how many operations wait to reach the store, or are
+// being tried.
 func (g *Guard) Pending() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.pending)
+	return len(g.pending) + g.trying
 }
 
 // queue adds p to the operations waiting for the store and schedules their
@@ -188,7 +190,7 @@ func (g *Guard) schedule() {
 func (g *Guard) flush() {
 	g.mu.Lock()
 	batch := g.pending
-	g.pending = nil
+	g.pending, g.trying = nil, len(batch)
 	g.mu.Unlock()
 	var keep, gone []pending
 	var last error
@@ -212,7 +214,7 @@ func (g *Guard) flush() {
 	}
 	g.drop(gone, fmt.Errorf("%w after %v: %w", ErrDropped, GiveUp, last))
 	g.mu.Lock()
-	g.pending = append(keep, g.pending...)
+	g.pending, g.trying = append(keep, g.pending...), 0
 	dropped := g.trim()
 	again := len(g.pending) > 0
 	g.flushing = again

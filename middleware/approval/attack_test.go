@@ -193,11 +193,11 @@ func (p panicStore) Save(ctx context.Context, id string, prev, row []byte) error
 	return p.MemoryStore.Save(ctx, id, prev, row)
 }
 
-func (p panicStore) Consume(ctx context.Context, nonce string) error {
+func (p panicStore) Consume(ctx context.Context, nonce, op string) error {
 	if p.ops["consume"] {
 		panic(nil)
 	}
-	return p.MemoryStore.Consume(ctx, nonce)
+	return p.MemoryStore.Consume(ctx, nonce, op)
 }
 
 // TestStorePanicsFailClosed (issue 26, item 14): a store that panics in
@@ -344,11 +344,11 @@ type denyInsideStore struct {
 	err   error
 }
 
-func (s *denyInsideStore) Consume(ctx context.Context, nonce string) error {
+func (s *denyInsideStore) Consume(ctx context.Context, nonce, op string) error {
 	if s.armed.CompareAndSwap(true, false) { // the Deny consumes too
 		s.err = s.deny()
 	}
-	return s.MemoryStore.Consume(ctx, nonce)
+	return s.MemoryStore.Consume(ctx, nonce, op)
 }
 
 // TestDenyRacesTheCall (issue 26, item 5): a Deny of an approval and the

@@ -89,8 +89,11 @@ func WithScrubber(s *scrub.Scrubber) Option {
 }
 
 // WithStoreTimeout bounds each operation on the store: past it the call
-// fails closed as tool-failed/approval_store_failed. 0 means
-// [DefaultStoreTimeout]; a negative d is invalid.
+// fails closed as tool-failed/approval_store_failed. A call whose use of
+// its approval got no answer in time then waits up to d more, whether or
+// not its own context has ended, while the store undoes that use
+// ([Store.Cancel]), so the approval is not spent by a call that did not
+// run. 0 means [DefaultStoreTimeout]; a negative d is invalid.
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -118,7 +121,10 @@ func WithRunOptional() Option {
 // failed, panicked or did not answer within [WithStoreTimeout]. It is a
 // plain value, safe to copy and to share.
 type StoreError struct {
-	// Op names the operation: "load", "save" or "consume".
+	// Op names the operation: "load", "save", "consume" or "cancel". A
+	// failed "cancel" leaves the decision possibly spent by a call that
+	// did not run: its call ends as approval_replayed until a reviewer
+	// decides it again.
 	Op string
 	// Err is the Store's error; [ErrStorePanicked] when it panicked (the
 	// panic value is not kept: it may hold anything); or
@@ -137,9 +143,10 @@ var ErrStorePanicked = errors.New("approval: the store panicked")
 // WithOnStoreError sets a function called, on the caller's goroutine, for
 // every operation the [Store] did not complete (nil means none): count
 // them, log them. Whatever it reports, the call has failed closed. It is
-// not called when the caller's own context ended first, nor for the
-// outcomes a Store reports by design ([ErrNotFound], [ErrConflict],
-// [ErrConsumed]). It must not block.
+// not called when the caller's own context ended first (except for a
+// "cancel", which does not depend on it), nor for the outcomes a Store
+// reports by design ([ErrNotFound], [ErrConflict], [ErrConsumed],
+// [ErrCanceled]). It must not block.
 func WithOnStoreError(f func(StoreError)) Option {
 	return func(c *config) { c.onError = f }
 }
@@ -309,9 +316,13 @@ func (d *Desk) Approve(ctx context.Context, req Request, ttl time.Duration) erro
 // of the revocation and a racing use of the approval succeeds), so the
 // approved row, written back into the store later, is refused as replayed.
 // It fails with [ErrChanged] when the stored request is no longer req, and
-// [ErrDecided] otherwise, also when the approval was used first. When the
-// approval was revoked but the denial could not be stored, Deny returns
-// the store's error and the approval stays spent: its call ends as
+// [ErrDecided] otherwise, also when the approval was used first, or was
+// being used by a call at that moment (a call whose use got no answer
+// from the store, and which gives it back: read the request again, and
+// deny it again while it is approved). When the approval was revoked but
+// the denial could not be stored, or the store did not say whether it
+// revoked it, Deny returns the store's error and the approval may stay
+// spent (a revocation is never undone): its call ends as
 // approval_replayed, and a later Deny returns ErrDecided.
 func (d *Desk) Deny(ctx context.Context, req Request) error {
 	if d.err != nil {
@@ -321,7 +332,9 @@ func (d *Desk) Deny(ctx context.Context, req Request) error {
 		switch r.state {
 		case StatePending:
 		case StateApproved:
-			if err := d.consume(ctx, r.nonce); err != nil {
+			// A revocation is never cancelled: when the store does not
+			// answer, the approval may stay spent (fail closed).
+			if err := d.consume(ctx, r.nonce, newNonce()); err != nil {
 				if errors.Is(err, ErrConsumed) {
 					return ErrDecided // used, or revoked before
 				}
@@ -383,8 +396,8 @@ func (r *row) request() Request {
 	return q
 }
 
-// loadRaw, save and consume are the Desk's only ways to its store: each
-// operation bounded by the store timeout, a panic recovered as
+// loadRaw, save, consume and cancel are the Desk's only ways to its store:
+// each operation bounded by the store timeout, a panic recovered as
 // ErrStorePanicked, and a failure reported (see storeOp).
 func (d *Desk) loadRaw(ctx context.Context, id string) (raw []byte, err error) {
 	err = d.storeOp(ctx, "load", func(sctx context.Context) error {
@@ -398,8 +411,15 @@ func (d *Desk) save(ctx context.Context, id string, prev, row []byte) error {
 	return d.storeOp(ctx, "save", func(sctx context.Context) error { return d.store.Save(sctx, id, prev, row) })
 }
 
-func (d *Desk) consume(ctx context.Context, nonce string) error {
-	return d.storeOp(ctx, "consume", func(sctx context.Context) error { return d.store.Consume(sctx, nonce) })
+func (d *Desk) consume(ctx context.Context, nonce, op string) error {
+	return d.storeOp(ctx, "consume", func(sctx context.Context) error { return d.store.Consume(sctx, nonce, op) })
+}
+
+// cancel undoes op's Consume of nonce, bounded by the store timeout but not
+// by ctx: a call ended by its caller still gives back the decision it may
+// have spent. A failure is reported, whether or not ctx has ended.
+func (d *Desk) cancel(ctx context.Context, nonce, op string) error {
+	return d.storeOp(context.WithoutCancel(ctx), "cancel", func(sctx context.Context) error { return d.store.Cancel(sctx, nonce, op) })
 }
 
 // storeOp runs one operation f on the store, with ctx bounded by the store
@@ -419,13 +439,14 @@ func (d *Desk) storeOp(ctx context.Context, op string, f func(context.Context) e
 		err = f(sctx)
 	}()
 	if err != nil && d.onError != nil && ctx.Err() == nil &&
-		!errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrConsumed) {
+		!errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrConsumed) && !errors.Is(err, ErrCanceled) {
 		d.onError(StoreError{Op: op, Err: err})
 	}
 	return err
 }
 
-// newNonce returns 32 random hex digits.
+// newNonce returns 32 random hex digits: a decision's nonce, or the id of
+// one operation on it.
 func newNonce() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

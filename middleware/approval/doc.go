@@ -49,7 +49,9 @@
 //     approval_store_failed, transient, reported to [WithOnStoreError].
 //     Both fail closed: the tool does not run. The caller's own
 //     cancellation passes through as context.Canceled, its deadline as
-//     tool-timeout/deadline_exceeded.
+//     tool-timeout/deadline_exceeded. When it was the use of the approval
+//     that got no answer, the approval is not lost (see below): the same
+//     call made again runs, once.
 //
 // No error carries data in its message: the messages are fixed sentences,
 // and the only data (the id, a safe token, and the scrubbed summary) is in
@@ -117,6 +119,28 @@
 // can: keep it secret. The same holds for the Desk's clock: an approval
 // stands until its expiry by the clock of the replica reading it.
 //
+// # A use whose answer never arrived
+//
+// A store that answers late (a Redis busy or failing over, a database
+// under a lock) may apply the Consume that uses an approval after the
+// layer gave up on it. The call has failed closed and the tool did not
+// run; counting the approval as used would lose it (every later call
+// approval_replayed, and Approve finds the request decided), and counting
+// it as unused would let the late Consume spend it anyway. So each Consume
+// carries an operation id, new for each attempt, and when the layer does
+// not learn its outcome it asks the store to cancel that operation
+// ([Store.Cancel], bounded by [WithStoreTimeout] but not by the caller's
+// context): in one atomic step the approval is freed if that operation
+// took it, and the operation can never take it later. The same call made
+// again then runs exactly once. Only a use that did not run is cancelled:
+// a Consume that returned nil ran its tool and is never undone, and a
+// revocation ([Desk.Deny]) is never cancelled, so a revoked approval stays
+// revoked. The replacement of an expired approval is cancelled in the same
+// way, before anything replaced it, so the request is renewed by the next
+// call rather than stuck. When the Cancel fails too, it is reported to
+// [WithOnStoreError] (op "cancel") and the approval may stay spent: its
+// call ends as approval_replayed, which fails closed.
+//
 // # Where to put it
 //
 // Put the layer outside retry and hedge: an approval allows one execution,
@@ -130,10 +154,12 @@
 //
 // # Bounds
 //
-// Ids are at most [MaxIDLen] bytes, nonces [MaxNonceLen], rows
-// [MaxRowBytes] (a longer row read from a store is corrupt); an approval
-// stands at most [MaxTTL]; a [MemoryStore] keeps at most [MemoryMaxRows]
-// rows, [MemoryMaxBytes] bytes of them and [MemoryMaxNonces] used nonces.
+// Ids are at most [MaxIDLen] bytes, nonces [MaxNonceLen], operation ids
+// [MaxOpLen], rows [MaxRowBytes] (a longer row read from a store is
+// corrupt); an approval stands at most [MaxTTL]; a [MemoryStore] keeps at
+// most [MemoryMaxRows] rows, [MemoryMaxBytes] bytes of them,
+// [MemoryMaxNonces] used nonces and [MemoryMaxCancelled] cancelled
+// operations ([MemoryMaxCancels] of one nonce).
 // A row dropped by a bounded or expiring store (a MemoryStore's oldest,
 // Redis's expiry, the SQL store's Prune) is a request deleted: its call
 // asks again. Stores are checked by package approvaltest.

@@ -188,8 +188,10 @@ func (d *Desk) ask(ctx context.Context, id, tool string, digest [32]byte, canon 
 // replica used it, or another caller is renewing r), r is read again: a
 // row still the same ends the call as approval_replayed (fail closed: the
 // approval may have been used), another is decided afresh (ErrConflict).
+// When the store does not say whether it spent the nonce, the spending is
+// cancelled (see spend): r is not replaced, so it is not retired.
 func (d *Desk) renew(ctx context.Context, r *row, raw []byte, canon string) error {
-	if err := d.consume(ctx, r.nonce); err != nil {
+	if err := d.spend(ctx, r.nonce); err != nil {
 		if !errors.Is(err, ErrConsumed) {
 			return storeFailed(ctx, err)
 		}
@@ -207,9 +209,11 @@ func (d *Desk) renew(ctx context.Context, r *row, raw []byte, canon string) erro
 
 // use spends the approval r on this call: exactly one of all the calls
 // holding r, in any process sharing the store, gets nil and runs; and
-// none does when a reviewer revoked r (Deny spends the same nonce).
+// none does when a reviewer revoked r (Deny spends the same nonce). A call
+// that cannot learn whether it spent r does not run, and gives r back
+// (see spend).
 func (d *Desk) use(ctx context.Context, r *row, raw []byte, call toolmw.Call) error {
-	if err := d.consume(ctx, r.nonce); err != nil {
+	if err := d.spend(ctx, r.nonce); err != nil {
 		if !errors.Is(err, ErrConsumed) {
 			return storeFailed(ctx, err)
 		}
@@ -227,6 +231,26 @@ func (d *Desk) use(ctx context.Context, r *row, raw []byte, call toolmw.Call) er
 	used.state, used.key = StateUsed, call.Key()
 	_ = d.save(ctx, r.id, raw, d.seal.seal(&used))
 	return nil
+}
+
+// spend consumes nonce under a new operation id. When the store fails, or
+// does not answer in time, the outcome is unknown: the Consume may have
+// been applied, or be applied later (a Redis that answers late, a
+// failover). The call will not run, so the operation is cancelled: the
+// nonce is freed if it took it, and it can never take it later. Counting
+// the unknown outcome as spent would lose the decision (every later call
+// approval_replayed, the request approved, so Approve finds it decided);
+// counting it as not spent would let the Consume land later. When the
+// cancel fails too, it is reported and the decision may stay spent, which
+// fails closed. A Consume that returned nil is never cancelled: its call
+// runs.
+func (d *Desk) spend(ctx context.Context, nonce string) error {
+	op := newNonce()
+	err := d.consume(ctx, nonce, op)
+	if err != nil && !errors.Is(err, ErrConsumed) {
+		_ = d.cancel(ctx, nonce, op)
+	}
+	return err
 }
 
 // summary returns what a reviewer reads about a call: the tool's name and

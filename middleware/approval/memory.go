@@ -4,18 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
 // The bounds of what the layer writes to a [Store], which every Store must
-// accept (package approvaltest checks it): ids and nonces are safe tokens
-// (ASCII letters, digits and "_-.:"), rows are opaque bytes.
+// accept (package approvaltest checks it): ids, nonces and operation ids
+// are safe tokens (ASCII letters, digits and "_-.:"), rows are opaque
+// bytes.
 const (
 	// MaxIDLen is the longest approval id, the bound of a call id
 	// (toolmw.MaxCallIDLen). The layer's own ids are 36 bytes.
 	MaxIDLen = 128
 	// MaxNonceLen is the longest nonce. The layer's own are 32 bytes.
 	MaxNonceLen = 64
+	// MaxOpLen is the longest operation id of a Consume or a Cancel. The
+	// layer's own are 32 bytes.
+	MaxOpLen = 64
 	// MaxRowBytes is the longest row: the sealed fields, and a summary of
 	// at most taxonomy.MaxApprovalSummary bytes even if every byte of it
 	// needs a six-byte JSON escape. A longer row read from a store is
@@ -34,16 +39,25 @@ const (
 	// MemoryMaxNonces is how many used nonces a MemoryStore remembers; past
 	// it the oldest is forgotten.
 	MemoryMaxNonces = 100_000
+	// MemoryMaxCancels is how many cancelled operations a MemoryStore
+	// remembers for one nonce; past it Cancel fails.
+	MemoryMaxCancels = 16
+	// MemoryMaxCancelled is how many cancelled operations a MemoryStore
+	// remembers in all; past it the oldest nonces are forgotten with
+	// them.
+	MemoryMaxCancelled = 100_000
 )
 
 // MemoryStore is the in-process [Store], the default: it lives and dies
 // with the process, and is shared only by the layers and Desks given the
 // same one. It is bounded: at most [MemoryMaxRows] rows and
-// [MemoryMaxBytes] bytes of them, and [MemoryMaxNonces] used nonces,
+// [MemoryMaxBytes] bytes of them, and [MemoryMaxNonces] used nonces with
+// [MemoryMaxCancelled] cancelled operations ([MemoryMaxCancels] a nonce),
 // dropping the oldest first. A dropped row fails closed: its call asks for
 // approval again. A forgotten nonce could be used again only by a row
 // written back into the store by code of the same process, which could as
-// well call the tool itself.
+// well call the tool itself; a forgotten cancelled operation, applied late
+// by a store wrapping this one, could only spend its decision.
 //
 // A MemoryStore is safe for concurrent use.
 type MemoryStore struct {
@@ -51,20 +65,29 @@ type MemoryStore struct {
 	rows   map[string][]byte
 	order  []string // ids, oldest first
 	bytes  int
-	nonces map[string]struct{}
+	nonces map[string]*nonceRecord
 	used   []string // nonces, oldest first
+	// cancelled counts the cancelled operations of all the nonces.
+	cancelled int
+}
+
+// nonceRecord is what a MemoryStore knows of one nonce.
+type nonceRecord struct {
+	by        string   // the operation that consumed the nonce, "" when free
+	cancelled []string // the operations cancelled, at most MemoryMaxCancels
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty in-process store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{rows: map[string][]byte{}, nonces: map[string]struct{}{}}
+	return &MemoryStore{rows: map[string][]byte{}, nonces: map[string]*nonceRecord{}}
 }
 
-// errTooLarge is what a MemoryStore returns for an id, a nonce or a row
-// beyond the bounds: a store failure, not one of the sentinels.
-var errTooLarge = errors.New("approval: an id, nonce or row beyond the store's bounds")
+// errTooLarge is what a MemoryStore returns for an id, a nonce, an
+// operation id or a row beyond the bounds, and for a cancelled operation
+// beyond MemoryMaxCancels: a store failure, not one of the sentinels.
+var errTooLarge = errors.New("approval: an id, nonce, operation or row beyond the store's bounds")
 
 func checkID(id string, max int) error {
 	if id == "" || len(id) > max {
@@ -122,29 +145,95 @@ func (m *MemoryStore) Save(ctx context.Context, id string, prev, row []byte) err
 }
 
 // Consume implements [Store].
-func (m *MemoryStore) Consume(ctx context.Context, nonce string) error {
+func (m *MemoryStore) Consume(ctx context.Context, nonce, op string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkID(nonce, MaxNonceLen); err != nil {
+	if err := checkNonceOp(nonce, op); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.nonces[nonce]; ok {
+	rec := m.nonces[nonce]
+	switch {
+	case rec == nil:
+		m.remember(nonce, &nonceRecord{by: op})
+		return nil
+	case rec.by == op:
+		return nil
+	case slices.Contains(rec.cancelled, op):
+		return ErrCanceled
+	case rec.by != "":
 		return ErrConsumed
 	}
-	m.nonces[nonce] = struct{}{}
-	m.used = append(m.used, nonce)
-	if len(m.used) > MemoryMaxNonces {
-		delete(m.nonces, m.used[0])
-		m.used[0] = ""
-		m.used = m.used[1:]
-	}
+	rec.by = op
 	return nil
 }
 
-// Len returns how many rows and used nonces the store holds.
+// Cancel implements [Store].
+func (m *MemoryStore) Cancel(ctx context.Context, nonce, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkNonceOp(nonce, op); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.nonces[nonce]
+	switch {
+	case rec == nil:
+		rec = &nonceRecord{}
+		m.remember(nonce, rec)
+	case slices.Contains(rec.cancelled, op):
+		return nil
+	case len(rec.cancelled) >= MemoryMaxCancels:
+		return fmt.Errorf("%w (%d operations of one nonce cancelled)", errTooLarge, len(rec.cancelled))
+	}
+	if rec.by == op {
+		rec.by = ""
+	}
+	rec.cancelled = append(rec.cancelled, op)
+	m.cancelled++
+	m.trim(nonce)
+	return nil
+}
+
+func checkNonceOp(nonce, op string) error {
+	if err := checkID(nonce, MaxNonceLen); err != nil {
+		return err
+	}
+	return checkID(op, MaxOpLen)
+}
+
+// remember adds the record of a nonce the store did not know. m.mu is
+// held.
+func (m *MemoryStore) remember(nonce string, rec *nonceRecord) {
+	m.nonces[nonce] = rec
+	m.used = append(m.used, nonce)
+	m.trim(nonce)
+}
+
+// trim forgets the oldest nonces, other than keep, while more are kept
+// than the bounds allow. m.mu is held.
+func (m *MemoryStore) trim(keep string) {
+	for len(m.used) > MemoryMaxNonces || m.cancelled > MemoryMaxCancelled {
+		old := m.used[0]
+		m.used[0] = ""
+		m.used = m.used[1:]
+		if old == keep {
+			// The nonce being written is not forgotten by its own write:
+			// it counts as the newest. Alone it is within the bounds.
+			m.used = append(m.used, old)
+			continue
+		}
+		m.cancelled -= len(m.nonces[old].cancelled)
+		delete(m.nonces, old)
+	}
+}
+
+// Len returns how many rows the store holds, and how many nonces it
+// remembers (used, or with cancelled operations).
 func (m *MemoryStore) Len() (rows, nonces int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

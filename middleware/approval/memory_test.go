@@ -47,14 +47,14 @@ func TestMemoryStoreIsBounded(t *testing.T) {
 	}
 
 	for i := range approval.MemoryMaxNonces + 10 {
-		if err := s.Consume(ctx, fmt.Sprintf("n%d", i)); err != nil {
+		if err := s.Consume(ctx, fmt.Sprintf("n%d", i), "op"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, nonces := s.Len(); nonces != approval.MemoryMaxNonces {
 		t.Fatalf("%d nonces, want %d", nonces, approval.MemoryMaxNonces)
 	}
-	if err := s.Consume(ctx, fmt.Sprintf("n%d", approval.MemoryMaxNonces+9)); !errors.Is(err, approval.ErrConsumed) {
+	if err := s.Consume(ctx, fmt.Sprintf("n%d", approval.MemoryMaxNonces+9), "op_2"); !errors.Is(err, approval.ErrConsumed) {
 		t.Fatalf("the newest nonce was forgotten: %v", err)
 	}
 }
@@ -63,11 +63,15 @@ func TestMemoryStoreRefusesBeyondBounds(t *testing.T) {
 	ctx := context.Background()
 	s := approval.NewMemoryStore()
 	for name, err := range map[string]error{
-		"empty id":    s.Save(ctx, "", nil, []byte("x")),
-		"long id":     s.Save(ctx, string(make([]byte, approval.MaxIDLen+1)), nil, []byte("x")),
-		"large row":   s.Save(ctx, "apr_1", nil, make([]byte, approval.MaxRowBytes+1)),
-		"empty nonce": s.Consume(ctx, ""),
-		"long nonce":  s.Consume(ctx, string(make([]byte, approval.MaxNonceLen+1))),
+		"empty id":     s.Save(ctx, "", nil, []byte("x")),
+		"long id":      s.Save(ctx, string(make([]byte, approval.MaxIDLen+1)), nil, []byte("x")),
+		"large row":    s.Save(ctx, "apr_1", nil, make([]byte, approval.MaxRowBytes+1)),
+		"empty nonce":  s.Consume(ctx, "", "op"),
+		"long nonce":   s.Consume(ctx, string(make([]byte, approval.MaxNonceLen+1)), "op"),
+		"empty op":     s.Consume(ctx, "n1", ""),
+		"long op":      s.Consume(ctx, "n1", string(make([]byte, approval.MaxOpLen+1))),
+		"cancel op":    s.Cancel(ctx, "n1", string(make([]byte, approval.MaxOpLen+1))),
+		"cancel nonce": s.Cancel(ctx, string(make([]byte, approval.MaxNonceLen+1)), "op"),
 	} {
 		if err == nil || errors.Is(err, approval.ErrConflict) || errors.Is(err, approval.ErrConsumed) {
 			t.Errorf("%s: %v, want a store failure", name, err)

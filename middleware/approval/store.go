@@ -15,8 +15,23 @@ import (
 // panics fails closed too: the layer recovers (see [ErrStorePanicked]).
 //
 // Implementations must be safe for concurrent use, also by several
-// processes sharing the same backing store: Save is a compare-and-swap and
-// Consume succeeds once per nonce across all of them.
+// processes sharing the same backing store: Save is a compare-and-swap,
+// Consume succeeds once per nonce across all of them, and Consume and
+// Cancel of one nonce are atomic with respect to each other.
+//
+// # Operations whose answer never arrived
+//
+// Every Consume carries an operation id, op: 1 to [MaxOpLen] bytes of
+// ASCII letters, digits and "_-.:", new for every attempt to use or retire
+// a decision. The store records which op consumed a nonce. When the layer
+// cannot learn what became of a Consume (it failed, or did not answer
+// within the store timeout, and the store may still apply it later), and
+// the call will not run, it calls Cancel with the same op: the nonce is
+// free again if that op consumed it, and the op can never consume it
+// later. So a decision is used by an execution or not at all, never spent
+// by a call that did not run. A Consume that returned nil is never
+// cancelled (its call runs), nor is one that retires a decision (a Deny,
+// the replacement of an expired approval).
 type Store interface {
 	// Load returns the row stored under id, or an error matching
 	// [ErrNotFound] when there is none.
@@ -27,14 +42,29 @@ type Store interface {
 	// returns an error matching [ErrConflict].
 	Save(ctx context.Context, id string, prev, row []byte) error
 
-	// Consume records that the decision with this nonce was used, or
-	// retired (revoked by a Deny, replaced after it expired): either way
-	// it may never approve again. Of all the calls with one nonce, across
-	// every process sharing the store, exactly one returns nil; the others
-	// return an error matching [ErrConsumed]. A store must remember a
-	// consumed nonce at least as long as the decision could still be
-	// valid ([MaxTTL] after it was made).
-	Consume(ctx context.Context, nonce string) error
+	// Consume records that op used the decision with this nonce, or
+	// retired it (revoked by a Deny, replaced after it expired): either
+	// way it may never approve again. Of all the ops consuming one nonce,
+	// across every process sharing the store, exactly one gets nil, unless
+	// Cancel frees the nonce again; the others get an error matching
+	// [ErrConsumed]. A Consume by the op that holds the nonce returns nil
+	// again (the same attempt, sent twice), and one by an op cancelled
+	// before consumes nothing and returns an error matching
+	// [ErrCanceled]. A store must remember a consumed nonce, and which op
+	// consumed it, at least as long as the decision could still be valid
+	// ([MaxTTL] after it was made).
+	Consume(ctx context.Context, nonce, op string) error
+
+	// Cancel undoes op's Consume of nonce, whether it was applied already,
+	// will be applied later or never: in one atomic step, a nonce consumed
+	// by op is freed, and op is recorded as cancelled, so that a Consume of
+	// op arriving later consumes nothing. A nonce consumed by another op
+	// stays consumed. Cancelling an op again is the same as once; it
+	// returns nil when op holds the nonce no more and never will. A store
+	// remembers a cancelled op as long as a consumed nonce, and may bound
+	// how many cancelled ops it keeps for one nonce (at least 8): past its
+	// bound, Cancel changes nothing and returns an error.
+	Cancel(ctx context.Context, nonce, op string) error
 }
 
 // The errors a Store returns for the outcomes the layer acts on. Any other
@@ -43,4 +73,7 @@ var (
 	ErrNotFound = errors.New("approval: no such approval")
 	ErrConflict = errors.New("approval: the stored row changed")
 	ErrConsumed = errors.New("approval: the decision was already used")
+	// ErrCanceled: a Consume whose op was cancelled before; it consumed
+	// nothing.
+	ErrCanceled = errors.New("approval: the operation was cancelled before it was applied")
 )

@@ -20,7 +20,8 @@ type failingStore struct{ err error }
 
 func (f failingStore) Load(context.Context, string) ([]byte, error)       { return nil, f.err }
 func (f failingStore) Save(context.Context, string, []byte, []byte) error { return f.err }
-func (f failingStore) Consume(context.Context, string) error              { return f.err }
+func (f failingStore) Consume(context.Context, string, string) error      { return f.err }
+func (f failingStore) Cancel(context.Context, string, string) error       { return f.err }
 
 // approvedRow returns a fixture whose call_1 is approved and not yet used,
 // its approval id and the stored row.
@@ -202,7 +203,8 @@ func (blockingStore) Save(ctx context.Context, _ string, _, _ []byte) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
-func (blockingStore) Consume(ctx context.Context, _ string) error { <-ctx.Done(); return ctx.Err() }
+func (blockingStore) Consume(ctx context.Context, _, _ string) error { <-ctx.Done(); return ctx.Err() }
+func (blockingStore) Cancel(ctx context.Context, _, _ string) error  { <-ctx.Done(); return ctx.Err() }
 
 // TestStoreFailuresFailClosed: a store that fails, always conflicts or
 // does not answer never lets the tool run, and its error text reaches no

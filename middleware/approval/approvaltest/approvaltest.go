@@ -9,12 +9,20 @@
 // It checks compare-and-swap Save (a nil prev creates, a stale prev
 // conflicts, exactly one of many racing writers wins), Load (ErrNotFound,
 // copies rather than aliases), Consume (exactly once per nonce across 50
-// racing goroutines), and the bounds every store must accept: ids of
-// approval.MaxIDLen bytes, nonces of approval.MaxNonceLen bytes, rows of
-// approval.MaxRowBytes bytes holding any byte value, ids that differ only
-// in characters some backends treat specially (_ and . in LIKE patterns,
-// case, a trailing space). Beyond the bounds a store may refuse with an
-// error, but never panics and never returns another id's row.
+// racing goroutines, each its own operation; the same operation again
+// succeeds again), Cancel (a late Consume after the Cancel of its
+// operation consumes nothing; a Cancel after a Consume that landed frees
+// the nonce, and only that operation's; a Cancel again changes nothing; a
+// nonce consumed by another operation, a retired one, is never freed;
+// racing Consumes and Cancels leave the nonce consumed exactly when an
+// operation not cancelled holds it), and the bounds every store must
+// accept: ids of approval.MaxIDLen bytes, nonces of approval.MaxNonceLen
+// bytes, operation ids of approval.MaxOpLen bytes, 8 cancelled operations
+// of one nonce, rows of approval.MaxRowBytes bytes holding any byte value,
+// ids that differ only in characters some backends treat specially (_ and
+// . in LIKE patterns, case, a trailing space). Beyond the bounds a store
+// may refuse with an error, but never panics and never returns another
+// id's row.
 //
 // It then runs the approval cycle through an approval.Desk over the store,
 // writing old rows back into it behind the Desk's back, as a party with
@@ -23,7 +31,13 @@
 // was used, or after it expired and was replaced (read by a replica whose
 // clock is behind) never runs the tool; a denial holds whatever other
 // arguments the same call id comes with in between, and so does an
-// approval; a row the Desk did not write fails closed.
+// approval; a row the Desk did not write fails closed. And with the
+// store's answers to Consume lost or late (the Consume applied, but the
+// Desk told it failed; or applied only after the Desk gave up and
+// cancelled it): the call fails closed, the approval is not lost (the
+// call made again runs, once), a revoked or replaced approval written back
+// stays spent, and of replicas racing for one approval while answers are
+// lost exactly one execution happens.
 package approvaltest
 
 import (
@@ -57,6 +71,12 @@ func TestStore(t *testing.T, newStore func(t *testing.T) approval.Store) {
 		{"SaveRace", testSaveRace},
 		{"ConsumeOnce", testConsumeOnce},
 		{"ConsumeRace", testConsumeRace},
+		{"LateConsumeAfterCancel", testLateConsumeAfterCancel},
+		{"CancelFreesALandedConsume", testCancelFreesALandedConsume},
+		{"CancelIsIdempotent", testCancelIsIdempotent},
+		{"CancelKeepsAnotherOpsConsume", testCancelKeepsAnotherOpsConsume},
+		{"ConsumeCancelRace", testConsumeCancelRace},
+		{"CancelBounds", testCancelBounds},
 		{"Bounds", testBounds},
 		{"LookAlikeIDs", testLookAlikeIDs},
 		{"BeyondBounds", testBeyondBounds},
@@ -66,6 +86,11 @@ func TestStore(t *testing.T, newStore func(t *testing.T) approval.Store) {
 		{"DenialIsFinal", testDenialIsFinal},
 		{"OtherArgumentsKeepTheDecision", testOtherArgumentsKeepTheDecision},
 		{"CorruptRowFailsClosed", testCorruptRowFailsClosed},
+		{"LostConsumeAnswerKeepsTheApproval", testLostConsumeAnswerKeepsTheApproval},
+		{"LateConsumeKeepsTheApproval", testLateConsumeKeepsTheApproval},
+		{"LostAnswerKeepsARevocation", testLostAnswerKeepsARevocation},
+		{"LostAnswerKeepsAReplacement", testLostAnswerKeepsAReplacement},
+		{"LostAnswersRaceRunsOnce", testLostAnswersRaceRunsOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}
@@ -197,18 +222,26 @@ func testSaveRace(t *testing.T, s approval.Store) {
 
 func testConsumeOnce(t *testing.T, s approval.Store) {
 	ctx := context.Background()
-	must(t, s.Consume(ctx, "n1"))
-	if err := s.Consume(ctx, "n1"); !errors.Is(err, approval.ErrConsumed) {
+	must(t, s.Consume(ctx, "n1", "op_1"))
+	if err := s.Consume(ctx, "n1", "op_2"); !errors.Is(err, approval.ErrConsumed) {
 		t.Fatalf("a second Consume = %v, want ErrConsumed", err)
 	}
-	must(t, s.Consume(ctx, "n2"))
+	// The same operation sent again is the same Consume: it succeeds again.
+	if err := s.Consume(ctx, "n1", "op_1"); err != nil {
+		t.Fatalf("the consuming operation's Consume again = %v, want nil", err)
+	}
+	if err := s.Consume(ctx, "n1", "op_3"); !errors.Is(err, approval.ErrConsumed) {
+		t.Fatalf("a third operation's Consume = %v, want ErrConsumed", err)
+	}
+	// An operation id is per nonce: op_1 may consume another nonce.
+	must(t, s.Consume(ctx, "n2", "op_1"))
 	// Nonces and ids are apart: a used nonce is no row, and a row's id is
 	// no used nonce.
 	if _, err := s.Load(ctx, "n1"); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("Load of a used nonce = %v, want ErrNotFound", err)
 	}
 	must(t, s.Save(ctx, "n3", nil, []byte("row")))
-	must(t, s.Consume(ctx, "n3"))
+	must(t, s.Consume(ctx, "n3", "op_1"))
 }
 
 // testConsumeRace: of many goroutines consuming one nonce, exactly one
@@ -225,7 +258,7 @@ func testConsumeRace(t *testing.T, s approval.Store) {
 			defer wg.Done()
 			<-start
 			n := i % nonces
-			switch err := s.Consume(ctx, fmt.Sprintf("nonce_%d", n)); {
+			switch err := s.Consume(ctx, fmt.Sprintf("nonce_%d", n), fmt.Sprintf("op_%d", i)); {
 			case err == nil:
 				wins[n].Add(1)
 			case !errors.Is(err, approval.ErrConsumed):
@@ -265,13 +298,25 @@ func testBounds(t *testing.T, s approval.Store) {
 		t.Fatalf("Save with a prev differing in its last byte = %v, want ErrConflict", err)
 	}
 	nonce := strings.Repeat("n", approval.MaxNonceLen)
-	must(t, s.Consume(ctx, nonce))
-	if err := s.Consume(ctx, nonce); !errors.Is(err, approval.ErrConsumed) {
+	op := strings.Repeat("o1_.:-Z", approval.MaxOpLen)[:approval.MaxOpLen]
+	must(t, s.Consume(ctx, nonce, op))
+	if err := s.Consume(ctx, nonce, "op_2"); !errors.Is(err, approval.ErrConsumed) {
 		t.Fatalf("a second Consume of the longest nonce = %v, want ErrConsumed", err)
 	}
-	if err := s.Consume(ctx, nonce[:len(nonce)-1]); err != nil {
+	must(t, s.Consume(ctx, nonce, op))
+	if err := s.Consume(ctx, nonce[:len(nonce)-1], op[:len(op)-1]); err != nil {
 		t.Fatalf("Consume of a nonce one byte shorter: %v", err)
 	}
+	// The longest operation id is kept exactly: one a byte shorter is
+	// another operation.
+	if err := s.Consume(ctx, nonce[:len(nonce)-1], op); !errors.Is(err, approval.ErrConsumed) {
+		t.Fatalf("Consume by an operation one byte longer = %v, want ErrConsumed", err)
+	}
+	must(t, s.Cancel(ctx, nonce, op))
+	if err := s.Consume(ctx, nonce, op); !errors.Is(err, approval.ErrCanceled) {
+		t.Fatalf("the cancelled longest operation's Consume = %v, want ErrCanceled", err)
+	}
+	must(t, s.Consume(ctx, nonce, op[:len(op)-1]))
 }
 
 // testLookAlikeIDs: ids that differ only in characters some backends
@@ -288,8 +333,13 @@ func testLookAlikeIDs(t *testing.T, s approval.Store) {
 		mustLoad(t, s, id, "row of "+id)
 	}
 	for _, n := range ids {
-		must(t, s.Consume(ctx, "n"+n))
+		must(t, s.Consume(ctx, "n"+n, "op_1"))
 	}
+	// Look-alike operation ids are different operations.
+	for _, op := range ids {
+		must(t, s.Cancel(ctx, "n_look", op))
+	}
+	must(t, s.Consume(ctx, "n_look", "apr_b"))
 }
 
 // testBeyondBounds: ids, nonces and rows beyond the bounds, and hostile
@@ -308,7 +358,7 @@ func testBeyondBounds(t *testing.T, s approval.Store) {
 		"\xff\xfe",
 		"",
 	}
-	for _, id := range hostile {
+	for i, id := range hostile {
 		err := s.Save(ctx, id, nil, []byte("hostile"))
 		if errors.Is(err, approval.ErrConflict) && id != "" {
 			t.Errorf("Save(%q) conflicted: the store confused it with another id", trim(id))
@@ -319,7 +369,17 @@ func testBeyondBounds(t *testing.T, s approval.Store) {
 				t.Errorf("Save(%q) succeeded but Load = %q, %v", trim(id), row, lerr)
 			}
 		}
-		_ = s.Consume(ctx, id)
+		_ = s.Consume(ctx, id, "op_1")
+		_ = s.Cancel(ctx, id, "op_2")
+		// A hostile operation id is refused or kept apart.
+		nonce := fmt.Sprintf("n_hostile_%d", i)
+		if err := s.Consume(ctx, nonce, id); err == nil {
+			if err := s.Consume(ctx, nonce, "op_other"); !errors.Is(err, approval.ErrConsumed) {
+				t.Errorf("a Consume by operation %q succeeded but another's = %v, want ErrConsumed", trim(id), err)
+			}
+			must(t, s.Cancel(ctx, nonce, id))
+			must(t, s.Consume(ctx, nonce, "op_other"))
+		}
 	}
 	mustLoad(t, s, "apr_ok", "ok")
 	big := make([]byte, 4*approval.MaxRowBytes)
@@ -335,9 +395,14 @@ func testBeyondBounds(t *testing.T, s approval.Store) {
 	if err := s.Save(cctx, "apr_cancelled", nil, []byte("x")); err == nil {
 		mustLoad(t, s, "apr_cancelled", "x")
 	}
-	if err := s.Consume(cctx, "n_cancelled"); err == nil {
-		if err := s.Consume(ctx, "n_cancelled"); !errors.Is(err, approval.ErrConsumed) {
+	if err := s.Consume(cctx, "n_cancelled", "op_1"); err == nil {
+		if err := s.Consume(ctx, "n_cancelled", "op_2"); !errors.Is(err, approval.ErrConsumed) {
 			t.Errorf("Consume succeeded under a cancelled context but the nonce is not used: %v", err)
+		}
+	}
+	if err := s.Cancel(cctx, "n_cancelled2", "op_1"); err == nil {
+		if err := s.Consume(ctx, "n_cancelled2", "op_1"); !errors.Is(err, approval.ErrCanceled) {
+			t.Errorf("Cancel succeeded under a cancelled context but its operation still consumes: %v", err)
 		}
 	}
 }

@@ -57,15 +57,27 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 
 	t.Run("ConsumeOnce", func(t *testing.T) {
 		s, r := newStore(t)
-		if err := s.Consume(ctx, "n1"); err != nil {
+		if err := s.Consume(ctx, "n1", "op_1"); err != nil {
 			t.Fatalf("first Consume: %v", err)
 		}
 		for _, st := range []*sqlstore.Store{s, r} {
-			if err := st.Consume(ctx, "n1"); !errors.Is(err, approval.ErrConsumed) {
+			if err := st.Consume(ctx, "n1", "op_2"); !errors.Is(err, approval.ErrConsumed) {
 				t.Fatalf("second Consume: %v, want ErrConsumed", err)
 			}
+			if err := st.Consume(ctx, "n1", "op_1"); err != nil {
+				t.Fatalf("the first operation's Consume again: %v, want nil", err)
+			}
 		}
-		if err := r.Consume(ctx, "n2"); err != nil {
+		if err := r.Cancel(ctx, "n1", "op_1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Consume(ctx, "n1", "op_2"); err != nil {
+			t.Fatalf("a Consume after the other replica's Cancel: %v", err)
+		}
+		if err := s.Consume(ctx, "n1", "op_1"); !errors.Is(err, approval.ErrCanceled) {
+			t.Fatalf("the cancelled operation's Consume: %v, want ErrCanceled", err)
+		}
+		if err := r.Consume(ctx, "n2", "op_1"); err != nil {
 			t.Fatalf("another nonce: %v", err)
 		}
 	})
@@ -81,14 +93,35 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 		for i, k := range keys {
 			row := []byte(fmt.Sprintf("row %d \x00\xff", i))
 			mustSave(t, s, k, nil, row)
-			if err := s.Consume(ctx, k); err != nil {
+			if err := s.Consume(ctx, k, "op_1"); err != nil {
 				t.Fatalf("Consume(%q): %v", k, err)
 			}
 		}
 		for i, k := range keys {
 			mustLoad(t, r, k, fmt.Sprintf("row %d \x00\xff", i))
-			if err := r.Consume(ctx, k); !errors.Is(err, approval.ErrConsumed) {
+			if err := r.Consume(ctx, k, "op_2"); !errors.Is(err, approval.ErrConsumed) {
 				t.Fatalf("Consume(%q) again: %v", k, err)
+			}
+		}
+		// The same keys as operation ids: kept apart, stored as bytes.
+		for i, k := range keys[1:] {
+			nonce := fmt.Sprintf("n-op-%d", i)
+			if err := s.Consume(ctx, nonce, k); err != nil {
+				t.Fatalf("Consume by operation %q: %v", k, err)
+			}
+			for _, other := range keys[1:] {
+				if other == k {
+					continue
+				}
+				if err := r.Cancel(ctx, nonce, other); err != nil {
+					t.Fatalf("Cancel of operation %q: %v", other, err)
+				}
+			}
+			if err := r.Consume(ctx, nonce, k); err != nil {
+				t.Fatalf("operation %q's Consume again, after the others' Cancel: %v", k, err)
+			}
+			if err := r.Consume(ctx, nonce, "op_other"); !errors.Is(err, approval.ErrConsumed) {
+				t.Fatalf("another's Consume after the Cancel of look-alikes of %q: %v, want ErrConsumed", k, err)
 			}
 		}
 		big := bytes.Repeat([]byte{0xAB}, sqlstore.MaxRowBytes)
@@ -107,7 +140,10 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 			"Load id":     func() error { _, err := s.Load(ctx, long); return err }(),
 			"Save id":     s.Save(ctx, long, nil, []byte("x")),
 			"Save row":    s.Save(ctx, "id", nil, tooBig),
-			"Consume key": s.Consume(ctx, long),
+			"Consume key": s.Consume(ctx, long, "op"),
+			"Consume op":  s.Consume(ctx, "n", long),
+			"Cancel key":  s.Cancel(ctx, long, "op"),
+			"Cancel op":   s.Cancel(ctx, "n", long),
 		} {
 			if !errors.Is(err, sqlstore.ErrTooLarge) {
 				t.Errorf("%s over the bound: %v, want ErrTooLarge", name, err)
@@ -123,6 +159,34 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 		}
 	})
 
+	// A nonce keeps at most MaxCancelledBytes of cancelled operations:
+	// past it Cancel fails with ErrTooLarge and changes nothing.
+	t.Run("CancelBound", func(t *testing.T) {
+		s, r := newStore(t)
+		op := func(i int) string { return fmt.Sprintf("%03d", i) + strings.Repeat("o", sqlstore.MaxKeyBytes-3) }
+		if err := s.Consume(ctx, "n1", op(0)); err != nil {
+			t.Fatal(err)
+		}
+		fit := sqlstore.MaxCancelledBytes / (2*sqlstore.MaxKeyBytes + 1)
+		for i := 1; i <= fit; i++ {
+			if err := r.Cancel(ctx, "n1", op(i)); err != nil {
+				t.Fatalf("Cancel %d of %d: %v", i, fit, err)
+			}
+		}
+		if err := r.Cancel(ctx, "n1", op(0)); !errors.Is(err, sqlstore.ErrTooLarge) {
+			t.Fatalf("a Cancel past MaxCancelledBytes: %v, want ErrTooLarge", err)
+		}
+		if err := s.Consume(ctx, "n1", op(0)); err != nil {
+			t.Fatalf("the refused Cancel changed the nonce: the holder's Consume = %v", err)
+		}
+		if err := r.Cancel(ctx, "n1", op(fit)); err != nil {
+			t.Fatalf("a Cancel again at the bound: %v", err)
+		}
+		if err := s.Consume(ctx, "n1", op(fit)); !errors.Is(err, approval.ErrCanceled) {
+			t.Fatalf("a cancelled operation at the bound: %v, want ErrCanceled", err)
+		}
+	})
+
 	t.Run("CancelledContext", func(t *testing.T) {
 		s, _ := newStore(t)
 		cctx, cancel := context.WithCancel(ctx)
@@ -130,7 +194,8 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 		for name, err := range map[string]error{
 			"Load":    func() error { _, err := s.Load(cctx, "x"); return err }(),
 			"Save":    s.Save(cctx, "x", nil, []byte("x")),
-			"Consume": s.Consume(cctx, "x"),
+			"Consume": s.Consume(cctx, "x", "op"),
+			"Cancel":  s.Cancel(cctx, "x", "op"),
 		} {
 			if err == nil || errors.Is(err, approval.ErrNotFound) || errors.Is(err, approval.ErrConflict) || errors.Is(err, approval.ErrConsumed) {
 				t.Errorf("%s with a cancelled context: %v, want a store failure", name, err)
@@ -140,8 +205,8 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 		if _, err := s.Load(ctx, "x"); !errors.Is(err, approval.ErrNotFound) {
 			t.Errorf("after a cancelled Save: %v", err)
 		}
-		if err := s.Consume(ctx, "x"); err != nil {
-			t.Errorf("after a cancelled Consume: %v", err)
+		if err := s.Consume(ctx, "x", "op"); err != nil {
+			t.Errorf("after a cancelled Consume and Cancel: %v", err)
 		}
 	})
 
@@ -159,10 +224,13 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 				func() error { _, err := s.Load(ctx, long); return err }(),
 				s.Save(ctx, long, nil, []byte(secret)),
 				s.Save(ctx, "id", nil, row),
-				s.Consume(ctx, long),
+				s.Consume(ctx, long, "op"),
+				s.Consume(ctx, "n", long),
+				s.Cancel(ctx, "n", long),
 				func() error { _, err := s.Load(cctx, secret); return err }(),
 				s.Save(cctx, secret, []byte(secret), []byte(secret)),
-				s.Consume(cctx, secret),
+				s.Consume(cctx, secret, secret),
+				s.Cancel(cctx, secret, secret),
 			} {
 				if err == nil {
 					t.Fatal("no error")
@@ -192,7 +260,7 @@ func testContract(t *testing.T, newStore func(t *testing.T) (s, replica *sqlstor
 				}
 				wg.Go(func() {
 					<-start
-					err := st.Consume(ctx, nonce)
+					err := st.Consume(ctx, nonce, fmt.Sprintf("op-%d", i))
 					mu.Lock()
 					defer mu.Unlock()
 					switch {

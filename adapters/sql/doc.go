@@ -14,14 +14,19 @@
 //
 // # Guarantees
 //
-// Every operation is one statement, atomic in the database. Save is a
+// Every write is one statement, atomic in the database. Save is a
 // compare-and-swap: an INSERT … ON CONFLICT DO NOTHING when there is no
 // previous row, an UPDATE … WHERE id = ? AND body = ? otherwise, and it
 // succeeds only when exactly one row was written. Consume is an INSERT …
-// ON CONFLICT DO NOTHING into a table whose primary key is the nonce: of
-// all the calls with one nonce, in every process, exactly one writes a row
-// and succeeds. No unique-violation error is parsed, so the store does not
-// depend on a driver's error codes.
+// ON CONFLICT (nonce) DO UPDATE … WHERE the nonce is free and the
+// operation not cancelled, into a table whose primary key is the nonce: of
+// all the operations consuming one nonce, in every process, exactly one
+// writes and succeeds. Cancel is one INSERT … ON CONFLICT (nonce) DO
+// UPDATE too, which frees the nonce when the operation holds it and
+// records the operation as cancelled, so its Consume arriving later
+// consumes nothing. Both lock the nonce's row, so the database orders
+// them. No unique-violation error is parsed, so the store does not depend
+// on a driver's error codes.
 //
 // The store holds opaque rows: the approval layer seals each row it writes
 // with a keyed MAC and verifies each row it reads, so a row changed in the
@@ -33,11 +38,22 @@
 //
 // # Bounds
 //
-// An id or nonce is at most [MaxKeyBytes] bytes, a row at most
-// [MaxRowBytes]; larger ones are refused with [ErrTooLarge] before the
-// database is asked. Ids and nonces are stored as bytes, so any string is
+// An id, nonce or operation id is at most [MaxKeyBytes] bytes, a row at
+// most [MaxRowBytes], a nonce's cancelled operations [MaxCancelledBytes];
+// larger ones are refused with [ErrTooLarge] before the database is asked
+// (the last by the statement, which then changes nothing). Ids and nonces
+// are stored as bytes and operation ids as hex digits, so any string is
 // accepted, NUL bytes and invalid UTF-8 included. The tables grow by one row
 // per approval and one per used decision; [Store.Prune] deletes old ones.
+//
+// # Upgrading
+//
+// [Store.CreateTables] adds the nonces table's op and cancelled columns to
+// a table made by an earlier version, which had neither. Its nonces stay
+// consumed for good. A process of the earlier version may share the
+// tables meanwhile: what it consumes stays consumed, and a nonce freed by
+// a Cancel it takes for consumed, so it may refuse an approval, never run
+// one twice.
 //
 // # SQLite and several processes
 //

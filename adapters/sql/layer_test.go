@@ -106,7 +106,7 @@ func benchStore(b *testing.B, s *sqlstore.Store) {
 		i := 0
 		for b.Loop() {
 			i++
-			if err := s.Consume(ctx, fmt.Sprintf("%s-%d", b.Name(), i)); err != nil {
+			if err := s.Consume(ctx, fmt.Sprintf("%s-%d", b.Name(), i), "op"); err != nil {
 				b.Fatal(err)
 			}
 		}

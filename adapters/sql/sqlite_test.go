@@ -79,10 +79,10 @@ func TestSQLiteTablePrefix(t *testing.T) {
 	mustSave(t, b, "id", nil, []byte("b"))
 	mustLoad(t, a, "id", "a")
 	mustLoad(t, b, "id", "b")
-	if err := a.Consume(ctx, "n"); err != nil {
+	if err := a.Consume(ctx, "n", "op"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Consume(ctx, "n"); err != nil {
+	if err := b.Consume(ctx, "n", "op_b"); err != nil {
 		t.Fatal(err)
 	}
 	if tables, _ := a.Tables(); tables != "tenant_a_approvals" {
@@ -103,7 +103,7 @@ func TestPrune(t *testing.T) {
 		fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		s := open(t, sqlstore.WithClock(fake))
 		mustSave(t, s, "old", nil, []byte("v1"))
-		if err := s.Consume(ctx, "old-nonce"); err != nil {
+		if err := s.Consume(ctx, "old-nonce", "op"); err != nil {
 			t.Fatal(err)
 		}
 		mustSave(t, s, "renewed", nil, []byte("v1"))
@@ -111,7 +111,7 @@ func TestPrune(t *testing.T) {
 		fake.Advance(2 * time.Hour)
 		mustSave(t, s, "renewed", []byte("v1"), []byte("v2")) // saved again after the cut
 		mustSave(t, s, "new", nil, []byte("v1"))
-		if err := s.Consume(ctx, "new-nonce"); err != nil {
+		if err := s.Consume(ctx, "new-nonce", "op"); err != nil {
 			t.Fatal(err)
 		}
 		n, err := s.Prune(ctx, cut)
@@ -123,10 +123,10 @@ func TestPrune(t *testing.T) {
 		}
 		mustLoad(t, s, "renewed", "v2")
 		mustLoad(t, s, "new", "v1")
-		if err := s.Consume(ctx, "old-nonce"); err != nil {
+		if err := s.Consume(ctx, "old-nonce", "op_2"); err != nil {
 			t.Fatalf("the pruned nonce: %v", err)
 		}
-		if err := s.Consume(ctx, "new-nonce"); !errors.Is(err, approval.ErrConsumed) {
+		if err := s.Consume(ctx, "new-nonce", "op_2"); !errors.Is(err, approval.ErrConsumed) {
 			t.Fatalf("the kept nonce: %v, want ErrConsumed", err)
 		}
 	}

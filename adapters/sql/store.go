@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -25,6 +26,12 @@ const (
 	// MaxRowBytes bounds a stored row, in bytes. The layer's sealed rows
 	// hold a scrubbed summary of the call and stay far below it.
 	MaxRowBytes = 64 << 10
+	// MaxCancelledBytes bounds what the store keeps of one nonce's
+	// cancelled operations, in bytes: each takes twice its length and one
+	// (its hex digits and a comma), so at least 15 of the longest and 248
+	// of the layer's own (32 bytes) fit. Past it Cancel fails with an error
+	// matching [ErrTooLarge] and changes nothing.
+	MaxCancelledBytes = 16 << 10
 	// MaxPrefixBytes bounds the table prefix, so that the longest table name
 	// it makes stays within PostgreSQL's 63-byte identifiers.
 	MaxPrefixBytes = 32
@@ -33,10 +40,11 @@ const (
 	DefaultPrefix = "toolmw_"
 )
 
-// ErrTooLarge is returned, wrapped, for an id, nonce or row over its bound
-// (see [MaxKeyBytes] and [MaxRowBytes]). The layer fails closed on it like
-// on any store failure.
-var ErrTooLarge = errors.New("sqlstore: an id, nonce or row is over its bound")
+// ErrTooLarge is returned, wrapped, for an id, nonce, operation id or row
+// over its bound (see [MaxKeyBytes] and [MaxRowBytes]), and for a Cancel
+// past [MaxCancelledBytes]. The layer fails closed on it like on any store
+// failure.
+var ErrTooLarge = errors.New("sqlstore: an id, nonce, operation or row is over its bound")
 
 // Dialect names the SQL a database speaks where the two supported ones
 // differ: parameter placeholders and the binary column type. Both support
@@ -175,11 +183,13 @@ func Validate(opts ...Option) error {
 
 // Store is an approval.Store kept in two tables of an SQL database reached
 // through database/sql: one row per approval id, and one row per used
-// nonce. Every operation is one statement, atomic in the database, so
+// nonce, holding the operation that consumed it and the operations
+// cancelled. Every write is one statement, atomic in the database, so
 // several processes sharing the database share the store: Save is a
 // compare-and-swap (an INSERT that does nothing when the id exists, or an
-// UPDATE matching the previous row) and Consume an INSERT into a table
-// whose primary key is the nonce.
+// UPDATE matching the previous row); Consume and Cancel are each one
+// INSERT … ON CONFLICT (nonce) DO UPDATE … WHERE on the nonce's row, so
+// the database serialises them on that row.
 //
 // A Store is safe for concurrent use, also by several processes.
 type Store struct {
@@ -189,8 +199,10 @@ type Store struct {
 	approvals, nonces string
 
 	qCreate                       []string
+	qColumns                      string
+	qMigrate                      []column
 	qLoad, qInsert, qUpdate       string
-	qConsume                      string
+	qConsume, qConsumed, qCancel  string
 	qPruneApprovals, qPruneNonces string
 }
 
@@ -224,12 +236,46 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 	}
 	s.qCreate = []string{
 		"CREATE TABLE IF NOT EXISTS " + s.approvals + " (id " + blob + " PRIMARY KEY, body " + blob + " NOT NULL, saved_at BIGINT NOT NULL)",
-		"CREATE TABLE IF NOT EXISTS " + s.nonces + " (nonce " + blob + " PRIMARY KEY, used_at BIGINT NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS " + s.nonces + " (nonce " + blob + " PRIMARY KEY, used_at BIGINT NOT NULL, " +
+			"op TEXT, cancelled TEXT NOT NULL DEFAULT '')",
+	}
+	// A nonces table made before operations were recorded gets their
+	// columns; its rows keep a NULL op: consumed by an operation unknown,
+	// never freed.
+	s.qMigrate = []column{
+		{"op", "ALTER TABLE " + s.nonces + " ADD COLUMN op TEXT"},
+		{"cancelled", "ALTER TABLE " + s.nonces + " ADD COLUMN cancelled TEXT NOT NULL DEFAULT ''"},
+	}
+	if d == Postgres {
+		s.qColumns = "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1"
+	} else {
+		s.qColumns = "SELECT name FROM pragma_table_info(?)"
 	}
 	s.qLoad = s.bind("SELECT body FROM " + s.approvals + " WHERE id = ?")
 	s.qInsert = s.bind("INSERT INTO " + s.approvals + " (id, body, saved_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
 	s.qUpdate = s.bind("UPDATE " + s.approvals + " SET body = ?, saved_at = ? WHERE id = ? AND body = ?")
-	s.qConsume = s.bind("INSERT INTO " + s.nonces + " (nonce, used_at) VALUES (?, ?) ON CONFLICT DO NOTHING")
+	// A nonce's row: op is the operation that consumed it ("" when it is
+	// free, NULL when a store before operations consumed it), in hex;
+	// cancelled the hex of every cancelled operation, each followed by a
+	// comma. An operation is cancelled when ","+cancelled holds
+	// ","+op+",": hex holds no comma, so only a whole entry matches.
+	n, instr := s.nonces, "instr"
+	if d == Postgres {
+		instr = "strpos"
+	}
+	isCancelled := func(op string) string {
+		return instr + "(',' || " + n + ".cancelled, ',' || " + op + " || ',') > 0"
+	}
+	s.qConsume = s.bind("INSERT INTO " + n + " (nonce, used_at, op, cancelled) VALUES (?, ?, CAST(? AS TEXT), '') " +
+		"ON CONFLICT (nonce) DO UPDATE SET op = excluded.op, used_at = excluded.used_at " +
+		"WHERE " + n + ".op = '' AND NOT (" + isCancelled("excluded.op") + ")")
+	s.qConsumed = s.bind("SELECT op, cancelled FROM " + n + " WHERE nonce = ?")
+	s.qCancel = s.bind("INSERT INTO " + n + " (nonce, used_at, op, cancelled) VALUES (?, ?, '', CAST(? AS TEXT) || ',') " +
+		"ON CONFLICT (nonce) DO UPDATE SET " +
+		"op = CASE WHEN " + n + ".op = CAST(? AS TEXT) THEN '' ELSE " + n + ".op END, " +
+		"cancelled = CASE WHEN " + isCancelled("CAST(? AS TEXT)") + " THEN " + n + ".cancelled ELSE " + n + ".cancelled || excluded.cancelled END, " +
+		"used_at = excluded.used_at " +
+		"WHERE " + isCancelled("CAST(? AS TEXT)") + " OR length(" + n + ".cancelled) + length(excluded.cancelled) <= " + strconv.Itoa(MaxCancelledBytes))
 	s.qPruneApprovals = s.bind("DELETE FROM " + s.approvals + " WHERE saved_at < ?")
 	s.qPruneNonces = s.bind("DELETE FROM " + s.nonces + " WHERE used_at < ?")
 	return s, nil
@@ -272,14 +318,61 @@ func (s *Store) Tables() (approvals, nonces string) { return s.approvals, s.nonc
 // CreateTables creates the store's tables when they do not exist yet
 // (CREATE TABLE IF NOT EXISTS), so it may run at every start, by every
 // process. The columns: id and nonce as the binary primary keys, the row as
-// a binary value, and a time stamp in Unix seconds for [Store.Prune].
+// a binary value, a time stamp in Unix seconds for [Store.Prune], and for
+// a nonce the operation that consumed it and the operations cancelled, as
+// text. A nonces table made by an earlier version, without the last two,
+// gets them (ALTER TABLE … ADD COLUMN): its nonces stay consumed, and a
+// process of the earlier version may go on sharing the tables (what it
+// consumes stays consumed; what it finds freed it takes for consumed, so
+// it may refuse an approval, never run one twice).
 func (s *Store) CreateTables(ctx context.Context) error {
 	for _, q := range s.qCreate {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("sqlstore: creating the tables: %w", err)
 		}
 	}
+	for _, c := range s.qMigrate {
+		ok, err := s.hasColumn(ctx, c.name)
+		if err != nil || ok {
+			if err != nil {
+				return fmt.Errorf("sqlstore: reading the nonces table's columns: %w", err)
+			}
+			continue
+		}
+		if _, err := s.db.ExecContext(ctx, c.add); err != nil {
+			// Another process may have added it meanwhile.
+			if ok, cerr := s.hasColumn(ctx, c.name); cerr != nil || !ok {
+				return fmt.Errorf("sqlstore: adding the column %s to the nonces table: %w", c.name, err)
+			}
+		}
+	}
 	return nil
+}
+
+// column is a column of the nonces table that an earlier version did not
+// have, and the statement that adds it.
+type column struct{ name, add string }
+
+// hasColumn reports whether the nonces table has the column name.
+func (s *Store) hasColumn(ctx context.Context, name string) (bool, error) {
+	table := s.nonces
+	if s.dialect == Postgres {
+		table = strings.ToLower(table) // unquoted names are folded
+	}
+	rows, err := s.db.QueryContext(ctx, s.qColumns, table)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return false, err
+		}
+		found = found || c == name
+	}
+	return found, rows.Err()
 }
 
 // key is s as the bytes of a binary column, never nil: a nil []byte is
@@ -360,14 +453,32 @@ func (s *Store) Save(ctx context.Context, id string, prev, row []byte) error {
 	return nil
 }
 
-// Consume records that the decision with this nonce was used: the first
-// call for a nonce, across every process sharing the database, returns
-// nil, every later one an error matching approval.ErrConsumed.
-func (s *Store) Consume(ctx context.Context, nonce string) error {
+// checkOp checks an operation id: 1 to MaxKeyBytes bytes, any bytes. It
+// is stored as hex digits.
+func checkOp(what, op string) error {
+	if op == "" {
+		return fmt.Errorf("sqlstore: %s: the operation id is empty", what)
+	}
+	return checkKey(what+": the operation id", op)
+}
+
+// Consume records that op consumed the decision with this nonce: of all
+// the operations consuming a nonce, across every process sharing the
+// database, the first returns nil, and so does the same operation again;
+// an operation cancelled before gets an error matching
+// approval.ErrCanceled and consumes nothing; every other one an error
+// matching approval.ErrConsumed. One statement, an INSERT … ON CONFLICT
+// (nonce) DO UPDATE … WHERE, takes a free nonce; a losing Consume reads
+// the nonce's row once more to tell which.
+func (s *Store) Consume(ctx context.Context, nonce, op string) error {
 	if err := checkKey("Consume: the nonce", nonce); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, s.qConsume, key(nonce), s.clock.Now().Unix())
+	if err := checkOp("Consume", op); err != nil {
+		return err
+	}
+	hexOp := hex.EncodeToString([]byte(op))
+	res, err := s.db.ExecContext(ctx, s.qConsume, key(nonce), s.clock.Now().Unix(), hexOp)
 	if err != nil {
 		return fmt.Errorf("sqlstore: Consume: %w", err)
 	}
@@ -375,8 +486,50 @@ func (s *Store) Consume(ctx context.Context, nonce string) error {
 	if err != nil {
 		return fmt.Errorf("sqlstore: Consume: %w", err)
 	}
+	if n == 1 {
+		return nil
+	}
+	var (
+		by        sql.NullString
+		cancelled string
+	)
+	if err := s.db.QueryRowContext(ctx, s.qConsumed, key(nonce)).Scan(&by, &cancelled); err != nil {
+		return fmt.Errorf("sqlstore: Consume: reading the nonce: %w", err)
+	}
+	switch {
+	case by.Valid && by.String == hexOp:
+		return nil
+	case strings.Contains(","+cancelled, ","+hexOp+","):
+		return approval.ErrCanceled
+	}
+	return approval.ErrConsumed
+}
+
+// Cancel undoes op's Consume of nonce, applied or not: in one statement on
+// the nonce's row (made when missing), the nonce is freed if op consumed
+// it, and op is added to the nonce's cancelled operations, so that its
+// Consume arriving later consumes nothing. A nonce consumed by another
+// operation stays consumed; cancelling op again changes nothing. Past
+// [MaxCancelledBytes] of cancelled operations for the nonce it changes
+// nothing and returns an error matching [ErrTooLarge].
+func (s *Store) Cancel(ctx context.Context, nonce, op string) error {
+	if err := checkKey("Cancel: the nonce", nonce); err != nil {
+		return err
+	}
+	if err := checkOp("Cancel", op); err != nil {
+		return err
+	}
+	hexOp := hex.EncodeToString([]byte(op))
+	res, err := s.db.ExecContext(ctx, s.qCancel, key(nonce), s.clock.Now().Unix(), hexOp, hexOp, hexOp, hexOp)
+	if err != nil {
+		return fmt.Errorf("sqlstore: Cancel: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: Cancel: %w", err)
+	}
 	if n != 1 {
-		return approval.ErrConsumed
+		return fmt.Errorf("sqlstore: Cancel: the nonce's cancelled operations would pass %d bytes: %w", MaxCancelledBytes, ErrTooLarge)
 	}
 	return nil
 }

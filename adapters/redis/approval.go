@@ -13,14 +13,20 @@ import (
 
 // The bounds and lifetime of what [Store.Approvals] keeps.
 const (
-	// MaxApprovalKeyLen bounds an approval id and a nonce, in bytes; the
-	// layer's own are at most approval.MaxIDLen and approval.MaxNonceLen.
+	// MaxApprovalKeyLen bounds an approval id, a nonce and an operation
+	// id, in bytes; the layer's own are at most approval.MaxIDLen,
+	// approval.MaxNonceLen and approval.MaxOpLen.
 	MaxApprovalKeyLen = 512
+	// MaxApprovalCancels bounds how many cancelled operations are kept for
+	// one nonce: past it Cancel fails and changes nothing. A nonce's hash
+	// thus holds at most MaxApprovalCancels+1 operation ids, about 16 KiB
+	// at the longest.
+	MaxApprovalCancels = 32
 	// MaxApprovalRowBytes bounds a stored row, in bytes; the layer's sealed
 	// rows are at most approval.MaxRowBytes.
 	MaxApprovalRowBytes = 64 << 10
-	// ApprovalTTL is how long a request's row and a used nonce live after
-	// their last write. It is longer than approval.MaxTTL, the longest an
+	// ApprovalTTL is how long a request's row and a used nonce (with its
+	// cancelled operations) live after their last write. It is longer than approval.MaxTTL, the longest an
 	// approval stands, so a decision's nonce, spent when the approval was
 	// used, revoked or replaced, is remembered for as long as the decision
 	// could still be valid: its row written back is refused as replayed. A
@@ -29,10 +35,11 @@ const (
 	ApprovalTTL = 32 * 24 * time.Hour
 )
 
-// ErrApprovalTooLarge is returned, wrapped, for an approval id, nonce or
-// row over its bound ([MaxApprovalKeyLen], [MaxApprovalRowBytes]), before
-// Redis is asked. The approval layer fails closed on it.
-var ErrApprovalTooLarge = errors.New("redisstate: an approval id, nonce or row is over its bound")
+// ErrApprovalTooLarge is returned, wrapped, for an approval id, nonce,
+// operation id or row over its bound ([MaxApprovalKeyLen],
+// [MaxApprovalRowBytes]), before Redis is asked, and for a Cancel past
+// [MaxApprovalCancels]. The approval layer fails closed on it.
+var ErrApprovalTooLarge = errors.New("redisstate: an approval id, nonce, operation or row is over its bound")
 
 // approvalSwap replaces the row at KEYS[1] with ARGV[2] when it is ARGV[1],
 // and renews its lifetime (ARGV[3], ms). It returns 1 when it wrote, 0
@@ -44,11 +51,58 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `)
 
+// A nonce's record at KEYS[1] is a hash: field "by" holds the operation
+// that consumed it (absent while it is free), and a field "x:" and an
+// operation id for each cancelled operation. A string there (SET NX by a
+// version before operations were recorded) is a nonce consumed by an
+// operation unknown: never freed. Both scripts touch that one key only.
+
+// approvalConsume consumes the nonce at KEYS[1] for the operation ARGV[1]
+// and renews its lifetime (ARGV[2], ms). It returns 1 when the operation
+// holds the nonce (now or already), 0 when another does, 2 when the
+// operation was cancelled (nothing consumed).
+var approvalConsume = redis.NewScript(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'none' and kind ~= 'hash' then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'x:' .. ARGV[1]) == 1 then return 2 end
+local by = redis.call('HGET', KEYS[1], 'by')
+if by then
+  if by == ARGV[1] then return 1 end
+  return 0
+end
+redis.call('HSET', KEYS[1], 'by', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`)
+
+// approvalCancel cancels the operation ARGV[1] on the nonce at KEYS[1]:
+// frees the nonce if it holds it, and records it as cancelled, renewing
+// the lifetime (ARGV[2], ms), unless ARGV[3] operations are cancelled
+// already. It returns 1 when the operation is cancelled (now or already),
+// 0 when the bound refused it (nothing changed).
+var approvalCancel = redis.NewScript(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'none' and kind ~= 'hash' then return 1 end
+local mark = 'x:' .. ARGV[1]
+if redis.call('HEXISTS', KEYS[1], mark) == 1 then return 1 end
+local by = redis.call('HGET', KEYS[1], 'by')
+local cancelled = redis.call('HLEN', KEYS[1])
+if by then cancelled = cancelled - 1 end
+if cancelled >= tonumber(ARGV[3]) then return 0 end
+if by == ARGV[1] then redis.call('HDEL', KEYS[1], 'by') end
+redis.call('HSET', KEYS[1], mark, '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`)
+
 // Approvals returns the Store's approval.Store: the rows of approval
 // requests and the used nonces of decisions, shared by every replica on
 // the same Redis with the same prefix. Save is a compare-and-swap (SET NX
-// for a new row, a Lua script comparing the row otherwise) and Consume a
-// SET NX, each one command on one key, so Redis Cluster serves them too.
+// for a new row, a Lua script comparing the row otherwise); Consume and
+// Cancel are Lua scripts on the nonce's hash, which records the operation
+// that consumed it and the operations cancelled, so a Consume Redis
+// executes after its caller gave up and cancelled it consumes nothing.
+// Each is one command on one key, so Redis Cluster serves them too.
 // Every key expires [ApprovalTTL] after its last write.
 //
 // Unlike the Store's other ports, it does not fall back to local state:
@@ -59,9 +113,13 @@ return 1
 // nonce. The approval layer bounds each operation (approval.WithStoreTimeout);
 // without a deadline the Store's timeout applies.
 //
-// Keys are the prefix, "apr:" or "aprn:", and 32 hex digits of the SHA-256
-// of the id or nonce, so any string may be an id. It is safe for
-// concurrent use.
+// Keys are the prefix, "apr:" (a string: the row) or "aprn:" (a hash: the
+// nonce's record), and 32 hex digits of the SHA-256 of the id or nonce, so
+// any string may be an id. A nonce consumed by an earlier version is a
+// string under the same key: it stays consumed, and an earlier version's
+// replica sharing the Redis takes a nonce it finds freed for consumed (it
+// may refuse an approval, never run one twice). It is safe for concurrent
+// use.
 func (s *Store) Approvals() approval.Store { return approvals{s} }
 
 type approvals struct{ s *Store }
@@ -139,20 +197,68 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	return nil
 }
 
-// Consume marks nonce used: the first call, across every replica, returns
-// nil, the others an error matching approval.ErrConsumed.
-func (a approvals) Consume(ctx context.Context, nonce string) error {
+// checkApprovalOp checks an operation id: 1 to MaxApprovalKeyLen bytes.
+func checkApprovalOp(what, op string) error {
+	if op == "" {
+		return fmt.Errorf("redisstate: %s: the operation id is empty", what)
+	}
+	return checkApprovalKey(what+": the operation id", op)
+}
+
+// Consume marks nonce used by op: the first operation, across every
+// replica, gets nil, and so does the same operation again; an operation
+// cancelled before gets an error matching approval.ErrCanceled and
+// consumes nothing; the others an error matching approval.ErrConsumed.
+func (a approvals) Consume(ctx context.Context, nonce, op string) error {
 	if err := checkApprovalKey("approval Consume: the nonce", nonce); err != nil {
+		return err
+	}
+	if err := checkApprovalOp("approval Consume", op); err != nil {
 		return err
 	}
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
-	ok, err := a.s.client.SetNX(ctx, a.s.key("aprn:", nonce), "1", ApprovalTTL).Result()
+	key := a.s.key("aprn:", nonce)
+	n, err := approvalConsume.Run(ctx, a.s.client, []string{key}, op, ApprovalTTL.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstate: approval Consume: %w", err)
 	}
-	if !ok {
-		return approval.ErrConsumed
+	switch n {
+	case 1:
+		return nil
+	case 2:
+		return approval.ErrCanceled
+	}
+	return approval.ErrConsumed
+}
+
+// Cancel undoes op's Consume of nonce, applied or not, in one script on
+// the nonce's hash: the nonce is freed if op holds it, and op is recorded
+// as cancelled, so its Consume executed later consumes nothing. A nonce
+// another operation holds stays consumed; cancelling op again changes
+// nothing. Past [MaxApprovalCancels] cancelled operations of the nonce it
+// changes nothing and returns an error matching [ErrApprovalTooLarge].
+func (a approvals) Cancel(ctx context.Context, nonce, op string) error {
+	if err := checkApprovalKey("approval Cancel: the nonce", nonce); err != nil {
+		return err
+	}
+	if err := checkApprovalOp("approval Cancel", op); err != nil {
+		return err
+	}
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	key := a.s.key("aprn:", nonce)
+	// EVAL, not EVALSHA: a Cancel sent to a Redis that stalls, and
+	// executed only when it resumes, must find its script, or the Consume
+	// it undoes, executed then too, would spend the decision. And straight
+	// to the client: it undoes an operation whose node just failed, so it
+	// must be sent even while that node would be left alone.
+	n, err := approvalCancel.Eval(ctx, a.s.client, []string{key}, op, ApprovalTTL.Milliseconds(), MaxApprovalCancels).Int64()
+	if err != nil {
+		return fmt.Errorf("redisstate: approval Cancel: %w", err)
+	}
+	if n != 1 {
+		return fmt.Errorf("redisstate: approval Cancel: %d operations of the nonce are cancelled already: %w", MaxApprovalCancels, ErrApprovalTooLarge)
 	}
 	return nil
 }

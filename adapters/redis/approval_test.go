@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/middleware/approval"
@@ -44,12 +47,18 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 	aprLoad(t, b, "apr_1", "")
 	aprMust(t, b.Save(ctx, "apr_1", []byte{}, []byte("v3")))
 	aprLoad(t, a, "apr_1", "v3")
-	aprMust(t, a.Consume(ctx, "n1"))
-	if err := b.Consume(ctx, "n1"); !errors.Is(err, approval.ErrConsumed) {
+	aprMust(t, a.Consume(ctx, "n1", "op_a"))
+	if err := b.Consume(ctx, "n1", "op_b"); !errors.Is(err, approval.ErrConsumed) {
 		t.Fatalf("the other replica's Consume: %v, want ErrConsumed", err)
 	}
+	// A Cancel through one replica frees the nonce for the other.
+	aprMust(t, b.Cancel(ctx, "n1", "op_a"))
+	aprMust(t, b.Consume(ctx, "n1", "op_b"))
+	if err := a.Consume(ctx, "n1", "op_a"); !errors.Is(err, approval.ErrCanceled) {
+		t.Fatalf("the cancelled operation's Consume: %v, want ErrCanceled", err)
+	}
 	// A nonce equal to an id is its own key.
-	aprMust(t, b.Consume(ctx, "apr_1"))
+	aprMust(t, b.Consume(ctx, "apr_1", "op_a"))
 	aprLoad(t, a, "apr_1", "v3")
 }
 
@@ -60,7 +69,7 @@ func TestApprovalsKeysExpire(t *testing.T) {
 	a := r.Store.Approvals()
 	ctx := context.Background()
 	aprMust(t, a.Save(ctx, "apr_1", nil, []byte("v1")))
-	aprMust(t, a.Consume(ctx, "n1"))
+	aprMust(t, a.Consume(ctx, "n1", "op_1"))
 	keys, err := r.Client.Keys(ctx, "exp:*").Result()
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("keys %q, %v; want 2", keys, err)
@@ -86,6 +95,22 @@ func TestApprovalsKeysExpire(t *testing.T) {
 	}
 	aprMust(t, a.Save(ctx, "apr_1", []byte("v1"), []byte("v2")))
 	check()
+	// A Cancel renews the nonce's record, and so does a Consume of a
+	// nonce freed; a Cancel of a nonce never consumed makes a record
+	// that expires too.
+	for _, k := range keys {
+		aprMust(t, r.Client.PExpire(ctx, k, time.Hour).Err())
+	}
+	aprMust(t, a.Cancel(ctx, "n1", "op_1"))
+	aprMust(t, a.Save(ctx, "apr_1", []byte("v2"), []byte("v3")))
+	check()
+	aprMust(t, r.Client.PExpire(ctx, nonceKey("exp:", "n1"), time.Hour).Err())
+	aprMust(t, a.Consume(ctx, "n1", "op_2"))
+	check()
+	aprMust(t, a.Cancel(ctx, "n2", "op_1"))
+	if ttl, err := r.Client.PTTL(ctx, nonceKey("exp:", "n2")).Result(); err != nil || ttl <= redisstate.ApprovalTTL-time.Minute {
+		t.Fatalf("PTTL of a nonce only cancelled = %v, %v; want about %v", ttl, err, redisstate.ApprovalTTL)
+	}
 }
 
 func TestApprovalsBounds(t *testing.T) {
@@ -97,7 +122,10 @@ func TestApprovalsBounds(t *testing.T) {
 		"Load id":       func() error { _, err := a.Load(ctx, long); return err }(),
 		"Save id":       a.Save(ctx, long, nil, []byte("x")),
 		"Save row":      a.Save(ctx, "id", nil, tooBig),
-		"Consume nonce": a.Consume(ctx, long),
+		"Consume nonce": a.Consume(ctx, long, "op"),
+		"Consume op":    a.Consume(ctx, "n", long),
+		"Cancel nonce":  a.Cancel(ctx, long, "op"),
+		"Cancel op":     a.Cancel(ctx, "n", long),
 	} {
 		if !errors.Is(err, redisstate.ErrApprovalTooLarge) {
 			t.Errorf("%s over the bound: %v, want ErrApprovalTooLarge", name, err)
@@ -113,7 +141,41 @@ func TestApprovalsBounds(t *testing.T) {
 	if err := a.Save(ctx, atBound, tooBig, []byte("x")); !errors.Is(err, approval.ErrConflict) {
 		t.Fatalf("a prev over the bound: %v, want ErrConflict", err)
 	}
-	aprMust(t, a.Consume(ctx, atBound))
+	aprMust(t, a.Consume(ctx, atBound, atBound))
+	// Past MaxApprovalCancels cancelled operations of one nonce, Cancel
+	// fails and changes nothing.
+	for i := range redisstate.MaxApprovalCancels {
+		aprMust(t, a.Cancel(ctx, atBound, fmt.Sprintf("%s%03d", atBound[:redisstate.MaxApprovalKeyLen-3], i)))
+	}
+	if err := a.Cancel(ctx, atBound, atBound); !errors.Is(err, redisstate.ErrApprovalTooLarge) {
+		t.Fatalf("a Cancel past MaxApprovalCancels: %v, want ErrApprovalTooLarge", err)
+	}
+	aprMust(t, a.Consume(ctx, atBound, atBound)) // still held
+	// A Cancel again has nothing to add: it succeeds at the bound.
+	aprMust(t, a.Cancel(ctx, atBound, fmt.Sprintf("%s%03d", atBound[:redisstate.MaxApprovalKeyLen-3], 0)))
+}
+
+// A nonce consumed by an earlier version (SET NX of a string) stays
+// consumed; an earlier version's SET NX finds a nonce this one recorded,
+// freed or not, consumed.
+func TestApprovalsNonceOfAnEarlierVersion(t *testing.T) {
+	srv := startRedis(t)
+	r := newReplica(t, srv, redisstate.WithPrefix("old:"))
+	a := r.Store.Approvals()
+	ctx := context.Background()
+	aprMust(t, r.Client.SetNX(ctx, nonceKey("old:", "n1"), "1", time.Hour).Err())
+	if err := a.Consume(ctx, "n1", "op_1"); !errors.Is(err, approval.ErrConsumed) {
+		t.Fatalf("a nonce an earlier version consumed: %v, want ErrConsumed", err)
+	}
+	aprMust(t, a.Cancel(ctx, "n1", "op_1"))
+	if err := a.Consume(ctx, "n1", "op_2"); !errors.Is(err, approval.ErrConsumed) {
+		t.Fatalf("a nonce an earlier version consumed, after a Cancel: %v, want ErrConsumed", err)
+	}
+	aprMust(t, a.Consume(ctx, "n2", "op_1"))
+	aprMust(t, a.Cancel(ctx, "n2", "op_1"))
+	if ok, err := r.Client.SetNX(ctx, nonceKey("old:", "n2"), "1", time.Hour).Result(); err != nil || ok {
+		t.Fatalf("an earlier version's SET NX of a freed nonce: %v, %v; want it refused", ok, err)
+	}
 }
 
 var aprKey = []byte("0123456789abcdef0123456789abcdef")
@@ -252,5 +314,341 @@ func aprLoad(t testing.TB, s approval.Store, id, want string) {
 	got, err := s.Load(context.Background(), id)
 	if err != nil || string(got) != want {
 		t.Fatalf("Load(%q) = %q, %v; want %q", id, got, err, want)
+	}
+}
+
+// approvalStoreTimeout is the approval layer's store timeout in the tests
+// of a Consume answered late: long enough for an answer on a loaded
+// machine, and the length of the stall that outlasts it.
+const approvalStoreTimeout = 2 * loadSlack
+
+// nonceKey returns the Redis key of nonce's record under prefix: the
+// documented scheme.
+func nonceKey(prefix, nonce string) string {
+	sum := sha256.Sum256([]byte(nonce))
+	return prefix + "aprn:" + hex.EncodeToString(sum[:16])
+}
+
+// stallingApprovals stalls the server (SIGSTOP) at the next Consume once
+// armed, for longer than the layer's store timeout, so the Consume's
+// answer never arrives in time; then resumes the server and waits until
+// the late Consume has landed before it returns the timeout to the layer.
+type stallingApprovals struct {
+	approval.Store
+	t      *testing.T
+	srv    *redisServer
+	raw    *replica
+	prefix string
+	armed  atomic.Bool
+	hit    atomic.Bool
+}
+
+func (s *stallingApprovals) Consume(ctx context.Context, nonce, op string) error {
+	if !s.armed.CompareAndSwap(true, false) {
+		return s.Store.Consume(ctx, nonce, op)
+	}
+	s.hit.Store(true)
+	resume := s.srv.Stall()
+	err := s.Store.Consume(ctx, nonce, op)
+	if rerr := resume(); rerr != nil {
+		s.t.Errorf("resume redis-server: %v", rerr)
+	}
+	if err == nil {
+		s.t.Error("a Consume on a stalled server succeeded")
+	}
+	// The SET sent before the stall lands now: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		n, _ := s.raw.Client.Exists(context.Background(), nonceKey(s.prefix, nonce)).Result()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.t.Error("the Consume sent before the stall never landed")
+			break
+		}
+	}
+	return err
+}
+
+// TestApprovalsConsumeAnsweredLate (issue 35, item 3): Redis stalls while a
+// call consumes its approval, for longer than the layer's store timeout,
+// and executes the Consume when it resumes. The call fails closed
+// (approval_store_failed, the tool does not run), and the approval is not
+// lost: the same call made again runs exactly once.
+func TestApprovalsConsumeAnsweredLate(t *testing.T) {
+	srv := startRedis(t)
+	r := newReplica(t, srv, redisstate.WithPrefix("late:"))
+	store := &stallingApprovals{Store: r.Store.Approvals(), t: t, srv: srv, raw: r, prefix: "late:"}
+	var runs atomic.Int64
+	rep := newAprReplica(store, &runs, approval.WithStoreTimeout(approvalStoreTimeout))
+	rep.Approve(t, "call_warm")
+	aprMust(t, rep.Call("call_warm")) // the Consume's script is loaded
+	runs.Store(0)
+	rep.Approve(t, "call_1")
+	// The stall must meet the Consume: a call that failed before it (a
+	// load slower than the store timeout on a loaded machine) is made
+	// again.
+	var err error
+	for try := 0; !store.hit.Load(); try++ {
+		if try == 5 {
+			t.Fatalf("the call never reached its Consume: %v", err)
+		}
+		store.armed.Store(true)
+		err = rep.Call("call_1")
+	}
+	store.armed.Store(false)
+	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalStoreFailed || runs.Load() != 0 {
+		t.Fatalf("the call whose Consume was answered late: %v (%s), %d executions; want approval_store_failed, 0", err, c, runs.Load())
+	}
+	if err := rep.Call("call_1"); err != nil || runs.Load() != 1 {
+		t.Fatalf("the approved call made again: %v (%s), %d executions; want it to run once (the late Consume lost the approval)",
+			err, taxonomy.InfoOf(err).Code, runs.Load())
+	}
+	if c := taxonomy.InfoOf(rep.Call("call_1")).Code; c != taxonomy.CodeApprovalReplayed || runs.Load() != 1 {
+		t.Fatalf("the call a third time: %s, %d executions; want approval_replayed, 1", c, runs.Load())
+	}
+}
+
+// lateSend holds the next command sent to a nonce's key once armed: it
+// waits until the command's context ends, answers with its error, and
+// keeps the command to be sent later, when the test says (a request
+// delayed in the network, which Redis executes after the client gave up).
+type lateSend struct {
+	prefix string
+	armed  atomic.Bool
+	held   chan func() error
+}
+
+func (h *lateSend) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lateSend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *lateSend) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		touches := false
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok && strings.HasPrefix(s, h.prefix+"aprn:") {
+				touches = true
+			}
+		}
+		if !touches || !h.armed.CompareAndSwap(true, false) {
+			return next(ctx, cmd)
+		}
+		<-ctx.Done()
+		late := redis.NewCmd(context.Background(), cmd.Args()...)
+		h.held <- func() error { return next(context.Background(), late) }
+		cmd.SetErr(ctx.Err())
+		return ctx.Err()
+	}
+}
+
+// TestApprovalsConsumeSentLate: the call's Consume reaches Redis only after
+// the call gave up on it. The call fails closed, the late Consume, when
+// Redis executes it, consumes nothing, and the same call made again runs
+// exactly once.
+func TestApprovalsConsumeSentLate(t *testing.T) {
+	srv := startRedis(t)
+	r := newReplica(t, srv, redisstate.WithPrefix("sent:"))
+	hook := &lateSend{prefix: "sent:", held: make(chan func() error, 1)}
+	r.Client.AddHook(hook)
+	var runs atomic.Int64
+	rep := newAprReplica(r.Store.Approvals(), &runs, approval.WithStoreTimeout(approvalStoreTimeout))
+	rep.Approve(t, "call_warm")
+	aprMust(t, rep.Call("call_warm")) // the scripts are loaded
+	rep.Approve(t, "call_1")
+	hook.armed.Store(true)
+	err := rep.Call("call_1")
+	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalStoreFailed || runs.Load() != 1 {
+		t.Fatalf("the call whose Consume was held: %v (%s), %d executions; want approval_store_failed, 1", err, c, runs.Load())
+	}
+	select {
+	case send := <-hook.held:
+		if err := send(); err != nil {
+			t.Fatalf("the late Consume: %v", err)
+		}
+	default:
+		t.Fatal("no Consume was held")
+	}
+	if err := rep.Call("call_1"); err != nil || runs.Load() != 2 {
+		t.Fatalf("the approved call made again: %v (%s), %d executions; want it to run (the late Consume lost the approval)",
+			err, taxonomy.InfoOf(err).Code, runs.Load())
+	}
+	if c := taxonomy.InfoOf(rep.Call("call_1")).Code; c != taxonomy.CodeApprovalReplayed || runs.Load() != 2 {
+		t.Fatalf("the call a third time: %s, %d executions; want approval_replayed, 2", c, runs.Load())
+	}
+}
+
+// stallAtConsume stalls the server (SIGSTOP) at the first Consume sent
+// through the clients it hooks once armed: before sending it (every
+// Consume of the race then waits for the stall and reaches a stopped
+// server), or after its answer came (that caller has its approval and
+// runs; every other Consume reaches a stopped server).
+type stallAtConsume struct {
+	srv     *redisServer
+	prefix  string
+	after   bool // stall after the first Consume's answer
+	mu      sync.Mutex
+	armed   bool
+	first   bool
+	stalled chan struct{}
+	resume  func() error
+}
+
+func (h *stallAtConsume) arm(after bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.armed, h.first, h.after, h.stalled, h.resume = true, true, after, make(chan struct{}), nil
+}
+
+// disarm stops stalling and returns the function that resumes the server,
+// nil when it was not stalled.
+func (h *stallAtConsume) disarm() func() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.armed = false
+	return h.resume
+}
+
+func (h *stallAtConsume) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *stallAtConsume) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *stallAtConsume) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		touches := false
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok && strings.HasPrefix(s, h.prefix+"aprn:") {
+				touches = true
+			}
+		}
+		h.mu.Lock()
+		armed, first, stalled, after := h.armed, h.first, h.stalled, h.after
+		if touches && armed {
+			h.first = false
+		}
+		h.mu.Unlock()
+		if !touches || !armed {
+			return next(ctx, cmd)
+		}
+		if !first {
+			<-stalled
+			return next(ctx, cmd)
+		}
+		var err error
+		if after {
+			err = next(ctx, cmd)
+		}
+		resume := h.srv.Stall()
+		h.mu.Lock()
+		h.resume = resume
+		h.mu.Unlock()
+		close(stalled)
+		if after {
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// warmPool makes client hold n idle connections: it takes n at once
+// (each answers a PING), then gives them back to the pool.
+func warmPool(t *testing.T, client *redis.Client, n int) {
+	t.Helper()
+	conns := make([]*redis.Conn, n)
+	for i := range conns {
+		conns[i] = client.Conn()
+		if err := conns[i].Ping(context.Background()).Err(); err != nil {
+			t.Errorf("warming the pool: %v", err)
+		}
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// TestApprovalsRaceThroughAStall: 16 callers on two replicas race for one
+// approved call while Redis stalls, for longer than the layer's store
+// timeout, at the first Consume: before it (no caller hears an answer:
+// each fails closed, and Redis executes every Consume, and every undoing
+// of one, when it resumes) or after its answer (that caller runs; every
+// other Consume and undoing lands late). Either way the call runs exactly
+// once in all: the approval is not lost, and the Consume that landed in
+// time and ran is never undone.
+func TestApprovalsRaceThroughAStall(t *testing.T) {
+	srv := startRedis(t)
+	hook := &stallAtConsume{srv: srv, prefix: "stall:"}
+	var runs atomic.Int64
+	const callers = 16
+	racers := make([]*approvaltest.Replica, 2)
+	clients := make([]*redis.Client, 2)
+	for i := range racers {
+		r := newReplica(t, srv, redisstate.WithPrefix("stall:"))
+		r.Client.AddHook(hook)
+		clients[i] = r.Client
+		racers[i] = newAprReplica(r.Store.Approvals(), &runs, approval.WithStoreTimeout(500*time.Millisecond))
+	}
+	settle := newAprReplica(newReplica(t, srv, redisstate.WithPrefix("stall:")).Store.Approvals(), &runs,
+		approval.WithStoreTimeout(approvalStoreTimeout))
+	settle.Approve(t, "call_warm")
+	aprMust(t, settle.Call("call_warm")) // the Consume's script is loaded
+	runs.Store(0)
+	for round, after := range []bool{false, true, false, true} {
+		callID := fmt.Sprintf("call_stall_%d", round)
+		settle.Approve(t, callID)
+		before := runs.Load()
+		// A replica in production has idle connections: a caller whose
+		// Consume timed out (its connection closed) sends its Cancel on
+		// another, which Redis executes when it resumes. A new connection
+		// would wait for the stalled server to answer its handshake.
+		for _, c := range clients {
+			warmPool(t, c, callers)
+		}
+		hook.arm(after)
+		var wg sync.WaitGroup
+		var ran atomic.Int64
+		start := make(chan struct{})
+		for i := range callers {
+			wg.Go(func() {
+				<-start
+				if racers[i%2].Call(callID) == nil {
+					ran.Add(1)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		resume := hook.disarm()
+		if resume == nil {
+			t.Fatalf("round %d: no caller reached its Consume", round)
+		}
+		aprMust(t, resume())
+		if after && ran.Load() != 1 {
+			t.Fatalf("round %d: %d callers ran before the stall, want 1", round, ran.Load())
+		}
+		if !after && ran.Load() != 0 {
+			t.Fatalf("round %d: %d callers ran while Redis was stalled, want 0", round, ran.Load())
+		}
+		// The late Consumes and their undoing land: the approval runs once
+		// more if none ran, and never again after that.
+		var last error
+		for try := 0; try < 20 && runs.Load()-before == 0; try++ {
+			last = settle.Call(callID)
+			if last != nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		for range 3 {
+			if c := taxonomy.InfoOf(settle.Call(callID)).Code; c != taxonomy.CodeApprovalReplayed {
+				t.Fatalf("round %d: a call after the approval ran: %s, want approval_replayed", round, c)
+			}
+		}
+		if n := runs.Load() - before; n != 1 {
+			t.Fatalf("round %d (stall after the first answer: %v): %d executions, want 1; the last call: %v", round, after, n, last)
+		}
 	}
 }

@@ -148,7 +148,9 @@ func (a approvals) Load(ctx context.Context, id string) ([]byte, error) {
 	}
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
-	row, err := a.s.client.Get(ctx, a.s.key("apr:", id)).Bytes()
+	key := a.s.key("apr:", id)
+	var row []byte
+	err := a.s.do(ctx, key, func() (err error) { row, err = a.s.client.Get(ctx, key).Bytes(); return err })
 	switch {
 	case errors.Is(err, redis.Nil):
 		return nil, approval.ErrNotFound
@@ -178,7 +180,8 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	defer cancel()
 	key := a.s.key("apr:", id)
 	if prev == nil {
-		ok, err := a.s.client.SetNX(ctx, key, row, ApprovalTTL).Result()
+		var ok bool
+		err := a.s.do(ctx, key, func() (err error) { ok, err = a.s.client.SetNX(ctx, key, row, ApprovalTTL).Result(); return err })
 		if err != nil {
 			return fmt.Errorf("redisstate: approval Save: %w", err)
 		}
@@ -187,7 +190,7 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 		}
 		return nil
 	}
-	n, err := approvalSwap.Run(ctx, a.s.client, []string{key}, prev, row, ApprovalTTL.Milliseconds()).Int64()
+	n, err := a.s.run(ctx, approvalSwap, []string{key}, prev, row, ApprovalTTL.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstate: approval Save: %w", err)
 	}
@@ -219,7 +222,7 @@ func (a approvals) Consume(ctx context.Context, nonce, op string) error {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	key := a.s.key("aprn:", nonce)
-	n, err := approvalConsume.Run(ctx, a.s.client, []string{key}, op, ApprovalTTL.Milliseconds()).Int64()
+	n, err := a.s.run(ctx, approvalConsume, []string{key}, op, ApprovalTTL.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstate: approval Consume: %w", err)
 	}

@@ -142,7 +142,7 @@ type breakers struct{ s *Store }
 func (b breakers) Load(ctx context.Context, key string) (breaker.Snapshot, error) {
 	ctx, cancel := b.s.bound(ctx)
 	defer cancel()
-	snap, _, err := snapshot(breakerLoad.Run(ctx, b.s.client, []string{b.s.key("cb:", key)}).Result())
+	snap, _, err := snapshot(b.s.run(ctx, breakerLoad, []string{b.s.key("cb:", key)}).Result())
 	return snap, err
 }
 
@@ -150,7 +150,7 @@ func (b breakers) Load(ctx context.Context, key string) (breaker.Snapshot, error
 func (b breakers) Acquire(ctx context.Context, key string, l breaker.Lease) (breaker.Snapshot, bool, error) {
 	ctx, cancel := b.s.bound(ctx)
 	defer cancel()
-	return snapshot(breakerAcquire.Run(ctx, b.s.client, []string{b.s.key("cb:", key)},
+	return snapshot(b.s.run(ctx, breakerAcquire, []string{b.s.key("cb:", key)},
 		l.Token, microsInt(max(l.TTL, time.Millisecond)), b.s.ttl.Milliseconds()).Result())
 }
 
@@ -162,7 +162,7 @@ func (b breakers) Report(ctx context.Context, key string, r breaker.Report) (bre
 	if r.Trip {
 		trip = "1"
 	}
-	snap, _, err := snapshot(breakerReport.Run(ctx, b.s.client, []string{b.s.key("cb:", key)},
+	snap, _, err := snapshot(b.s.run(ctx, breakerReport, []string{b.s.key("cb:", key)},
 		int(r.Outcome), r.Probe, trip, max(r.Failures, 1), microsInt(r.OpenFor), max(r.Probes, 1),
 		b.s.ttl.Milliseconds()).Result())
 	return snap, err

@@ -68,7 +68,7 @@ type retryBudget struct {
 func (r retryBudget) Apply(ctx context.Context, op budget.TokenOp) (budget.TokenBalance, error) {
 	ctx, cancel := r.s.bound(ctx)
 	defer cancel()
-	v, err := bucket.Run(ctx, r.s.client, []string{r.key},
+	v, err := r.s.run(ctx, bucket, []string{r.key},
 		max(op.Capacity, 0), max(op.Add, 0), max(op.Take, 0), max(op.Withdraw, 0), r.s.ttl.Milliseconds()).Result()
 	if err != nil {
 		return budget.TokenBalance{}, err
@@ -140,7 +140,7 @@ func (r runs) Take(ctx context.Context, id, tool string, limit int) (int, bool, 
 	ctx, cancel := r.s.bound(ctx)
 	defer cancel()
 	field := r.s.key("", tool)[len(r.s.prefix):]
-	used, ok, err := ints(runTake.Run(ctx, r.s.client, []string{r.s.key("run:", id)},
+	used, ok, err := ints(r.s.run(ctx, runTake, []string{r.s.key("run:", id)},
 		field, strconv.Itoa(max(limit, 0)), r.s.ttl.Milliseconds()).Result())
 	switch {
 	case err != nil:

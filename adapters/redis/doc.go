@@ -58,6 +58,33 @@
 // refuses a client made without ContextTimeoutEnabled: true. A client's
 // own retries (MaxRetries) happen within the same timeout.
 //
+// # Redis Cluster and Sentinel
+//
+// A Sentinel-managed master takes the client redis.NewFailoverClient (or
+// redis.NewUniversalClient with a MasterName) makes; it follows the
+// sentinels to a promoted replica by itself.
+//
+// A cluster takes a *redis.ClusterClient made with ContextTimeoutEnabled
+// and DisableRoutingPolicies, and without ReadOnly, RouteByLatency or
+// RouteRandomly: otherwise go-redis fetches a command table under a lock
+// every command takes, with a 5 s timeout of its own, and [New] refuses
+// the client with a [*ClientOptionError].
+//
+//	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs,
+//		ContextTimeoutEnabled: true, DisableRoutingPolicies: true})
+//
+// On a cluster the Store rests one node, not the whole store: an
+// operation that fails on a node (unreachable, closed, not answering in
+// time) rests that node for [NodeRest], during which the operations on
+// its keys fail at once with an error matching [ErrNodeResting]; both
+// errors have a PartialOutage method returning true, on which the layers
+// fall back for that call only and go on using the other nodes. A failure
+// also has the client reload its slot map, which go-redis does not do on
+// a network error, so that the fleet follows a failover within moments of
+// the cluster. The README's "Deploying" section gives the client and
+// server settings a fleet needs, what persistence each port needs, and
+// what a failover costs, measured.
+//
 // # Concurrency
 //
 // A [Store] and the ports it returns are safe for concurrent use. The

@@ -68,7 +68,7 @@ type rateLimits struct{ s *Store }
 func (r rateLimits) Admit(ctx context.Context, req ratelimit.Request) (ratelimit.Decision, error) {
 	ctx, cancel := r.s.bound(ctx)
 	defer cancel()
-	ok, wait, err := ints(gcra.Run(ctx, r.s.client, []string{r.s.key("rl:", req.Key)},
+	ok, wait, err := ints(r.s.run(ctx, gcra, []string{r.s.key("rl:", req.Key)},
 		micros(req.Interval), max(req.Burst, 1), micros(req.MaxWait)).Result())
 	if err != nil {
 		return ratelimit.Decision{}, corruptReply(err, errRateCorrupt)

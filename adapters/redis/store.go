@@ -33,6 +33,7 @@ const MaxPrefixLen = 64
 // own, on its own client, with the same prefix.
 type Store struct {
 	client  redis.UniversalClient
+	cluster *cluster // the nodes' rests, on a *redis.ClusterClient; nil otherwise
 	prefix  string
 	timeout time.Duration
 	ttl     time.Duration
@@ -128,21 +129,74 @@ func Validate(opts ...Option) error {
 	return newOptions(opts).err
 }
 
+// A ClientOptionError is the error [New] returns for a client made with
+// options under which a slow, failing or new connection to Redis would
+// hold calls past their deadlines and the Store's timeout. Option names
+// the option and the value the Store needs; Reason says what the other
+// value costs. Every such option is a setting of the client's constructor:
+// make the client again with it.
+type ClientOptionError struct {
+	Option string // e.g. "ContextTimeoutEnabled: true"
+	Reason string
+}
+
+// Error says which option the client needs and why.
+func (e *ClientOptionError) Error() string {
+	return "redisstate: the client must be made with " + e.Option + ", or " + e.Reason
+}
+
+// refuse returns a copy of e, so that a caller changing the error it got
+// changes no other.
+func refuse(e *ClientOptionError) error {
+	c := *e
+	return &c
+}
+
 // errNoContextTimeout: a client that ignores contexts' deadlines would let
-// a slow Redis block calls for its ReadTimeout (3 s by default).
-var errNoContextTimeout = errors.New("redisstate: the client must be made with ContextTimeoutEnabled: true, " +
-	"or a slow Redis blocks calls for the client's read timeout instead of the Store's")
+// a slow Redis block calls for its ReadTimeout (5 s by default in go-redis
+// v9.23).
+var errNoContextTimeout = &ClientOptionError{Option: "ContextTimeoutEnabled: true",
+	Reason: "a slow Redis blocks calls for the client's read timeout instead of the Store's"}
+
+// errRoutingPolicies: go-redis v9.23's ClusterClient, unless made with
+// DisableRoutingPolicies, looks each command up in its COMMAND table
+// (ClusterClient.cmdInfo, osscluster.go), which it fills on the first
+// command from one node, under a lock every command takes, with a 5 s
+// timeout of its own instead of the command's deadline: the first calls of
+// a new client, and every call while a fill fails, wait for it.
+var errRoutingPolicies = &ClientOptionError{Option: "DisableRoutingPolicies: true",
+	Reason: "the cluster client fetches its command table on the first commands with a 5 s timeout of its own, " +
+		"under a lock every command takes: calls wait past their deadlines"}
+
+// errReadOnly: with ReadOnly (which RouteByLatency and RouteRandomly turn
+// on), a ClusterClient looks every command up in its COMMAND table (to
+// send reads to replicas), under the same lock and 5 s timeout; and the
+// Store's scripts all write, so they gain nothing from replicas.
+var errReadOnly = &ClientOptionError{Option: "ReadOnly, RouteByLatency and RouteRandomly false",
+	Reason: "the cluster client looks every command up in a command table it fetches with a 5 s timeout of its own, " +
+		"under a lock every command takes: calls wait past their deadlines"}
 
 // New returns a Store on client, which the caller made and closes. The
-// client must honour contexts' deadlines: a *redis.Client, ClusterClient or
-// Ring made without ContextTimeoutEnabled: true is refused, as are a nil
-// client and an option value New cannot use (see [Validate]). It is safe
-// for concurrent use.
+// client must honour contexts' deadlines, or a slow Redis would hold calls
+// past them; New refuses, with a [*ClientOptionError]:
+//
+//   - a *redis.Client (NewClient, or NewFailoverClient for Sentinel, which
+//     NewUniversalClient returns for a MasterName), ClusterClient or Ring
+//     made without ContextTimeoutEnabled: true;
+//   - a *redis.ClusterClient made without DisableRoutingPolicies: true, or
+//     with ReadOnly, RouteByLatency or RouteRandomly (so also one made by
+//     NewFailoverClusterClient with them).
+//
+// It refuses a nil client and an option value it cannot use (see
+// [Validate]) too. On a ClusterClient the Store rests a node that fails
+// ([NodeRest]) and has the client reload its slot map (see the README's
+// "Deploying" section). It is safe for concurrent use.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	o := newOptions(opts)
 	if o.err != nil {
 		return nil, o.err
 	}
+	var nodes *cluster
 	switch c := client.(type) {
 	case nil:
 		return nil, errors.New("redisstate: New needs a client")
@@ -151,18 +205,69 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 			return nil, errors.New("redisstate: New needs a client")
 		}
 		if !c.Options().ContextTimeoutEnabled {
-			return nil, errNoContextTimeout
+			return nil, refuse(errNoContextTimeout)
 		}
 	case *redis.ClusterClient:
-		if c == nil || !c.Options().ContextTimeoutEnabled {
-			return nil, errNoContextTimeout
+		if c == nil {
+			return nil, errors.New("redisstate: New needs a client")
 		}
+		switch opt := c.Options(); {
+		case !opt.ContextTimeoutEnabled:
+			return nil, refuse(errNoContextTimeout)
+		case !opt.DisableRoutingPolicies:
+			return nil, refuse(errRoutingPolicies)
+		case opt.ReadOnly || opt.RouteByLatency || opt.RouteRandomly:
+			return nil, refuse(errReadOnly)
+		}
+		nodes = newCluster(c)
 	case *redis.Ring:
-		if c == nil || !c.Options().ContextTimeoutEnabled {
-			return nil, errNoContextTimeout
+		if c == nil {
+			return nil, errors.New("redisstate: New needs a client")
+		}
+		if !c.Options().ContextTimeoutEnabled {
+			return nil, refuse(errNoContextTimeout)
 		}
 	}
-	return &Store{client: client, prefix: o.prefix, timeout: o.timeout, ttl: o.ttl}, nil
+	return &Store{client: client, cluster: nodes, prefix: o.prefix, timeout: o.timeout, ttl: o.ttl}, nil
+}
+
+// run runs script on keys with args, as script.Run would, for the ports:
+// keys[0] is the one key each script touches. On a cluster, it fails at
+// once when the key's node rests (see [NodeRest]), and a failure of the
+// node rests it and comes back as a partial outage (an error with a
+// PartialOutage method returning true).
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if s.cluster == nil {
+		return script.Run(ctx, s.client, keys, args...)
+	}
+	if err := s.cluster.resting(keys[0]); err != nil {
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd
+	}
+	b := timeLeft(ctx)
+	cmd := script.Run(ctx, s.client, keys, args...)
+	if err := cmd.Err(); err != nil {
+		cmd.SetErr(s.cluster.failed(keys[0], err, b))
+	}
+	return cmd
+}
+
+// do runs f, one command on key with ctx, as run runs a script: on a
+// cluster, not at all while key's node rests, and a failure of the node
+// rests it.
+func (s *Store) do(ctx context.Context, key string, f func() error) error {
+	if s.cluster == nil {
+		return f()
+	}
+	if err := s.cluster.resting(key); err != nil {
+		return err
+	}
+	b := timeLeft(ctx)
+	if err := f(); err != nil {
+		return s.cluster.failed(key, err, b)
+	}
+	return nil
 }
 
 // key returns the key of kind for a name that may be hostile: the prefix,

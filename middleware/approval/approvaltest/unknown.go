@@ -98,15 +98,18 @@ func testCancelKeepsAnotherOpsConsume(t *testing.T, s approval.Store) {
 	}
 }
 
-// testConsumeCancelRace: many operations race to consume one nonce, and
-// 8 of them cancel themselves when their Consume returned, whatever it
-// returned (callers that did not hear the answer). At most one operation
-// that does not cancel wins, and the nonce ends consumed exactly when one
-// did: a Consume that landed and ran is never undone, and a decision is
-// not lost to a cancelled one.
+// testConsumeCancelRace: 16 operations race to consume one nonce, for
+// each of 3 nonces, and 8 of them cancel themselves when their Consume
+// returned, whatever it returned (callers that did not hear the answer).
+// At most one operation that does not cancel wins, and the nonce ends
+// consumed exactly when one did: a Consume that landed and ran is never
+// undone, and a decision is not lost to a cancelled one. The operations
+// have a minute, so that a loaded machine does not turn the race into
+// timeouts.
 func testConsumeCancelRace(t *testing.T, s approval.Store) {
-	ctx := context.Background()
-	const nonces = 3
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const nonces, racers = 3, 16
 	var kept [nonces]atomic.Int32
 	var wg sync.WaitGroup
 	start := make(chan struct{})

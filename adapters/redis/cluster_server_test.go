@@ -222,7 +222,43 @@ func startCluster(t testing.TB, nodeTimeout time.Duration) *redisCluster {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	c.Initial = c.WaitOK(20 * time.Second)
+	c.waitStreaming(c.Initial, 20*time.Second)
 	return c
+}
+
+// waitStreaming waits until every master of m streams its writes to its
+// replica: a master that has just sent a replica its data (a diskless
+// full sync) keeps the writes that follow until the replica's first
+// acknowledgement, up to a second later, and a master killed meanwhile
+// loses them. It writes a key on each master and waits until the
+// replica's offset reaches the master's.
+func (c *redisCluster) waitStreaming(m *slotMap, within time.Duration) {
+	c.t.Helper()
+	for master, replica := range m.replica {
+		var key string
+		for i := 0; key == ""; i++ {
+			if k := "harness-probe-" + strconv.Itoa(i); servedBy(m, k) == master {
+				key = k
+			}
+		}
+		mc := redis.NewClient(&redis.Options{Addr: master, MaxRetries: -1})
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		err := mc.Set(ctx, key, "1", time.Minute).Err()
+		cancel()
+		mc.Close()
+		if err != nil {
+			c.t.Fatalf("write a probe on %s: %v", master, err)
+		}
+		mn, rn := c.byAddr(master), c.byAddr(replica)
+		want, _ := strconv.ParseInt(mn.info("replication")["master_repl_offset"], 10, 64)
+		waitFor(c.t, within, "the replica of "+master+" streaming", func() string {
+			got, _ := strconv.ParseInt(rn.info("replication")["slave_repl_offset"], 10, 64)
+			if got < want || want == 0 {
+				return fmt.Sprintf("replica offset %d, master's %d", got, want)
+			}
+			return ""
+		})
+	}
 }
 
 // Addrs returns the addresses of the nodes.

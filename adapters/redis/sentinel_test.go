@@ -54,7 +54,7 @@ func startSentinel(t testing.TB) *sentinelDeployment {
 	})
 	conf := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 2\n"+
 		"sentinel down-after-milliseconds %[1]s %[3]d\n"+
-		"sentinel failover-timeout %[1]s 10000\n"+
+		"sentinel failover-timeout %[1]s 5000\n"+
 		"sentinel parallel-syncs %[1]s 1\n", sentinelMaster, d.Master.Port, sentinelDownAfter.Milliseconds())
 	for range 3 {
 		d.Sentinels = append(d.Sentinels, startProc(t, bin, conf, "--sentinel"))
@@ -167,7 +167,10 @@ func TestSentinelFailover(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	d.Master.Kill()
-	waitFor(t, 30*time.Second, "the sentinels fail the master over", func() string {
+	// A failover takes the down-after period and an election, a few
+	// seconds; on a machine loaded to starvation an election may fail, and
+	// a sentinel tries again after twice the failover timeout (10 s).
+	waitFor(t, 60*time.Second, "the sentinels fail the master over", func() string {
 		if a := d.MasterAddr(); a != d.Replica.Addr() {
 			return "the sentinels name " + a
 		}

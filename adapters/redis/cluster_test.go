@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/spend"
 )
 
 // TestClusterClientOptions: New refuses, with a *ClientOptionError naming
@@ -555,8 +557,15 @@ func TestClusterFailover(t *testing.T) {
 		aprWG.Wait()
 	})
 
+	// The limits: a tool declared Once and one costing 0.4 under a limit
+	// of 1 per replica, on runs the victim serves, each run's first call
+	// made (and replicated) before the kill, then called on every replica
+	// through the failover.
+	lim := newLimitsFleet(t, stores, m, victim)
+
 	d := driveRuns(t, tools, append(slices.Clone(victimIDs), otherIDs...), nodeCallDeadline, 5*time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
+	stopLimits := lim.drive()
 	killed := time.Now()
 	victim.Kill()
 
@@ -581,8 +590,10 @@ func TestClusterFailover(t *testing.T) {
 	}
 	time.Sleep(failoverResume + time.Second)
 	calls := d.Stop()
+	stopLimits()
 	close(aprDone)
 	aprWG.Wait()
+	lim.check(t)
 
 	// Resumed: the last call on the victim's slots that fell back, per
 	// replica, and the calls after it.
@@ -677,5 +688,116 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Errorf("%d approvals lost", lost)
+	}
+}
+
+// limitsFleet is, per replica, a tool declared Once and a tool costing 0.4,
+// on the replica's Store, with the runs on one master they are called in.
+type limitsFleet struct {
+	once, pay       []toolmw.Tool
+	onceIDs, payIDs []string
+
+	mu       sync.Mutex
+	onceRuns map[string]int // executions per run
+	payRuns  map[string]int
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func newLimitsFleet(t *testing.T, stores []*redisstate.Store, m *slotMap, master *redisProc) *limitsFleet {
+	t.Helper()
+	l := &limitsFleet{onceRuns: map[string]int{}, payRuns: map[string]int{},
+		onceIDs: namesOn(m, master, "calls:", "once", 4), payIDs: namesOn(m, master, "spend:", "pay", 4)}
+	count := func(runs map[string]int) toolmw.Tool {
+		return func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+			run, _ := budget.RunFrom(ctx)
+			l.mu.Lock()
+			runs[run.ID()]++
+			l.mu.Unlock()
+			return toolmw.Text("done"), nil
+		}
+	}
+	for _, st := range stores {
+		l.once = append(l.once, mustWrap(t, "cancel_booking", count(l.onceRuns), runlimit.New(runlimit.Once("cancel_booking"),
+			runlimit.WithStore(st.RunCalls()), runlimit.WithStoreTimeout(nodeStoreTimeout))))
+		l.pay = append(l.pay, mustWrap(t, "pay", count(l.payRuns), spend.New(spend.Fixed("pay", 0.4),
+			spend.WithStore(st.Spend()), spend.WithStoreTimeout(nodeStoreTimeout))))
+	}
+	// Each run's first call, through Redis, before the kill.
+	for _, id := range l.onceIDs {
+		warm(t, func(int) error { _, err := l.once[0](inRun(id), nil); return err })
+	}
+	for _, id := range l.payIDs {
+		warm(t, func(int) error { _, err := l.pay[0](spendRun(id, 1), nil); return err })
+	}
+	return l
+}
+
+// drive calls every run on every replica, each call with its own Run and
+// Account, until the returned function is called.
+func (l *limitsFleet) drive() (stop func()) {
+	l.stop = make(chan struct{})
+	for i := range l.once {
+		l.wg.Go(func() {
+			for {
+				select {
+				case <-l.stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				for _, id := range l.onceIDs {
+					_, _ = l.once[i](inRun(id), nil)
+				}
+				for _, id := range l.payIDs {
+					_, _ = l.pay[i](spendRun(id, 1), nil)
+				}
+			}
+		})
+	}
+	return func() { close(l.stop); l.wg.Wait() }
+}
+
+// check: during the failover each replica ran each run's Once tool at most
+// once and spent at most the limit on each run; once the calls decided
+// without Redis are written back, no replica runs a Once run again, and a
+// run spends only what Redis still has room for.
+func (l *limitsFleet) check(t *testing.T) {
+	t.Helper()
+	time.Sleep(time.Second) // the write-backs: a rest or two after Redis answers
+	l.mu.Lock()
+	onceBefore, payBefore := maps.Clone(l.onceRuns), maps.Clone(l.payRuns)
+	l.mu.Unlock()
+	for range 3 {
+		for i := range l.once {
+			for _, id := range l.onceIDs {
+				_, _ = l.once[i](inRun(id), nil)
+			}
+			for _, id := range l.payIDs {
+				_, _ = l.pay[i](spendRun(id, 1), nil)
+			}
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	replicas := len(l.once)
+	for _, id := range l.onceIDs {
+		t.Logf("Once run %s: %d executions through the failover, %d after", id, onceBefore[id], l.onceRuns[id]-onceBefore[id])
+		if n := onceBefore[id]; n < 1 || n > 1+replicas {
+			t.Errorf("Once run %s ran %d times through the failover, want 1 and at most one more per replica (%d)", id, n, replicas)
+		}
+		if n := l.onceRuns[id] - onceBefore[id]; n != 0 {
+			t.Errorf("Once run %s ran %d more times after the failover, want none", id, n)
+		}
+	}
+	for _, id := range l.payIDs {
+		t.Logf("run %s: %d calls of 0.4 through the failover, %d after", id, payBefore[id], l.payRuns[id]-payBefore[id])
+		// 0.4 each under a limit of 1: two per replica at most, and two
+		// in all once Redis holds what ran.
+		if n := payBefore[id]; n > 2*replicas {
+			t.Errorf("run %s spent %d × 0.4 through the failover, want at most the limit per replica (%d calls)", id, n, 2*replicas)
+		}
+		if after := l.payRuns[id] - payBefore[id]; after > 0 && payBefore[id]+after > 2 {
+			t.Errorf("run %s: %d calls of 0.4 after the failover, with %d before, under a limit of 1", id, after, payBefore[id])
+		}
 	}
 }

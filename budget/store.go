@@ -104,6 +104,15 @@ const (
 	flushEvery  = 10 * time.Millisecond
 )
 
+// partial reports whether err says that only part of the store failed (an
+// error with a PartialOutage method returning true, as the Redis Store
+// returns for one node of a cluster, which it then leaves alone itself):
+// the budget does not rest the whole store for it.
+func partial(err error) bool {
+	var p interface{ PartialOutage() bool }
+	return errors.As(err, &p) && p.PartialOutage()
+}
+
 // storeRest is how long a budget leaves a store alone after it failed: the
 // local state decides meanwhile, so an outage costs at most one timeout
 // per rest, and the store is tried again after it.
@@ -203,7 +212,9 @@ func (s *sharedTokens) healthy(now int64) bool {
 
 // failed records that the store failed at now and reports it.
 func (s *sharedTokens) failed(op string, err error, now int64) {
-	s.rest.Store(now + int64(storeRest))
+	if !partial(err) {
+		s.rest.Store(now + int64(storeRest))
+	}
 	if s.onError != nil {
 		s.onError(StoreError{Op: op, Err: err})
 	}
@@ -326,7 +337,9 @@ func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decid
 		return false, false // the caller's end, not the store's failure
 	}
 	if err != nil {
-		r.rest.Store(time.Now().UnixNano() + int64(storeRest))
+		if !partial(err) {
+			r.rest.Store(time.Now().UnixNano() + int64(storeRest))
+		}
 		if r.onError != nil {
 			r.onError(StoreError{Op: "take", Err: err})
 		}

@@ -458,3 +458,36 @@ func TestStoreCorruptFailsClosed(t *testing.T) {
 		t.Fatalf("%d store calls, reports %v", bucket.calls, reports)
 	}
 }
+
+// partialOutage is the error of a store one node of which failed (as the
+// Redis Store reports a node of a cluster): the store rests that node
+// itself.
+type partialOutage struct{}
+
+func (partialOutage) Error() string       { return "one node of the store failed" }
+func (partialOutage) PartialOutage() bool { return true }
+
+// TestPartialOutageDoesNotRest: a failure of part of a store does not rest
+// the whole store, for the token bucket or the run's counts: the next
+// operation asks it again (other keys live on other nodes).
+func TestPartialOutageDoesNotRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		partial := func(context.Context) error { return partialOutage{} }
+		bucket := &memBucket{}
+		b := budget.NewRetry(budget.WithReserve(5), budget.WithTokenStore(bucket))
+		bucket.failWith(partial)
+		b.TryRetry()
+		b.TryRetry()
+		if _, ops := bucket.state(); len(ops) != 2 {
+			t.Errorf("the token store was asked %d times, want 2: a partial outage does not rest it", len(ops))
+		}
+		runs := &memRuns{}
+		r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(3), budget.WithRunStore(runs))
+		runs.failWith(partial)
+		r.Take("search")
+		r.Take("search")
+		if n := runs.calls(); n != 2 {
+			t.Errorf("the run store was asked %d times, want 2: a partial outage does not rest it", n)
+		}
+	})
+}

@@ -85,11 +85,11 @@ func NewOp() string {
 	return hex.EncodeToString(b[:])
 }
 
-// partial reports whether err says that only part of the store failed (an
+// Partial reports whether err says that only part of the store failed (an
 // error with a PartialOutage method returning true, such as one node of a
-// cluster): the store then leaves that part alone itself, and the guard
-// does not rest the whole store for it.
-func partial(err error) bool {
+// cluster): the store then leaves that part alone itself, and a layer does
+// not rest the whole store for it.
+func Partial(err error) bool {
 	var p interface{ PartialOutage() bool }
 	return errors.As(err, &p) && p.PartialOutage()
 }
@@ -253,7 +253,7 @@ func (g *Guard) resting() bool { return g.now().UnixNano() < g.rest.Load() }
 // failed reports that the store failed now and, unless the failure is of
 // part of it only, leaves it alone for a rest.
 func (g *Guard) failed(op string, err error) {
-	if !partial(err) {
+	if !Partial(err) {
 		g.rest.Store(g.now().Add(Rest).UnixNano())
 	}
 	g.report(op, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/storeguard"
 )
 
 // A Store keeps the state of each breaker outside the process, so that every
@@ -411,7 +412,9 @@ func (b *Breaker) failed(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return // the call ended; the Store is not to blame
 	}
-	b.shared.rest.Store(b.clock.Now().Add(storeRest).UnixNano())
+	if !storeguard.Partial(err) { // one node of a cluster rests by itself
+		b.shared.rest.Store(b.clock.Now().Add(storeRest).UnixNano())
+	}
 	b.storeFailed(ctx, err)
 }
 

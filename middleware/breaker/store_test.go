@@ -511,3 +511,39 @@ func TestSharedLateAnswerKeepsOpen(t *testing.T) {
 		t.Errorf("State() = %v, want open", s)
 	}
 }
+
+// partialOutage is the error of a store one node of which failed (as the
+// Redis Store reports a node of a cluster): the store rests that node
+// itself.
+type partialOutage struct{}
+
+func (partialOutage) Error() string       { return "one node of the store failed" }
+func (partialOutage) PartialOutage() bool { return true }
+
+// A failure of part of the store does not rest the whole store: the next
+// call asks it again (other keys live on other nodes), while a plain
+// failure rests it.
+func TestPartialOutageDoesNotRest(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		err   error
+		rests bool
+	}{{"partial", partialOutage{}, false}, {"whole", errors.New("connection refused"), true}} {
+		t.Run(c.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Unix(1e9, 0))
+			store := &flaky{Store: breakertest.NewMemStore(clk)}
+			var reports []breaker.StoreError
+			tool := replicas(t, 1, &fake{}, breaker.WithStore(store), breaker.WithClock(clk),
+				breaker.WithOnStoreError(func(e breaker.StoreError) { reports = append(reports, e) }))[0]
+			store.set(c.err, false)
+			for range 2 {
+				if _, err := tool(context.Background(), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(reports) != 2 || errors.Is(reports[1].Err, breaker.ErrStoreResting) != c.rests {
+				t.Fatalf("reports = %v; want the second resting: %v", reports, c.rests)
+			}
+		})
+	}
+}

@@ -346,8 +346,10 @@ func TestClusterSlowNode(t *testing.T) {
 	const timeout = nodeStoreTimeout
 	errs := &storeErrors{}
 	var tools []toolmw.Tool
+	var stores []*redisstate.Store
 	for range 3 {
 		r := acceptedClusterClient(t, c)
+		stores = append(stores, r.Store)
 		tools = append(tools, runLimited(t, r.Store, timeout, errs.report))
 	}
 	// Every replica has its connections and its slot map before the stall.
@@ -357,9 +359,11 @@ func TestClusterSlowNode(t *testing.T) {
 			warm(t, func(int) error { _, err := tool(ctx, nil); return err })
 		}
 	}
+	late := newLateLimits(t, stores, m, slowNode)
 	before := errs.n.Load()
 
 	resume := slowNode.Stall()
+	late.stalled(t)
 	stalled := time.Now()
 	d := driveRuns(t, tools, append(slices.Clone(slowIDs), fineIDs...), nodeCallDeadline, 5*time.Millisecond)
 	time.Sleep(timeout + 2*loadSlack) // each slow run falls back at least once
@@ -413,6 +417,8 @@ func TestClusterSlowNode(t *testing.T) {
 	if errs.resting.Load() == 0 || errs.named.Load() != 0 {
 		t.Errorf("%d calls refused at once for a resting node, %d of the errors naming an address: want some, none", errs.resting.Load(), errs.named.Load())
 	}
+
+	late.resumed(t, c.Client())
 
 	// Continued, the stalled master serves its runs again.
 	for _, tool := range tools {
@@ -799,5 +805,81 @@ func (l *limitsFleet) check(t *testing.T) {
 		if after := l.payRuns[id] - payBefore[id]; after > 0 && payBefore[id]+after > 2 {
 			t.Errorf("run %s: %d calls of 0.4 after the failover, with %d before, under a limit of 1", id, after, payBefore[id])
 		}
+	}
+}
+
+// lateLimits is a fail-closed Once tool on replica 0 and a fail-closed
+// tool costing 0.4 on replica 1, with the fault tests' 50 ms store
+// timeout, each called in a run of its own that one master serves.
+type lateLimits struct {
+	once, pay         toolmw.Tool
+	onceID, payID     string
+	onceRuns, payRuns *counted
+	onceBase, payBase int // executions of the warm-up
+}
+
+func newLateLimits(t *testing.T, stores []*redisstate.Store, m *slotMap, master *redisProc) *lateLimits {
+	t.Helper()
+	l := &lateLimits{onceRuns: &counted{}, payRuns: &counted{},
+		onceID: namesOn(m, master, "calls:", "late", 1)[0], payID: namesOn(m, master, "spend:", "latepay", 1)[0]}
+	l.once = mustWrap(t, "cancel_booking", l.onceRuns.tool, runlimit.New(runlimit.Once("cancel_booking"),
+		runlimit.WithStore(stores[0].RunCalls()), runlimit.WithStoreTimeout(storeTimeout), runlimit.WithFailClosed()))
+	l.pay = mustWrap(t, "pay", l.payRuns.tool, spend.New(spend.Fixed("pay", 0.4),
+		spend.WithStore(stores[1].Spend()), spend.WithStoreTimeout(storeTimeout), spend.WithFailClosed()))
+	// Load the scripts on the master, on warm connections, in runs of
+	// their own.
+	for i := range 2 {
+		warm(t, func(try int) error {
+			_, err := l.once(inRun(fmt.Sprintf("%s-warm-%d-%d", l.onceID, i, try)), nil)
+			return err
+		})
+		warm(t, func(try int) error {
+			_, err := l.pay(spendRun(fmt.Sprintf("%s-warm-%d-%d", l.payID, i, try), 1), nil)
+			return err
+		})
+	}
+	return l
+}
+
+// stalled calls each tool in its run while the master is stalled: refused
+// (fail closed) after the store timeout, their scripts sent and left to
+// run when the master continues.
+func (l *lateLimits) stalled(t *testing.T) {
+	t.Helper()
+	l.onceBase, l.payBase = l.onceRuns.runs(), l.payRuns.runs()
+	if _, err := l.once(inRun(l.onceID), nil); !callLimited(err) {
+		t.Errorf("a fail-closed Once call on the stalled master: %v, want refused", err)
+	}
+	if _, err := l.pay(spendRun(l.payID, 1), nil); !spendLimited(err) {
+		t.Errorf("a fail-closed costed call on the stalled master: %v, want refused", err)
+	}
+}
+
+// resumed: once the master continued and the layers settled the calls it
+// answered too late, the run's count and hold are 0, its Once tool runs
+// once and it spends its limit: no slot lost, no phantom hold.
+func (l *lateLimits) resumed(t *testing.T, c *redis.ClusterClient) {
+	t.Helper()
+	ctx := context.Background()
+	var count, held string
+	for deadline := time.Now().Add(recoverWithin); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		count = c.HGet(ctx, storeKey("toolmw:", "calls:", l.onceID), hashed("cancel_booking")).Val()
+		held = c.HGet(ctx, storeKey("toolmw:", "spend:", l.payID), "held").Val()
+		if (count == "" || count == "0") && (held == "" || held == "0") {
+			break
+		}
+	}
+	if count != "" && count != "0" || held != "" && held != "0" {
+		t.Errorf("after the stall a run's count is %q and another's hold %q, with nothing run: want 0 and 0", count, held)
+	}
+	for range 3 {
+		_ = settled(l.once, func() context.Context { return inRun(l.onceID) })
+		_ = settled(l.pay, func() context.Context { return spendRun(l.payID, 1) })
+	}
+	if n := l.onceRuns.runs() - l.onceBase; n != 1 {
+		t.Errorf("the fail-closed Once tool ran %d times after the stall, want 1", n)
+	}
+	if n := l.payRuns.runs() - l.payBase; n != 2 {
+		t.Errorf("%d fail-closed calls of 0.4 ran under a limit of 1 after the stall, want 2", n)
 	}
 }

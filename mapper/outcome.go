@@ -38,9 +38,10 @@ type Verdict struct {
 
 // NewVerdict returns a verdict of any kind. The constructors below cover
 // the usual cases; use NewVerdict for the others, such as a timeout that is
-// never retried.
+// never retried. Each declares its code (taxonomy.Declare), so that layers
+// writing codes into a bounded vocabulary, such as tracing, know it.
 func NewVerdict(kind taxonomy.Kind, code string, retry Retry) Verdict {
-	return Verdict{kind: kind, code: code, retry: retry}
+	return Verdict{kind: kind, code: taxonomy.Declare(code), retry: retry}
 }
 
 // Transient returns a retryable tool-failed verdict: the dependency did not

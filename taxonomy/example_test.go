@@ -30,3 +30,12 @@ func Example() {
 	// true
 	// {"kind":"tool-failed","code":"supplier_unavailable","retryable":true,"retry_after":2,"message":"the supplier is down"}
 }
+
+// Declare a code once, where it is named: tracing then writes it on spans
+// and metrics as it is, instead of as "_OTHER".
+func ExampleDeclare() {
+	codeNotCancellable := taxonomy.Declare("booking_not_cancellable")
+	err := taxonomy.Refusal(codeNotCancellable, "this fare is non-refundable")
+	fmt.Println(taxonomy.InfoOf(err).Code, taxonomy.Declared(codeNotCancellable))
+	// Output: booking_not_cancellable true
+}

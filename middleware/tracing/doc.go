@@ -75,14 +75,16 @@
 // included), so a code can be followed whatever its outcome;
 // toolmw.outcome tells failures from answers. Attribute values are a
 // tool's name, outcomes and codes only, from a bounded vocabulary: the
-// codes of the taxonomy's catalogue and those given to [WithCodes] are
-// written as they are, every other code as [OtherCode] ("_OTHER", the
-// conventions' value for an error.type outside a known set). So a stream of
-// distinct codes (made up by a dependency, or carrying data) can neither
-// grow the metric series without bound nor put data into a span. Register
-// the codes your tools make:
+// codes of the taxonomy's catalogue, those declared with taxonomy.Declare
+// (at most taxonomy.MaxDeclared; the mapper's verdicts declare theirs) and
+// those given to [WithCodes] are written as they are, every other code as
+// [OtherCode] ("_OTHER", the conventions' value for an error.type outside
+// a known set). So a stream of distinct codes (made up by a dependency, or
+// carrying data) can neither grow the metric series without bound nor put
+// data into a span. Declare the codes your tools make once, where you name
+// them:
 //
-//	tracing.New(tracing.WithCodes("booking_not_cancellable", "fare_sold_out"))
+//	var codeNotCancellable = taxonomy.Declare("booking_not_cancellable")
 //
 // # Cost
 //

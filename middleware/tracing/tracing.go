@@ -78,15 +78,18 @@ type config struct {
 }
 
 // OtherCode is what the layer writes as error.type, toolmw.error.code and
-// the span status for a code that is neither in the taxonomy's catalogue
-// nor given to [WithCodes]: the attributes of spans and metrics take their
+// the span status for a code that is neither in the taxonomy's catalogue,
+// nor declared (taxonomy.Declare, which the mapper's verdicts call), nor
+// given to [WithCodes]: the attributes of spans and metrics take their
 // values from a bounded vocabulary, so a stream of distinct codes cannot
 // grow the metric series without bound or carry data into them.
 const OtherCode = "_OTHER"
 
-// WithCodes names codes, besides the taxonomy's built-in catalogue, that
-// the layer writes as they are: the codes your tools make
-// (booking_not_cancellable). Every other code is written as [OtherCode]. A
+// WithCodes names codes, besides the taxonomy's built-in catalogue and the
+// codes declared with taxonomy.Declare, that the layer writes as they are.
+// Declaring a code where it is named is simpler: WithCodes is for codes
+// that only this layer should let through. Every other code is written as
+// [OtherCode]. A
 // code that is not well formed (taxonomy.ValidCode) is invalid. Repeated
 // options add up.
 func WithCodes(codes ...string) Option {
@@ -107,18 +110,11 @@ func WithCodes(codes ...string) Option {
 	}
 }
 
-// builtinCodes is the taxonomy's catalogue of codes, as a set.
-var builtinCodes = func() map[string]bool {
-	m := map[string]bool{}
-	for _, c := range taxonomy.Codes() {
-		m[c.Code] = true
-	}
-	return m
-}()
-
-// bounded returns code if the layer writes it as it is, else OtherCode.
+// bounded returns code if the layer writes it as it is — a built-in or
+// declared code (taxonomy.Declared), or one given to WithCodes —, else
+// OtherCode.
 func (c *config) bounded(code string) string {
-	if builtinCodes[code] || c.codes[code] {
+	if taxonomy.Declared(code) || c.codes[code] {
 		return code
 	}
 	return OtherCode

@@ -1,26 +1,16 @@
 package anthropic
 
-import "github.com/toolmw/toolmw/internal/turn"
+import "github.com/toolmw/toolmw/turn"
 
 // Stop is the error a dispatch returns when the agent loop should stop
-// asking the model: nothing the model wants can run, or the run is over.
-// Its Kind says which, as one of the taxonomy's kinds:
-//
-//   - taxonomy.KindCancelled: the context is done (cancelled, or past its
-//     deadline: errors.Is(err, context.DeadlineExceeded) tells which).
-//     Calls that had not started were answered as cancelled.
-//   - taxonomy.KindCircuitOpen: every call of the turn found its tool's
-//     circuit open. RetryAfter is the shortest wait before one of those
-//     circuits lets a call through; a loop may wait it out and ask again.
-//   - taxonomy.KindRunLimitExceeded: every call of the turn was refused
-//     by the run budget (or by open circuits, at least one call by the
-//     budget): the tools the model wants have no attempt left in this run.
+// asking the model: nothing the model wants can run (every call found its
+// circuit open, or its run budget used up), a call waits for a person's
+// approval, or the run is over (its context is done). It is [turn.Stop],
+// shared with the other model-SDK adapters and with loops of your own: its
+// Kind says which, and its documentation what to do about each.
 //
 // The turn's answers are complete even then: append them before stopping
 // if the conversation is kept. errors.Is(err, taxonomy.ErrCircuitOpen) and
 // friends, errors.Is(err, context.Canceled) and taxonomy.InfoOf all see
-// through a Stop. The type is shared with the other model-SDK adapters.
-//
-// A Stop is not modified after it is returned; it is safe to read from
-// many goroutines.
+// through a Stop.
 type Stop = turn.Stop

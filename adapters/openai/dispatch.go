@@ -10,7 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/turn"
+	"github.com/toolmw/toolmw/turn"
 )
 
 // Outcome is how one of the model's tool calls ended.
@@ -150,10 +150,10 @@ func (t *Tools) newCall(id, name, args string) turn.Call {
 // dispatch runs cs through the box (see turn.Run for how) and reports
 // whether the run should stop.
 func (t *Tools) dispatch(ctx context.Context, cs []turn.Call) (*Turn, error) {
-	answers := turn.Run(ctx, t.box, cs, t.opts.maxParallel, t.opts.countCalls)
+	answers := turn.Run(ctx, t.box, cs, turn.Options{MaxParallel: t.opts.maxParallel, CountCalls: t.opts.countCalls})
 	out := &Turn{Calls: make([]Outcome, len(cs))}
 	for i, a := range answers {
 		out.Calls[i] = Outcome{CallID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
 	}
-	return out, turn.StopOf(ctx, "adapters/openai: ", answers)
+	return out, turn.StopOf(ctx, answers)
 }

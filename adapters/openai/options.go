@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/turn"
 )
 
 // DefaultMaxParallel is how many of one turn's tool calls run at once when
 // no other bound is given. A model rarely asks for more in one turn; the
 // rest wait for a slot, so a reply holding hundreds of calls never starts
 // hundreds of goroutines.
-const DefaultMaxParallel = 8
+const DefaultMaxParallel = turn.DefaultMaxParallel
 
 // Option configures [New].
 //

@@ -1,8 +1,12 @@
-// Package turn runs the tool calls of one model turn through a Toolbox: the
-// engine the model-SDK adapters (adapters/openai, adapters/anthropic) share.
-// Each adapter turns its SDK's tool calls into [Call]s and [Answer]s into
-// its SDK's messages; how calls run, how a tool's panic or runtime.Goexit
-// is contained, and when the run should stop are decided here, once.
+// Package turn runs the tool calls of one model turn through a Toolbox, for
+// an agent loop of your own: the engine the model-SDK adapters
+// (adapters/openai, adapters/anthropic) share. A loop turns its model's
+// tool calls into [Call]s, runs them with [Run] — concurrently, at most
+// [Options.MaxParallel] at a time, each answer in the model's order — and
+// turns the [Answer]s into its model's messages; [StopOf] says when the
+// run should stop asking the model ([Stop]). How calls run, how a tool's
+// panic or runtime.Goexit is contained, and when the run should stop are
+// decided here, once.
 package turn
 
 import (
@@ -18,21 +22,23 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// Call is one tool call the model asked for.
+// Call is one tool call the model asked for. It is a plain value.
 type Call struct {
 	ID, Name string          // the model's call id, exactly as it sent it, and the tool's name
 	Args     json.RawMessage // the arguments
-	Refused  error           // set when the call is answered without reaching the box
+	Refused  error           // set when the call is answered without reaching the box (see NotOffered)
 }
 
-// Answer is how a call ended, and what the model is shown of it.
+// Answer is how a call ended, and what the model is shown of it. It is a
+// plain value.
 type Answer struct {
 	Result toolmw.Result
 	Err    error
 	Text   string // toolmw.ForModel(Result, Err)
 }
 
-// Caller is what runs a call: a *toolmw.Toolbox.
+// Caller is what runs a call: a *toolmw.Toolbox. Its Call must be safe for
+// concurrent use.
 type Caller interface {
 	Call(ctx context.Context, name string, args json.RawMessage) (toolmw.Result, error)
 }
@@ -50,13 +56,37 @@ func NotOffered(name string) error {
 // errExited answers a call whose tool ended its goroutine.
 var errExited = taxonomy.Failure(taxonomy.CodeToolExited, "the tool ended its goroutine (runtime.Goexit)")
 
-// Run answers cs through box on at most maxParallel goroutines, each answer
-// in its own slot, in the order of cs. The caller only waits: a tool that
-// panics has its panic re-raised here once the other workers are done, and
-// one that calls runtime.Goexit ends its call as tool_exited while a fresh
-// worker takes the calls left. With countCalls, each call takes an attempt
-// from the context's run budget first (for a box without a retry layer).
-func Run(ctx context.Context, box Caller, cs []Call, maxParallel int, countCalls bool) []Answer {
+// DefaultMaxParallel is how many calls of one turn [Run] makes at a time
+// when [Options.MaxParallel] is 0.
+const DefaultMaxParallel = 8
+
+// Options configures [Run]. The zero value is ready to use.
+type Options struct {
+	// MaxParallel bounds the calls made at a time: 0 means
+	// [DefaultMaxParallel], 1 makes them one after another.
+	MaxParallel int
+	// CountCalls makes each call take an attempt of its tool from the
+	// context's run budget (budget.RunFrom) before it runs, for a box
+	// without a retry layer (which takes attempts itself); a call past the
+	// budget's cap is answered run-limit-exceeded/run_attempts_exhausted
+	// without running.
+	CountCalls bool
+}
+
+// Run answers cs through box, each answer in its own slot, in the order of
+// cs, on at most o.MaxParallel goroutines. The caller only waits: a tool
+// that panics has its panic re-raised here once the other calls are done,
+// and one that calls runtime.Goexit ends its call as tool_exited while a
+// fresh goroutine takes the calls left. A call with Refused set is
+// answered with it without reaching box; once ctx is done, the calls not
+// started are answered with its error. Each call's context carries its
+// call id (toolmw.WithCallID). Run is safe for concurrent use.
+func Run(ctx context.Context, box Caller, cs []Call, o Options) []Answer {
+	maxParallel := o.MaxParallel
+	if maxParallel <= 0 {
+		maxParallel = DefaultMaxParallel
+	}
+	countCalls := o.CountCalls
 	answers := make([]Answer, len(cs))
 	var (
 		next     atomic.Int64
@@ -158,32 +188,31 @@ type Stop struct {
 	// that wait for a decision, in the turn's order; otherwise nil.
 	Approvals []string
 
-	cause  error
-	prefix string // the adapter's, for Error: "adapters/openai: "
+	cause error
 }
 
 // Error says why the run stopped.
 func (s *Stop) Error() string {
 	switch s.Kind {
 	case taxonomy.KindCancelled:
-		return s.prefix + "run stopped: " + s.cause.Error()
+		return "turn: run stopped: " + s.cause.Error()
 	case taxonomy.KindCircuitOpen:
-		return s.prefix + "run stopped: every tool the model asked for has an open circuit"
+		return "turn: run stopped: every tool the model asked for has an open circuit"
 	case taxonomy.KindApprovalPending:
-		return s.prefix + "run paused: a call waits for a person's approval"
+		return "turn: run paused: a call waits for a person's approval"
 	}
-	return s.prefix + "run stopped: the tools the model asked for have used up their attempts in this run"
+	return "turn: run stopped: the tools the model asked for have used up their attempts in this run"
 }
 
 // Unwrap returns the context's error for KindCancelled, and a
 // *taxonomy.ToolError of the Stop's kind otherwise.
 func (s *Stop) Unwrap() error { return s.cause }
 
-// StopOf returns the Stop of a turn whose calls ended in answers, or nil;
-// prefix starts its Error text.
-func StopOf(ctx context.Context, prefix string, answers []Answer) error {
+// StopOf returns the [*Stop] of a turn whose calls ended in answers, or
+// nil when the loop should give the answers to the model and go on.
+func StopOf(ctx context.Context, answers []Answer) error {
 	if err := ctx.Err(); err != nil {
-		return &Stop{Kind: taxonomy.KindCancelled, cause: err, prefix: prefix}
+		return &Stop{Kind: taxonomy.KindCancelled, cause: err}
 	}
 	if len(answers) == 0 {
 		return nil
@@ -195,7 +224,7 @@ func StopOf(ctx context.Context, prefix string, answers []Answer) error {
 		}
 	}
 	if pending != nil {
-		return &Stop{Kind: taxonomy.KindApprovalPending, Approvals: pending, prefix: prefix,
+		return &Stop{Kind: taxonomy.KindApprovalPending, Approvals: pending,
 			cause: taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending,
 				"a call waits for a person's approval")}
 	}
@@ -212,11 +241,11 @@ func StopOf(ctx context.Context, prefix string, answers []Answer) error {
 		}
 	}
 	if circuits == len(answers) {
-		return &Stop{Kind: taxonomy.KindCircuitOpen, RetryAfter: wait, prefix: prefix,
+		return &Stop{Kind: taxonomy.KindCircuitOpen, RetryAfter: wait,
 			cause: taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen,
 				"every tool the model asked for has an open circuit").WithRetryAfter(wait)}
 	}
-	return &Stop{Kind: taxonomy.KindRunLimitExceeded, prefix: prefix,
+	return &Stop{Kind: taxonomy.KindRunLimitExceeded,
 		cause: taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
 			"the tools the model asked for have used up their attempts in this run")}
 }

@@ -126,7 +126,8 @@
 // working budget; [ValidateRun] and [ValidateRetry] report it at start-up.
 // Nothing here panics.
 //
-// This package imports only the standard library. Its errors are plain
-// errors; the layers turn them into typed ones
+// This package imports only the standard library and one internal
+// package of this module (which marks a call degraded). Its errors are
+// plain errors; the layers turn them into typed ones
 // (tool-definition-invalid/option_invalid).
 package budget

@@ -115,8 +115,8 @@ func newRetryConfig(opts []RetryOption) retryConfig {
 }
 
 // ValidateRetry reports the first option value [NewAdaptive] or [NewRetry]
-// would ignore, or nil. The error is a plain error (this package imports
-// only the standard library); a layer reporting it wraps it as a
+// would ignore, or nil. The error is a plain error (this package does not
+// import the taxonomy); a layer reporting it wraps it as a
 // tool-definition-invalid/option_invalid error.
 func ValidateRetry(opts ...RetryOption) error {
 	return newRetryConfig(opts).err

@@ -158,7 +158,7 @@ func (r *Remote) change(before, now definitions) DefinitionChange {
 func (r *Remote) reportName(n string) string { return r.modelName(n) }
 
 // errDefinitionsChanged refuses a listing whose definitions changed.
-var errDefinitionsChanged = taxonomy.New(taxonomy.KindDefinitionInvalid, CodeDefinitionsChanged,
+var errDefinitionsChanged = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.Declare(CodeDefinitionsChanged),
 	"the MCP server's tool definitions are not the ones recorded for it; its tools are not used")
 
 // refuse reports c and returns the error that refuses the listing.

@@ -295,11 +295,11 @@ func NewRemote(ctx context.Context, cs *sdk.ClientSession, opts ...RemoteOption)
 
 // errTooManyTools refuses a listing over MaxTools, or one that pages on
 // without tools.
-var errTooManyTools = taxonomy.New(taxonomy.KindDefinitionInvalid, CodeTooManyTools,
+var errTooManyTools = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.Declare(CodeTooManyTools),
 	fmt.Sprintf("the MCP server lists more than %d tools", MaxTools))
 
 // errListTooLarge refuses a listing over LimitTransport's bound.
-var errListTooLarge = taxonomy.New(taxonomy.KindDefinitionInvalid, CodeToolListTooLarge,
+var errListTooLarge = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.Declare(CodeToolListTooLarge),
 	"the MCP server's tool list is over the bound of its transport")
 
 // list reads the server's tool list, page by page, within the bounds.
@@ -446,7 +446,7 @@ func (r *Remote) Close() error {
 }
 
 // errClosed fails a call after Close.
-var errClosed = taxonomy.Failure("remote_closed", "the MCP client was closed")
+var errClosed = taxonomy.Failure(taxonomy.Declare("remote_closed"), "the MCP client was closed")
 
 // errSessionClosed fails a call while the session is closed and there is
 // no way to reconnect: nothing was sent.

@@ -261,10 +261,14 @@ func (s *state) result() *mcp.CallToolResult {
 
 // inner is the tool every spec wraps: it calls the handler of the call in
 // the context, with the request as mcp-go made it.
+// errHandlerMissing ends a call that reached the tool without its mcp-go
+// handler; its code is declared, so telemetry shows it.
+var errHandlerMissing = taxonomy.Failure(taxonomy.Declare("handler_missing"), "the call has no mcp-go handler")
+
 func inner(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
 	st, ok := ctx.Value(stateKey{}).(*state)
 	if !ok {
-		return toolmw.Result{}, taxonomy.Failure("handler_missing", "the call has no mcp-go handler")
+		return toolmw.Result{}, errHandlerMissing
 	}
 	res, err := st.next(ctx, st.req)
 	if err != nil {

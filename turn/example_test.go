@@ -17,7 +17,9 @@ import (
 func Example() {
 	box := toolmw.NewToolbox()
 	_ = box.Register(toolmw.Spec{Name: "search_flights", Idempotent: true},
-		func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("AF123 at 09:40"), nil })
+		func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			return toolmw.Text("AF123 at 09:40"), nil
+		})
 
 	offered := map[string]bool{"search_flights": true}
 	var calls []turn.Call

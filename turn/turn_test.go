@@ -73,8 +73,14 @@ func TestRunOrderAndBound(t *testing.T) {
 func TestRunContains(t *testing.T) {
 	var reached atomic.Int64
 	b := box{
-		"ok":     func(context.Context, json.RawMessage) (toolmw.Result, error) { reached.Add(1); return toolmw.Text("ok"), nil },
-		"exit":   func(context.Context, json.RawMessage) (toolmw.Result, error) { runtime.Goexit(); return toolmw.Result{}, nil },
+		"ok": func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			reached.Add(1)
+			return toolmw.Text("ok"), nil
+		},
+		"exit": func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			runtime.Goexit()
+			return toolmw.Result{}, nil
+		},
 		"panics": func(context.Context, json.RawMessage) (toolmw.Result, error) { panic("boom") },
 	}
 	refusal := turn.NotOffered("secret_tool")
@@ -123,7 +129,10 @@ func TestRunContains(t *testing.T) {
 // run budget, and a call past the cap is refused without running.
 func TestRunCountsCalls(t *testing.T) {
 	var ran atomic.Int64
-	b := box{"search": func(context.Context, json.RawMessage) (toolmw.Result, error) { ran.Add(1); return toolmw.Text("ok"), nil }}
+	b := box{"search": func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		ran.Add(1)
+		return toolmw.Text("ok"), nil
+	}}
 	ctx := budget.WithRun(context.Background(), budget.WithMaxAttempts(2))
 	cs := []turn.Call{{Name: "search"}, {Name: "search"}, {Name: "search"}}
 	answers := turn.Run(ctx, b, cs, turn.Options{CountCalls: true, MaxParallel: 1})

@@ -22,6 +22,9 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
+// codeNotCancellable is the tour's code, declared once.
+var codeNotCancellable = taxonomy.Declare("booking_not_cancellable")
+
 // TestReadmeTour runs the README's tour as written, with a fake supplier, so
 // the README's claims stay true.
 func TestReadmeTour(t *testing.T) {
@@ -38,7 +41,7 @@ func TestReadmeTour(t *testing.T) {
 			return "", err
 		}
 		if !ok {
-			return "", taxonomy.Refusal("booking_not_cancellable", "this fare is non-refundable")
+			return "", taxonomy.Refusal(codeNotCancellable, "this fare is non-refundable")
 		}
 		return "cancelled " + a.Booking, nil
 	})

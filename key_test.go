@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 )
 
 // keys records the idempotency key every execution of a tool saw.

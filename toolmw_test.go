@@ -15,8 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/canary"
-	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )

@@ -14,7 +14,7 @@ import (
 
 	toolanthropic "github.com/toolmw/toolmw/adapters/anthropic"
 	"github.com/toolmw/toolmw/adapters/anthropic/internal/replay"
-	"github.com/toolmw/toolmw/internal/adaptertest"
+	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

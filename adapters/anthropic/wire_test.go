@@ -12,7 +12,7 @@ import (
 	toolanthropic "github.com/toolmw/toolmw/adapters/anthropic"
 	"github.com/toolmw/toolmw/adapters/anthropic/internal/replay"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/adaptertest"
+	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"

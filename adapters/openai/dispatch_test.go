@@ -16,7 +16,7 @@ import (
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/adaptertest"
+	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/retry"

@@ -15,7 +15,7 @@ import (
 
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
-	"github.com/toolmw/toolmw/internal/adaptertest"
+	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

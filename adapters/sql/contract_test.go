@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	sqlstore "github.com/toolmw/toolmw/adapters/sql"
-	"github.com/toolmw/toolmw/internal/canary"
+	"github.com/toolmw/toolmw/internal/testrig/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
 )
 

@@ -2,7 +2,7 @@
 // key to Go's encoding/json, which matches a key to a struct field under
 // Unicode simple case folding (as strings.EqualFold does): "to", "TO" and
 // "To" are one key, as are "s", "S" and "ſ", or "k" and the Kelvin sign.
-// The canonical form of arguments (internal/canonjson) and Typed's decoder
+// The canonical form of arguments (middleware/internal/canonjson) and Typed's decoder
 // (internal/jsonarg) both decide with it, so what an approval or a cache
 // entry is keyed by and what a tool decodes never disagree about it.
 package fold

@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/toolmw/toolmw/internal/canonjson"
+	"github.com/toolmw/toolmw/middleware/internal/canonjson"
 )
 
 // digestArgs returns the digest an approval is bound to, and the text a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/single"
+	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -54,7 +54,7 @@ func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
 				return toolmw.Result{}, err
 			}
 			// The approval admits one execution: a hedge layer inside this
-			// one does not start a second (internal/single).
+			// one does not start a second (middleware/internal/single).
 			return next(single.Mark(ctx, "approval"), args)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/keyed"
+	"github.com/toolmw/toolmw/middleware/internal/keyed"
 )
 
 // New returns the circuit-breaking middleware. By default each tool it wraps

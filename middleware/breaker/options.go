@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
-	"github.com/toolmw/toolmw/internal/keyed"
+	"github.com/toolmw/toolmw/middleware/internal/keyed"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/middleware/internal/storeguard"
 )
 
 // A Store keeps the state of each breaker outside the process, so that every

@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
-	"github.com/toolmw/toolmw/internal/monotime"
+	"github.com/toolmw/toolmw/middleware/internal/monotime"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

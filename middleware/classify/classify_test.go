@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/mapper"
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/taxonomy"

@@ -12,9 +12,9 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/canonjson"
-	"github.com/toolmw/toolmw/internal/panicked"
 	"github.com/toolmw/toolmw/internal/runstate"
+	"github.com/toolmw/toolmw/middleware/internal/canonjson"
+	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -266,7 +266,7 @@ func argsSum(args json.RawMessage) [sha256.Size]byte {
 }
 
 // canonicalSum returns the SHA-256 of args' canonical form (see
-// internal/canonjson: object keys sorted, no spacing, strings escaped one
+// middleware/internal/canonjson: object keys sorted, no spacing, strings escaped one
 // way, numbers as written; absent arguments are null), or false when args
 // have none.
 func canonicalSum(args json.RawMessage) ([sha256.Size]byte, bool) {

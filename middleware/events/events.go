@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
-	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

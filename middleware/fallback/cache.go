@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/canonjson"
+	"github.com/toolmw/toolmw/middleware/internal/canonjson"
 )
 
 // entryOverhead is what one kept result costs besides its content: the
@@ -27,7 +27,7 @@ type key [sha256.Size]byte
 var null = json.RawMessage("null")
 
 // key returns the cache key of a call, or false when its arguments have no
-// canonical form (see internal/canonjson: not one JSON value, a duplicate
+// canonical form (see middleware/internal/canonjson: not one JSON value, a duplicate
 // key, a lone surrogate, nesting past 64) or, with a partition function,
 // its partition is "" or could not be had: such a call is neither kept nor
 // served. The partition goes first, length-prefixed, so that no

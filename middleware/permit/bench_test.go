@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/permit"
 )
 

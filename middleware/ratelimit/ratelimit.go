@@ -11,8 +11,8 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
-	"github.com/toolmw/toolmw/internal/keyed"
-	"github.com/toolmw/toolmw/internal/monotime"
+	"github.com/toolmw/toolmw/middleware/internal/keyed"
+	"github.com/toolmw/toolmw/middleware/internal/monotime"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

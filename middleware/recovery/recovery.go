@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/panicked"
 )
 
 // PanicEvent is a recovered panic, as the handler of [WithHandler] receives

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/taxonomy"
 )

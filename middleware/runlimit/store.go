@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/keyed"
-	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/middleware/internal/keyed"
+	"github.com/toolmw/toolmw/middleware/internal/storeguard"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/single"
+	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

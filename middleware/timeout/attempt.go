@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolmw/toolmw/internal/monotime"
+	"github.com/toolmw/toolmw/middleware/internal/monotime"
 )
 
 // attemptCtx is the context of one attempt: the caller's context with the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
-	"github.com/toolmw/toolmw/internal/monotime"
-	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/monotime"
+	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/canary"
-	"github.com/toolmw/toolmw/internal/testutil"
+	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/tracing"
 )
 

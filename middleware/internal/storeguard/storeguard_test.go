@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/middleware/internal/storeguard"
 )
 
 var (

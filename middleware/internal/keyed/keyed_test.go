@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/keyed"
+	"github.com/toolmw/toolmw/middleware/internal/keyed"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/toolmw/toolmw/internal/single"
+	"github.com/toolmw/toolmw/middleware/internal/single"
 )
 
 // TestMark: an unmarked context says so; a marked one names the first

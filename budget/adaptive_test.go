@@ -101,8 +101,8 @@ func TestFixedIgnoresObserve(t *testing.T) {
 }
 
 func TestOutcomeString(t *testing.T) {
-	for o, want := range map[budget.Outcome]string{
-		budget.Failed: "failed", budget.Succeeded: "succeeded", budget.Overloaded: "overloaded", 9: "Outcome(9)",
+	for o, want := range map[budget.AttemptOutcome]string{
+		budget.Failed: "failed", budget.Succeeded: "succeeded", budget.Overloaded: "overloaded", 9: "AttemptOutcome(9)",
 	} {
 		if got := o.String(); got != want {
 			t.Errorf("%d: %q, want %q", o, got, want)
@@ -111,10 +111,10 @@ func TestOutcomeString(t *testing.T) {
 }
 
 // failure says how an attempt fails: its outcome, and whether it fails.
-type failure func(rng *rand.Rand) (fails bool, o budget.Outcome)
+type failure func(rng *rand.Rand) (fails bool, o budget.AttemptOutcome)
 
-func independent(p float64, o budget.Outcome) failure {
-	return func(rng *rand.Rand) (bool, budget.Outcome) {
+func independent(p float64, o budget.AttemptOutcome) failure {
+	return func(rng *rand.Rand) (bool, budget.AttemptOutcome) {
 		if rng.Float64() < p {
 			return true, o
 		}
@@ -152,7 +152,7 @@ func simulateAdaptive(b *budget.Retry, rng *rand.Rand, calls, maxAttempts int, f
 // calls + reserve, and ≤ 110 in any 100 calls after the reserve is spent.
 func TestAdaptiveDeadDependency(t *testing.T) {
 	const calls, warmup, window = 10000, 100, 100
-	for _, o := range []budget.Outcome{budget.Failed, budget.Overloaded} {
+	for _, o := range []budget.AttemptOutcome{budget.Failed, budget.Overloaded} {
 		attempts, ok := simulateAdaptive(budget.NewAdaptive(), rand.New(rand.NewPCG(1, 2)), calls, 3, independent(1, o))
 		if ok != 0 {
 			t.Fatalf("%v: %d calls succeeded against a dead dependency", o, ok)
@@ -177,7 +177,7 @@ func TestAdaptiveTransientFaults(t *testing.T) {
 	const calls = 100000
 	for _, tc := range []struct {
 		fault                  float64
-		outcome                budget.Outcome
+		outcome                budget.AttemptOutcome
 		minSuccess, maxPerCall float64
 	}{
 		{0.05, budget.Failed, 0.9995, 1.06},

@@ -210,13 +210,13 @@ func (b *Retry) localTryRetry() bool {
 	}
 }
 
-// Outcome is how an attempt ended, as far as a retry budget cares.
-type Outcome uint8
+// AttemptOutcome is how an attempt ended, as far as a retry budget cares.
+type AttemptOutcome uint8
 
 const (
 	// Failed: the attempt failed, or ended in a way that says nothing
-	// about the dependency. The zero Outcome.
-	Failed Outcome = iota
+	// about the dependency. The zero AttemptOutcome.
+	Failed AttemptOutcome = iota
 	// Succeeded: the attempt succeeded.
 	Succeeded
 	// Overloaded: the attempt failed with a sign that the dependency, or
@@ -227,7 +227,7 @@ const (
 )
 
 // String returns the outcome's name.
-func (o Outcome) String() string {
+func (o AttemptOutcome) String() string {
 	switch o {
 	case Failed:
 		return "failed"
@@ -236,7 +236,7 @@ func (o Outcome) String() string {
 	case Overloaded:
 		return "overloaded"
 	}
-	return fmt.Sprintf("Outcome(%d)", uint8(o))
+	return fmt.Sprintf("AttemptOutcome(%d)", uint8(o))
 }
 
 // Attempt is what a retry budget learns from one attempt that has ended.
@@ -245,7 +245,7 @@ type Attempt struct {
 	// or a hedge); false for a call's first attempt.
 	Retry bool
 	// Outcome is how the attempt ended.
-	Outcome Outcome
+	Outcome AttemptOutcome
 }
 
 // Observe tells an adaptive budget how an attempt ended; a fixed-ratio

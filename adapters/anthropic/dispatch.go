@@ -11,11 +11,11 @@ import (
 	"github.com/toolmw/toolmw/turn"
 )
 
-// Outcome is how one of the model's tool calls ended.
+// Answer is how one of the model's tool calls ended.
 //
 // It is a plain value, safe to read from many goroutines; do not modify
 // one that is shared.
-type Outcome struct {
+type Answer struct {
 	// ToolUseID is the id of the model's tool_use block exactly as it sent
 	// it: the tool_result must carry it. (The layers see it through
 	// toolmw.WithCallID, as toolmw.SafeCallID makes it.)
@@ -36,7 +36,7 @@ type Outcome struct {
 
 // IsError reports whether the tool_result says the call failed: whenever
 // Err is set, refusals included.
-func (o Outcome) IsError() bool { return o.Err != nil }
+func (o Answer) IsError() bool { return o.Err != nil }
 
 // Turn is the outcome of one reply's tool_use blocks, in the order the
 // model wrote them, and the tool_result blocks to send back.
@@ -47,7 +47,7 @@ type Turn struct {
 	// Calls holds one outcome per tool_use block of the reply, in the
 	// model's order. Empty when the reply asked for no tool: the model's
 	// answer is final.
-	Calls []Outcome
+	Calls []Answer
 }
 
 // Blocks returns the answers as tool_result blocks, one per call in the
@@ -113,9 +113,9 @@ func (t *Tools) Call(ctx context.Context, blocks []anthropic.ContentBlockUnion) 
 // whether the run should stop.
 func (t *Tools) dispatch(ctx context.Context, cs []turn.Call) (*Turn, error) {
 	answers := turn.Run(ctx, t.box, cs, turn.Options{MaxParallel: t.opts.maxParallel, CountCalls: t.opts.countCalls})
-	out := &Turn{Calls: make([]Outcome, len(cs))}
+	out := &Turn{Calls: make([]Answer, len(cs))}
 	for i, a := range answers {
-		out.Calls[i] = Outcome{ToolUseID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
+		out.Calls[i] = Answer{ToolUseID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
 	}
 	return out, turn.StopOf(ctx, answers)
 }

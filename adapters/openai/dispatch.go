@@ -13,11 +13,11 @@ import (
 	"github.com/toolmw/toolmw/turn"
 )
 
-// Outcome is how one of the model's tool calls ended.
+// Answer is how one of the model's tool calls ended.
 //
 // It is a plain value, safe to read from many goroutines; do not modify
 // one that is shared.
-type Outcome struct {
+type Answer struct {
 	// CallID is the model's id of the call exactly as it sent it: the
 	// answer must carry it. (The layers see it through toolmw.WithCallID,
 	// as toolmw.SafeCallID makes it.)
@@ -45,7 +45,7 @@ type Turn struct {
 	// Calls holds one outcome per tool call of the reply, in the model's
 	// order. Empty when the reply asked for no tool: the model's answer is
 	// final.
-	Calls []Outcome
+	Calls []Answer
 }
 
 // Messages returns the answers as Chat Completions tool messages, one per
@@ -151,9 +151,9 @@ func (t *Tools) newCall(id, name, args string) turn.Call {
 // whether the run should stop.
 func (t *Tools) dispatch(ctx context.Context, cs []turn.Call) (*Turn, error) {
 	answers := turn.Run(ctx, t.box, cs, turn.Options{MaxParallel: t.opts.maxParallel, CountCalls: t.opts.countCalls})
-	out := &Turn{Calls: make([]Outcome, len(cs))}
+	out := &Turn{Calls: make([]Answer, len(cs))}
 	for i, a := range answers {
-		out.Calls[i] = Outcome{CallID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
+		out.Calls[i] = Answer{CallID: cs[i].ID, Name: cs[i].Name, Result: a.Result, Err: a.Err, Text: a.Text}
 	}
 	return out, turn.StopOf(ctx, answers)
 }

@@ -73,12 +73,12 @@ type Lease struct {
 	TTL time.Duration
 }
 
-// Outcome is how a finished call counts; see [IsFailure].
-type Outcome int8
+// CallOutcome is how a finished call counts; see [IsFailure].
+type CallOutcome int8
 
 // The outcomes.
 const (
-	OutcomeSuccess Outcome = iota
+	OutcomeSuccess CallOutcome = iota
 	OutcomeFault
 	OutcomeNeutral
 )
@@ -86,7 +86,7 @@ const (
 // Report is a finished call's outcome, and the rule it is judged by.
 type Report struct {
 	// Outcome is the call's outcome.
-	Outcome Outcome
+	Outcome CallOutcome
 	// Probe is the token of the lease the call held, or "" for a call made
 	// while the breaker was closed.
 	Probe string

@@ -273,7 +273,7 @@ func (r *retrier) backoff(k int) time.Duration {
 // load (see package budget). A caller's deadline and an open breaker are
 // not: the first says nothing about the dependency, the second kept the
 // attempt from reaching it.
-func outcome(err error) budget.Outcome {
+func outcome(err error) budget.AttemptOutcome {
 	if err == nil {
 		return budget.Succeeded
 	}

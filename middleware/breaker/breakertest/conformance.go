@@ -52,7 +52,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) breaker.Store, advance 
 	}
 }
 
-func rule(out breaker.Outcome) breaker.Report {
+func rule(out breaker.CallOutcome) breaker.Report {
 	return breaker.Report{Outcome: out, Trip: true, Failures: 3, OpenFor: openFor, Probes: 1}
 }
 
@@ -176,7 +176,7 @@ func testProbeOutcomes(t *testing.T, s breaker.Store, advance func(time.Duration
 			t.Fatalf("Acquire(%s): %+v, %v, %v; want the lease", token, snap, ok, err)
 		}
 	}
-	probe := func(token string, out breaker.Outcome, probes uint32) breaker.Snapshot {
+	probe := func(token string, out breaker.CallOutcome, probes uint32) breaker.Snapshot {
 		t.Helper()
 		r := rule(out)
 		r.Probe, r.Probes = token, probes

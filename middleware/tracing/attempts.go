@@ -14,7 +14,7 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// Attempts returns a middleware meant to sit just inside the retry layer,
+// NewAttempts returns a middleware meant to sit just inside the retry layer,
 // so that it runs once per attempt. It adds one span event named
 // "toolmw.attempt" to the span in the context (the one New started) per
 // attempt, with the attempt's number, its outcome and, on error, its code
@@ -23,11 +23,11 @@ import (
 // per call can be watched against calls. Events are added only when that
 // span is recording.
 //
-// Attempts are events rather than child spans: they are sequential parts of
+// The attempts are events rather than child spans: they are sequential parts of
 // one call, an event costs far less than a span, and the call's span then
 // tells the whole story without a sampler splitting it. WithTracerProvider
-// does not apply to Attempts.
-func Attempts(opts ...Option) toolmw.Middleware {
+// does not apply to NewAttempts.
+func NewAttempts(opts ...Option) toolmw.Middleware {
 	if err := Validate(opts...); err != nil {
 		return toolmw.Reject(err)
 	}

@@ -52,7 +52,7 @@ func BenchmarkSuccess(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		defer func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) }()
 		opts := []tracing.Option{tracing.WithTracerProvider(tp), tracing.WithMeterProvider(mp)}
-		benchCall(b, tracing.New(opts...), tracing.Attempts(opts...))
+		benchCall(b, tracing.New(opts...), tracing.NewAttempts(opts...))
 	})
 	b.Run("sdk-never-sampled", func(b *testing.B) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))

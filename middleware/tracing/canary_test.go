@@ -25,7 +25,7 @@ func TestCanaryNoSecretOnSpansOrMetrics(t *testing.T) {
 	for _, secret := range secrets {
 		for name, ferr := range canary.All(secret) {
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, script(r.clock, 0, ferr),
-				tracing.New(r.opts()...), testutil.RetryN(2), tracing.Attempts(r.opts()...))
+				tracing.New(r.opts()...), testutil.RetryN(2), tracing.NewAttempts(r.opts()...))
 			if _, err := tool(ctx, nil); err == nil {
 				t.Fatalf("%s: no error", name)
 			}
@@ -33,7 +33,7 @@ func TestCanaryNoSecretOnSpansOrMetrics(t *testing.T) {
 		}
 		panicky := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 			panic(fmt.Errorf("panicked holding %s", secret))
-		}, tracing.New(r.opts()...), tracing.Attempts(r.opts()...))
+		}, tracing.New(r.opts()...), tracing.NewAttempts(r.opts()...))
 		func() {
 			defer func() { _ = recover() }()
 			_, _ = panicky(ctx, nil)

@@ -49,7 +49,7 @@
 //
 // # Attempts
 //
-// [Attempts] is a second middleware, meant to sit just inside the retry
+// [NewAttempts] is a second middleware, meant to sit just inside the retry
 // layer. It adds one span event "toolmw.attempt" per attempt to the call's
 // span, with toolmw.attempt (its number), toolmw.outcome and, on error,
 // error.type, toolmw.error.kind and toolmw.retryable. Events rather than

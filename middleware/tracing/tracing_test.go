@@ -213,7 +213,7 @@ func TestSpan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "book_flight"}, script(r.clock, time.Second, tt.errs...),
-				tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
+				tracing.New(r.opts()...), testutil.RetryN(3), tracing.NewAttempts(r.opts()...))
 			ctx := context.Background()
 			if tt.id != "" {
 				ctx = toolmw.WithCallID(ctx, tt.id)
@@ -297,7 +297,7 @@ func TestPanicEndsSpanAndGoesOn(t *testing.T) {
 	r := newRig(t)
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "boom"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		panic("the value of the panic")
-	}, tracing.New(r.opts()...), tracing.Attempts(r.opts()...))
+	}, tracing.New(r.opts()...), tracing.NewAttempts(r.opts()...))
 	func() {
 		defer func() {
 			if v := recover(); v != "the value of the panic" {
@@ -322,11 +322,11 @@ func TestMetrics(t *testing.T) {
 	refusal := taxonomy.Refusal("booking_not_cancellable", "non-refundable")
 	// Three calls of 250 ms, one of two attempts (2 × 250 ms), one refused.
 	ok := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 250*time.Millisecond, nil),
-		tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
+		tracing.New(r.opts()...), testutil.RetryN(3), tracing.NewAttempts(r.opts()...))
 	flaky := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 250*time.Millisecond, transient, nil),
-		tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
+		tracing.New(r.opts()...), testutil.RetryN(3), tracing.NewAttempts(r.opts()...))
 	refused := toolmw.MustWrap(toolmw.Spec{Name: "book"}, script(r.clock, 250*time.Millisecond, refusal),
-		tracing.New(r.opts()...), testutil.RetryN(3), tracing.Attempts(r.opts()...))
+		tracing.New(r.opts()...), testutil.RetryN(3), tracing.NewAttempts(r.opts()...))
 	ctx := context.Background()
 	_, _ = ok(ctx, nil)
 	_, _ = ok(ctx, nil)

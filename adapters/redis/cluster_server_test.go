@@ -9,7 +9,6 @@ package redisstate_test
 // PATH, unless TOOLMW_REQUIRE_REDIS=1.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -137,19 +136,7 @@ func (p *redisProc) Alive() bool { return p.cmd != nil }
 func (p *redisProc) Stall() (resume func()) {
 	p.t.Helper()
 	proc := p.cmd.Process
-	if err := proc.Signal(syscall.SIGSTOP); err != nil {
-		p.t.Fatalf("stall redis-server: %v", err)
-	}
-	stat := filepath.Join("/proc", strconv.Itoa(proc.Pid), "stat")
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			break
-		}
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
-			break
-		}
-	}
+	stopProcess(p.t, proc)
 	var once sync.Once
 	resume = func() { once.Do(func() { _ = proc.Signal(syscall.SIGCONT) }) }
 	p.t.Cleanup(resume)

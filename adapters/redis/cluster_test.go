@@ -344,21 +344,8 @@ func TestClusterSlowNode(t *testing.T) {
 		fineIDs = append(fineIDs, namesOn(m, mm, "calls:", "fine", 3)...)
 	}
 	const timeout = nodeStoreTimeout
-	errs := &storeErrors{}
-	var tools []toolmw.Tool
-	var stores []*redisstate.Store
-	for range 3 {
-		r := acceptedClusterClient(t, c)
-		stores = append(stores, r.Store)
-		tools = append(tools, runLimited(t, r.Store, timeout, errs.report))
-	}
 	// Every replica has its connections and its slot map before the stall.
-	for _, tool := range tools {
-		for _, id := range append(slices.Clone(slowIDs), fineIDs...) {
-			ctx := budget.ContextWithRun(context.Background(), budget.NewRun(budget.WithID(id)))
-			warm(t, func(int) error { _, err := tool(ctx, nil); return err })
-		}
-	}
+	errs, tools, stores := clusterFleet(t, c, append(slices.Clone(slowIDs), fineIDs...))
 	late := newLateLimits(t, stores, m, slowNode)
 	before := errs.n.Load()
 
@@ -440,6 +427,28 @@ func TestClusterSlowNode(t *testing.T) {
 	}
 }
 
+// clusterFleet returns three replicas of the fleet, each with its own
+// ClusterClient and Store and a runLimited tool on it with the store
+// timeout nodeStoreTimeout, reporting to errs; each tool has made a call in
+// every run of ids, so that every replica has its connections and its slot
+// map.
+func clusterFleet(t *testing.T, c *redisCluster, ids []string) (errs *storeErrors, tools []toolmw.Tool, stores []*redisstate.Store) {
+	t.Helper()
+	errs = &storeErrors{}
+	for range 3 {
+		r := acceptedClusterClient(t, c)
+		stores = append(stores, r.Store)
+		tools = append(tools, runLimited(t, r.Store, nodeStoreTimeout, errs.report))
+	}
+	for _, tool := range tools {
+		for _, id := range ids {
+			ctx := budget.ContextWithRun(context.Background(), budget.NewRun(budget.WithID(id)))
+			warm(t, func(int) error { _, err := tool(ctx, nil); return err })
+		}
+	}
+	return errs, tools, stores
+}
+
 // The bounds of TestClusterFailover.
 const (
 	// nodeStoreTimeout is the store timeout of the tests that kill or stall
@@ -488,20 +497,7 @@ func TestClusterFailover(t *testing.T) {
 		otherIDs = append(otherIDs, namesOn(m, mm, "calls:", "other", 2)...)
 	}
 
-	errs := &storeErrors{}
-	var tools []toolmw.Tool
-	var stores []*redisstate.Store
-	for range 3 {
-		r := acceptedClusterClient(t, c)
-		stores = append(stores, r.Store)
-		tools = append(tools, runLimited(t, r.Store, nodeStoreTimeout, errs.report))
-	}
-	for _, tool := range tools {
-		for _, id := range append(slices.Clone(victimIDs), otherIDs...) {
-			ctx := budget.ContextWithRun(context.Background(), budget.NewRun(budget.WithID(id)))
-			warm(t, func(int) error { _, err := tool(ctx, nil); return err })
-		}
-	}
+	errs, tools, stores := clusterFleet(t, c, append(slices.Clone(victimIDs), otherIDs...))
 
 	// The approval writers: each replica writes new approvals on the
 	// victim's slots, one every 2 ms, and keeps those acknowledged.

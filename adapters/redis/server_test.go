@@ -148,21 +148,7 @@ func (s *redisServer) Client() *redis.Client {
 func (s *redisServer) Stall() (resume func() error) {
 	s.t.Helper()
 	proc := s.cmd.Process
-	if err := proc.Signal(syscall.SIGSTOP); err != nil {
-		s.t.Fatalf("stall redis-server: %v", err)
-	}
-	// The signal is delivered asynchronously: wait until the kernel says
-	// the process is stopped.
-	stat := filepath.Join("/proc", strconv.Itoa(proc.Pid), "stat")
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			break // no procfs: the ping below still tells
-		}
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
-			break
-		}
-	}
+	stopProcess(s.t, proc)
 	probe := s.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	err := probe.Ping(ctx).Err()
@@ -181,6 +167,26 @@ func (s *redisServer) Stall() (resume func() error) {
 			if err == nil || time.Now().After(deadline) {
 				return err
 			}
+		}
+	}
+}
+
+// stopProcess stops proc (SIGSTOP) and waits until the kernel says it is
+// stopped (the signal is delivered asynchronously), at most 5 s; without
+// procfs it does not wait.
+func stopProcess(t testing.TB, proc *os.Process) {
+	t.Helper()
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stall redis-server: %v", err)
+	}
+	stat := filepath.Join("/proc", strconv.Itoa(proc.Pid), "stat")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return // no procfs
+		}
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return
 		}
 	}
 }

@@ -328,11 +328,7 @@ func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call t
 
 // cancel settles a call that did not run: its Reserve, asked without an
 // answer, may land yet.
-func (s *shared) cancel(ctx context.Context, st stored) {
-	if st.asked {
-		s.settle(ctx, st, 0)
-	}
-}
+func (s *shared) cancel(ctx context.Context, st stored) { s.settle(ctx, st, 0) }
 
 // settle settles the call st in the Store, eventually (see
 // storeguard.Guard.Eventually). A call the Store was not asked about and

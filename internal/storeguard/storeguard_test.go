@@ -2,7 +2,6 @@ package storeguard_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -10,13 +9,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/middleware/internal/storeguard"
+	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/store"
 )
 
 var (
-	errDown    = errors.New("dial tcp 10.0.0.7:6379: connection refused")
-	errResting = errors.New("resting")
+	errDown = errors.New("dial tcp 10.0.0.7:6379: connection refused")
 )
 
 type report struct {
@@ -24,30 +22,36 @@ type report struct {
 	err error
 }
 
-// ask runs one Ask inside a wrapped call, with f as the store, and returns
-// what Ask returned, what the guard reported and the call's degraded mark.
-func ask(ctx context.Context, g *storeguard.Guard, reports *[]report, f func(context.Context) error) (local bool, got []report, degraded string, end error) {
-	*reports = (*reports)[:0]
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
-		local, end = g.Ask(ctx, "take", f)
-		return toolmw.Result{}, nil
-	}, func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			res, err := next(ctx, args)
-			c, _ := toolmw.CallFrom(ctx)
-			degraded = c.Degraded
-			return res, err
+// newGuard returns a guard of layer with a 50 ms timeout that appends
+// what it reports to reports.
+func newGuard(layer string, mu *sync.Mutex, reports *[]report) *storeguard.Guard {
+	return storeguard.New(layer, store.Config{Timeout: 50 * time.Millisecond, OnError: func(e store.Error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Layer != layer {
+			panic("reported for layer " + e.Layer)
 		}
-	})
-	_, _ = tool(ctx, nil)
-	return local, append([]report(nil), *reports...), degraded, end
+		*reports = append(*reports, report{e.Op, e.Err})
+	}}, false, nil)
+}
+
+// ask runs one Ask with f as the store and returns what Ask returned and
+// what the guard reported.
+func ask(ctx context.Context, g *storeguard.Guard, mu *sync.Mutex, reports *[]report, f func(context.Context) error) (local bool, got []report, end error) {
+	mu.Lock()
+	*reports = (*reports)[:0]
+	mu.Unlock()
+	local, end = g.Ask(ctx, "take", "", f)
+	mu.Lock()
+	defer mu.Unlock()
+	return local, append([]report(nil), *reports...), end
 }
 
 func TestAsk(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
 		var reports []report
-		g := &storeguard.Guard{Layer: "runlimit", Timeout: 50 * time.Millisecond, Resting: errResting,
-			OnError: func(op string, err error) { reports = append(reports, report{op, err}) }}
+		g := newGuard("runlimit", &mu, &reports)
 		answers := func(context.Context) error { return nil }
 		fails := func(context.Context) error { return errDown }
 		hangs := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
@@ -56,7 +60,7 @@ func TestAsk(t *testing.T) {
 		check := func(name string, ctx context.Context, f func(context.Context) error, wantLocal bool, wantEnd error, wantReport error, wantTook time.Duration) {
 			t.Helper()
 			start := time.Now()
-			local, got, degraded, end := ask(ctx, g, &reports, f)
+			local, got, end := ask(ctx, g, &mu, &reports, f)
 			if local != wantLocal || !errors.Is(end, wantEnd) || wantEnd == nil && end != nil {
 				t.Errorf("%s: Ask = %v, %v; want %v, %v", name, local, end, wantLocal, wantEnd)
 			}
@@ -66,9 +70,6 @@ func TestAsk(t *testing.T) {
 			case wantReport != nil && (len(got) != 1 || got[0].op != "take" || !errors.Is(got[0].err, wantReport)):
 				t.Errorf("%s: reported %v, want one take with %v", name, got, wantReport)
 			}
-			if want := map[bool]string{true: "runlimit"}[wantLocal]; degraded != want {
-				t.Errorf("%s: degraded %q, want %q", name, degraded, want)
-			}
 			if took := time.Since(start); took != wantTook {
 				t.Errorf("%s: took %v, want %v", name, took, wantTook)
 			}
@@ -76,12 +77,12 @@ func TestAsk(t *testing.T) {
 
 		check("answered", bg, answers, false, nil, nil, 0)
 		check("hangs: local after the timeout", bg, hangs, true, nil, context.DeadlineExceeded, 50*time.Millisecond)
-		check("resting", bg, answers, true, nil, errResting, 0)
-		time.Sleep(storeguard.Rest - time.Nanosecond) // the rest began when the timeout ended
-		check("still resting", bg, answers, true, nil, errResting, 0)
+		check("resting", bg, answers, true, nil, store.ErrResting, 0)
+		time.Sleep(store.Rest - time.Nanosecond) // the rest began when the timeout ended
+		check("still resting", bg, answers, true, nil, store.ErrResting, 0)
 		time.Sleep(time.Nanosecond)
 		check("rest over: fails", bg, fails, true, nil, errDown, 0)
-		time.Sleep(storeguard.Rest)
+		time.Sleep(store.Rest)
 
 		short, cancel := context.WithTimeout(bg, 10*time.Millisecond)
 		check("the caller's deadline first", short, hangs, false, storeguard.ErrDeadline, nil, 10*time.Millisecond)
@@ -102,13 +103,12 @@ func TestEventually(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var reports []report
-		g := &storeguard.Guard{Layer: "spend", Timeout: 50 * time.Millisecond, Resting: errResting,
-			OnError: func(op string, err error) { mu.Lock(); reports = append(reports, report{op, err}); mu.Unlock() }}
+		g := newGuard("spend", &mu, &reports)
 		taken := func() []report { mu.Lock(); defer mu.Unlock(); r := reports; reports = nil; return r }
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		ran := false
-		g.Eventually(ctx, "settle", func(ctx context.Context) error {
+		g.Eventually(ctx, "settle", "", func(ctx context.Context) error {
 			ran = ctx.Err() == nil
 			return nil
 		})
@@ -130,7 +130,7 @@ func TestEventually(t *testing.T) {
 			return nil
 		}
 		start := time.Now()
-		g.Eventually(ctx, "settle", op)
+		g.Eventually(ctx, "settle", "", op)
 		if took := time.Since(start); took != 50*time.Millisecond {
 			t.Errorf("a hanging settle took %v, want the timeout", took)
 		}
@@ -138,7 +138,7 @@ func TestEventually(t *testing.T) {
 			t.Errorf("reports %v, want one settle with DeadlineExceeded", r)
 		}
 		var local bool
-		if local, _, _, _ = ask(context.Background(), g, &[]report{}, func(context.Context) error { return nil }); !local {
+		if local, _, _ = ask(context.Background(), g, &mu, &[]report{}, func(context.Context) error { return nil }); !local {
 			t.Error("the store was asked right after a failed settle; it should rest")
 		}
 		time.Sleep(3 * time.Second)
@@ -153,10 +153,10 @@ func TestEventually(t *testing.T) {
 		taken()
 
 		// A store that never comes back: the operation is given up.
-		g.Eventually(ctx, "settle", func(context.Context) error { return errDown })
-		time.Sleep(storeguard.GiveUp + time.Second)
+		g.Eventually(ctx, "settle", "", func(context.Context) error { return errDown })
+		time.Sleep(store.GiveUp + time.Second)
 		r := taken()
-		if g.Pending() != 0 || len(r) == 0 || !errors.Is(r[len(r)-1].err, storeguard.ErrDropped) {
+		if g.Pending() != 0 || len(r) == 0 || !errors.Is(r[len(r)-1].err, store.ErrDropped) {
 			t.Fatalf("after GiveUp: %d pending, last report %v; want 0 and ErrDropped", g.Pending(), r[len(r)-1])
 		}
 
@@ -171,15 +171,15 @@ func TestEventually(t *testing.T) {
 			landed.Add(1)
 			return nil
 		}
-		for range storeguard.MaxPending + 3 {
-			g.Eventually(ctx, "settle", failFast)
+		for range store.MaxPending + 3 {
+			g.Eventually(ctx, "settle", "", failFast)
 		}
-		if n := g.Pending(); n != storeguard.MaxPending {
+		if n := g.Pending(); n != store.MaxPending {
 			t.Errorf("%d pending, want MaxPending", n)
 		}
 		dropped := 0
 		for _, r := range taken() {
-			if errors.Is(r.err, storeguard.ErrDropped) {
+			if errors.Is(r.err, store.ErrDropped) {
 				dropped++
 			}
 		}
@@ -188,16 +188,16 @@ func TestEventually(t *testing.T) {
 		}
 		down.Store(false)
 		time.Sleep(time.Second)
-		if g.Pending() != 0 || landed.Load() != storeguard.MaxPending {
+		if g.Pending() != 0 || landed.Load() != store.MaxPending {
 			t.Errorf("once the store is back: %d pending, %d landed; want 0, MaxPending", g.Pending(), landed.Load())
 		}
 		taken()
 
 		// A failure of part of the store does not rest it.
-		if local, _, _, _ = ask(context.Background(), g, &[]report{}, func(context.Context) error { return partialErr{} }); !local {
+		if local, _, _ = ask(context.Background(), g, &mu, &[]report{}, func(context.Context) error { return partialErr{} }); !local {
 			t.Error("a partial failure: not decided locally")
 		}
-		if local, _, _, _ = ask(context.Background(), g, &[]report{}, func(context.Context) error { return nil }); local {
+		if local, _, _ = ask(context.Background(), g, &mu, &[]report{}, func(context.Context) error { return nil }); local {
 			t.Error("after a partial failure the store rests; it should not")
 		}
 	})
@@ -208,3 +208,23 @@ type partialErr struct{}
 
 func (partialErr) Error() string       { return "node 10.0.0.8:6379 rests" }
 func (partialErr) PartialOutage() bool { return true }
+
+// A report names the layer, the operation and its key, and says whether
+// the call was refused: a guard that fails closed sets Refused.
+func TestReportFields(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		var got []store.Error
+		g := storeguard.New("ratelimit", store.Config{OnError: func(e store.Error) { got = append(got, e) }}, closed, nil)
+		if g.Timeout() != store.DefaultTimeout {
+			t.Errorf("timeout %v, want the default", g.Timeout())
+		}
+		local, end := g.Ask(context.Background(), "admit", "search", func(context.Context) error { return errDown })
+		want := store.Error{Layer: "ratelimit", Op: "admit", Key: "search", Err: errDown, Refused: closed}
+		if !local || end != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("failClosed %v: Ask = %v, %v, reported %+v; want true, nil, %+v", closed, local, end, got, want)
+		}
+		if !errors.Is(got[0], errDown) || got[0].Error() != "ratelimit store admit: "+errDown.Error() {
+			t.Errorf("store.Error %q does not unwrap to or name the store's error", got[0].Error())
+		}
+	}
+}

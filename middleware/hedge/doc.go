@@ -56,6 +56,10 @@
 // of them ([WithPercentile], default 0.95), recomputed every 32 samples;
 // until it has 32 samples it does not hedge.
 //
+// The delay, the latencies and how late a loser came are read on the
+// layer's clock ([WithClock], default clock.System): with a clock.Fake, a
+// hedge starts when the fake time passes the delay, and not before.
+//
 // # Budgets
 //
 // A hedge is an extra attempt, and pays like a retry: it takes one attempt
@@ -83,7 +87,8 @@
 //
 // # Configuration
 //
-// Zero and nil values are the defaults. A negative delay or bound, or a
+// Zero and nil values are the defaults (WithClock(nil) reads package
+// time). A negative delay or bound, or a
 // percentile outside (0, 1), makes New return a [toolmw.Reject]
 // middleware: toolmw.Wrap reports the tool-definition-invalid/option_invalid
 // error at start-up, as [Validate] does.

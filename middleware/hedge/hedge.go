@@ -11,6 +11,8 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/middleware/internal/monotime"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -52,6 +54,7 @@ type config struct {
 	budget     *budget.Retry
 	onLate     func(Late)
 	maxLosers  int
+	clock      clock.Clock
 	err        error
 }
 
@@ -114,8 +117,16 @@ func WithMaxLosers(n int) Option {
 	}
 }
 
+// WithClock sets the clock the layer reads and waits on: the hedge delay,
+// the latency it observes and how late a loser came (nil means
+// clock.System). Tests pass a *clock.Fake. The Option may be shared
+// between goroutines.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = clock.Or(c) }
+}
+
 func newConfig(opts []Option) config {
-	var c config
+	c := config{clock: clock.System}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -202,10 +213,10 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 	}
 	delay := time.Duration(h.current.Load())
 	if delay <= 0 { // no latency profile yet: learn from a plain call
-		start := time.Now()
+		start := h.now()
 		res, err := h.next(ctx, args)
 		if err == nil {
-			h.observe(time.Since(start))
+			h.observe(h.now().Sub(start))
 		}
 		return res, err
 	}
@@ -214,7 +225,7 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h.start(actx, r, call, args, false)
-	timer := time.NewTimer(delay)
+	timer := h.clock.NewTimer(delay)
 	defer timer.Stop()
 	var o outcome
 	select {
@@ -222,7 +233,7 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 		return h.decide(r, call, o)
 	case <-ctx.Done():
 		return h.abandon(r, call, ctx.Err())
-	case <-timer.C:
+	case <-timer.C():
 	}
 	if h.mayHedge(ctx, call) {
 		h.start(actx, r, call, args, true)
@@ -280,7 +291,7 @@ func (h *hedger) start(ctx context.Context, r *race, call toolmw.Call, args json
 func (h *hedger) run(ctx context.Context, r *race, call toolmw.Call, args json.RawMessage, hedged bool) {
 	o := outcome{hedged: hedged}
 	returned := false
-	start := time.Now()
+	start := h.now()
 	defer func() {
 		if !returned {
 			if p := recover(); p != nil {
@@ -289,7 +300,7 @@ func (h *hedger) run(ctx context.Context, r *race, call toolmw.Call, args json.R
 				o.err = panicked.Exited
 			}
 		} else if o.err == nil {
-			h.observe(time.Since(start))
+			h.observe(h.now().Sub(start))
 		}
 		r.mu.Lock()
 		r.running--
@@ -298,7 +309,7 @@ func (h *hedger) run(ctx context.Context, r *race, call toolmw.Call, args json.R
 			r.mu.Unlock()
 			return
 		}
-		after := time.Since(r.decidedAt)
+		after := h.now().Sub(r.decidedAt)
 		r.mu.Unlock()
 		h.late(call, o, after)
 		h.losers.Add(-1)
@@ -331,7 +342,7 @@ func (h *hedger) abandon(r *race, call toolmw.Call, err error) (toolmw.Result, e
 func (h *hedger) close(r *race) []outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.decided, r.decidedAt = true, time.Now()
+	r.decided, r.decidedAt = true, h.now()
 	h.losers.Add(int64(r.running))
 	var left []outcome
 	for {
@@ -343,6 +354,10 @@ func (h *hedger) close(r *race) []outcome {
 		}
 	}
 }
+
+// now reads the layer's clock, for durations only: clock.System by the
+// monotonic clock alone.
+func (h *hedger) now() time.Time { return monotime.Of(h.clock) }
 
 func (h *hedger) late(call toolmw.Call, o outcome, after time.Duration) {
 	if h.onLate == nil {

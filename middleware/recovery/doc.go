@@ -31,7 +31,8 @@
 // # Configuration
 //
 // nil means the default: New(nil) and WithHandler(nil) recover panics
-// without a handler. No option value is invalid today; [Validate] is there
+// without a handler; WithClock(nil) stamps PanicEvent.Time with
+// clock.System. No option value is invalid today; [Validate] is there
 // so that a start-up check treats every layer alike, and never panics.
 //
 // # Concurrency

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 )
 
@@ -20,7 +21,7 @@ type PanicEvent struct {
 	Attempt int       // the attempt that panicked, from 1; 0 when not known
 	Value   any       // what the tool panicked with: may hold anything, for debug logs only
 	Stack   []byte    // the panicking goroutine's stack
-	Time    time.Time // when the panic was recovered
+	Time    time.Time // when the panic was recovered, by the layer's clock ([WithClock])
 }
 
 // Handler receives a recovered panic. ctx is the call's context, for what a
@@ -39,11 +40,12 @@ type Option func(*config)
 type config struct {
 	handler Handler
 	goexit  bool
+	clock   clock.Clock
 	err     error // the first option given a value it cannot use
 }
 
 func newConfig(opts []Option) config {
-	var c config
+	c := config{clock: clock.System}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -57,6 +59,13 @@ func newConfig(opts []Option) config {
 // stack is taken. The Option may be shared between goroutines.
 func WithHandler(h Handler) Option {
 	return func(c *config) { c.handler = h }
+}
+
+// WithClock sets the clock that stamps [PanicEvent.Time] (nil means
+// clock.System). Tests pass a *clock.Fake. The Option may be shared
+// between goroutines.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }
 
 // Validate reports the first option given a value [New] cannot use, as a
@@ -93,7 +102,7 @@ func New(opts ...Option) toolmw.Middleware {
 		return toolmw.Reject(c.err)
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
-		l := &layer{next: next, handler: c.handler}
+		l := &layer{next: next, handler: c.handler, clock: c.clock}
 		if c.goexit {
 			return l.contained
 		}
@@ -111,7 +120,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 		// ends anyway and nobody sees these results).
 		res, err = toolmw.Result{}, panicked.Err
 		if v := recover(); v != nil && l.handler != nil {
-			report(ctx, l.handler, v)
+			report(ctx, l.handler, l.clock, v)
 		}
 	}()
 	res, err = l.next(ctx, args)
@@ -123,6 +132,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 type layer struct {
 	next    toolmw.Tool
 	handler Handler
+	clock   clock.Clock
 }
 
 // execution carries one call's outcome from the tool's goroutine; they are
@@ -158,7 +168,7 @@ func (l *layer) run(ctx context.Context, args json.RawMessage, e *execution) {
 			if v := recover(); v != nil {
 				e.err = panicked.Err
 				if l.handler != nil {
-					report(ctx, l.handler, v)
+					report(ctx, l.handler, l.clock, v)
 				}
 			} else {
 				e.err = panicked.Exited
@@ -170,10 +180,11 @@ func (l *layer) run(ctx context.Context, args json.RawMessage, e *execution) {
 	returned = true
 }
 
-// report hands a recovered panic to h, dropping a panic of h's own.
-func report(ctx context.Context, h Handler, v any) {
+// report hands a recovered panic to h, stamped by clk, dropping a panic of
+// h's own.
+func report(ctx context.Context, h Handler, clk clock.Clock, v any) {
 	defer func() { _ = recover() }()
-	e := PanicEvent{Value: v, Stack: debug.Stack(), Time: time.Now()}
+	e := PanicEvent{Value: v, Stack: debug.Stack(), Time: clk.Now()}
 	if call, ok := toolmw.CallFrom(ctx); ok {
 		e.Tool, e.CallID, e.Attempt = call.Tool, call.ID, call.Attempt
 	}

@@ -64,7 +64,7 @@ var (
 // HTTP statuses and gRPC codes, in a new slice. The package documentation
 // lists them. Use it to build a map with other options:
 //
-//	m := mapper.New(mapper.WithClock(fake.Now)).With(mapper.DefaultRules()...)
+//	m := mapper.New(mapper.WithClock(fake)).With(mapper.DefaultRules()...)
 func DefaultRules() []Rule {
 	var (
 		unreachable = Transient(taxonomy.CodeUpstreamUnavailable).WithMessage(msgUnreachable)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/mapper"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -60,7 +61,7 @@ func Example() {
 func ExampleTypeFunc() {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	m := mapper.Default().
-		WithOptions(mapper.WithClock(func() time.Time { return now })).
+		WithOptions(mapper.WithClock(clock.NewFake(now))).
 		With(mapper.TypeFunc(func(e *supplierError) (mapper.Verdict, bool) {
 			// The supplier says 400 "stale_quote" when a fresh quote would do.
 			return mapper.Transient("quote_stale"), e.Status == 400 && e.Detail == "stale_quote"

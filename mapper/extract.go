@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -130,7 +131,7 @@ func (m *Map) retryAfterAt(link error) (time.Duration, bool) {
 	if h == nil {
 		return 0, false
 	}
-	return parseRetryAfter(h.Get("Retry-After"), m.cfg.now)
+	return parseRetryAfter(h.Get("Retry-After"), m.cfg.clock)
 }
 
 // maxSeconds is the longest Retry-After, in seconds, that an error carries
@@ -138,10 +139,10 @@ func (m *Map) retryAfterAt(link error) (time.Duration, bool) {
 const maxSeconds = int64(taxonomy.MaxRetryAfter / time.Second)
 
 // parseRetryAfter parses a Retry-After value (RFC 9110 §10.2.3): a number
-// of seconds, or an HTTP-date read against now (a date in the past means
-// now: 0). It reports false for an empty, negative or malformed value. A
+// of seconds, or an HTTP-date read against clk's now (a date in the past
+// means now: 0). It reports false for an empty, negative or malformed value. A
 // value longer than taxonomy.MaxRetryAfter saturates at it.
-func parseRetryAfter(s string, now func() time.Time) (time.Duration, bool) {
+func parseRetryAfter(s string, clk clock.Clock) (time.Duration, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, false
@@ -163,5 +164,5 @@ func parseRetryAfter(s string, now func() time.Time) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return taxonomy.ClampRetryAfter(t.Sub(now())), true
+	return taxonomy.ClampRetryAfter(t.Sub(clk.Now())), true
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/toolmw/toolmw/clock"
 )
 
 // HTTPError is an HTTP status a tool got from its upstream, in the shape the
@@ -47,7 +49,7 @@ func ResponseError(resp *http.Response) *HTTPError {
 // header (which may be nil), for clients that do not hand out an
 // *http.Response. A code outside 100–999 is recorded as 0. The Retry-After
 // header, a number of seconds or an HTTP-date (RFC 9110 §10.2.3), is read
-// against the current time; an empty, malformed, negative or over-long
+// against the current time (clock.System); an empty, malformed, negative or over-long
 // (more than 64 bytes) value is ignored, and a longer wait than
 // taxonomy.MaxRetryAfter saturates at it (the retry layer's cap on any one
 // wait still applies).
@@ -57,7 +59,7 @@ func StatusError(code int, header http.Header) *HTTPError {
 	}
 	e := &HTTPError{code: code}
 	if v := header.Get("Retry-After"); len(v) <= maxRetryAfterLen {
-		if d, ok := parseRetryAfter(v, time.Now); ok {
+		if d, ok := parseRetryAfter(v, clock.System); ok {
 			e.retryAfter = d
 		}
 	}

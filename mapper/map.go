@@ -7,8 +7,8 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"time"
 
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/internal/errchain"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -41,21 +41,16 @@ type compiled struct {
 type Option func(*config)
 
 type config struct {
-	now      func() time.Time
+	clock    clock.Clock
 	scrubber *scrub.Scrubber
 	messages bool
 }
 
-// WithClock sets the clock that reads an HTTP-date Retry-After against, for
-// example a fake clock's Now in tests. The default, and a nil now, is
-// time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) {
-		if now == nil {
-			now = time.Now
-		}
-		c.now = now
-	}
+// WithClock sets the clock that an HTTP-date Retry-After is read against,
+// for example a *clock.Fake in tests. The default, and a nil c, is
+// clock.System.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }
 
 // WithScrubber sets the scrubber every message the map makes passes
@@ -84,7 +79,7 @@ func WithMessages() Option {
 // usable: nil options are skipped, and a nil clock or scrubber means the
 // default.
 func New(opts ...Option) *Map {
-	cfg := config{now: time.Now, scrubber: scrub.Default()}
+	cfg := config{clock: clock.System, scrubber: scrub.Default()}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)

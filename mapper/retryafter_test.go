@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/mapper"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 func TestRetryAfterHeader(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	m := mapper.Default().WithOptions(mapper.WithClock(func() time.Time { return now }))
+	m := mapper.Default().WithOptions(mapper.WithClock(clock.NewFake(now)))
 	tests := []struct {
 		value string
 		want  time.Duration
@@ -131,5 +132,22 @@ func TestNilOptions(t *testing.T) {
 	}
 	if got := m.Classify("t", fmt.Errorf("for %s", plantedEmail)).Error(); got != "t: tool-failed unmapped_failure: for [REDACTED:email]" {
 		t.Fatalf("Error() = %q", got)
+	}
+}
+
+// TestRetryAfterOnTheFakeClock: an HTTP-date Retry-After is read against
+// the map's clock when the error is classified, so advancing a fake clock
+// shortens the wait.
+func TestRetryAfterOnTheFakeClock(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(now)
+	m := mapper.Default().WithOptions(mapper.WithClock(clk))
+	h := http.Header{"Retry-After": {now.Add(2 * time.Minute).Format(http.TimeFormat)}}
+	for _, wait := range []time.Duration{2 * time.Minute, 30 * time.Second, 0} {
+		te := check(t, m.Classify("t", &headerErr{h: h, err: &statusErr{code: 503}}), want{taxonomy.KindFailed, taxonomy.CodeUpstreamUnavailable, true})
+		if d := te.RetryAfter(); d != wait {
+			t.Fatalf("at %v: RetryAfter() = %v, want %v", clk.Now(), d, wait)
+		}
+		clk.Advance(90 * time.Second)
 	}
 }

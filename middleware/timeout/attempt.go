@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/monotime"
 )
 
@@ -21,23 +22,40 @@ import (
 //
 // It implements AfterFunc, which the context package uses for the contexts
 // derived from it: a child context costs no goroutine.
+//
+// With the system clock (clock nil) it reads the monotonic clock and its
+// timer is a time.AfterFunc; with another clock (a fake in tests) it reads
+// and waits on that clock, so the deadline passes when that clock says so.
 type attemptCtx struct {
 	context.Context // the caller's context
 	deadline        time.Time
+	clock           clock.Clock // nil: the system clock
 
 	mu      sync.Mutex
 	err     error         // set once: the deadline, the parent's error or Canceled
 	parent  bool          // err is the parent's
 	done    chan struct{} // made by the first Done
-	timer   *time.Timer   // fires at the deadline; made with done
+	timer   *time.Timer   // fires at the deadline; made with done (system clock)
+	ctimer  clock.Timer   // fires at the deadline; made with done (another clock)
+	cstop   chan struct{} // closed to end ctimer's watch
 	unwatch func() bool   // stops the watch on the parent; made with done
 	funcs   []*afterFunc  // registered by AfterFunc, run once err is set
 }
 
 type afterFunc struct{ f func() }
 
-func newAttempt(parent context.Context, deadline time.Time) *attemptCtx {
-	return &attemptCtx{Context: parent, deadline: deadline}
+// newAttempt returns the attempt's context ending at deadline, read on clk
+// (nil: the system clock, by the monotonic clock).
+func newAttempt(parent context.Context, deadline time.Time, clk clock.Clock) *attemptCtx {
+	return &attemptCtx{Context: parent, deadline: deadline, clock: clk}
+}
+
+// now reads the attempt's clock.
+func (c *attemptCtx) now() time.Time {
+	if c.clock == nil {
+		return monotime.Now()
+	}
+	return c.clock.Now()
 }
 
 // Deadline returns the layer's deadline, which is before the parent's.
@@ -52,14 +70,26 @@ func (c *attemptCtx) Done() <-chan struct{} {
 		return c.done
 	}
 	if c.err == nil {
-		c.checkLocked(monotime.Now())
+		c.checkLocked(c.now())
 	}
 	c.done = make(chan struct{})
 	if c.err != nil {
 		close(c.done)
 		return c.done
 	}
-	c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.cancel(context.DeadlineExceeded) })
+	if c.clock == nil {
+		c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.cancel(context.DeadlineExceeded) })
+	} else {
+		t, stop := c.clock.NewTimer(c.deadline.Sub(c.clock.Now())), make(chan struct{})
+		c.ctimer, c.cstop = t, stop
+		go func() {
+			select {
+			case <-t.C():
+				c.cancel(context.DeadlineExceeded)
+			case <-stop:
+			}
+		}()
+	}
 	parent := c.Context
 	c.unwatch = context.AfterFunc(parent, func() {
 		c.mu.Lock()
@@ -76,7 +106,7 @@ func (c *attemptCtx) Err() error {
 	if c.err == nil && c.done == nil {
 		// No timer watches the deadline: look at the clock. With a timer,
 		// the timer decides, as it does for context.WithDeadline.
-		c.checkLocked(monotime.Now())
+		c.checkLocked(c.now())
 	}
 	return c.err
 }
@@ -98,7 +128,7 @@ func (c *attemptCtx) Value(key any) any {
 	if key == cancelCtxKey {
 		c.mu.Lock()
 		if c.err == nil && c.done == nil {
-			c.checkLocked(monotime.Now())
+			c.checkLocked(c.now())
 		}
 		byParent := c.parent
 		c.mu.Unlock()
@@ -159,6 +189,10 @@ func (c *attemptCtx) setLocked(err error, parent bool) {
 	}
 	if c.timer != nil {
 		c.timer.Stop()
+	}
+	if c.ctimer != nil {
+		c.ctimer.Stop()
+		close(c.cstop)
 	}
 	if c.unwatch != nil {
 		c.unwatch()

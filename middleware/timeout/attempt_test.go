@@ -53,7 +53,7 @@ func TestAttemptContextIsADeadlineContext(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				parent, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				a := newAttempt(parent, time.Now().Add(time.Second))
+				a := newAttempt(parent, time.Now().Add(time.Second), nil)
 				defer a.release()
 				if dl, ok := a.Deadline(); !ok || !dl.Equal(time.Now().Add(time.Second)) {
 					t.Errorf("Deadline = %v, %v", dl, ok)
@@ -78,7 +78,7 @@ func TestAttemptContextFollowsItsParent(t *testing.T) {
 	for _, watched := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			parent, cancel := context.WithCancelCause(context.Background())
-			a := newAttempt(parent, time.Now().Add(time.Hour))
+			a := newAttempt(parent, time.Now().Add(time.Hour), nil)
 			defer a.release()
 			var done <-chan struct{}
 			if watched {
@@ -111,7 +111,7 @@ func TestAttemptContextFollowsItsParent(t *testing.T) {
 // cancelled, funcs registered with AfterFunc run once, a stopped one not.
 func TestAttemptContextEndsWithTheAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := newAttempt(context.Background(), time.Now().Add(time.Hour))
+		a := newAttempt(context.Background(), time.Now().Add(time.Hour), nil)
 		ran := make(chan string, 3)
 		context.AfterFunc(a, func() { ran <- "kept" })
 		stop := context.AfterFunc(a, func() { ran <- "stopped" })
@@ -150,7 +150,7 @@ func TestAttemptContextWithRealHTTP(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	a := newAttempt(context.Background(), time.Now().Add(50*time.Millisecond))
+	a := newAttempt(context.Background(), time.Now().Add(50*time.Millisecond), nil)
 	defer a.release()
 	req, _ := http.NewRequestWithContext(a, http.MethodGet, srv.URL, nil)
 	resp, err := srv.Client().Do(req)

@@ -56,13 +56,19 @@
 //
 // # Clock
 //
-// The attempt's deadline is a context deadline, which the context package
-// fires on package time. [WithClock] sets the clock the layer reads the time
-// from (to compute the deadline and how late an abandoned call came); a
-// clock.Fake therefore only makes sense reading close to package time
-// (clock.NewFake(time.Now())). Tests run the layer in a testing/synctest
-// bubble instead, where deadlines fire on the bubble's fake time and cost
-// no real time:
+// The layer reads the time and waits on its clock ([WithClock], default
+// clock.System): the attempt's deadline is the clock's now plus d, it
+// passes when that clock reaches it (with clock.System, by the monotonic
+// clock and a timer of package time), and an abandoned call's lateness is
+// measured on it. With a clock.Fake the attempt ends when the fake time is
+// advanced past its deadline, and not before. The deadline is also the
+// attempt context's Deadline, which code below the layer may compare with
+// package time (a net.Conn, an http.Client, a context.WithTimeout of its
+// own), and the caller's deadline, on package time, is compared with it:
+// a fake clock should start near package time (clock.NewFake(time.Now())).
+// Tests of the default clock run the layer in a testing/synctest bubble
+// instead, where deadlines fire on the bubble's fake time and cost no real
+// time:
 //
 //	synctest.Test(t, func(t *testing.T) {
 //		_, err := timeout.New(2*time.Second)(slowTool)(ctx, nil) // returns at once, 2s later by time.Now

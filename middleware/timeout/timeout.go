@@ -77,9 +77,11 @@ func WithAbandon(onLate func(Late)) Option {
 	return func(c *config) { c.onLate = onLate }
 }
 
-// WithClock sets the clock the layer reads (nil means clock.System); see
-// the package documentation for why the deadline itself runs on package
-// time. The Option may be shared between goroutines.
+// WithClock sets the clock the layer reads and waits on (nil means
+// clock.System): the attempt's deadline passes when that clock reaches it,
+// and an abandoned call's lateness is measured on it. Tests pass a
+// *clock.Fake; see the package documentation for the deadline the tool
+// sees. The Option may be shared between goroutines.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }
@@ -123,6 +125,9 @@ func New(d time.Duration, opts ...Option) toolmw.Middleware {
 			return next
 		}
 		l := &limiter{config: cfg, d: d, msg: msg, next: next}
+		if cfg.clock != clock.System {
+			l.attemptClock = cfg.clock
+		}
 		return l.call
 	}
 }
@@ -130,10 +135,14 @@ func New(d time.Duration, opts ...Option) toolmw.Middleware {
 // limiter is the layer around one tool.
 type limiter struct {
 	config
-	d         time.Duration
-	msg       string
-	next      toolmw.Tool
-	executing atomic.Int64 // executions on the layer's goroutines: awaited or abandoned, not yet returned
+	d    time.Duration
+	msg  string
+	next toolmw.Tool
+	// attemptClock is the clock the attempt's deadline is read and
+	// waited on: nil for clock.System (the monotonic clock and a
+	// time.AfterFunc), else the layer's clock.
+	attemptClock clock.Clock
+	executing    atomic.Int64 // executions on the layer's goroutines: awaited or abandoned, not yet returned
 }
 
 // errTooManyAbandoned ends a call that WithMaxAbandoned does not start.
@@ -147,7 +156,7 @@ func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	actx, own := ctx, false
 	deadline := monotime.Of(l.clock).Add(l.d)
 	if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
-		a := newAttempt(ctx, deadline)
+		a := newAttempt(ctx, deadline, l.attemptClock)
 		actx, own = a, true
 		defer a.release()
 	}

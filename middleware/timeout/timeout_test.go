@@ -259,7 +259,14 @@ func TestAbandonLateByTheClock(t *testing.T) {
 			return toolmw.Text("booked"), nil
 		}
 		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithClock(clk), timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
-		tool(context.Background(), nil)
+		abandoned := make(chan struct{})
+		go func() {
+			tool(context.Background(), nil)
+			close(abandoned)
+		}()
+		clk.WaitForTimers(1)
+		clk.Advance(limit) // the deadline, on the fake clock
+		<-abandoned
 		clk.Advance(time.Minute)
 		close(release)
 		if l := <-lates; l.After != time.Minute {

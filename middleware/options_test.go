@@ -166,6 +166,7 @@ func badOptions() []badOption {
 			layer: func() toolmw.Middleware { return hedge.New(hedge.WithMaxLosers(-1)) }},
 		{name: "hedge.WithBudget", none: "nil means a budget per tool"},
 		{name: "hedge.WithLate", none: "nil means losers are discarded"},
+		{name: "hedge.WithClock", none: "nil means the system clock"},
 
 		{name: "logging.WithSuccessLevel", validate: func() error { return logging.Validate(logging.WithSuccessLevel(slog.LevelWarn)) },
 			layer: func() toolmw.Middleware {
@@ -201,6 +202,7 @@ func badOptions() []badOption {
 
 		{name: "recovery.WithHandler", none: "nil means no handler"},
 		{name: "recovery.WithGoexit", none: "takes no value"},
+		{name: "recovery.WithClock", none: "nil means the system clock"},
 
 		{name: "redact.WithScrubber", none: "nil means scrub.Default()"},
 		{name: "redact.WithKeyedHash", none: "an empty key means a random key per process"},

@@ -309,3 +309,58 @@ func TestLimitedCallNotHedged(t *testing.T) {
 		})
 	}
 }
+
+var errStoreDown = errors.New("dial tcp 10.0.0.7:6379: connection refused")
+
+// downTokens and downRuns are budget stores that always fail.
+type (
+	downTokens struct{}
+	downRuns   struct{}
+)
+
+func (downTokens) Apply(context.Context, budget.TokenOp) (budget.TokenBalance, error) {
+	return budget.TokenBalance{}, errStoreDown
+}
+
+func (downRuns) Take(context.Context, string, string, int) (int, bool, error) {
+	return 0, false, errStoreDown
+}
+
+// TestBudgetStoreFallbackMarksTheCall: a hedge whose run or retry budget
+// was decided on local state because the budget's store failed marks the
+// call degraded, naming the budget, so tracing and logging show it.
+func TestBudgetStoreFallbackMarksTheCall(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []budget.RunOption
+		b    *budget.Retry
+		want string
+	}{
+		{"token store down", nil, budget.NewRetry(budget.WithTokenStore(downTokens{})), "retry_budget"},
+		{"run store down", []budget.RunOption{budget.WithID("run-1"), budget.WithRunStore(downRuns{})}, budget.NewRetry(), "run_budget"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowFirst{first: 50 * time.Millisecond, then: time.Millisecond}
+				var degraded string
+				seen := func(next toolmw.Tool) toolmw.Tool {
+					return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+						res, err := next(ctx, args)
+						c, _ := toolmw.CallFrom(ctx)
+						degraded = c.Degraded
+						return res, err
+					}
+				}
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool, seen,
+					hedge.New(hedge.WithDelay(time.Millisecond), hedge.WithBudget(tc.b)))
+				res, err := tool(budget.WithRun(context.Background(), tc.opts...), nil)
+				if err != nil || res.Content != "answer 2" {
+					t.Fatalf("%v %v, want the hedge's answer (the local budget has room)", res, err)
+				}
+				if degraded != tc.want {
+					t.Errorf("Call.Degraded = %q, want %q", degraded, tc.want)
+				}
+			})
+		})
+	}
+}

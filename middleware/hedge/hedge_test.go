@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/runlimit"
@@ -342,23 +344,15 @@ func TestBudgetStoreFallbackMarksTheCall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &slowFirst{first: 50 * time.Millisecond, then: time.Millisecond}
-				var degraded string
-				seen := func(next toolmw.Tool) toolmw.Tool {
-					return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-						res, err := next(ctx, args)
-						c, _ := toolmw.CallFrom(ctx)
-						degraded = c.Degraded
-						return res, err
-					}
-				}
+				seen, degraded := testutil.Degraded()
 				tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool, seen,
 					hedge.New(hedge.WithDelay(time.Millisecond), hedge.WithBudget(tc.b)))
 				res, err := tool(budget.WithRun(context.Background(), tc.opts...), nil)
 				if err != nil || res.Content != "answer 2" {
 					t.Fatalf("%v %v, want the hedge's answer (the local budget has room)", res, err)
 				}
-				if degraded != tc.want {
-					t.Errorf("Call.Degraded = %q, want %q", degraded, tc.want)
+				if got := degraded(); !slices.Equal(got, []string{tc.want}) {
+					t.Errorf("Call.Degraded = %q, want %q", got, tc.want)
 				}
 			})
 		})

@@ -10,7 +10,8 @@ import (
 	"github.com/toolmw/toolmw/budget"
 )
 
-// racers is how many goroutines race for the last tokens or attempts.
+// racers is how many goroutines race for the last tokens or attempts,
+// released at once.
 const racers = 50
 
 // capacity is the bucket of the TokenStore checks: 10 tokens.
@@ -131,8 +132,10 @@ func testConcurrentWithdrawals(t *testing.T, s budget.TokenStore) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	withdrawn := 0
+	start := make(chan struct{})
 	for range racers {
 		wg.Go(func() {
+			<-start
 			b, err := s.Apply(context.Background(), budget.TokenOp{Capacity: capacity, Withdraw: 1000})
 			if err != nil {
 				t.Errorf("Apply: %v", err)
@@ -148,6 +151,7 @@ func testConcurrentWithdrawals(t *testing.T, s budget.TokenStore) {
 			}
 		})
 	}
+	close(start)
 	wg.Wait()
 	if withdrawn != 7 {
 		t.Errorf("%d of %d racing withdrawals of a token from 7 tokens succeeded, want 7", withdrawn, racers)
@@ -234,8 +238,10 @@ func testConcurrentTakes(t *testing.T, s budget.RunStore) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := make(map[int]bool)
+	start := make(chan struct{})
 	for range racers {
 		wg.Go(func() {
+			<-start
 			used, ok, err := s.Take(context.Background(), "run-race", "search", limit)
 			if err != nil {
 				t.Errorf("Take: %v", err)
@@ -254,6 +260,7 @@ func testConcurrentTakes(t *testing.T, s budget.RunStore) {
 			}
 		})
 	}
+	close(start)
 	wg.Wait()
 	if len(counts) != limit {
 		t.Errorf("%d of %d racing takes succeeded, want the limit, %d", len(counts), racers, limit)

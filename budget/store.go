@@ -20,6 +20,14 @@ type TokenStore interface {
 	// Apply applies op to the shared bucket atomically and returns the
 	// balance after it. A bucket the store has never seen (or has
 	// forgotten) is full: it holds op.Capacity.
+	//
+	// A balance that does not parse (garbage, a negative or out-of-range
+	// number, a key of another type: what a broken or hostile writer left)
+	// reads as empty: Apply applies op to that and writes the result over
+	// it, withdrawing nothing, and returns the new balance with an error
+	// wrapping store.ErrCorrupt. The Retry takes that balance as the
+	// store's answer (no retry is lent by a balance it cannot read),
+	// reports the error, and does not leave the store alone (it answered).
 	Apply(ctx context.Context, op TokenOp) (TokenBalance, error)
 }
 
@@ -59,20 +67,14 @@ type RunStore interface {
 	// limit were taken, and returns how many are taken after it and whether
 	// it took one. id is a valid run id (see [WithID]); tool is not
 	// sanitised: the store must treat it as hostile.
+	//
+	// A count that does not parse (garbage, a negative or out-of-range
+	// number, a key of another type) takes nothing: Take returns ok false
+	// with an error wrapping store.ErrCorrupt. The Run refuses the attempt
+	// (fails closed, as if the cap were used up), reports the error, and
+	// does not leave the store alone (it answered).
 	Take(ctx context.Context, id, tool string, limit int) (used int, ok bool, err error)
 }
-
-// A store whose state does not parse (garbage, a negative or out-of-range
-// number, a key of another type, what a broken or hostile writer left)
-// returns an error wrapping store.ErrCorrupt. The budget fails closed for
-// that call, reports it, and does not leave the store alone (it answered):
-//
-//   - a TokenStore reads such a balance as empty, applies the op to that
-//     and writes the result over it, withdrawing nothing: Apply returns the
-//     new balance with the error, and the Retry takes the balance as the
-//     store's answer (no retry is lent by a balance it cannot read);
-//   - a RunStore takes no attempt: Take returns ok false with the error,
-//     and the Run refuses the attempt (as if the cap were used up).
 
 // Batching of a shared Retry's deposits: a deposit sends the queue, in the
 // background, once it holds flushTokens or flushEvery has passed since the

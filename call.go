@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/callnote"
 	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -166,10 +165,6 @@ func SetDegraded(ctx context.Context, layer string) {
 		c.note(func(n *notes) { n.degraded = name(layer) })
 	}
 }
-
-// The budget package, which this one imports, marks the calls whose shared
-// budget it decided locally through callnote.
-func init() { callnote.Degraded = SetDegraded }
 
 // name returns s when it is a well-formed name (a code, see
 // taxonomy.ValidCode), else "other": a note in the call record is a name,

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/budget/budgettest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -449,7 +450,7 @@ func TestRunID(t *testing.T) {
 // count in the store: asked three times, one attempt of a tool capped at
 // one, not one per replica.
 func TestRunIDNotStorableIsShared(t *testing.T) {
-	store := &memRuns{}
+	store := &budgettest.MemRunStore{}
 	taken := 0
 	for range 3 {
 		r := budget.NewRun(budget.WithID("tenant/42/run-7"), budget.WithToolMaxAttempts("pay", 1), budget.WithRunStore(store))
@@ -457,7 +458,7 @@ func TestRunIDNotStorableIsShared(t *testing.T) {
 			taken++
 		}
 	}
-	if n := store.calls(); taken != 1 || n != 3 {
+	if n := store.Ops(); taken != 1 || n != 3 {
 		t.Fatalf("%d attempts taken across three replicas, the store asked %d times; want 1 and 3", taken, n)
 	}
 }

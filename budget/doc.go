@@ -100,14 +100,22 @@
 // implements both on Redis.
 //
 // A store never blocks a call for long nor fails it: after its timeout
-// (default 50 ms) or an error, the budget decides with its local state,
-// which follows the last state the store gave, reports the fallback to
-// [WithOnTokenStoreError] or [WithOnRunStoreError], and leaves the store
-// alone for a quarter of a second before trying it again. While it is down
-// each replica has its own bucket and counts. [Retry.TryRetry] and
-// [Run.Take] take no context, so the timeout is their only bound on a
-// store's round trip; [Retry.TryRetryContext] and [Run.TakeContext] are
-// bounded by the caller's context too.
+// (store.WithTimeout, default store.DefaultTimeout, 50 ms) or an error, the
+// budget decides with its local state, which follows the last state the
+// store gave, reports the fallback to store.WithOnError as a store.Error
+// (Layer "retry_budget" or "run_budget"), and leaves the store alone for
+// store.Rest, a quarter of a second, before trying it again. While it is
+// down each replica has its own bucket and counts. [Retry.TryRetryContext]
+// and [Run.TakeContext] return degraded for a decision made without the
+// store; the retry and hedge layers then mark the call
+// (toolmw.Call.Degraded names the budget), so tracing and logging show
+// it. [Retry.TryRetry] and [Run.Take] take no context, so the timeout is
+// their only bound on a store's round trip; TryRetryContext and
+// TakeContext are bounded by the caller's context too. A store whose state
+// does not parse (store.ErrCorrupt) fails closed: no retry is lent, no
+// attempt taken; it is reported, and the store is not left alone.
+// Package budgettest holds memory stores and the conformance checks a
+// store of your own can run.
 //
 // # Deadlines
 //
@@ -122,12 +130,12 @@
 // options. An option given 0 means its
 // default, except [WithRatio], where 0 is a real ratio (never refill). A
 // value an option cannot use (a negative cap or reserve, a ratio outside
-// [0, 1]) is ignored, the default kept, so the constructors always return a
+// [0, 1], a negative store timeout) is ignored, the default kept, so the constructors always return a
 // working budget; [ValidateRun] and [ValidateRetry] report it at start-up.
 // Nothing here panics.
 //
-// This package imports only the standard library and one internal
-// package of this module (which marks a call degraded). Its errors are
+// This package does not import package toolmw (which imports it): it
+// marks no call itself, and returns what the caller marks. Its errors are
 // plain errors; the layers turn them into typed ones
 // (tool-definition-invalid/option_invalid).
 package budget

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/budget/budgettest"
+	"github.com/toolmw/toolmw/store"
 )
 
 // A custom agent loop draws on the run budget without any middleware.
@@ -67,6 +69,33 @@ func ExampleNewAdaptive() {
 	// after a retry that succeeded: 2
 	// after a retry that timed out: 0
 	// retry allowed: false
+}
+
+// outage is a RunStore whose server is down.
+type outage struct{}
+
+func (outage) Take(context.Context, string, string, int) (int, bool, error) {
+	return 0, false, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+}
+
+// Two replicas serving one named run share its cap through a RunStore
+// (adapters/redis in production). A replica whose store is down counts on
+// its own, reports it, and tells the caller the attempt was decided without
+// the store.
+func ExampleWithRunStore() {
+	shared := &budgettest.MemRunStore{}
+	a := budget.NewRun(budget.WithID("run-7f3a"), budget.WithMaxAttempts(2), budget.WithRunStore(shared))
+	b := budget.NewRun(budget.WithID("run-7f3a"), budget.WithMaxAttempts(2), budget.WithRunStore(shared))
+	fmt.Println("a:", a.Take("search"), "b:", b.Take("search"), "a:", a.Take("search"))
+
+	onError := store.WithOnError(func(e store.Error) { fmt.Println("reported:", e) })
+	c := budget.NewRun(budget.WithID("run-7f3a"), budget.WithMaxAttempts(2), budget.WithRunStore(outage{}, onError))
+	ok, degraded := c.TakeContext(context.Background(), "search")
+	fmt.Println("store down: taken", ok, "degraded", degraded)
+	// Output:
+	// a: true b: true a: false
+	// reported: run_budget store take: dial tcp 10.0.0.7:6379: connection refused
+	// store down: taken true degraded true
 }
 
 func ExampleWaitFits() {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
-	"time"
+
+	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/store"
 )
 
 // Defaults of a [Retry], adaptive or fixed.
@@ -55,12 +57,11 @@ type Retry struct {
 type RetryOption func(*retryConfig)
 
 type retryConfig struct {
-	ratio   float64
-	reserve int
-	store   TokenStore
-	timeout time.Duration
-	onError func(StoreError)
-	err     error
+	ratio    float64
+	reserve  int
+	store    TokenStore
+	storeCfg store.Config
+	err      error
 }
 
 func (c *retryConfig) reject(format string, args ...any) {
@@ -115,9 +116,8 @@ func newRetryConfig(opts []RetryOption) retryConfig {
 }
 
 // ValidateRetry reports the first option value [NewAdaptive] or [NewRetry]
-// would ignore, or nil. The error is a plain error (this package does not
-// import the taxonomy); a layer reporting it wraps it as a
-// tool-definition-invalid/option_invalid error.
+// would ignore, or nil. The error is a plain error; a layer reporting it
+// wraps it as a tool-definition-invalid/option_invalid error.
 func ValidateRetry(opts ...RetryOption) error {
 	return newRetryConfig(opts).err
 }
@@ -146,10 +146,7 @@ func NewRetry(opts ...RetryOption) *Retry {
 		max:     int64(c.reserve) * milli,
 	}
 	if c.store != nil {
-		b.shared = &sharedTokens{store: c.store, timeout: c.timeout, onError: c.onError}
-		if b.shared.timeout == 0 {
-			b.shared.timeout = DefaultStoreTimeout
-		}
+		b.shared = &sharedTokens{store: c.store, guard: storeguard.New("retry_budget", c.storeCfg, false, nil)}
 	}
 	return b
 }
@@ -178,22 +175,23 @@ func (b *Retry) Deposit() {
 // hedge) and reports whether there was one. When it returns false nothing
 // is withdrawn and the attempt must not be made.
 func (b *Retry) TryRetry() bool {
-	if b.shared != nil {
-		return b.sharedTryRetry(context.Background())
-	}
-	return b.localTryRetry()
+	ok, _ := b.TryRetryContext(context.Background())
+	return ok
 }
 
 // TryRetryContext is [Retry.TryRetry] for a caller with a context: with a
 // [TokenStore], the round trip is bounded by ctx as well as by the store
 // timeout, and a ctx that ends first leaves the decision to the local
-// balance without counting against the store. Without a store it is
-// TryRetry.
-func (b *Retry) TryRetryContext(ctx context.Context) bool {
+// balance without counting against the store. degraded says the store
+// failed, did not answer in time or rests, and the local balance decided:
+// a caller that keeps a call record marks the call (the retry and hedge
+// layers call toolmw.SetDegraded(ctx, "retry_budget")). Without a store it
+// is TryRetry, and degraded is false.
+func (b *Retry) TryRetryContext(ctx context.Context) (ok, degraded bool) {
 	if b.shared != nil {
 		return b.sharedTryRetry(ctx)
 	}
-	return b.localTryRetry()
+	return b.localTryRetry(), false
 }
 
 // localTryRetry withdraws one token from the local balance.

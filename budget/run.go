@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
+
+	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/store"
 )
 
 // DefaultRunAttempts is how many attempts one tool may use across a whole
@@ -29,10 +30,8 @@ type Run struct {
 	max    int            // the cap of every tool without its own; 0 means DefaultRunAttempts
 	limits map[string]int // per-tool caps; read-only after NewRun
 
-	store   RunStore // nil, or unused without an id: counts are in-process only
-	timeout time.Duration
-	onError func(StoreError)
-	rest    atomic.Int64 // unix nanoseconds until which the store is left alone
+	store RunStore // nil, or unused without an id: counts are in-process only
+	guard *storeguard.Guard
 
 	mu   sync.Mutex
 	used map[string]int // made on the first Take
@@ -44,13 +43,12 @@ type Run struct {
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	id      string
-	max     int
-	limits  map[string]int
-	store   RunStore
-	timeout time.Duration
-	onError func(StoreError)
-	err     error
+	id       string
+	max      int
+	limits   map[string]int
+	store    RunStore
+	storeCfg store.Config
+	err      error
 }
 
 func (c *runConfig) reject(format string, args ...any) {
@@ -170,8 +168,7 @@ func newRunConfig(opts []RunOption) runConfig {
 }
 
 // ValidateRun reports the first option value [NewRun] would ignore, or nil.
-// The error is a plain error (this package imports only the standard
-// library); a layer reporting it wraps it as a
+// The error is a plain error; a layer reporting it wraps it as a
 // tool-definition-invalid/option_invalid error.
 func ValidateRun(opts ...RunOption) error {
 	return newRunConfig(opts).err
@@ -183,10 +180,7 @@ func NewRun(opts ...RunOption) *Run {
 	c := newRunConfig(opts)
 	r := &Run{id: c.id, max: c.max, limits: c.limits}
 	if c.store != nil && c.id != "" {
-		r.store, r.timeout, r.onError = c.store, c.timeout, c.onError
-		if r.timeout == 0 {
-			r.timeout = DefaultStoreTimeout
-		}
+		r.store, r.guard = c.store, storeguard.New("run_budget", c.storeCfg, false, nil)
 	}
 	return r
 }
@@ -237,20 +231,32 @@ func (r *Run) Limit(tool string) int {
 // Take takes one attempt for tool and reports whether it could: false once
 // the tool's cap is used up. Nothing is taken when it returns false.
 func (r *Run) Take(tool string) bool {
-	return r.TakeContext(context.Background(), tool)
+	ok, _ := r.TakeContext(context.Background(), tool)
+	return ok
 }
 
 // TakeContext is [Run.Take] for a caller with a context: with a
 // [RunStore], the round trip is bounded by ctx as well as by the store
 // timeout, and a ctx that ends first leaves the count to the Run without
-// counting against the store. Without a store it is Take.
-func (r *Run) TakeContext(ctx context.Context, tool string) bool {
+// counting against the store. degraded says the store failed, did not
+// answer in time or rests, and the Run counted locally: a caller that keeps
+// a call record marks the call (the retry and hedge layers and package turn
+// call toolmw.SetDegraded(ctx, "run_budget")). Without a store it is Take,
+// and degraded is false.
+func (r *Run) TakeContext(ctx context.Context, tool string) (ok, degraded bool) {
 	limit := r.Limit(tool)
 	if r.store != nil {
-		if ok, decided := r.sharedTake(ctx, tool, limit); decided {
-			return ok
+		ok, decided, degraded := r.sharedTake(ctx, tool, limit)
+		if decided {
+			return ok, false
 		}
+		return r.localTake(tool, limit), degraded
 	}
+	return r.localTake(tool, limit), false
+}
+
+// localTake takes one attempt of tool from the local count.
+func (r *Run) localTake(tool string, limit int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.used[tool] >= limit {

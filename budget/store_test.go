@@ -9,58 +9,66 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/budget/budgettest"
+	"github.com/toolmw/toolmw/store"
 )
 
-// memBucket is a TokenStore in memory, with the semantics of the port: a
-// bucket it has not seen is full. fail, when set, makes it fail or stall.
-type memBucket struct {
-	mu      sync.Mutex
-	seen    bool
-	balance int64
-	ops     []budget.TokenOp
-	fail    func(ctx context.Context) error
+// faulty makes a store fail or stall as fail says, and counts the
+// operations it was asked, failed or not.
+type faulty struct {
+	mu    sync.Mutex
+	fail  func(context.Context) error
+	asked int
 }
 
-func (m *memBucket) Apply(ctx context.Context, op budget.TokenOp) (budget.TokenBalance, error) {
-	m.mu.Lock()
-	fail := m.fail
-	m.ops = append(m.ops, op)
-	m.mu.Unlock()
-	if fail != nil {
-		if err := fail(ctx); err != nil {
-			return budget.TokenBalance{}, err
-		}
+func (f *faulty) failWith(fail func(context.Context) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fail
+}
+
+// ask counts an operation and returns fail's error, if any.
+func (f *faulty) ask(ctx context.Context) error {
+	f.mu.Lock()
+	f.asked++
+	fail := f.fail
+	f.mu.Unlock()
+	if fail == nil {
+		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.seen {
-		m.seen, m.balance = true, op.Capacity
+	return fail(ctx)
+}
+
+func (f *faulty) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked
+}
+
+// tokens is a memory TokenStore that can be made to fail.
+type tokens struct {
+	budgettest.MemTokenStore
+	faulty
+}
+
+func (s *tokens) Apply(ctx context.Context, op budget.TokenOp) (budget.TokenBalance, error) {
+	if err := s.ask(ctx); err != nil {
+		return budget.TokenBalance{}, err
 	}
-	m.balance = min(m.balance+op.Add, op.Capacity)
-	m.balance = max(m.balance-op.Take, 0)
-	ok := op.Withdraw > 0 && m.balance >= op.Withdraw
-	if ok {
-		m.balance -= op.Withdraw
+	return s.MemTokenStore.Apply(ctx, op)
+}
+
+// runs is a memory RunStore that can be made to fail.
+type runs struct {
+	budgettest.MemRunStore
+	faulty
+}
+
+func (s *runs) Take(ctx context.Context, id, tool string, limit int) (int, bool, error) {
+	if err := s.ask(ctx); err != nil {
+		return 0, false, err
 	}
-	return budget.TokenBalance{Balance: m.balance, Withdrawn: ok}, nil
-}
-
-func (m *memBucket) set(balance int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.seen, m.balance = true, balance
-}
-
-func (m *memBucket) state() (balance int64, ops []budget.TokenOp) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.balance, append([]budget.TokenOp(nil), m.ops...)
-}
-
-func (m *memBucket) failWith(f func(ctx context.Context) error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.fail = f
+	return s.MemRunStore.Take(ctx, id, tool, limit)
 }
 
 var errDown = errors.New("dial tcp 10.0.0.7:6379: connection refused")
@@ -72,14 +80,34 @@ func stall(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// reports collects the store errors reported to it.
+type reports struct {
+	mu   sync.Mutex
+	errs []store.Error
+}
+
+func (r *reports) option() store.Option {
+	return store.WithOnError(func(e store.Error) {
+		r.mu.Lock()
+		r.errs = append(r.errs, e)
+		r.mu.Unlock()
+	})
+}
+
+func (r *reports) get() []store.Error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]store.Error(nil), r.errs...)
+}
+
 // TestTokenStoreShared: two Retry budgets on one store draw on one bucket:
 // the reserve is spent once, whichever withdraws, and the deposits of one
 // pay for the retries of the other.
 func TestTokenStoreShared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &memBucket{}
-		a := budget.NewRetry(budget.WithReserve(3), budget.WithTokenStore(store))
-		b := budget.NewRetry(budget.WithReserve(3), budget.WithTokenStore(store))
+		s := &budgettest.MemTokenStore{}
+		a := budget.NewRetry(budget.WithReserve(3), budget.WithTokenStore(s))
+		b := budget.NewRetry(budget.WithReserve(3), budget.WithTokenStore(s))
 		got := 0
 		for i := range 8 {
 			if []*budget.Retry{a, b}[i%2].TryRetry() {
@@ -115,9 +143,9 @@ func TestTokenStoreShared(t *testing.T) {
 // ms, or with the next withdrawal), not one round trip per call.
 func TestTokenStoreBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &memBucket{}
-		store.set(0)
-		b := budget.NewAdaptive(budget.WithReserve(100), budget.WithTokenStore(store))
+		s := &budgettest.MemTokenStore{}
+		s.Set(0)
+		b := budget.NewAdaptive(budget.WithReserve(100), budget.WithTokenStore(s))
 		for range 1000 { // 100 tokens
 			b.Deposit()
 			synctest.Wait()
@@ -125,34 +153,32 @@ func TestTokenStoreBatches(t *testing.T) {
 		if err := b.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		balance, ops := store.state()
-		if balance != 100_000 {
+		if balance, _ := s.Balance(); balance != 100_000 {
 			t.Errorf("balance = %d thousandths, want 100 tokens", balance)
 		}
-		if len(ops) > 11 {
-			t.Errorf("%d round trips for 1000 deposits, want at most one per ten tokens", len(ops))
+		if n := s.Ops(); n > 11 {
+			t.Errorf("%d round trips for 1000 deposits, want at most one per ten tokens", n)
 		}
 		// Observe's charges are queued and sent with the next withdrawal.
 		b.Observe(budget.Attempt{Retry: true, Outcome: budget.Overloaded}) // −1
 		b.Observe(budget.Attempt{Outcome: budget.Overloaded})              // −0.1
-		n := len(ops)
+		n := s.Ops()
 		if !b.TryRetry() {
 			t.Fatal("no retry with 100 tokens")
 		}
-		balance, ops = store.state()
-		if balance != 100_000-1000-100-1000 {
+		if balance, _ := s.Balance(); balance != 100_000-1000-100-1000 {
 			t.Errorf("balance = %d, want 97.9 tokens", balance)
 		}
-		if len(ops) != n+1 {
-			t.Errorf("%d round trips for two charges and a withdrawal, want 1", len(ops)-n)
+		if s.Ops() != n+1 {
+			t.Errorf("%d round trips for two charges and a withdrawal, want 1", s.Ops()-n)
 		}
 	})
 }
 
 // TestTokenStoreFallsBack: a store that fails or stalls leaves the retry to
 // the local balance, which starts from the last shared one, within the
-// store timeout; the fallback is reported; the store rests, then is asked
-// again.
+// store timeout; the fallback is reported and returned as degraded; the
+// store rests, then is asked again.
 func TestTokenStoreFallsBack(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -165,45 +191,39 @@ func TestTokenStoreFallsBack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				store := &memBucket{}
-				var reports []budget.StoreError
-				var mu sync.Mutex
-				b := budget.NewRetry(budget.WithReserve(5), budget.WithTokenStore(store),
-					budget.WithTokenStoreTimeout(20*time.Millisecond),
-					budget.WithOnTokenStoreError(func(e budget.StoreError) {
-						mu.Lock()
-						reports = append(reports, e)
-						mu.Unlock()
-					}))
+				s := &tokens{}
+				var got reports
+				b := budget.NewRetry(budget.WithReserve(5), budget.WithTokenStore(s,
+					store.WithTimeout(20*time.Millisecond), got.option()))
+				ctx := context.Background()
 				for range 4 { // the shared bucket holds 1 token
-					if !b.TryRetry() {
-						t.Fatal("refused with tokens left")
+					if ok, degraded := b.TryRetryContext(ctx); !ok || degraded {
+						t.Fatalf("TryRetryContext = %v, %v with tokens left, want true, false", ok, degraded)
 					}
 				}
-				store.failWith(tc.fail)
+				s.failWith(tc.fail)
 				start := time.Now()
-				if !b.TryRetry() {
-					t.Error("the local balance, following the shared one, refused its last token")
+				if ok, degraded := b.TryRetryContext(ctx); !ok || !degraded {
+					t.Errorf("TryRetryContext = %v, %v; want the local balance's last token, degraded", ok, degraded)
 				}
 				if took := time.Since(start); took != tc.took {
 					t.Errorf("the fallback took %v, want %v", took, tc.took)
 				}
-				if b.TryRetry() {
-					t.Error("the local balance granted a token the shared bucket did not have")
+				if ok, degraded := b.TryRetryContext(ctx); ok || !degraded {
+					t.Errorf("TryRetryContext = %v, %v while the store rests; want false (no local token), degraded", ok, degraded)
 				}
-				mu.Lock()
-				if len(reports) != 2 || reports[0].Op != "retry" || !errors.Is(reports[0].Err, tc.want) {
-					t.Errorf("reports = %+v, want 2, the first a retry with %v", reports, tc.want)
+				r := got.get()
+				want := store.Error{Layer: "retry_budget", Op: "retry", Err: r[0].Err}
+				if len(r) != 2 || r[0] != want || !errors.Is(r[0].Err, tc.want) || !errors.Is(r[1].Err, store.ErrResting) {
+					t.Errorf("reports = %+v, want 2: a retry with %v, then one resting", r, tc.want)
 				}
-				mu.Unlock()
-				_, ops := store.state()
-				if len(ops) != 5 {
-					t.Errorf("the store was asked %d times, want 5 (it rests after its failure)", len(ops))
+				if n := s.calls(); n != 5 {
+					t.Errorf("the store was asked %d times, want 5 (it rests after its failure)", n)
 				}
 				time.Sleep(time.Second)
-				store.failWith(nil)
+				s.failWith(nil)
 				b.TryRetry()
-				if _, ops := store.state(); len(ops) != 6 {
+				if n := s.calls(); n != 6 {
 					t.Error("the store was not asked again after its rest")
 				}
 			})
@@ -211,12 +231,48 @@ func TestTokenStoreFallsBack(t *testing.T) {
 	}
 }
 
+// TestTokenStoreDepositFails: a batch of deposits the store did not take
+// is reported as a deposit, rests the store, and is sent again with the
+// next operation after the rest.
+func TestTokenStoreDepositFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &tokens{}
+		s.Set(0)
+		var got reports
+		b := budget.NewRetry(budget.WithReserve(5), budget.WithTokenStore(s, got.option()))
+		s.failWith(down)
+		for range 10 {
+			b.Deposit()
+		}
+		synctest.Wait()
+		if r := got.get(); len(r) != 1 || r[0].Layer != "retry_budget" || r[0].Op != "deposit" || !errors.Is(r[0].Err, errDown) {
+			t.Fatalf("reports = %+v, want one deposit with %v", r, errDown)
+		}
+		asked := s.calls()
+		for range 10 {
+			b.Deposit()
+		}
+		synctest.Wait()
+		if s.calls() != asked {
+			t.Errorf("the store was asked while it rests")
+		}
+		s.failWith(nil)
+		time.Sleep(store.Rest)
+		if ok, degraded := b.TryRetryContext(context.Background()); !ok || degraded {
+			t.Errorf("TryRetryContext = %v, %v after the rest, want the deposits' token from the store", ok, degraded)
+		}
+		if balance, _ := s.Balance(); balance != 1000 {
+			t.Errorf("balance = %d, want the 2 tokens deposited less the 1 withdrawn", balance)
+		}
+	})
+}
+
 // TestRunStoreShared: Runs with the same id on one store share their caps,
 // whichever takes; a Run without an id never asks the store.
 func TestRunStoreShared(t *testing.T) {
-	store := &memRuns{}
-	a := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5), budget.WithRunStore(store))
-	b := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5), budget.WithRunStore(store))
+	s := &budgettest.MemRunStore{}
+	a := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5), budget.WithRunStore(s))
+	b := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5), budget.WithRunStore(s))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	taken := 0
@@ -236,53 +292,72 @@ func TestRunStoreShared(t *testing.T) {
 	if a.Used("search") != 5 || b.Remaining("search") != 0 {
 		t.Errorf("Used = %d, Remaining = %d; want 5, 0", a.Used("search"), b.Remaining("search"))
 	}
-	local := budget.NewRun(budget.WithRunStore(store))
+	local := budget.NewRun(budget.WithRunStore(s))
 	local.Take("search")
-	if n := store.calls(); n != 20 {
+	if n := s.Ops(); n != 20 {
 		t.Errorf("store calls = %d, want 20 (a run without an id is local)", n)
 	}
 }
 
 // TestRunStoreFallsBack: a run store that fails or stalls leaves the count
-// to the Run, from the last count it gave, within the timeout.
+// to the Run, from the last count it gave, within the timeout; the
+// fallback is reported and returned as degraded.
 func TestRunStoreFallsBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &memRuns{}
-		var reports int
-		r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(3), budget.WithRunStore(store),
-			budget.WithRunStoreTimeout(20*time.Millisecond),
-			budget.WithOnRunStoreError(func(e budget.StoreError) {
-				if e.Op == "take" {
-					reports++
-				}
-			}))
-		if first, second := r.Take("search"), r.Take("search"); !first || !second {
-			t.Fatal("refused under the cap")
+		s := &runs{}
+		var got reports
+		r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(3),
+			budget.WithRunStore(s, store.WithTimeout(20*time.Millisecond), got.option()))
+		ctx := context.Background()
+		for range 2 {
+			if ok, degraded := r.TakeContext(ctx, "search"); !ok || degraded {
+				t.Fatalf("TakeContext = %v, %v under the cap, want true, false", ok, degraded)
+			}
 		}
-		store.failWith(stall)
+		s.failWith(stall)
 		start := time.Now()
-		if third, fourth := r.Take("search"), r.Take("search"); !third || fourth {
+		third, degraded3 := r.TakeContext(ctx, "search")
+		fourth, degraded4 := r.TakeContext(ctx, "search")
+		if !third || fourth {
 			t.Error("the local count did not carry on from the shared one (2 of 3 used)")
+		}
+		if !degraded3 || !degraded4 {
+			t.Errorf("degraded = %v, %v, want true for both takes decided locally", degraded3, degraded4)
 		}
 		if took := time.Since(start); took != 20*time.Millisecond {
 			t.Errorf("took %v, want one store timeout, 20ms", took)
 		}
-		if reports != 2 {
-			t.Errorf("reports = %d, want 2", reports)
+		rep := got.get()
+		want := store.Error{Layer: "run_budget", Op: "take", Err: context.DeadlineExceeded}
+		if len(rep) != 2 || rep[0] != want || !errors.Is(rep[1].Err, store.ErrResting) {
+			t.Errorf("reports = %+v, want 2: %+v, then one resting", rep, want)
 		}
 	})
 }
 
+// TestStoreOptionsInvalid: an invalid store option is reported by
+// ValidateRetry and ValidateRun, and ignored by the constructors.
 func TestStoreOptionsInvalid(t *testing.T) {
-	if budget.ValidateRetry(budget.WithTokenStoreTimeout(-1)) == nil {
+	if budget.ValidateRetry(budget.WithTokenStore(&budgettest.MemTokenStore{}, store.WithTimeout(-1))) == nil {
 		t.Error("ValidateRetry accepted a negative store timeout")
 	}
-	if budget.ValidateRun(budget.WithRunStoreTimeout(-1)) == nil {
+	if budget.ValidateRun(budget.WithRunStore(&budgettest.MemRunStore{}, store.WithTimeout(-1))) == nil {
 		t.Error("ValidateRun accepted a negative store timeout")
 	}
-	if err := budget.ValidateRetry(budget.WithTokenStore(nil), budget.WithTokenStoreTimeout(0)); err != nil {
+	if err := budget.ValidateRetry(budget.WithTokenStore(nil, store.WithTimeout(0), nil)); err != nil {
 		t.Errorf("ValidateRetry(nil store, 0) = %v, want the defaults", err)
 	}
+	// The constructors keep the default timeout.
+	synctest.Test(t, func(t *testing.T) {
+		s := &tokens{}
+		s.failWith(stall)
+		b := budget.NewRetry(budget.WithTokenStore(s, store.WithTimeout(-1)))
+		start := time.Now()
+		b.TryRetry()
+		if took := time.Since(start); took != store.DefaultTimeout {
+			t.Errorf("a stalled store held the retry %v, want the default timeout, %v", took, store.DefaultTimeout)
+		}
+	})
 	// The zero Retry has no store: Flush has nothing to send.
 	var b budget.Retry
 	if err := b.Flush(context.Background()); err != nil {
@@ -290,68 +365,25 @@ func TestStoreOptionsInvalid(t *testing.T) {
 	}
 }
 
-// memRuns is a RunStore in memory.
-type memRuns struct {
-	mu   sync.Mutex
-	used map[[2]string]int
-	n    int
-	fail func(context.Context) error
-}
-
-func (m *memRuns) Take(ctx context.Context, id, tool string, limit int) (int, bool, error) {
-	m.mu.Lock()
-	m.n++
-	fail := m.fail
-	m.mu.Unlock()
-	if fail != nil {
-		if err := fail(ctx); err != nil {
-			return 0, false, err
-		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.used == nil {
-		m.used = make(map[[2]string]int)
-	}
-	k := [2]string{id, tool}
-	if m.used[k] >= limit {
-		return m.used[k], false, nil
-	}
-	m.used[k]++
-	return m.used[k], true, nil
-}
-
-func (m *memRuns) calls() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.n
-}
-
-func (m *memRuns) failWith(f func(context.Context) error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.fail = f
-}
-
 // TestStoreBoundedByContext: TryRetryContext and TakeContext wait for a
 // stalled store no longer than the caller's context, decide locally, and
 // do not count the caller's end against the store: it is asked again next
-// time, and nothing is reported.
+// time, nothing is reported, and the call is not degraded.
 func TestStoreBoundedByContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tokens, runs := &memBucket{}, &memRuns{}
-		tokens.failWith(stall)
-		runs.failWith(stall)
-		reported := 0
-		onErr := func(budget.StoreError) { reported++ }
-		b := budget.NewRetry(budget.WithTokenStore(tokens), budget.WithTokenStoreTimeout(time.Second), budget.WithOnTokenStoreError(onErr))
-		r := budget.NewRun(budget.WithID("run-1"), budget.WithRunStore(runs), budget.WithRunStoreTimeout(time.Second), budget.WithOnRunStoreError(onErr))
-		for _, op := range []func(context.Context) bool{b.TryRetryContext, func(ctx context.Context) bool { return r.TakeContext(ctx, "search") }} {
+		tk, rn := &tokens{}, &runs{}
+		tk.failWith(stall)
+		rn.failWith(stall)
+		var got reports
+		b := budget.NewRetry(budget.WithTokenStore(tk, store.WithTimeout(time.Second), got.option()))
+		r := budget.NewRun(budget.WithID("run-1"), budget.WithRunStore(rn, store.WithTimeout(time.Second), got.option()))
+		for _, op := range []func(context.Context) (bool, bool){b.TryRetryContext,
+			func(ctx context.Context) (bool, bool) { return r.TakeContext(ctx, "search") }} {
 			for range 2 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 				start := time.Now()
-				if !op(ctx) {
-					t.Error("refused with local tokens and attempts left")
+				if ok, degraded := op(ctx); !ok || degraded {
+					t.Errorf("= %v, %v; want true (local tokens and attempts left), not degraded", ok, degraded)
 				}
 				if took := time.Since(start); took != 10*time.Millisecond {
 					t.Errorf("took %v, want the caller's 10ms", took)
@@ -359,11 +391,11 @@ func TestStoreBoundedByContext(t *testing.T) {
 				cancel()
 			}
 		}
-		if _, ops := tokens.state(); len(ops) != 2 || runs.calls() != 2 {
-			t.Errorf("the stores were asked %d and %d times, want 2 each (no rest)", len(ops), runs.calls())
+		if tk.calls() != 2 || rn.calls() != 2 {
+			t.Errorf("the stores were asked %d and %d times, want 2 each (no rest)", tk.calls(), rn.calls())
 		}
-		if reported != 0 {
-			t.Errorf("%d fallbacks reported for the caller's own deadline, want 0", reported)
+		if r := got.get(); len(r) != 0 {
+			t.Errorf("%d fallbacks reported for the caller's own deadline, want 0", len(r))
 		}
 	})
 }
@@ -372,16 +404,16 @@ func TestStoreBoundedByContext(t *testing.T) {
 // 1) arrives after the answer to a later one (count 2), the Run keeps the
 // higher count rather than the last to arrive.
 func TestRunStoreAnswersOutOfOrder(t *testing.T) {
-	store := &crossedRuns{counted: make(chan struct{}), release: make(chan struct{})}
-	r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5), budget.WithRunStore(store),
-		budget.WithRunStoreTimeout(time.Minute)) // the held answer is not a stall
+	s := &crossedRuns{counted: make(chan struct{}), release: make(chan struct{})}
+	r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(5),
+		budget.WithRunStore(s, store.WithTimeout(time.Minute))) // the held answer is not a stall
 	done := make(chan bool)
 	go func() { done <- r.Take("search") }()
-	<-store.counted
+	<-s.counted
 	if !r.Take("search") {
 		t.Fatal("the second take was refused under the cap")
 	}
-	close(store.release)
+	close(s.release)
 	if !<-done {
 		t.Fatal("the first take was refused under the cap")
 	}
@@ -393,13 +425,13 @@ func TestRunStoreAnswersOutOfOrder(t *testing.T) {
 // crossedRuns is a RunStore whose first answer is held back until release
 // is closed, after the take has been counted.
 type crossedRuns struct {
-	memRuns
+	budgettest.MemRunStore
 	once             sync.Once
 	counted, release chan struct{}
 }
 
 func (c *crossedRuns) Take(ctx context.Context, id, tool string, limit int) (int, bool, error) {
-	used, ok, err := c.memRuns.Take(ctx, id, tool, limit)
+	used, ok, err := c.MemRunStore.Take(ctx, id, tool, limit)
 	held := false
 	c.once.Do(func() { held = true })
 	if held {
@@ -414,7 +446,7 @@ type corruptRuns struct{ calls int }
 
 func (c *corruptRuns) Take(context.Context, string, string, int) (int, bool, error) {
 	c.calls++
-	return 0, false, errors.Join(errors.New("calls field is \"garbage\""), budget.ErrStoreCorrupt)
+	return 0, false, errors.Join(errors.New("calls field is \"garbage\""), store.ErrCorrupt)
 }
 
 // corruptBucket is a TokenStore whose balance does not parse: it reads
@@ -423,39 +455,39 @@ type corruptBucket struct{ calls int }
 
 func (c *corruptBucket) Apply(_ context.Context, op budget.TokenOp) (budget.TokenBalance, error) {
 	c.calls++
-	return budget.TokenBalance{Balance: min(op.Add, op.Capacity)}, errors.Join(errors.New("balance is \"garbage\""), budget.ErrStoreCorrupt)
+	return budget.TokenBalance{Balance: min(op.Add, op.Capacity)}, errors.Join(errors.New("balance is \"garbage\""), store.ErrCorrupt)
 }
 
 // TestStoreCorruptFailsClosed: a RunStore whose count of a run does not
 // parse refuses the attempt — it is not counted locally, as an outage
-// would be — and reports it, every time (the store answered: it is not
-// left alone); a TokenStore whose balance does not parse lends no retry,
-// and is reported, every time.
+// would be, nor marked degraded — and reports it, every time (the store
+// answered: it is not left alone); a TokenStore whose balance does not
+// parse lends no retry, and is reported, every time.
 func TestStoreCorruptFailsClosed(t *testing.T) {
-	runs := &corruptRuns{}
-	var reports []budget.StoreError
-	r := budget.NewRun(budget.WithID("run-1"), budget.WithRunStore(runs),
-		budget.WithOnRunStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+	rs := &corruptRuns{}
+	var got reports
+	r := budget.NewRun(budget.WithID("run-1"), budget.WithRunStore(rs, got.option()))
 	for i := range 3 {
-		if r.Take("pay") {
-			t.Fatalf("take %d: an attempt was taken on a count that does not parse", i+1)
+		if ok, degraded := r.TakeContext(context.Background(), "pay"); ok || degraded {
+			t.Fatalf("take %d: TakeContext = %v, %v on a count that does not parse, want false, false", i+1, ok, degraded)
 		}
 	}
-	if runs.calls != 3 || len(reports) != 3 || reports[0].Op != "take" || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
-		t.Fatalf("%d store calls, reports %v", runs.calls, reports)
+	rep := got.get()
+	if rs.calls != 3 || len(rep) != 3 || rep[0].Layer != "run_budget" || rep[0].Op != "take" || !errors.Is(rep[0].Err, store.ErrCorrupt) {
+		t.Fatalf("%d store calls, reports %v", rs.calls, rep)
 	}
 
 	bucket := &corruptBucket{}
-	reports = nil
-	b := budget.NewRetry(budget.WithTokenStore(bucket),
-		budget.WithOnTokenStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+	got = reports{}
+	b := budget.NewRetry(budget.WithTokenStore(bucket, got.option()))
 	for i := range 3 {
-		if b.TryRetry() {
-			t.Fatalf("retry %d: a token was lent by a balance that does not parse", i+1)
+		if ok, degraded := b.TryRetryContext(context.Background()); ok || degraded {
+			t.Fatalf("retry %d: TryRetryContext = %v, %v on a balance that does not parse, want false, false", i+1, ok, degraded)
 		}
 	}
-	if bucket.calls != 3 || len(reports) != 3 || reports[0].Op != "retry" || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
-		t.Fatalf("%d store calls, reports %v", bucket.calls, reports)
+	rep = got.get()
+	if bucket.calls != 3 || len(rep) != 3 || rep[0].Layer != "retry_budget" || rep[0].Op != "retry" || !errors.Is(rep[0].Err, store.ErrCorrupt) {
+		t.Fatalf("%d store calls, reports %v", bucket.calls, rep)
 	}
 }
 
@@ -473,20 +505,20 @@ func (partialOutage) PartialOutage() bool { return true }
 func TestPartialOutageDoesNotRest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		partial := func(context.Context) error { return partialOutage{} }
-		bucket := &memBucket{}
-		b := budget.NewRetry(budget.WithReserve(5), budget.WithTokenStore(bucket))
-		bucket.failWith(partial)
+		tk := &tokens{}
+		b := budget.NewRetry(budget.WithReserve(5), budget.WithTokenStore(tk))
+		tk.failWith(partial)
 		b.TryRetry()
 		b.TryRetry()
-		if _, ops := bucket.state(); len(ops) != 2 {
-			t.Errorf("the token store was asked %d times, want 2: a partial outage does not rest it", len(ops))
+		if n := tk.calls(); n != 2 {
+			t.Errorf("the token store was asked %d times, want 2: a partial outage does not rest it", n)
 		}
-		runs := &memRuns{}
-		r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(3), budget.WithRunStore(runs))
-		runs.failWith(partial)
+		rn := &runs{}
+		r := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(3), budget.WithRunStore(rn))
+		rn.failWith(partial)
 		r.Take("search")
 		r.Take("search")
-		if n := runs.calls(); n != 2 {
+		if n := rn.calls(); n != 2 {
 			t.Errorf("the run store was asked %d times, want 2: a partial outage does not rest it", n)
 		}
 	})

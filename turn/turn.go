@@ -136,9 +136,15 @@ func run(ctx context.Context, box Caller, c Call, countCalls bool) Answer {
 	}
 	ctx = toolmw.WithCallID(ctx, c.ID)
 	if countCalls {
-		if run, ok := budget.RunFrom(ctx); ok && !run.TakeContext(ctx, c.Name) {
-			return answer(toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
-				"the run's attempt cap for this tool is used up").WithTool(c.Name))
+		if run, ok := budget.RunFrom(ctx); ok {
+			ok, degraded := run.TakeContext(ctx, c.Name)
+			if degraded {
+				toolmw.SetDegraded(ctx, "run_budget")
+			}
+			if !ok {
+				return answer(toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
+					"the run's attempt cap for this tool is used up").WithTool(c.Name))
+			}
 		}
 	}
 	return answer(box.Call(ctx, c.Name, c.Args))

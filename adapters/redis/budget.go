@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/store"
 )
 
 // bucket applies a budget.TokenOp to one retry bucket. A balance that
@@ -51,7 +52,7 @@ return {b, ok, corrupt}
 // not parse (garbage, a negative number; a key of another type) reads as
 // empty — it lends no retry on that op — and the balance the op leaves is
 // written over it; Apply then returns that balance with an error wrapping
-// budget.ErrStoreCorrupt, which the budget reports and otherwise takes as
+// store.ErrCorrupt, which the budget reports and otherwise takes as
 // the store's answer.
 //
 // The returned TokenStore is safe for concurrent use.
@@ -93,7 +94,7 @@ func (r retryBudget) Apply(ctx context.Context, op budget.TokenOp) (budget.Token
 // errBucketCorrupt: a retry bucket's stored balance did not parse; it read
 // as empty and was written over.
 var errBucketCorrupt = fmt.Errorf("redisstate: a retry bucket's balance was not a balance (read as empty, rewritten): %w",
-	budget.ErrStoreCorrupt)
+	store.ErrCorrupt)
 
 // runTake takes one attempt of a tool in a run. A count that does not
 // parse (see luaCount) takes nothing: the attempt is refused.
@@ -118,7 +119,7 @@ return {used, ok}
 `)
 
 // errRunCorrupt: a run's stored attempt count does not parse.
-var errRunCorrupt = fmt.Errorf("redisstate: a run's attempt count is not a count: %w", budget.ErrStoreCorrupt)
+var errRunCorrupt = fmt.Errorf("redisstate: a run's attempt count is not a count: %w", store.ErrCorrupt)
 
 // Runs returns the [budget.RunStore] of s: give it to budget.WithRunStore
 // in every replica serving a run named with budget.WithID. A run is the
@@ -127,7 +128,7 @@ var errRunCorrupt = fmt.Errorf("redisstate: a run's attempt count is not a count
 // attempts; it expires after the Store's TTL without use. A count that does
 // not parse (garbage, a negative number; a key of another type) takes
 // nothing: Take returns the cap as used, not taken, with an error wrapping
-// budget.ErrStoreCorrupt, and the budget refuses the attempt (fails closed)
+// store.ErrCorrupt, and the budget refuses the attempt (fails closed)
 // and reports it.
 //
 // The returned RunStore is safe for concurrent use.

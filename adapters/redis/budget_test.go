@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,10 +12,31 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/budget/budgettest"
 	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
+
+// The budget stores on a real redis-server, through the harness of
+// server_test.go: one server, a fresh bucket or key prefix per check.
+
+func TestRetryBudgetConformance(t *testing.T) {
+	r := newReplica(t, startRedis(t))
+	budgettest.TestTokenStore(t, func(t *testing.T) budget.TokenStore {
+		return r.Store.RetryBudget(t.Name())
+	})
+}
+
+func TestRunBudgetConformance(t *testing.T) {
+	srv := startRedis(t)
+	var n atomic.Int64
+	budgettest.TestRunStore(t, func(t *testing.T) budget.RunStore {
+		return newReplica(t, srv, redisstate.WithPrefix(fmt.Sprintf("kit%d:", n.Add(1)))).Store.Runs()
+	})
+}
 
 // dependency is a tool behind which the dependency is down: every attempt
 // that reaches it fails, transiently.
@@ -44,11 +66,10 @@ func TestRetryBudgetAcrossReplicas(t *testing.T) {
 		var buckets []*budget.Retry
 		var wg sync.WaitGroup
 		for i, r := range replicas {
-			opts := []budget.RetryOption{budget.WithOnTokenStoreError(func(e budget.StoreError) {
-				t.Errorf("store error: %s: %v", e.Op, e.Err)
-			})}
+			var opts []budget.RetryOption
 			if shared {
-				opts = append(opts, budget.WithTokenStore(r.Store.RetryBudget("search-api")), budget.WithTokenStoreTimeout(calm))
+				opts = append(opts, budget.WithTokenStore(r.Store.RetryBudget("search-api"), store.WithTimeout(calm),
+					store.WithOnError(func(e store.Error) { t.Errorf("store error: %s: %v", e.Op, e.Err) })))
 			}
 			b := budget.NewAdaptive(opts...)
 			buckets = append(buckets, b)
@@ -100,8 +121,8 @@ func TestRunBudgetAcrossReplicas(t *testing.T) {
 		dep := &dependency{}
 		var wg sync.WaitGroup
 		for _, r := range replicas {
-			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(limit), budget.WithRunStore(r.Store.Runs()), budget.WithRunStoreTimeout(calm),
-				budget.WithOnRunStoreError(func(e budget.StoreError) { t.Errorf("store error: %v", e.Err) }))
+			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(limit), budget.WithRunStore(r.Store.Runs(), store.WithTimeout(calm),
+				store.WithOnError(func(e store.Error) { t.Errorf("store error: %v", e.Err) })))
 			ctx := budget.ContextWithRun(context.Background(), run)
 			tool := mustWrap(t, "search", dep.tool, retry.New(retry.WithMaxAttempts(3),
 				retry.WithBackoff(0, 0), retry.WithoutBudget()))
@@ -127,7 +148,7 @@ func TestRunBudgetAcrossReplicas(t *testing.T) {
 // TestRunBudgetCorrupt: a run's attempt count on Redis that does not parse
 // (garbage, a negative number, a space, a key that is not a hash) takes no
 // attempt — the run's cap reads as used up, the attempt is refused, not
-// counted locally — and is reported as ErrStoreCorrupt. (It used to read
+// counted locally — and is reported as store.ErrCorrupt. (It used to read
 // as 0: the cap opened again.)
 func TestRunBudgetCorrupt(t *testing.T) {
 	noLeaks(t)
@@ -144,9 +165,9 @@ func TestRunBudgetCorrupt(t *testing.T) {
 	for name, write := range writes {
 		t.Run(name, func(t *testing.T) {
 			id := "run-corrupt-" + name[:2]
-			var reports []budget.StoreError
-			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(2), budget.WithRunStore(r.Store.Runs()),
-				budget.WithRunStoreTimeout(calm), budget.WithOnRunStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+			var reports []store.Error
+			run := budget.NewRun(budget.WithID(id), budget.WithMaxAttempts(2), budget.WithRunStore(r.Store.Runs(),
+				store.WithTimeout(calm), store.WithOnError(func(e store.Error) { reports = append(reports, e) })))
 			if !run.Take("search") {
 				t.Fatal("the first attempt was refused")
 			}
@@ -158,8 +179,8 @@ func TestRunBudgetCorrupt(t *testing.T) {
 					t.Fatal("an attempt was taken on a count that does not parse")
 				}
 			}
-			if len(reports) != 3 || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
-				t.Fatalf("reports %v, want three, ErrStoreCorrupt", reports)
+			if len(reports) != 3 || !errors.Is(reports[0].Err, store.ErrCorrupt) {
+				t.Fatalf("reports %v, want three, store.ErrCorrupt", reports)
 			}
 		})
 	}
@@ -167,7 +188,7 @@ func TestRunBudgetCorrupt(t *testing.T) {
 
 // TestRetryBudgetCorrupt: a retry bucket on Redis whose balance does not
 // parse lends no retry (a full bucket is what it used to read as) and is
-// reported as ErrStoreCorrupt; the op is applied to an empty bucket and
+// reported as store.ErrCorrupt; the op is applied to an empty bucket and
 // its balance written over the garbage, so the bucket is well-formed
 // again and fills from the deposits.
 func TestRetryBudgetCorrupt(t *testing.T) {
@@ -185,14 +206,14 @@ func TestRetryBudgetCorrupt(t *testing.T) {
 			if err := write("toolmw:rb:" + hashed(bucketName)); err != nil {
 				t.Fatal(err)
 			}
-			var reports []budget.StoreError
-			b := budget.NewRetry(budget.WithTokenStore(r.Store.RetryBudget(bucketName)), budget.WithTokenStoreTimeout(calm),
-				budget.WithOnTokenStoreError(func(e budget.StoreError) { reports = append(reports, e) }))
+			var reports []store.Error
+			b := budget.NewRetry(budget.WithTokenStore(r.Store.RetryBudget(bucketName), store.WithTimeout(calm),
+				store.WithOnError(func(e store.Error) { reports = append(reports, e) })))
 			if b.TryRetry() {
 				t.Fatal("a retry was lent by a balance that does not parse")
 			}
-			if len(reports) != 1 || reports[0].Op != "retry" || !errors.Is(reports[0].Err, budget.ErrStoreCorrupt) {
-				t.Fatalf("reports %v, want one retry, ErrStoreCorrupt", reports)
+			if len(reports) != 1 || reports[0].Op != "retry" || !errors.Is(reports[0].Err, store.ErrCorrupt) {
+				t.Fatalf("reports %v, want one retry, store.ErrCorrupt", reports)
 			}
 			v, err := r.Client.Get(ctx, "toolmw:rb:"+hashed(bucketName)).Result()
 			if err != nil || strings.Trim(v, "0123456789") != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/store"
 )
 
 // storeTimeout is the ports' store timeout in the fault tests.
@@ -46,12 +47,12 @@ func newFleet(t *testing.T, replicas []*replica, f *fallbacks, attemptsPerRun in
 	t.Helper()
 	var out []fleetTool
 	for _, r := range replicas {
-		b := budget.NewAdaptive(budget.WithTokenStore(r.Store.RetryBudget("search-api")),
-			budget.WithTokenStoreTimeout(storeTimeout),
-			budget.WithOnTokenStoreError(func(e budget.StoreError) { f.report("retry budget", e.Err) }))
+		b := budget.NewAdaptive(budget.WithTokenStore(r.Store.RetryBudget("search-api"),
+			store.WithTimeout(storeTimeout),
+			store.WithOnError(func(e store.Error) { f.report("retry budget", e.Err) })))
 		run := budget.NewRun(budget.WithID("run-1"), budget.WithMaxAttempts(attemptsPerRun),
-			budget.WithRunStore(r.Store.Runs()), budget.WithRunStoreTimeout(storeTimeout),
-			budget.WithOnRunStoreError(func(e budget.StoreError) { f.report("run", e.Err) }))
+			budget.WithRunStore(r.Store.Runs(), store.WithTimeout(storeTimeout),
+				store.WithOnError(func(e store.Error) { f.report("run", e.Err) })))
 		tool := mustWrap(t, "search", (&counted{}).tool,
 			retry.New(retry.WithBudget(b)),
 			ratelimit.New(10, 1e6, ratelimit.WithStore(r.Store.RateLimits()),
@@ -192,18 +193,18 @@ func TestRedisSlowed(t *testing.T) {
 	// Each port directly: within the store timeout, plus the slack of a
 	// loaded machine (waiting for Redis would last the whole stall).
 	r := replicas[0]
-	var reports []budget.StoreError
+	var reports []store.Error
 	var mu sync.Mutex
-	onErr := func(e budget.StoreError) { mu.Lock(); reports = append(reports, e); mu.Unlock() }
-	b := budget.NewRetry(budget.WithTokenStore(r.Store.RetryBudget("slow")), budget.WithOnTokenStoreError(onErr))
-	run := budget.NewRun(budget.WithID("slow-run"), budget.WithRunStore(r.Store.Runs()), budget.WithOnRunStoreError(onErr))
+	onErr := store.WithOnError(func(e store.Error) { mu.Lock(); reports = append(reports, e); mu.Unlock() })
+	b := budget.NewRetry(budget.WithTokenStore(r.Store.RetryBudget("slow"), onErr))
+	run := budget.NewRun(budget.WithID("slow-run"), budget.WithRunStore(r.Store.Runs(), onErr))
 	for name, op := range map[string]func() bool{"TryRetry": b.TryRetry, "Run.Take": func() bool { return run.Take("search") }} {
 		start := time.Now()
 		if !op() {
 			t.Errorf("%s refused with local tokens left", name)
 		}
-		if took := time.Since(start); took > budget.DefaultStoreTimeout+loadSlack {
-			t.Errorf("%s took %v while Redis was stalled, want the store timeout, %v (+ %v for a loaded machine)", name, took, budget.DefaultStoreTimeout, loadSlack)
+		if took := time.Since(start); took > store.DefaultTimeout+loadSlack {
+			t.Errorf("%s took %v while Redis was stalled, want the store timeout, %v (+ %v for a loaded machine)", name, took, store.DefaultTimeout, loadSlack)
 		}
 	}
 	mu.Lock()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/store"
 )
 
 // TestRunIDNotStorableIsShared: a run id a Redis key could not hold as it is
@@ -38,9 +39,9 @@ func TestRunIDNotStorableIsShared(t *testing.T) {
 
 	taken := 0
 	for _, r := range replicas {
-		run := budget.NewRun(budget.WithID(id), budget.WithToolMaxAttempts("pay", 1), budget.WithRunStore(r.Store.Runs()), budget.WithRunStoreTimeout(calm),
-			budget.WithOnRunStoreError(func(e budget.StoreError) { t.Errorf("run store error: %s: %v", e.Op, e.Err) }))
-		if run.TakeContext(context.Background(), "pay") {
+		run := budget.NewRun(budget.WithID(id), budget.WithToolMaxAttempts("pay", 1), budget.WithRunStore(r.Store.Runs(), store.WithTimeout(calm),
+			store.WithOnError(func(e store.Error) { t.Errorf("run store error: %s: %v", e.Op, e.Err) })))
+		if ok, _ := run.TakeContext(context.Background(), "pay"); ok {
 			taken++
 		}
 	}

@@ -272,10 +272,20 @@ func (h *hedger) mayHedge(ctx context.Context, call toolmw.Call) bool {
 	if h.losers.Load() >= int64(h.maxLosers) || ctx.Err() != nil {
 		return false
 	}
-	if run, ok := budget.RunFrom(ctx); ok && !run.TakeContext(ctx, call.Tool) {
-		return false
+	if run, ok := budget.RunFrom(ctx); ok {
+		ok, degraded := run.TakeContext(ctx, call.Tool)
+		if degraded {
+			toolmw.SetDegraded(ctx, "run_budget")
+		}
+		if !ok {
+			return false
+		}
 	}
-	return h.budget.TryRetryContext(ctx)
+	ok, degraded := h.budget.TryRetryContext(ctx)
+	if degraded {
+		toolmw.SetDegraded(ctx, "retry_budget")
+	}
+	return ok
 }
 
 // start runs one attempt on a goroutine of its own.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/hedge"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/runlimit"
@@ -304,6 +306,53 @@ func TestLimitedCallNotHedged(t *testing.T) {
 				synctest.Wait()
 				if s.n.Load() != 1 {
 					t.Fatalf("%d executions of a call admitted as one", s.n.Load())
+				}
+			})
+		})
+	}
+}
+
+var errStoreDown = errors.New("dial tcp 10.0.0.7:6379: connection refused")
+
+// downTokens and downRuns are budget stores that always fail.
+type (
+	downTokens struct{}
+	downRuns   struct{}
+)
+
+func (downTokens) Apply(context.Context, budget.TokenOp) (budget.TokenBalance, error) {
+	return budget.TokenBalance{}, errStoreDown
+}
+
+func (downRuns) Take(context.Context, string, string, int) (int, bool, error) {
+	return 0, false, errStoreDown
+}
+
+// TestBudgetStoreFallbackMarksTheCall: a hedge whose run or retry budget
+// was decided on local state because the budget's store failed marks the
+// call degraded, naming the budget, so tracing and logging show it.
+func TestBudgetStoreFallbackMarksTheCall(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []budget.RunOption
+		b    *budget.Retry
+		want string
+	}{
+		{"token store down", nil, budget.NewRetry(budget.WithTokenStore(downTokens{})), "retry_budget"},
+		{"run store down", []budget.RunOption{budget.WithID("run-1"), budget.WithRunStore(downRuns{})}, budget.NewRetry(), "run_budget"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowFirst{first: 50 * time.Millisecond, then: time.Millisecond}
+				seen, degraded := testutil.Degraded()
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool, seen,
+					hedge.New(hedge.WithDelay(time.Millisecond), hedge.WithBudget(tc.b)))
+				res, err := tool(budget.WithRun(context.Background(), tc.opts...), nil)
+				if err != nil || res.Content != "answer 2" {
+					t.Fatalf("%v %v, want the hedge's answer (the local budget has room)", res, err)
+				}
+				if got := degraded(); !slices.Equal(got, []string{tc.want}) {
+					t.Errorf("Call.Degraded = %q, want %q", got, tc.want)
 				}
 			})
 		})

@@ -191,8 +191,14 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	run, _ := budget.RunFrom(ctx)
 	var last error
 	for n := 1; ; n++ {
-		if run != nil && !run.TakeContext(ctx, call.Tool) {
-			return toolmw.Result{}, runExhausted(last)
+		if run != nil {
+			ok, degraded := run.TakeContext(ctx, call.Tool)
+			if degraded {
+				toolmw.SetDegraded(ctx, "run_budget")
+			}
+			if !ok {
+				return toolmw.Result{}, runExhausted(last)
+			}
 		}
 		if hasCall && n != call.Attempt {
 			toolmw.SetAttempt(ctx, n)
@@ -231,9 +237,15 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 		if run != nil && run.Remaining(call.Tool) <= 0 {
 			return toolmw.Result{}, runExhausted(last)
 		}
-		if r.budget != nil && !r.budget.TryRetryContext(ctx) {
-			return toolmw.Result{}, taxonomy.New(taxonomy.KindRetryBudgetExhausted,
-				taxonomy.CodeRetryBudgetExhausted, msgNoBudget).WithCause(last)
+		if r.budget != nil {
+			ok, degraded := r.budget.TryRetryContext(ctx)
+			if degraded {
+				toolmw.SetDegraded(ctx, "retry_budget")
+			}
+			if !ok {
+				return toolmw.Result{}, taxonomy.New(taxonomy.KindRetryBudgetExhausted,
+					taxonomy.CodeRetryBudgetExhausted, msgNoBudget).WithCause(last)
+			}
 		}
 		if err := r.sleep(ctx, wait, last); err != nil {
 			return toolmw.Result{}, err

@@ -192,8 +192,12 @@ func badOptions() []badOption {
 		{name: "ratelimit.WithClock", none: "nil means the system clock"},
 		{name: "ratelimit.WithShared", none: "nil means one limiter per tool"},
 		{name: "ratelimit.WithKey", none: "nil means one limiter per tool"},
-		{name: "ratelimit.WithStore", validate: func() error { return ratelimit.Validate(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second))) },
-			layer: func() toolmw.Middleware { return ratelimit.New(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second))) },
+		{name: "ratelimit.WithStore", validate: func() error {
+			return ratelimit.Validate(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))
+		},
+			layer: func() toolmw.Middleware {
+				return ratelimit.New(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))
+			},
 			stack: middleware.WithRateLimit(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))},
 		{name: "ratelimit.WithFailClosed", none: "takes no value"},
 

@@ -19,6 +19,7 @@ import (
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/retry"
+	"github.com/toolmw/toolmw/store"
 )
 
 // The environment of a replica process: the Redis address and when to
@@ -72,8 +73,7 @@ func TestReplicaProcess(t *testing.T) {
 	}
 
 	limited := mustWrap(t, "search", okTool, ratelimit.New(procLimit, procBurst, ratelimit.WithReject(),
-		ratelimit.WithStore(st.RateLimits()), ratelimit.WithStoreTimeout(calm),
-		ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { fail(e.Err) })))
+		ratelimit.WithStore(st.RateLimits(), store.WithTimeout(calm), store.WithOnError(func(e store.Error) { fail(e.Err) }))))
 	bucket := budget.NewAdaptive(budget.WithTokenStore(st.RetryBudget("search-api")),
 		budget.WithTokenStoreTimeout(calm), budget.WithOnTokenStoreError(func(e budget.StoreError) { fail(e.Err) }))
 	dep := &dependency{}

@@ -145,13 +145,15 @@
 // call's deadline), the call goes through the replica's local in-process
 // breaker instead (fail open) and is marked degraded
 // (toolmw.Call.Degraded is "breaker"), the failure is reported to
-// store.WithOnError as a store.Error (Layer "breaker", Key the breaker's
-// name), and the Store is left alone for store.Rest before it is asked
-// again; once it answers, the shared state decides again. A Store's state
-// that does not parse (an error wrapping store.ErrCorrupt) is such a
-// failure too. A call is never failed, nor delayed past the store timeout,
-// because of the Store. [Breaker.State] then reports the shared state as
-// the replica last saw it, and [WithOnStateChange] the changes it sees.
+// store.WithOnError as a store.Error (Layer "breaker"; Op "load",
+// "acquire" or "report", the Store's method, and "load" for a call decided
+// while the Store rests; Key the breaker's name), and the Store is left
+// alone for store.Rest before it is asked again; once it answers, the
+// shared state decides again. A Store's state that does not parse (an
+// error wrapping store.ErrCorrupt) is such a failure too. A call is never
+// failed, nor delayed past the store timeout, because of the Store.
+// [Breaker.State] then reports the shared state as the replica last saw
+// it, and [WithOnStateChange] the changes it sees.
 // Package breakertest has an in-memory Store for tests and the conformance
 // checks every Store runs.
 //

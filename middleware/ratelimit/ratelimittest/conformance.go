@@ -38,7 +38,10 @@ const rounding = time.Millisecond
 // it); that hostile keys (long, binary, look-alike) do not share a limit;
 // and, with 50 goroutines racing on one key, that no two calls are given
 // one slot and that no more than the burst plus the elapsed time over the
-// interval are admitted.
+// interval are admitted. Stored state that does not parse (an error
+// wrapping store.ErrCorrupt) is not checked: only a writer outside the
+// Store API can leave it, so a Store's own tests plant it (as
+// adapters/redis does).
 //
 // The checks do not wait for the store's clock: they measure the time that
 // passes on the test's while they run and expect each wait within it. A

@@ -35,6 +35,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/spend"
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/middleware/tracing"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -88,10 +89,9 @@ func badOptions() []badOption {
 		{name: "breaker.WithKey", none: "nil means one breaker per tool"},
 		{name: "breaker.WithCachePeriod", validate: func() error { return breaker.Validate(breaker.WithCachePeriod(-time.Second)) },
 			layer: func() toolmw.Middleware { return breaker.New(breaker.WithCachePeriod(-time.Second)) }, stack: middleware.WithBreaker(breaker.WithCachePeriod(-time.Second))},
-		{name: "breaker.WithStoreTimeout", validate: func() error { return breaker.Validate(breaker.WithStoreTimeout(-time.Second)) },
-			layer: func() toolmw.Middleware { return breaker.New(breaker.WithStoreTimeout(-time.Second)) }, stack: middleware.WithBreaker(breaker.WithStoreTimeout(-time.Second))},
-		{name: "breaker.WithStore", none: "nil means in-process state only"},
-		{name: "breaker.WithOnStoreError", none: "nil means no callback"},
+		{name: "breaker.WithStore", validate: func() error { return breaker.Validate(breaker.WithStore(nil, store.WithTimeout(-time.Second))) },
+			layer: func() toolmw.Middleware { return breaker.New(breaker.WithStore(nil, store.WithTimeout(-time.Second))) },
+			stack: middleware.WithBreaker(breaker.WithStore(nil, store.WithTimeout(-time.Second)))},
 
 		{name: "bulkhead.New n", validate: func() error { return bulkhead.Validate(-1) },
 			layer: func() toolmw.Middleware { return bulkhead.New(-1) }},
@@ -193,12 +193,14 @@ func badOptions() []badOption {
 		{name: "ratelimit.WithClock", none: "nil means the system clock"},
 		{name: "ratelimit.WithShared", none: "nil means one limiter per tool"},
 		{name: "ratelimit.WithKey", none: "nil means one limiter per tool"},
-		{name: "ratelimit.WithStoreTimeout", validate: func() error { return ratelimit.Validate(1, 1, ratelimit.WithStoreTimeout(-time.Second)) },
-			layer: func() toolmw.Middleware { return ratelimit.New(1, 1, ratelimit.WithStoreTimeout(-time.Second)) },
-			stack: middleware.WithRateLimit(1, 1, ratelimit.WithStoreTimeout(-time.Second))},
-		{name: "ratelimit.WithStore", none: "nil means in-process state; the combinations it cannot use are tested in package ratelimit"},
+		{name: "ratelimit.WithStore", validate: func() error {
+			return ratelimit.Validate(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))
+		},
+			layer: func() toolmw.Middleware {
+				return ratelimit.New(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))
+			},
+			stack: middleware.WithRateLimit(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))},
 		{name: "ratelimit.WithFailClosed", none: "takes no value"},
-		{name: "ratelimit.WithOnStoreError", none: "nil means no report"},
 
 		{name: "recovery.WithHandler", none: "nil means no handler"},
 		{name: "recovery.WithGoexit", none: "takes no value"},

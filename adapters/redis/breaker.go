@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/store"
 )
 
 // The breaker's state of one name is one hash, so that each operation
@@ -30,10 +31,10 @@ import (
 // Stored fields are read strictly: a number field holds a decimal integer
 // below 2^53 (no sign, space, leading zero, point or exponent), s is 0, 1
 // or 2, and the key is a hash or absent. Anything else — what a broken or
-// hostile writer left — is an error reply (errBreakerCorrupt), never a
-// closed breaker with no failure: the layer reports it and decides on its
-// local breaker, as when Redis fails. The key is left as found, for the
-// operator.
+// hostile writer left — is an error reply (errBreakerCorrupt, which wraps
+// store.ErrCorrupt), never a closed breaker with no failure: the layer
+// reports it and decides on its local breaker, as when Redis fails. The
+// key is left as found, for the operator.
 const breakerRead = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -174,7 +175,7 @@ func microsInt(d time.Duration) string {
 }
 
 // errBreakerCorrupt: a breaker's stored state does not parse.
-var errBreakerCorrupt = errors.New("redisstate: a breaker's stored state is corrupt")
+var errBreakerCorrupt = fmt.Errorf("redisstate: a breaker's stored state is corrupt: %w", store.ErrCorrupt)
 
 // snapshot reads the five integers a breaker script returns.
 func snapshot(v any, err error) (breaker.Snapshot, bool, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/breaker"
+	"github.com/toolmw/toolmw/store"
 )
 
 // The shared breaker's benchmarks, against a real redis-server on
@@ -73,8 +74,8 @@ func BenchmarkBreakerShared(b *testing.B) {
 			opts := c.opts
 			if c.shared {
 				r = newReplica(b, srv)
-				opts = append([]breaker.Option{breaker.WithStore(r.Store.Breakers()), breaker.WithStoreTimeout(time.Second),
-					breaker.WithOnStoreError(func(e breaker.StoreError) { b.Errorf("fell back: %v", e.Err) })}, opts...)
+				opts = append([]breaker.Option{breaker.WithStore(r.Store.Breakers(), store.WithTimeout(time.Second),
+					store.WithOnError(func(e store.Error) { b.Errorf("fell back: %v", e.Err) }))}, opts...)
 			}
 			tool := mustWrap(b, "search-"+c.name, c.tool, breaker.New(opts...))
 			benchCalls(b, r, tool, c.wantErr)
@@ -170,7 +171,7 @@ func BenchmarkBreakerFourCalls(b *testing.B) {
 		var calls []func() error
 		for _, r := range rs {
 			tool := mustWrap(b, "search", func(context.Context, json.RawMessage) (toolmw.Result, error) { return slow() },
-				breaker.New(breaker.WithStore(r.Store.Breakers()), breaker.WithStoreTimeout(time.Second)))
+				breaker.New(breaker.WithStore(r.Store.Breakers(), store.WithTimeout(time.Second))))
 			calls = append(calls, func() error { _, err := tool(context.Background(), nil); return err })
 		}
 		run(b, rs, calls)

@@ -15,6 +15,7 @@ import (
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/breaker/breakertest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
@@ -55,15 +56,24 @@ func (s *supplier) tool(ctx context.Context, _ json.RawMessage) (toolmw.Result, 
 }
 
 // breakerFleet returns one tool "search" per replica, each with its own
-// breaker on its replica's Store. Unless opts say otherwise, the store
-// timeout is generous (the machine is shared; the tests that are about
-// the timeout set their own) and a fallback fails the test.
+// breaker on its replica's Store. The store timeout is generous (the
+// machine is shared; the tests that are about the timeout use
+// breakerFleetWith) and a fallback fails the test.
 func breakerFleet(t *testing.T, rs []*replica, s *supplier, opts ...breaker.Option) []toolmw.Tool {
+	t.Helper()
+	return breakerFleetWith(t, rs, s, func(i int) []store.Option {
+		return []store.Option{store.WithTimeout(2 * time.Second),
+			store.WithOnError(func(e store.Error) { t.Errorf("replica %d fell back: %v", i, e.Err) })}
+	}, opts...)
+}
+
+// breakerFleetWith is breakerFleet with the store options storeOpts(i)
+// for replica i.
+func breakerFleetWith(t *testing.T, rs []*replica, s *supplier, storeOpts func(i int) []store.Option, opts ...breaker.Option) []toolmw.Tool {
 	t.Helper()
 	tools := make([]toolmw.Tool, len(rs))
 	for i, r := range rs {
-		all := append([]breaker.Option{breaker.WithStore(r.Store.Breakers()), breaker.WithStoreTimeout(2 * time.Second),
-			breaker.WithOnStoreError(func(e breaker.StoreError) { t.Errorf("replica %d fell back: %v", i, e.Err) })}, opts...)
+		all := append([]breaker.Option{breaker.WithStore(r.Store.Breakers(), storeOpts(i)...)}, opts...)
 		tools[i] = mustWrap(t, "search", s.tool, breaker.New(all...))
 	}
 	return tools
@@ -367,9 +377,9 @@ func TestBreakerRedisKilledMidRun(t *testing.T) {
 	s := &supplier{}
 	var fellBack atomic.Int64
 	const deadline = faultCallDeadline
-	fleet := breakerFleet(t, rs, s, breaker.WithCachePeriod(20*time.Millisecond), breaker.WithOpenFor(time.Minute),
-		breaker.WithStoreTimeout(storeTimeout),
-		breaker.WithOnStoreError(func(breaker.StoreError) { fellBack.Add(1) }))
+	fleet := breakerFleetWith(t, rs, s, func(int) []store.Option {
+		return []store.Option{store.WithTimeout(storeTimeout), store.WithOnError(func(store.Error) { fellBack.Add(1) })}
+	}, breaker.WithCachePeriod(20*time.Millisecond), breaker.WithOpenFor(time.Minute))
 	wait := fleetCalls(t, fleet, deadline)
 	time.Sleep(200 * time.Millisecond)
 	srv.Kill()
@@ -424,12 +434,13 @@ func TestBreakerRedisSlowed(t *testing.T) {
 	s := &supplier{}
 	const storeTimeout = 50 * time.Millisecond
 	var fellBack atomic.Int64
-	fleet := breakerFleet(t, rs, s, breaker.WithCachePeriod(time.Millisecond), breaker.WithStoreTimeout(storeTimeout),
-		breaker.WithOnStoreError(func(e breaker.StoreError) {
+	fleet := breakerFleetWith(t, rs, s, func(int) []store.Option {
+		return []store.Option{store.WithTimeout(storeTimeout), store.WithOnError(func(e store.Error) {
 			if errors.Is(e.Err, context.DeadlineExceeded) {
 				fellBack.Add(1)
 			}
-		}))
+		})}
+	}, breaker.WithCachePeriod(time.Millisecond))
 	for _, tool := range fleet {
 		if _, err := tool(context.Background(), nil); err != nil {
 			t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/store"
 )
 
 // TestClusterClientOptions: New refuses, with a *ClientOptionError naming
@@ -134,7 +135,7 @@ func TestClusterFirstCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		tools = append(tools, mustWrap(t, "search", okTool, recordDegraded, ratelimit.New(1e6, 1e6,
-			ratelimit.WithStore(r.Store.RateLimits()), ratelimit.WithStoreTimeout(timeout))))
+			ratelimit.WithStore(r.Store.RateLimits(), store.WithTimeout(timeout)))))
 	}
 	replicas := mapValues(c.Initial.replica)
 	for _, n := range c.Nodes {

@@ -2,7 +2,7 @@ package redisstate_test
 
 import (
 	"context"
-	"strings"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/store"
 )
 
 // TestBreakerCorruptState: a breaker's hash on Redis whose fields do not
 // parse (a state other than 0, 1 or 2, a count or a time that is not a
 // decimal integer below 2^53) or a key of another type is corrupt: every
-// operation of the Store fails, and the layer reports it and decides on its
+// operation of the Store fails with store.ErrCorrupt, and the layer reports it and decides on its
 // local breaker, as when Redis fails. It used to read as a closed breaker
 // with no failure, silently (an open breaker set to "garbage" let every
 // replica through to the dead dependency without a word).
@@ -45,26 +46,26 @@ func TestBreakerCorruptState(t *testing.T) {
 			if err := write(); err != nil {
 				t.Fatal(err)
 			}
-			if snap, err := st.Load(ctx, "search"); err == nil || !strings.Contains(err.Error(), "corrupt") {
-				t.Fatalf("Load of a corrupt breaker: %+v, %v; want a corrupt-state error", snap, err)
+			if snap, err := st.Load(ctx, "search"); !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("Load of a corrupt breaker: %+v, %v; want store.ErrCorrupt", snap, err)
 			}
-			if _, _, err := st.Acquire(ctx, "search", breaker.Lease{Token: "t", TTL: time.Second}); err == nil {
-				t.Fatal("Acquire of a corrupt breaker succeeded")
+			if _, _, err := st.Acquire(ctx, "search", breaker.Lease{Token: "t", TTL: time.Second}); !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("Acquire of a corrupt breaker: %v, want store.ErrCorrupt", err)
 			}
-			if _, err := st.Report(ctx, "search", breaker.Report{Outcome: breaker.OutcomeSuccess}); err == nil {
-				t.Fatal("Report to a corrupt breaker succeeded")
+			if _, err := st.Report(ctx, "search", breaker.Report{Outcome: breaker.OutcomeSuccess}); !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("Report to a corrupt breaker: %v, want store.ErrCorrupt", err)
 			}
 			var mu sync.Mutex
 			var reports []error
 			s := &supplier{}
-			tool := mustWrap(t, "search", s.tool, breaker.New(breaker.WithStore(st), breaker.WithStoreTimeout(calm),
-				breaker.WithOnStoreError(func(e breaker.StoreError) { mu.Lock(); reports = append(reports, e.Err); mu.Unlock() })))
+			tool := mustWrap(t, "search", s.tool, breaker.New(breaker.WithStore(st, store.WithTimeout(calm),
+				store.WithOnError(func(e store.Error) { mu.Lock(); reports = append(reports, e.Err); mu.Unlock() }))))
 			if _, err := tool(ctx, nil); err != nil {
 				t.Fatalf("a call decided on the local breaker: %v", err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(reports) == 0 || !strings.Contains(reports[0].Error(), "corrupt") {
+			if len(reports) == 0 || !errors.Is(reports[0], store.ErrCorrupt) {
 				t.Fatalf("reports %v, want the corrupt state reported", reports)
 			}
 		})
@@ -73,7 +74,7 @@ func TestBreakerCorruptState(t *testing.T) {
 
 // TestRateLimitCorruptState: a rate limit's key on Redis that does not
 // hold a time (garbage, a sign, a space, an exponent, hex, inf) is corrupt:
-// Admit fails, and the layer reports it and decides on its local limiter,
+// Admit fails with store.ErrCorrupt, and the layer reports it and decides on its local limiter,
 // as when Redis fails. It used to read as a full bucket, silently.
 func TestRateLimitCorruptState(t *testing.T) {
 	noLeaks(t)
@@ -88,8 +89,8 @@ func TestRateLimitCorruptState(t *testing.T) {
 			var reports []error
 			c := &counted{}
 			tool := mustWrap(t, "search", c.tool, ratelimit.New(rate.Every(time.Minute), 1, ratelimit.WithReject(),
-				ratelimit.WithStore(r.Store.RateLimits()), ratelimit.WithStoreTimeout(calm),
-				ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { mu.Lock(); reports = append(reports, e.Err); mu.Unlock() })))
+				ratelimit.WithStore(r.Store.RateLimits(), store.WithTimeout(calm),
+					store.WithOnError(func(e store.Error) { mu.Lock(); reports = append(reports, e.Err); mu.Unlock() }))))
 			if _, err := tool(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -97,13 +98,13 @@ func TestRateLimitCorruptState(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := r.Store.RateLimits().Admit(ctx, ratelimit.Request{Key: "search", Interval: time.Minute, Burst: 1})
-			if err == nil || !strings.Contains(err.Error(), "corrupt") {
-				t.Fatalf("Admit on %q: %v, want a corrupt-state error", v, err)
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("Admit on %q: %v, want store.ErrCorrupt", v, err)
 			}
 			tool(ctx, nil) // decided locally
 			mu.Lock()
 			defer mu.Unlock()
-			if len(reports) == 0 || !strings.Contains(reports[0].Error(), "corrupt") {
+			if len(reports) == 0 || !errors.Is(reports[0], store.ErrCorrupt) {
 				t.Fatalf("reports %v, want the corrupt state reported", reports)
 			}
 		})

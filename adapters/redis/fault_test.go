@@ -55,9 +55,8 @@ func newFleet(t *testing.T, replicas []*replica, f *fallbacks, attemptsPerRun in
 				store.WithOnError(func(e store.Error) { f.report("run", e.Err) })))
 		tool := mustWrap(t, "search", (&counted{}).tool,
 			retry.New(retry.WithBudget(b)),
-			ratelimit.New(10, 1e6, ratelimit.WithStore(r.Store.RateLimits()),
-				ratelimit.WithStoreTimeout(storeTimeout),
-				ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { f.report("rate limit", e.Err) })))
+			ratelimit.New(10, 1e6, ratelimit.WithStore(r.Store.RateLimits(), store.WithTimeout(storeTimeout),
+				store.WithOnError(func(e store.Error) { f.report("rate limit", e.Err) }))))
 		out = append(out, fleetTool{tool: tool, ctx: budget.ContextWithRun(context.Background(), run), run: run})
 	}
 	return out

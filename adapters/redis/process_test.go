@@ -73,8 +73,7 @@ func TestReplicaProcess(t *testing.T) {
 	}
 
 	limited := mustWrap(t, "search", okTool, ratelimit.New(procLimit, procBurst, ratelimit.WithReject(),
-		ratelimit.WithStore(st.RateLimits()), ratelimit.WithStoreTimeout(calm),
-		ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { fail(e.Err) })))
+		ratelimit.WithStore(st.RateLimits(), store.WithTimeout(calm), store.WithOnError(func(e store.Error) { fail(e.Err) }))))
 	bucket := budget.NewAdaptive(budget.WithTokenStore(st.RetryBudget("search-api"),
 		store.WithTimeout(calm), store.WithOnError(func(e store.Error) { fail(e.Err) })))
 	dep := &dependency{}

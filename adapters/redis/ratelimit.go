@@ -2,7 +2,7 @@ package redisstate
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/store"
 )
 
 // gcra is the rate limit of one key by GCRA (the generic cell rate
@@ -22,8 +23,9 @@ import (
 // when the TAT passes: a missing key is a full bucket. A stored TAT is read
 // strictly (decimal digits, with a fraction when the interval has one): a
 // value that does not parse — what a broken or hostile writer left — is an
-// error reply (errRateCorrupt), never a full bucket; the layer reports it
-// and decides on its local limiter, as when Redis fails.
+// error reply (errRateCorrupt, which wraps store.ErrCorrupt), never a full
+// bucket; the layer reports it and decides on its local limiter, as when
+// Redis fails.
 //
 // KEYS[1] the limit's key; ARGV interval (µs), burst, max wait (µs).
 // Returns {1, wait µs} admitted after wait, {0, wait µs} refused.
@@ -77,7 +79,7 @@ func (r rateLimits) Admit(ctx context.Context, req ratelimit.Request) (ratelimit
 }
 
 // errRateCorrupt: a rate limit's stored state does not parse.
-var errRateCorrupt = errors.New("redisstate: a rate limit's stored state is corrupt")
+var errRateCorrupt = fmt.Errorf("redisstate: a rate limit's stored state is corrupt: %w", store.ErrCorrupt)
 
 // micros formats d in microseconds, fractions kept (an interval may be
 // shorter than one).

@@ -135,23 +135,34 @@
 // cached state counts failures, so failures on several replicas count as
 // consecutive if no reported success came between them.
 //
-// When the Store fails or does not answer within [WithStoreTimeout] (50 ms
-// by default, bounded by the call's deadline), the call goes through the
-// replica's local in-process breaker instead (fail open), the failure is
-// reported to [WithOnStoreError], and the Store is left alone for a quarter
-// of a second before it is asked again; once it answers, the shared state
-// decides again. A call is never failed, nor delayed past the store
-// timeout, because of the Store. [Breaker.State] then reports the shared
-// state as the replica last saw it, and [WithOnStateChange] the changes it
-// sees. Package breakertest has an in-memory Store for tests and the
-// conformance checks every Store runs.
+// WithStore takes the options of package store after the Store:
+//
+//	breaker.WithStore(shared.Breakers(), store.WithTimeout(100*time.Millisecond),
+//		store.WithOnError(func(e store.Error) { storeErrors.Add(ctx, 1) }))
+//
+// When the Store fails or does not answer within its timeout
+// (store.WithTimeout, store.DefaultTimeout by default, bounded by the
+// call's deadline), the call goes through the replica's local in-process
+// breaker instead (fail open) and is marked degraded
+// (toolmw.Call.Degraded is "breaker"), the failure is reported to
+// store.WithOnError as a store.Error (Layer "breaker"; Op "load",
+// "acquire" or "report", the Store's method, and "load" for a call decided
+// while the Store rests; Key the breaker's name), and the Store is left
+// alone for store.Rest before it is asked again; once it answers, the
+// shared state decides again. A Store's state that does not parse (an
+// error wrapping store.ErrCorrupt) is such a failure too. A call is never
+// failed, nor delayed past the store timeout, because of the Store.
+// [Breaker.State] then reports the shared state as the replica last saw
+// it, and [WithOnStateChange] the changes it sees.
+// Package breakertest has an in-memory Store for tests and the conformance
+// checks every Store runs.
 //
 // # Configuration errors
 //
 // Zero and nil mean the default: WithOpenFor(0) is the 30 s default,
 // WithIsFailure(nil) is [IsFailure], WithShared(nil) a breaker per tool. A
 // value an option cannot use (a negative duration or count, a ratio outside
-// [0, 1]) makes [New] return a [toolmw.Reject] middleware, so toolmw.Wrap
+// [0, 1], an invalid store option given to WithStore) makes [New] return a [toolmw.Reject] middleware, so toolmw.Wrap
 // reports the tool-definition-invalid/option_invalid error at start-up and
 // the mistake is never silently ignored; [Validate] reports the same error
 // without wrapping anything. [NewBreaker] keeps the default for such a

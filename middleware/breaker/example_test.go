@@ -10,6 +10,7 @@ import (
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/breaker/breakertest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -49,17 +50,20 @@ func Example() {
 
 // Three replicas share one breaker through a Store (here the in-memory one
 // of package breakertest; adapters/redis has one on Redis): an outage seen
-// by one opens the breaker for all within one cache period.
+// by one opens the breaker for all within one cache period. The options of
+// package store set how each replica uses the Store.
 func ExampleWithStore() {
 	clk := clock.NewFake(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
-	store := breakertest.NewMemStore(clk)
+	shared := breakertest.NewMemStore(clk)
 	search := func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Result{}, taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "search API unreachable")
 	}
 	var replicas []toolmw.Tool
 	for range 3 {
 		replicas = append(replicas, toolmw.MustWrap(toolmw.Spec{Name: "search"}, search,
-			breaker.New(breaker.WithStore(store), breaker.WithClock(clk), breaker.WithCachePeriod(time.Second))))
+			breaker.New(breaker.WithStore(shared, store.WithTimeout(100*time.Millisecond),
+				store.WithOnError(func(e store.Error) { fmt.Println("decided locally:", e) })),
+				breaker.WithClock(clk), breaker.WithCachePeriod(time.Second))))
 	}
 
 	ctx := context.Background()

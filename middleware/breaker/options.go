@@ -10,6 +10,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/keyed"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -58,7 +59,7 @@ func newConfig(opts []Option) *config {
 		probes:    DefaultProbes,
 		clock:     clock.System,
 		isFailure: IsFailure,
-		store:     storeConfig{period: DefaultCachePeriod, timeout: DefaultStoreTimeout},
+		store:     storeConfig{period: DefaultCachePeriod, cfg: store.Config{Timeout: store.DefaultTimeout}},
 	}
 	for _, o := range opts {
 		if o != nil {

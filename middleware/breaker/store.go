@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/middleware/internal/storeguard"
+	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/store"
 )
 
 // A Store keeps the state of each breaker outside the process, so that every
@@ -20,12 +21,16 @@ import (
 // The layer never holds a lock of the Store across a tool call: it asks
 // before the call (or uses the answer it cached, see [WithCachePeriod]) and
 // reports after it. Each method is one operation, bounded by a context
-// with the deadline of [WithStoreTimeout] and of the call.
+// with the deadline of the store timeout (store.WithTimeout) and of the
+// call.
 //
 // A Store's key is the breaker's name (the tool's, or what [WithKey]
 // returned, or the name given to [NewBreaker]). It is not sanitised: the
 // Store must treat it as hostile (hash it, bound it). Every state must
-// expire by itself: a missing key is a closed breaker with no failure.
+// expire by itself: a missing key is a closed breaker with no failure. A
+// stored state that does not parse is an error wrapping store.ErrCorrupt,
+// never a closed breaker: the layer then decides on its local breaker, as
+// when the Store fails.
 //
 // Implementations must be safe for concurrent use.
 type Store interface {
@@ -102,60 +107,34 @@ type Report struct {
 	Probes uint32
 }
 
-// The defaults of a breaker with a [Store].
-const (
-	// DefaultCachePeriod is how long a replica trusts the shared state it
-	// read before it reads it again.
-	DefaultCachePeriod = time.Second
-	// DefaultStoreTimeout is how long a call waits for the Store by
-	// default before the local breaker decides instead.
-	DefaultStoreTimeout = 50 * time.Millisecond
-)
-
-// storeRest is how long a breaker leaves a Store alone after it failed:
-// calls go through the local breaker meanwhile, so an outage costs at most
-// one timeout per rest, not one per call, and the Store is asked again
-// after it.
-const storeRest = 250 * time.Millisecond
-
-// StoreError reports a call the [Store] did not serve: it failed or did not
-// answer within [WithStoreTimeout], or failed moments ago. The call was
-// decided by the local breaker, or its outcome was not shared.
-type StoreError struct {
-	// Name is the breaker's name (see [Breaker.Name]).
-	Name string
-	// Err is the Store's error, context.DeadlineExceeded when it did not
-	// answer in time, or [ErrStoreResting]. It may name the Store's
-	// address: it is for the operator's metrics and logs, not the model.
-	Err error
-}
-
-// ErrStoreResting is the Err of a [StoreError] for a call decided locally
-// because the Store failed moments ago (within a quarter of a second).
-var ErrStoreResting = storeResting{}
-
-type storeResting struct{}
-
-func (storeResting) Error() string {
-	return "breaker: the store failed moments ago; deciding locally"
-}
+// DefaultCachePeriod is how long a replica trusts the shared state it read
+// from a [Store] before it reads it again.
+const DefaultCachePeriod = time.Second
 
 // WithStore keeps the breaker's state in s, shared by every replica using
-// the same Store and name. Each replica caches the state it read for
-// [WithCachePeriod], so a closed breaker with no failure costs no round
-// trip; a success then writes nothing, a fault writes once (and may open
-// the breaker for all), an open breaker refuses calls without a round trip
-// until its open period ends, and then one replica takes the probe lease.
-// When s fails or does not answer within [WithStoreTimeout], the call goes
-// through the local in-process breaker (fail open), is reported to
-// [WithOnStoreError], and s is left alone for a quarter of a second before
-// it is asked again. A Store needs the consecutive-failures rule:
+// the same Store and name, and uses s as opts say (store.WithTimeout,
+// store.WithOnError; see package store). Each replica caches the state it
+// read for [WithCachePeriod], so a closed breaker with no failure costs no
+// round trip; a success then writes nothing, a fault writes once (and may
+// open the breaker for all), an open breaker refuses calls without a round
+// trip until its open period ends, and then one replica takes the probe
+// lease. When s fails or does not answer within the store timeout, the
+// call goes through the local in-process breaker (fail open) and is marked
+// degraded, the failure is reported as a store.Error (Layer "breaker", Key
+// the breaker's name), and s is left alone for store.Rest before it is
+// asked again. A Store needs the consecutive-failures rule:
 // [WithFailureRatio] and [WithInterval] cannot be combined with it, nor can
-// [New]'s [WithShared] (give WithStore to [NewBreaker]). nil means
-// in-process state only (the default).
+// [New]'s [WithShared] (give WithStore to [NewBreaker]); nor can an
+// invalid store option. nil means in-process state only (the default).
 // The Option may be shared between goroutines.
-func WithStore(s Store) Option {
-	return func(c *config) { c.store.s = s }
+func WithStore(s Store, opts ...store.Option) Option {
+	return func(c *config) {
+		cfg, err := store.NewConfig(opts...)
+		if err != nil {
+			c.reject("WithStore: %v", err)
+		}
+		c.store.s, c.store.cfg = s, cfg
+	}
 }
 
 // WithCachePeriod sets how long a replica trusts the shared state it read
@@ -177,37 +156,11 @@ func WithCachePeriod(d time.Duration) Option {
 	}
 }
 
-// WithStoreTimeout bounds how long a call waits for the [Store] before the
-// local breaker decides (0 means [DefaultStoreTimeout]); the call's
-// deadline bounds it too. A negative d is invalid.
-// The Option may be shared between goroutines.
-func WithStoreTimeout(d time.Duration) Option {
-	return func(c *config) {
-		switch {
-		case d < 0:
-			c.reject("WithStoreTimeout(%v): the timeout must not be negative", d)
-		case d == 0:
-			c.store.timeout = DefaultStoreTimeout
-		default:
-			c.store.timeout = d
-		}
-	}
-}
-
-// WithOnStoreError sets a function called, on the call's goroutine, for
-// every call the [Store] did not serve (nil means none): count them, log
-// them. It must not block.
-// The Option may be shared between goroutines.
-func WithOnStoreError(f func(StoreError)) Option {
-	return func(c *config) { c.store.onError = f }
-}
-
 // storeConfig is the part of the config about a Store.
 type storeConfig struct {
-	s       Store
-	period  time.Duration
-	timeout time.Duration
-	onError func(StoreError)
+	s      Store
+	cfg    store.Config
+	period time.Duration
 }
 
 // checkStore reports the settings a Store cannot work with.
@@ -226,16 +179,14 @@ func (c *config) checkStore() {
 // shared is the state of a breaker with a Store.
 type shared struct {
 	store    Store
+	guard    *storeguard.Guard
 	period   time.Duration
-	timeout  time.Duration
-	onError  func(StoreError)
 	failures uint32
 	probes   uint32
 	openFor  time.Duration
 
 	view    atomic.Pointer[view] // the shared state as last read
 	loading atomic.Bool          // a call is reading the Store for a stale view
-	rest    atomic.Int64         // unix nanoseconds (by clock) until which the Store is left alone
 }
 
 // view is the shared state as a replica last read it.
@@ -247,9 +198,11 @@ type view struct {
 	fresh     time.Time // trusted until, by the breaker's clock
 }
 
+// newShared returns the shared state of one breaker, with a guard of its
+// own: a breaker's Store rests for that breaker.
 func newShared(c *config) *shared {
 	return &shared{
-		store: c.store.s, period: c.store.period, timeout: c.store.timeout, onError: c.store.onError,
+		store: c.store.s, guard: storeguard.New("breaker", c.store.cfg, false, c.clock), period: c.store.period,
 		failures: c.failures, probes: c.probes, openFor: c.openFor,
 	}
 }
@@ -262,19 +215,22 @@ func (b *Breaker) sharedCall(ctx context.Context, next toolmw.Tool, args json.Ra
 	if v != nil && v.state == StateOpen && now.Before(v.openUntil) {
 		return toolmw.Result{}, errOpen.WithRetryAfter(v.openUntil.Sub(now))
 	}
-	if now.UnixNano() < s.rest.Load() {
-		b.storeFailed(ctx, ErrStoreResting)
-		return b.slowCall(ctx, next, args)
+	if s.guard.Resting() {
+		s.guard.Report("load", b.Name(), store.ErrResting)
+		return b.localCall(ctx, next, args)
 	}
 	if v == nil || !now.Before(v.fresh) {
 		// One call refreshes a stale view; the others meanwhile use it.
 		if v == nil || s.loading.CompareAndSwap(false, true) {
-			nv, err := b.load(ctx)
+			nv, local, end := b.load(ctx)
 			if v != nil {
 				s.loading.Store(false)
 			}
-			if err != nil {
-				return b.slowCall(ctx, next, args)
+			switch {
+			case end != nil:
+				return toolmw.Result{}, end
+			case local:
+				return b.localCall(ctx, next, args)
 			}
 			v = nv
 			now = b.clock.Now()
@@ -320,14 +276,19 @@ func (b *Breaker) probe(ctx context.Context, next toolmw.Tool, args json.RawMess
 	s := b.shared
 	l := Lease{Token: rand.Text(), TTL: s.openFor}
 	if dl, ok := ctx.Deadline(); ok {
-		l.TTL = max(dl.Sub(b.clock.Now())+s.timeout, time.Millisecond)
+		l.TTL = max(dl.Sub(b.clock.Now())+s.guard.Timeout(), time.Millisecond)
 	}
-	sctx, cancel := context.WithTimeout(ctx, s.timeout)
-	snap, granted, serr := s.store.Acquire(sctx, b.Name(), l)
-	cancel()
-	if serr != nil {
-		b.failed(ctx, serr)
-		return b.slowCall(ctx, next, args)
+	var snap Snapshot
+	var granted bool
+	local, end := s.guard.Ask(ctx, "acquire", b.Name(), func(sctx context.Context) (err error) {
+		snap, granted, err = s.store.Acquire(sctx, b.Name(), l)
+		return err
+	})
+	switch {
+	case end != nil:
+		return toolmw.Result{}, end
+	case local:
+		return b.localCall(ctx, next, args)
 	}
 	v := b.see(snap)
 	if !granted {
@@ -367,17 +328,27 @@ func (b *Breaker) tripOK() bool {
 	return 4*failed >= 3*n
 }
 
-// load reads the shared state; on an error it reports it and returns it.
-func (b *Breaker) load(ctx context.Context) (*view, error) {
-	s := b.shared
-	sctx, cancel := context.WithTimeout(ctx, s.timeout)
-	snap, err := s.store.Load(sctx, b.Name())
-	cancel()
-	if err != nil {
-		b.failed(ctx, err)
-		return nil, err
+// load reads the shared state through the guard: local says the Store
+// did not answer (the call is decided locally), end that the call's own
+// context ended.
+func (b *Breaker) load(ctx context.Context) (v *view, local bool, end error) {
+	var snap Snapshot
+	local, end = b.shared.guard.Ask(ctx, "load", b.Name(), func(sctx context.Context) (err error) {
+		snap, err = b.shared.store.Load(sctx, b.Name())
+		return err
+	})
+	if local || end != nil {
+		return nil, local, end
 	}
-	return b.see(snap), nil
+	return b.see(snap), false, nil
+}
+
+// localCall runs next through the local in-process breaker, the Store
+// having failed, and marks the call degraded (toolmw.SetDegraded), which
+// the tracing and logging layers show.
+func (b *Breaker) localCall(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+	toolmw.SetDegraded(ctx, "breaker")
+	return b.slowCall(ctx, next, args)
 }
 
 // report shares a call's outcome. A fault the Store did not take is
@@ -388,44 +359,26 @@ func (b *Breaker) report(ctx context.Context, r Report) {
 	// The call's outcome is known; its cancellation does not take it back,
 	// but its deadline still bounds the wait.
 	rctx := context.WithoutCancel(ctx)
-	var cancel context.CancelFunc
 	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
 		rctx, cancel = context.WithDeadline(rctx, dl)
 		defer cancel()
 	}
-	rctx, cancel = context.WithTimeout(rctx, s.timeout)
-	snap, err := s.store.Report(rctx, b.Name(), r)
-	cancel()
-	if err != nil {
-		b.failed(ctx, err)
+	var snap Snapshot
+	local, end := s.guard.Ask(rctx, "report", b.Name(), func(sctx context.Context) (err error) {
+		snap, err = s.store.Report(sctx, b.Name(), r)
+		return err
+	})
+	if local {
+		toolmw.SetDegraded(ctx, "breaker")
+	}
+	if local || end != nil {
 		if r.Outcome == OutcomeFault && r.Probe == "" {
 			b.fault(b.gen.Load())
 		}
 		return
 	}
 	b.see(snap)
-}
-
-// failed handles an error of the Store: unless the call's own context
-// ended, the Store rests and the error is reported.
-func (b *Breaker) failed(ctx context.Context, err error) {
-	if ctx.Err() != nil {
-		return // the call ended; the Store is not to blame
-	}
-	if !storeguard.Partial(err) { // one node of a cluster rests by itself
-		b.shared.rest.Store(b.clock.Now().Add(storeRest).UnixNano())
-	}
-	b.storeFailed(ctx, err)
-}
-
-// storeFailed reports that the call carried by ctx is decided on the
-// replica's own state: to the call record (toolmw.SetDegraded), which the
-// tracing and logging layers show, and to the WithOnStoreError callback.
-func (b *Breaker) storeFailed(ctx context.Context, err error) {
-	toolmw.SetDegraded(ctx, "breaker")
-	if f := b.shared.onError; f != nil {
-		f(StoreError{Name: b.Name(), Err: err})
-	}
 }
 
 // see caches a state read from the Store and delivers a change of state,

@@ -17,6 +17,7 @@ import (
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/breaker/breakertest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -245,20 +246,21 @@ func TestSharedOneProbe(t *testing.T) {
 func TestSharedStoreDownFallsBack(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1e9, 0))
 	secret := canary.Values()[0]
-	store := &flaky{Store: breakertest.NewMemStore(clk)}
-	var reports []breaker.StoreError
+	st := &flaky{Store: breakertest.NewMemStore(clk)}
+	var reports []store.Error
 	f := &fake{}
-	tool := replicas(t, 1, f, breaker.WithStore(store), breaker.WithClock(clk),
-		breaker.WithOnStoreError(func(e breaker.StoreError) { reports = append(reports, e) }))[0]
-	store.set(errors.New("dial tcp 10.0.0.7:6379: connection refused "+secret), false)
+	tool := replicas(t, 1, f, breaker.WithStore(st, store.WithOnError(func(e store.Error) { reports = append(reports, e) })),
+		breaker.WithClock(clk))[0]
+	st.set(errors.New("dial tcp 10.0.0.7:6379: connection refused "+secret), false)
 	for i := range 10 {
 		_, err := tool(context.Background(), nil)
 		if err != nil {
 			t.Fatalf("call %d with the store down: %v", i, err)
 		}
 	}
-	if len(reports) != 10 || reports[0].Name != "search" || !strings.Contains(reports[0].Err.Error(), "refused") ||
-		!errors.Is(reports[1].Err, breaker.ErrStoreResting) {
+	if len(reports) != 10 || reports[0].Key != "search" || reports[0].Layer != "breaker" ||
+		reports[0].Op != "load" || reports[0].Refused || !strings.Contains(reports[0].Err.Error(), "refused") ||
+		!errors.Is(reports[1].Err, store.ErrResting) {
 		t.Fatalf("reports = %v, want 10 for search, the first the store's error, then resting", reports)
 	}
 	// The local breaker decides: it opens on local faults (30 of them,
@@ -276,7 +278,7 @@ func TestSharedStoreDownFallsBack(t *testing.T) {
 	}
 	// The store answers again: after the rest, the shared (closed) state
 	// decides.
-	store.set(nil, false)
+	st.set(nil, false)
 	f.set(nil)
 	clk.Advance(time.Second)
 	n := len(reports)
@@ -292,15 +294,15 @@ func TestSharedStoreDownFallsBack(t *testing.T) {
 // local breaker decides; no call fails because of it.
 func TestSharedSlowStoreFallsBackWithinTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &flaky{Store: breakertest.NewMemStore(nil)}
-		store.set(nil, true)
+		st := &flaky{Store: breakertest.NewMemStore(nil)}
+		st.set(nil, true)
 		var fell atomic.Int32
-		tool := replicas(t, 1, &fake{}, breaker.WithStore(store), breaker.WithStoreTimeout(20*time.Millisecond),
-			breaker.WithOnStoreError(func(e breaker.StoreError) {
+		tool := replicas(t, 1, &fake{}, breaker.WithStore(st, store.WithTimeout(20*time.Millisecond),
+			store.WithOnError(func(e store.Error) {
 				if errors.Is(e.Err, context.DeadlineExceeded) {
 					fell.Add(1)
 				}
-			}))[0]
+			})))[0]
 		start := time.Now()
 		if err := call(tool); err != nil {
 			t.Fatal(err)
@@ -404,7 +406,7 @@ func TestStoreOptionsRejected(t *testing.T) {
 		"interval":      {breaker.WithStore(mem), breaker.WithInterval(time.Minute)},
 		"shared":        {breaker.WithStore(mem), breaker.WithShared(breaker.NewBreaker("b"))},
 		"cache period":  {breaker.WithCachePeriod(-time.Second)},
-		"store timeout": {breaker.WithStoreTimeout(-time.Second)},
+		"store timeout": {breaker.WithStore(mem, store.WithTimeout(-time.Second))},
 	} {
 		err := breaker.Validate(opts...)
 		te, ok := taxonomy.From(err)
@@ -412,10 +414,45 @@ func TestStoreOptionsRejected(t *testing.T) {
 			t.Errorf("%s: Validate = %v, want option_invalid", name, err)
 		}
 	}
-	if err := breaker.Validate(breaker.WithStore(mem), breaker.WithCachePeriod(0), breaker.WithStoreTimeout(0),
-		breaker.WithOnStoreError(nil), breaker.WithKey(func(c toolmw.Call) string { return c.Tool })); err != nil {
+	if err := breaker.Validate(breaker.WithStore(mem, store.WithTimeout(0), store.WithOnError(nil), nil),
+		breaker.WithCachePeriod(0), breaker.WithKey(func(c toolmw.Call) string { return c.Tool })); err != nil {
 		t.Fatalf("Validate = %v, want nil", err)
 	}
+}
+
+// WithStore given to NewBreaker: an invalid store option makes the
+// breaker's error, which New given the breaker with WithShared reports at
+// start-up; valid ones are used (here the timeout bounds a hung store and
+// the report names the breaker).
+func TestNewBreakerStoreOptions(t *testing.T) {
+	mem := breakertest.NewMemStore(nil)
+	bad := breaker.NewBreaker("upstream", breaker.WithStore(mem, store.WithTimeout(-time.Second)))
+	err := breaker.Validate(breaker.WithShared(bad))
+	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeOptionInvalid || !strings.Contains(err.Error(), "store.WithTimeout") {
+		t.Fatalf("Validate(WithShared(a breaker with a negative store timeout)) = %v, want option_invalid", err)
+	}
+	if _, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, (&fake{}).tool, breaker.New(breaker.WithShared(bad))); err == nil {
+		t.Fatal("Wrap accepted a shared breaker with a negative store timeout")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		st := &flaky{Store: breakertest.NewMemStore(nil)}
+		st.set(nil, true)
+		var reports []store.Error
+		b := breaker.NewBreaker("upstream", breaker.WithStore(st, store.WithTimeout(30*time.Millisecond),
+			store.WithOnError(func(e store.Error) { reports = append(reports, e) })))
+		tool := wrap(t, "search", &fake{}, breaker.New(breaker.WithShared(b)))
+		start := time.Now()
+		if err := call(tool); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 30*time.Millisecond {
+			t.Errorf("the call took %v, want the store timeout, 30ms", d)
+		}
+		if len(reports) != 1 || reports[0].Key != "upstream" || reports[0].Layer != "breaker" ||
+			!errors.Is(reports[0].Err, context.DeadlineExceeded) {
+			t.Errorf("reports = %+v, want one timeout of the breaker upstream", reports)
+		}
+	})
 }
 
 // A call decided on the replica's own breaker because the store failed is
@@ -423,12 +460,12 @@ func TestStoreOptionsRejected(t *testing.T) {
 // layers outside show; a call the store decided is not.
 func TestStoreFallbackMarksTheCall(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1e9, 0))
-	store := &flaky{Store: breakertest.NewMemStore(clk)}
+	st := &flaky{Store: breakertest.NewMemStore(clk)}
 	observe, seen := testutil.Degraded()
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, (&fake{}).tool, observe,
-		breaker.New(breaker.WithStore(store), breaker.WithClock(clk)))
+		breaker.New(breaker.WithStore(st), breaker.WithClock(clk)))
 	call(tool)
-	store.set(errors.New("connection refused"), false)
+	st.set(errors.New("connection refused"), false)
 	clk.Advance(breaker.DefaultCachePeriod) // the cached state is stale: the store is asked
 	call(tool)                              // the store fails
 	call(tool)                              // the store rests
@@ -461,9 +498,9 @@ func (h *heldLoad) Load(ctx context.Context, key string) (breaker.Snapshot, erro
 // cannot leave the open state before its open period ends.
 func TestSharedLateAnswerKeepsOpen(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1e9, 0))
-	store := &heldLoad{Store: breakertest.NewMemStore(clk), read: make(chan struct{}), release: make(chan struct{})}
-	b := breaker.NewBreaker("search", breaker.WithStore(store), breaker.WithClock(clk),
-		breaker.WithStoreTimeout(time.Minute), // the held answer is late, not lost
+	st := &heldLoad{Store: breakertest.NewMemStore(clk), read: make(chan struct{}), release: make(chan struct{})}
+	b := breaker.NewBreaker("search", breaker.WithStore(st, store.WithTimeout(time.Minute)), // the held answer is late, not lost
+		breaker.WithClock(clk),
 		breaker.WithCachePeriod(time.Second), breaker.WithOpenFor(30*time.Second))
 	running, finish := make(chan struct{}), make(chan struct{})
 	slow, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
@@ -476,7 +513,7 @@ func TestSharedLateAnswerKeepsOpen(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- call(slow) }()
-	<-store.read // the slow call's Load has read "closed" and is held back
+	<-st.read // the slow call's Load has read "closed" and is held back
 
 	f := &fake{}
 	f.set(transient)
@@ -489,7 +526,7 @@ func TestSharedLateAnswerKeepsOpen(t *testing.T) {
 	if err := call(tool); !isOpen(err) {
 		t.Fatalf("after the outage: %v, want circuit-open", err)
 	}
-	close(store.release)
+	close(st.release)
 	// The held call either runs its tool (it trusted the late "closed") or
 	// ends, refused by the open state it had been overtaken by.
 	var slowErr error
@@ -531,17 +568,17 @@ func TestPartialOutageDoesNotRest(t *testing.T) {
 	}{{"partial", partialOutage{}, false}, {"whole", errors.New("connection refused"), true}} {
 		t.Run(c.name, func(t *testing.T) {
 			clk := clock.NewFake(time.Unix(1e9, 0))
-			store := &flaky{Store: breakertest.NewMemStore(clk)}
-			var reports []breaker.StoreError
-			tool := replicas(t, 1, &fake{}, breaker.WithStore(store), breaker.WithClock(clk),
-				breaker.WithOnStoreError(func(e breaker.StoreError) { reports = append(reports, e) }))[0]
-			store.set(c.err, false)
+			st := &flaky{Store: breakertest.NewMemStore(clk)}
+			var reports []store.Error
+			tool := replicas(t, 1, &fake{}, breaker.WithStore(st, store.WithOnError(func(e store.Error) { reports = append(reports, e) })),
+				breaker.WithClock(clk))[0]
+			st.set(c.err, false)
 			for range 2 {
 				if _, err := tool(context.Background(), nil); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if len(reports) != 2 || errors.Is(reports[1].Err, breaker.ErrStoreResting) != c.rests {
+			if len(reports) != 2 || errors.Is(reports[1].Err, store.ErrResting) != c.rests {
 				t.Fatalf("reports = %v; want the second resting: %v", reports, c.rests)
 			}
 		})

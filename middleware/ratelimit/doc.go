@@ -42,13 +42,24 @@
 // RetryAfter. A reserved slot whose wait is cancelled is not given back:
 // the limit is under-used, never exceeded.
 //
+// WithStore takes the options of package store after the Store:
+//
+//	ratelimit.WithStore(shared.RateLimits(), store.WithTimeout(100*time.Millisecond),
+//		store.WithOnError(func(e store.Error) { storeErrors.Add(ctx, 1) }))
+//
 // A call never fails or waits past its deadline because the Store is slow
-// or down: after [WithStoreTimeout] (default 50 ms, bounded by the
-// deadline) or an error, a local limiter of the same limit and burst
-// decides (fail open; [WithFailClosed] refuses instead), the call is
-// reported to [WithOnStoreError], and the Store is left alone for a quarter
-// of a second before the next call tries it again. While it is down each
-// replica admits up to the whole limit on its own.
+// or down: after the store timeout (store.WithTimeout, store.DefaultTimeout
+// by default, bounded by the deadline) or an error, a local limiter of the
+// same limit and burst decides (fail open; [WithFailClosed] refuses
+// instead) and the call is marked degraded (toolmw.Call.Degraded is
+// "ratelimit"), the failure is reported to store.WithOnError as a
+// store.Error (Layer "ratelimit", Op "admit", Key the tool's name, Refused
+// with WithFailClosed), and the Store is left alone for store.Rest before
+// the next call tries it again. A Store's state that does not parse (an
+// error wrapping store.ErrCorrupt) is such a failure too. While the Store
+// is down each replica admits up to the whole limit on its own. Package
+// ratelimittest has an in-memory Store for tests and the conformance
+// checks every Store runs.
 //
 // # Time
 //
@@ -63,7 +74,8 @@
 // Zero and nil mean the default: a burst of 0 is 1, WithMaxWait(0) sets no
 // cap, WithShared(nil) and WithKey(nil) a limiter per tool, WithClock(nil)
 // package time. A negative (or NaN) limit, a negative burst, or an option
-// given a value it cannot use (a negative duration or count) makes [New]
+// given a value it cannot use (a negative duration or count, an invalid
+// store option given to WithStore) makes [New]
 // return a [toolmw.Reject] middleware, so toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up; [Validate]
 // reports the same error without wrapping anything. Nothing panics. A limit

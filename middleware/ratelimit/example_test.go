@@ -10,6 +10,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -50,10 +51,10 @@ func ExampleWithStore() {
 	search := toolmw.MustWrap(toolmw.Spec{Name: "search"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Text("3 hotels"), nil
 	}, ratelimit.New(2, 2, ratelimit.WithReject(), ratelimit.WithClock(clk),
-		ratelimit.WithStore(down{}),
-		ratelimit.WithOnStoreError(func(e ratelimit.StoreError) {
-			fmt.Println("decided locally:", e.Tool)
-		})))
+		ratelimit.WithStore(down{}, store.WithTimeout(100*time.Millisecond),
+			store.WithOnError(func(e store.Error) {
+				fmt.Println("decided locally:", e.Key, e.Err)
+			}))))
 
 	for range 3 {
 		res, err := search(context.Background(), nil)
@@ -64,10 +65,10 @@ func ExampleWithStore() {
 		fmt.Println(res.Content)
 	}
 	// Output:
-	// decided locally: search
+	// decided locally: search connection refused
 	// 3 hotels
-	// decided locally: search
+	// decided locally: search store: the store failed moments ago; deciding without it
 	// 3 hotels
-	// decided locally: search
+	// decided locally: search store: the store failed moments ago; deciding without it
 	// search: rate-limited rate_limited: the tool's rate limit is reached; try again later
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/keyed"
 	"github.com/toolmw/toolmw/middleware/internal/monotime"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -180,7 +181,7 @@ type config struct {
 }
 
 func newConfig(limit rate.Limit, burst int, opts []Option) *config {
-	c := &config{maxWait: rate.InfDuration, clock: clock.System, store: storeConfig{timeout: DefaultStoreTimeout}}
+	c := &config{maxWait: rate.InfDuration, clock: clock.System, store: storeConfig{cfg: store.Config{Timeout: store.DefaultTimeout}}}
 	for _, o := range opts {
 		if o != nil {
 			o(c)

@@ -8,16 +8,18 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/middleware/internal/keyed"
-	"github.com/toolmw/toolmw/middleware/internal/storeguard"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // A Store keeps the rate-limit state of each key outside the process, so
 // that every replica given the same Store (and the same key) draws on one
 // limit. adapters/redis implements it on Redis; the layer calls Admit once
-// per call, with a context bounded by [WithStoreTimeout] and the call's
-// deadline.
+// per call (the operation "admit" of a store.Error), with a context bounded
+// by the store timeout (store.WithTimeout) and the call's deadline.
+// Package ratelimittest has the conformance checks every Store runs.
 //
 // Implementations must be safe for concurrent use, and return soon after
 // ctx is done: the call waits for Admit.
@@ -25,7 +27,9 @@ type Store interface {
 	// Admit decides one call of key: admit it now, admit it after a wait
 	// (the slot is reserved for it: the wait must not exceed r.MaxWait), or
 	// refuse it with the time until a slot is free. An error, or no answer
-	// before ctx is done, makes the layer decide with its local limiter.
+	// before ctx is done, makes the layer decide with its local limiter. A
+	// stored state that does not parse is an error wrapping
+	// store.ErrCorrupt, never a full bucket.
 	Admit(ctx context.Context, r Request) (Decision, error)
 }
 
@@ -58,79 +62,43 @@ type Decision struct {
 	Wait time.Duration
 }
 
-// StoreError reports a call that the [Store] did not decide: it failed or
-// did not answer within [WithStoreTimeout]. It is a plain value, safe to
-// copy and to share.
-type StoreError struct {
-	// Tool is the name of the tool called.
-	Tool string
-	// Err is the Store's error, or context.DeadlineExceeded when it did not
-	// answer in time. It may name the Store's address: it is for the
-	// operator's metrics and logs, not for the model.
-	Err error
-	// Refused says the call was refused ([WithFailClosed]); otherwise the
-	// local limiter decided it.
-	Refused bool
-}
-
-// DefaultStoreTimeout is how long a call waits for the [Store]'s answer by
-// default before its local limiter decides instead.
-const DefaultStoreTimeout = 50 * time.Millisecond
-
 // WithStore makes the layer keep its state in s, shared by every replica
-// using the same Store: the limit and the burst of [New] hold across them,
-// per tool name, or per key with [WithKey]. When s fails or does not answer
-// within [WithStoreTimeout], the call is decided by a local limiter of the
-// same limit and burst (fail open; see [WithFailClosed]), reported to
-// [WithOnStoreError], and s is left alone for a quarter of a second before
-// it is tried again. A limit of 0 cannot be shared (its burst would be one
-// quota for ever) and [WithShared] cannot be combined with a Store: New
-// reports either. nil means in-process state only (the default).
+// using the same Store, and use s as opts say (store.WithTimeout,
+// store.WithOnError; see package store): the limit and the burst of [New]
+// hold across the replicas, per tool name, or per key with [WithKey]. When
+// s fails or does not answer within the store timeout, the call is decided
+// by a local limiter of the same limit and burst (fail open; see
+// [WithFailClosed]) and marked degraded, the failure is reported as a
+// store.Error (Layer "ratelimit", Key the tool's name), and s is left alone
+// for store.Rest before it is tried again. A limit of 0 cannot be shared
+// (its burst would be one quota for ever), [WithShared] cannot be combined
+// with a Store, and a store option must be valid: New reports each. nil
+// means in-process state only (the default).
 // The Option may be shared between goroutines.
-func WithStore(s Store) Option {
-	return func(c *config) { c.store.s = s }
-}
-
-// WithStoreTimeout bounds how long a call waits for the [Store] before its
-// local limiter decides (0 means [DefaultStoreTimeout]); the call's
-// deadline bounds it too. A negative d is invalid.
-// The Option may be shared between goroutines.
-func WithStoreTimeout(d time.Duration) Option {
+func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
-		switch {
-		case d < 0:
-			c.reject("WithStoreTimeout(%v): the timeout must not be negative", d)
-		case d == 0:
-			c.store.timeout = DefaultStoreTimeout
-		default:
-			c.store.timeout = d
+		cfg, err := store.NewConfig(opts...)
+		if err != nil {
+			c.reject("WithStore: %v", err)
 		}
+		c.store.s, c.store.cfg = s, cfg
 	}
 }
 
 // WithFailClosed makes a call that the [Store] did not decide fail with
 // rate-limited/rate_limited (retryable, without a RetryAfter) instead of
-// being decided by the local limiter. Use it when exceeding the limit
-// N-fold while the Store is down is worse than refusing.
-// The Option may be shared between goroutines.
+// being decided by the local limiter; its store.Error has Refused set. Use
+// it when exceeding the limit N-fold while the Store is down is worse than
+// refusing. The Option may be shared between goroutines.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.failClosed = true }
-}
-
-// WithOnStoreError sets a function called, on the call's goroutine, for
-// every call the [Store] did not decide (nil means none): count them, log
-// them. It must not block.
-// The Option may be shared between goroutines.
-func WithOnStoreError(f func(StoreError)) Option {
-	return func(c *config) { c.store.onError = f }
 }
 
 // storeConfig is the part of the config about a Store.
 type storeConfig struct {
 	s          Store
-	timeout    time.Duration
+	cfg        store.Config
 	failClosed bool
-	onError    func(StoreError)
 }
 
 // errStoreDown: WithFailClosed and the Store did not decide.
@@ -153,17 +121,13 @@ func (c *config) checkStore() {
 type stored struct {
 	*config
 	local *keyed.Map[*limiter]
-	guard storeguard.Guard
+	guard *storeguard.Guard
 }
 
 // newStored returns the middleware of a layer with a Store.
 func newStored(c *config) toolmw.Middleware {
-	s := &stored{config: c, local: keyed.New(c.sharing.Max, func(string) *limiter { return c.newLimiter() })}
-	s.guard = storeguard.Guard{Layer: "ratelimit", Timeout: c.store.timeout, Resting: errResting, Now: c.clock.Now}
-	if f := c.store.onError; f != nil {
-		refused := c.store.failClosed
-		s.guard.OnError = func(tool string, err error) { f(StoreError{Tool: tool, Err: err, Refused: refused}) }
-	}
+	s := &stored{config: c, local: keyed.New(c.sharing.Max, func(string) *limiter { return c.newLimiter() }),
+		guard: storeguard.New("ratelimit", c.store.cfg, c.store.failClosed, c.clock)}
 	key := c.sharing.Key
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
@@ -182,7 +146,7 @@ func newStored(c *config) toolmw.Middleware {
 func (s *stored) call(ctx context.Context, tool, key string, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	var d Decision
 	var maxWait time.Duration
-	local, end := s.guard.Ask(ctx, tool, func(sctx context.Context) (err error) {
+	local, end := s.guard.Ask(ctx, "admit", tool, func(sctx context.Context) (err error) {
 		maxWait = s.maxWait
 		if dl, ok := ctx.Deadline(); ok {
 			maxWait = min(maxWait, max(dl.Sub(s.clock.Now()), 0))
@@ -190,6 +154,9 @@ func (s *stored) call(ctx context.Context, tool, key string, next toolmw.Tool, a
 		d, err = s.store.s.Admit(sctx, Request{Key: key, Interval: interval(s.limit), Burst: s.burst, MaxWait: maxWait})
 		return err
 	})
+	if local {
+		toolmw.SetDegraded(ctx, "ratelimit")
+	}
 	switch {
 	case end != nil:
 		return toolmw.Result{}, end
@@ -206,16 +173,6 @@ func (s *stored) call(ctx context.Context, tool, key string, next toolmw.Tool, a
 		}
 	}
 	return next(ctx, args)
-}
-
-// errResting is the StoreError of a call decided locally because the Store
-// failed moments ago.
-var errResting = storeResting{}
-
-type storeResting struct{}
-
-func (storeResting) Error() string {
-	return "ratelimit: the store failed moments ago; deciding locally"
 }
 
 // interval returns the time between two tokens at limit (positive and

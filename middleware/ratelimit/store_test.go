@@ -15,6 +15,7 @@ import (
 	"github.com/toolmw/toolmw/internal/testrig/canary"
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -158,10 +159,10 @@ func TestStoreFallsBack(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &scripted{decide: tc.decide}
 				c := &counter{}
-				var reports []ratelimit.StoreError
-				tool := wrap(t, "search", c, ratelimit.New(1, 2, ratelimit.WithStore(s), ratelimit.WithReject(),
-					ratelimit.WithStoreTimeout(30*time.Millisecond),
-					ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { reports = append(reports, e) })))
+				var reports []store.Error
+				tool := wrap(t, "search", c, ratelimit.New(1, 2, ratelimit.WithReject(),
+					ratelimit.WithStore(s, store.WithTimeout(30*time.Millisecond),
+						store.WithOnError(func(e store.Error) { reports = append(reports, e) }))))
 				start := time.Now()
 				if _, err := tool(context.Background(), nil); err != nil {
 					t.Fatalf("first call: %v", err)
@@ -183,8 +184,10 @@ func TestStoreFallsBack(t *testing.T) {
 				if n := len(s.requests()); n != 1 {
 					t.Errorf("the store was asked %d times while resting, want 1", n)
 				}
-				if len(reports) != 3 || !errors.Is(reports[0].Err, tc.wantErr) || reports[0].Tool != "search" || reports[0].Refused {
-					t.Fatalf("reports = %+v, want 3, the first with %v", reports, tc.wantErr)
+				if len(reports) != 3 || !errors.Is(reports[0].Err, tc.wantErr) || reports[0].Key != "search" ||
+					reports[0].Layer != "ratelimit" || reports[0].Op != "admit" || reports[0].Refused ||
+					!errors.Is(reports[1].Err, store.ErrResting) {
+					t.Fatalf("reports = %+v, want 3, the first with %v, then resting", reports, tc.wantErr)
 				}
 				// After the rest, the Store is asked again, and decides.
 				time.Sleep(time.Second)
@@ -210,7 +213,7 @@ func TestStoreTimeoutBoundedByDeadline(t *testing.T) {
 			return ratelimit.Decision{}, ctx.Err()
 		}}
 		c := &counter{}
-		tool := wrap(t, "search", c, ratelimit.New(1, 1, ratelimit.WithStore(s), ratelimit.WithStoreTimeout(time.Second)))
+		tool := wrap(t, "search", c, ratelimit.New(1, 1, ratelimit.WithStore(s, store.WithTimeout(time.Second))))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -234,8 +237,8 @@ func TestStoreFailClosed(t *testing.T) {
 		}}
 		c := &counter{}
 		var refused []bool
-		tool := wrap(t, "search", c, ratelimit.New(1, 1, ratelimit.WithStore(s), ratelimit.WithFailClosed(),
-			ratelimit.WithOnStoreError(func(e ratelimit.StoreError) { refused = append(refused, e.Refused) })))
+		tool := wrap(t, "search", c, ratelimit.New(1, 1, ratelimit.WithFailClosed(),
+			ratelimit.WithStore(s, store.WithOnError(func(e store.Error) { refused = append(refused, e.Refused) }))))
 		for range 2 { // the Store is asked, then rests
 			_, err := tool(context.Background(), nil)
 			if after := rateLimited(t, err); after != 0 {
@@ -260,7 +263,7 @@ func TestStoreOptionsInvalid(t *testing.T) {
 		limit rate.Limit
 		opts  []ratelimit.Option
 	}{
-		{"negative timeout", 1, []ratelimit.Option{ratelimit.WithStore(s), ratelimit.WithStoreTimeout(-time.Millisecond)}},
+		{"negative timeout", 1, []ratelimit.Option{ratelimit.WithStore(s, store.WithTimeout(-time.Millisecond))}},
 		{"shared limiter", 1, []ratelimit.Option{ratelimit.WithStore(s), ratelimit.WithShared(rate.NewLimiter(1, 1))}},
 		{"limit 0", 0, []ratelimit.Option{ratelimit.WithStore(s)}},
 	}

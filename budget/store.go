@@ -195,12 +195,13 @@ func (b *Retry) apply(ctx context.Context, withdraw int64) (TokenBalance, error)
 	b.spent.Store(capacity - balance)
 	if corrupt {
 		// The store answered, reading what it held as empty: the op is
-		// applied and nothing was withdrawn. Report it; no rest.
-		op := "deposit"
+		// applied and nothing was withdrawn (a retry is refused). Report
+		// it; no rest.
 		if withdraw > 0 {
-			op = "retry"
+			s.guard.Corrupt("retry", "", err)
+		} else {
+			s.guard.Report("deposit", "", err)
 		}
-		s.guard.Report(op, "", err)
 		r.Withdrawn = false
 	}
 	return r, nil
@@ -244,7 +245,7 @@ func (r *Run) sharedTake(ctx context.Context, tool string, limit int) (ok, decid
 	case corrupt != nil:
 		// The store answered with a count it cannot read: refuse the
 		// attempt (fail closed) and report it; no rest.
-		r.guard.Report("take", "", corrupt)
+		r.guard.Corrupt("take", "", corrupt)
 		return false, true, false
 	case end != nil: // the caller's end, not the store's failure
 		return false, false, false

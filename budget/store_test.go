@@ -473,7 +473,7 @@ func TestStoreCorruptFailsClosed(t *testing.T) {
 		}
 	}
 	rep := got.get()
-	if rs.calls != 3 || len(rep) != 3 || rep[0].Layer != "run_budget" || rep[0].Op != "take" || !errors.Is(rep[0].Err, store.ErrCorrupt) {
+	if rs.calls != 3 || len(rep) != 3 || rep[0].Layer != "run_budget" || rep[0].Op != "take" || !rep[0].Refused || !errors.Is(rep[0].Err, store.ErrCorrupt) {
 		t.Fatalf("%d store calls, reports %v", rs.calls, rep)
 	}
 
@@ -486,7 +486,7 @@ func TestStoreCorruptFailsClosed(t *testing.T) {
 		}
 	}
 	rep = got.get()
-	if bucket.calls != 3 || len(rep) != 3 || rep[0].Layer != "retry_budget" || rep[0].Op != "retry" || !errors.Is(rep[0].Err, store.ErrCorrupt) {
+	if bucket.calls != 3 || len(rep) != 3 || rep[0].Layer != "retry_budget" || rep[0].Op != "retry" || !rep[0].Refused || !errors.Is(rep[0].Err, store.ErrCorrupt) {
 		t.Fatalf("%d store calls, reports %v", bucket.calls, rep)
 	}
 }

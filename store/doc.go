@@ -27,8 +27,13 @@
 //     again in the background, after each rest, for up to [GiveUp], at
 //     most [MaxPending] of them; one given up is reported with
 //     [ErrDropped];
-//   - a store that answers with state it cannot parse wraps [ErrCorrupt]:
-//     the layer fails closed for that call and does not rest the store.
+//   - a store that answers with state it cannot parse wraps [ErrCorrupt].
+//     The layers that count or spend (runlimit, spend, approval, and
+//     budget's two stores) refuse that call — a count that cannot be read
+//     may hide any number of calls — report it with Refused set, and do not
+//     rest the store, which answered; breaker and ratelimit, whose state
+//     only protects a dependency, decide on their own state as for an
+//     outage.
 //
 // A store is given with its options:
 //

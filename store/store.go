@@ -34,9 +34,8 @@ var ErrResting = errors.New("store: the store failed moments ago; deciding witho
 
 // ErrCorrupt is what a store returns, wrapped, when the state it keeps does
 // not parse: garbage, a negative or out-of-range number, a key of another
-// type — what a broken or hostile writer left. The store answered, so it is
-// not left alone; each port's documentation says how its layer decides on
-// such an answer (a layer never counts it as room: it fails closed).
+// type — what a broken or hostile writer left. Each port's documentation
+// says how its layer decides on such an answer; none counts it as room.
 var ErrCorrupt = errors.New("store: the stored state does not parse")
 
 // ErrDropped is wrapped by the Err of an [Error] for an operation a layer

@@ -241,9 +241,17 @@ func (g *Guard) Failed(op, key string, err error) {
 }
 
 // Report reports an operation the store did not complete, without resting
-// it (it answered with corrupt state, say).
-func (g *Guard) Report(op, key string, err error) {
+// it; Refused is set when the guard's layer fails closed.
+func (g *Guard) Report(op, key string, err error) { g.report(op, key, err, g.failClosed) }
+
+// Corrupt reports an answer of the store with state it cannot parse
+// (store.ErrCorrupt), on which the layer refuses the call: Refused is set,
+// whether or not the layer fails closed on an outage. The store answered,
+// so it does not rest.
+func (g *Guard) Corrupt(op, key string, err error) { g.report(op, key, err, true) }
+
+func (g *Guard) report(op, key string, err error, refused bool) {
 	if g.onError != nil {
-		g.onError(store.Error{Layer: g.layer, Op: op, Key: key, Err: err, Refused: g.failClosed})
+		g.onError(store.Error{Layer: g.layer, Op: op, Key: key, Err: err, Refused: refused})
 	}
 }

@@ -24,6 +24,7 @@ type TokenStore interface {
 
 // TokenOp is one change to a shared bucket, applied in this order: Add,
 // Take, Withdraw. Amounts are in thousandths of a token and never negative.
+// It is a plain value, safe to copy and to share.
 type TokenOp struct {
 	// Capacity is the bucket's size: the reserve. The balance never exceeds
 	// it.
@@ -37,7 +38,8 @@ type TokenOp struct {
 	Withdraw int64
 }
 
-// TokenBalance is a shared bucket after a [TokenOp].
+// TokenBalance is a shared bucket after a [TokenOp]. It is a plain value,
+// safe to copy and to share.
 type TokenBalance struct {
 	// Balance is what the bucket holds, in thousandths of a token.
 	Balance int64
@@ -77,7 +79,8 @@ var ErrStoreCorrupt = errors.New("budget: the store's state does not parse")
 
 // StoreError reports an operation that a [TokenStore] or a [RunStore] did
 // not complete: it failed or did not answer within its timeout, and the
-// budget decided with its local state instead.
+// budget decided with its local state instead. It is a plain value, safe to
+// copy and to share.
 type StoreError struct {
 	// Op names the operation: "deposit" (a batch of deposits and charges),
 	// "retry" (a withdrawal) or "take" (a run's attempt).

@@ -27,6 +27,8 @@ const DefaultStoreTimeout = 2 * time.Second
 const MaxTTL = 30 * 24 * time.Hour
 
 // Option configures a [Desk] and the layer it makes.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -116,7 +118,8 @@ func WithRunOptional() Option {
 }
 
 // StoreError reports an operation that the [Store] did not complete: it
-// failed, panicked or did not answer within [WithStoreTimeout].
+// failed, panicked or did not answer within [WithStoreTimeout]. It is a
+// plain value, safe to copy and to share.
 type StoreError struct {
 	// Op names the operation: "load", "save", "consume" or "cancel". A
 	// failed "cancel" leaves the decision possibly spent by a call that
@@ -242,6 +245,8 @@ func New(policy Policy, opts ...Option) toolmw.Middleware {
 // Request is an approval request as a reviewer sees it. Decide it by
 // passing it back to [Desk.Approve] or [Desk.Deny]: the decision then
 // holds for exactly the call the reviewer read about.
+//
+// It is a plain value, safe to read from many goroutines.
 type Request struct {
 	ID      string    // the approval id, as in taxonomy.ApprovalInfo
 	Tool    string    // the tool's name

@@ -31,6 +31,9 @@ const (
 )
 
 // An Option configures [New] or [NewBreaker].
+//
+// Options are applied once, by the constructor they are passed to; an
+// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -122,10 +125,11 @@ func count(n int, def uint32) (uint32, bool) {
 	return uint32(n), true
 }
 
-// WithConsecutiveFailures opens a breaker after n failures in a row (0 means
-// [DefaultConsecutiveFailures]), provided at least 3 in 4 of the last 20
-// counted calls failed, so that independent faults amid healthy calls do not
-// open it. It replaces WithFailureRatio. A negative n is invalid.
+// WithConsecutiveFailures opens a breaker after n failures in a row
+// (0 means [DefaultConsecutiveFailures]), provided at least 3 in 4 of the
+// last 20 counted calls failed, so that independent faults amid healthy
+// calls do not open it. It replaces WithFailureRatio. A negative n is
+// invalid. The Option may be shared between goroutines.
 func WithConsecutiveFailures(n int) Option {
 	return func(c *config) {
 		if u, ok := count(n, DefaultConsecutiveFailures); ok {
@@ -140,9 +144,9 @@ func WithConsecutiveFailures(n int) Option {
 // counted (successes and failures; neutral outcomes are not; 0 means
 // [DefaultMinRequests]) and the share of failures among them is at least
 // ratio, in (0, 1]. Counts are kept since the breaker last changed state;
-// use [WithInterval] to age them out. It replaces WithConsecutiveFailures. A
-// ratio of 0 leaves the trip rule as it is; a ratio outside [0, 1] or a
-// negative minRequests is invalid.
+// use [WithInterval] to age them out. It replaces WithConsecutiveFailures.
+// A ratio of 0 leaves the trip rule as it is; a ratio outside [0, 1] or a
+// negative minRequests is invalid. The Option may be shared between goroutines.
 func WithFailureRatio(ratio float64, minRequests int) Option {
 	return func(c *config) {
 		least, ok := count(minRequests, DefaultMinRequests)
@@ -157,6 +161,7 @@ func WithFailureRatio(ratio float64, minRequests int) Option {
 
 // WithInterval clears a closed breaker's counts every d. The default, 0,
 // keeps them until the state changes. A negative d is invalid.
+// The Option may be shared between goroutines.
 func WithInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -169,6 +174,7 @@ func WithInterval(d time.Duration) Option {
 
 // WithOpenFor sets how long an open breaker fails calls fast before it lets
 // a probe through (0 means [DefaultOpenFor]). A negative d is invalid.
+// The Option may be shared between goroutines.
 func WithOpenFor(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -182,9 +188,10 @@ func WithOpenFor(d time.Duration) Option {
 	}
 }
 
-// WithProbes sets how many calls a half-open breaker lets through at once (0
-// means [DefaultProbes]). That many successes in a row close it; one failure
-// opens it again. A negative n is invalid.
+// WithProbes sets how many calls a half-open breaker lets through at once
+// (0 means [DefaultProbes]). That many successes in a row close it; one
+// failure opens it again. A negative n is invalid.
+// The Option may be shared between goroutines.
 func WithProbes(n int) Option {
 	return func(c *config) {
 		if u, ok := count(n, DefaultProbes); ok {
@@ -195,9 +202,10 @@ func WithProbes(n int) Option {
 	}
 }
 
-// WithClock sets the clock that stamps state changes, records when a breaker
-// opened and computes RetryAfter (nil means clock.System). The open period
-// itself runs on package time; see the package documentation.
+// WithClock sets the clock that stamps state changes, records when a
+// breaker opened and computes RetryAfter (nil means clock.System). The open
+// period itself runs on package time; see the package documentation.
+// The Option may be shared between goroutines.
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clock = clock.Or(clk) }
 }
@@ -226,7 +234,7 @@ func WithIsFailure(f func(err error) bool) Option {
 // WithShared makes New use b for every tool it wraps: failures of any of
 // them open it for all (one breaker per upstream). The other options of New
 // then have no effect; b has its own. It replaces WithKey; nil means one
-// breaker per tool.
+// breaker per tool. The Option may be shared between goroutines.
 func WithShared(b *Breaker) Option {
 	return func(c *config) { c.sharing.Share(b) }
 }
@@ -244,6 +252,7 @@ func WithKey(key func(toolmw.Call) string) Option {
 // [DefaultMaxKeys]). A new key beyond the bound drops the key used least
 // recently, and with it its breaker's state: the key starts closed on its
 // next use. A negative n is invalid.
+// The Option may be shared between goroutines.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.sharing.Bound(n, c.reject) }
 }

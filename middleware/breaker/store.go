@@ -143,25 +143,27 @@ func (storeResting) Error() string {
 // WithStore keeps the breaker's state in s, shared by every replica using
 // the same Store and name. Each replica caches the state it read for
 // [WithCachePeriod], so a closed breaker with no failure costs no round
-// trip; a success then writes nothing, a fault writes once (and may open the
-// breaker for all), an open breaker refuses calls without a round trip until
-// its open period ends, and then one replica takes the probe lease. When s
-// fails or does not answer within [WithStoreTimeout], the call goes through
-// the local in-process breaker (fail open), is reported to
+// trip; a success then writes nothing, a fault writes once (and may open
+// the breaker for all), an open breaker refuses calls without a round trip
+// until its open period ends, and then one replica takes the probe lease.
+// When s fails or does not answer within [WithStoreTimeout], the call goes
+// through the local in-process breaker (fail open), is reported to
 // [WithOnStoreError], and s is left alone for a quarter of a second before
 // it is asked again. A Store needs the consecutive-failures rule:
 // [WithFailureRatio] and [WithInterval] cannot be combined with it, nor can
 // [New]'s [WithShared] (give WithStore to [NewBreaker]). nil means
 // in-process state only (the default).
+// The Option may be shared between goroutines.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store.s = s }
 }
 
 // WithCachePeriod sets how long a replica trusts the shared state it read
-// from the [Store] (0 means [DefaultCachePeriod]): an outage seen by another
-// replica opens the breaker here within it, and a closed breaker reads the
-// Store at most once per period. An open breaker is trusted until its open
-// period ends whatever the cache period. A negative d is invalid.
+// from the [Store] (0 means [DefaultCachePeriod]): an outage seen by
+// another replica opens the breaker here within it, and a closed breaker
+// reads the Store at most once per period. An open breaker is trusted
+// until its open period ends whatever the cache period. A negative d is
+// invalid. The Option may be shared between goroutines.
 func WithCachePeriod(d time.Duration) Option {
 	return func(c *config) {
 		switch {
@@ -176,8 +178,9 @@ func WithCachePeriod(d time.Duration) Option {
 }
 
 // WithStoreTimeout bounds how long a call waits for the [Store] before the
-// local breaker decides (0 means [DefaultStoreTimeout]); the call's deadline
-// bounds it too. A negative d is invalid.
+// local breaker decides (0 means [DefaultStoreTimeout]); the call's
+// deadline bounds it too. A negative d is invalid.
+// The Option may be shared between goroutines.
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
 		switch {
@@ -194,6 +197,7 @@ func WithStoreTimeout(d time.Duration) Option {
 // WithOnStoreError sets a function called, on the call's goroutine, for
 // every call the [Store] did not serve (nil means none): count them, log
 // them. It must not block.
+// The Option may be shared between goroutines.
 func WithOnStoreError(f func(StoreError)) Option {
 	return func(c *config) { c.store.onError = f }
 }

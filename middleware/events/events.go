@@ -35,6 +35,8 @@ const eventOverhead = 128
 
 // Event is a run event: what happened to one tool call. It carries no
 // error text beyond Told, which is what the model was shown.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Event struct {
 	Type       string           `json:"type"`                  // TypeToolError
 	Time       time.Time        `json:"time"`                  // when the call returned
@@ -85,6 +87,8 @@ type SinkFunc func(Event)
 func (f SinkFunc) Emit(e Event) { f(e) }
 
 // Option configures an Emitter.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 // config is what the Options set.
@@ -157,6 +161,8 @@ func WithClock(c clock.Clock) Option {
 }
 
 // Stats counts what an Emitter did with its events.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Stats struct {
 	Delivered uint64 // passed to the sink, which returned
 	Panicked  uint64 // passed to the sink, which panicked

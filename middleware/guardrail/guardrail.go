@@ -38,6 +38,8 @@ type StringCheck func(ctx context.Context, call toolmw.Call, s string) error
 
 // Stage says when a guardrail checks: before the call (its arguments) or
 // after it (its result).
+//
+// It is a plain value, safe to read from many goroutines.
 type Stage uint8
 
 // The stages.
@@ -61,6 +63,8 @@ func (s Stage) String() string {
 // [WithOnBlock] and to nothing else. Err and Panic are what the check
 // returned or panicked with, and may quote the arguments or the result:
 // treat them as the content itself.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Block struct {
 	Guardrail string // the guardrail's name
 	Stage     Stage  // before or after the call
@@ -71,6 +75,8 @@ type Block struct {
 }
 
 // Option adds a guardrail to the layer, or configures it.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type check struct {

@@ -31,6 +31,8 @@ const (
 
 // Late is the outcome of an attempt that lost the race: what it returned
 // after the call had been decided.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Late struct {
 	Call   toolmw.Call   // the call; zero when the tool was not Wrap'd
 	Result toolmw.Result // what the attempt returned
@@ -40,6 +42,8 @@ type Late struct {
 }
 
 // Option configures the hedge layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

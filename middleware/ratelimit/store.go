@@ -29,7 +29,8 @@ type Store interface {
 	Admit(ctx context.Context, r Request) (Decision, error)
 }
 
-// Request is what the layer asks a [Store] for one call.
+// Request is what the layer asks a [Store] for one call. It is a plain
+// value, safe to copy and to share.
 type Request struct {
 	// Key names the limit: the tool's name, or what the function of
 	// [WithKey] returned. It is not sanitised: the Store must treat it as
@@ -46,7 +47,8 @@ type Request struct {
 	MaxWait time.Duration
 }
 
-// Decision is a [Store]'s answer.
+// Decision is a [Store]'s answer. It is a plain value, safe to copy and to
+// share.
 type Decision struct {
 	// Allowed says the call may run, after Wait.
 	Allowed bool
@@ -57,7 +59,8 @@ type Decision struct {
 }
 
 // StoreError reports a call that the [Store] did not decide: it failed or
-// did not answer within [WithStoreTimeout].
+// did not answer within [WithStoreTimeout]. It is a plain value, safe to
+// copy and to share.
 type StoreError struct {
 	// Tool is the name of the tool called.
 	Tool string
@@ -83,13 +86,15 @@ const DefaultStoreTimeout = 50 * time.Millisecond
 // it is tried again. A limit of 0 cannot be shared (its burst would be one
 // quota for ever) and [WithShared] cannot be combined with a Store: New
 // reports either. nil means in-process state only (the default).
+// The Option may be shared between goroutines.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store.s = s }
 }
 
 // WithStoreTimeout bounds how long a call waits for the [Store] before its
-// local limiter decides (0 means [DefaultStoreTimeout]); the call's deadline
-// bounds it too. A negative d is invalid.
+// local limiter decides (0 means [DefaultStoreTimeout]); the call's
+// deadline bounds it too. A negative d is invalid.
+// The Option may be shared between goroutines.
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
 		switch {
@@ -105,8 +110,9 @@ func WithStoreTimeout(d time.Duration) Option {
 
 // WithFailClosed makes a call that the [Store] did not decide fail with
 // rate-limited/rate_limited (retryable, without a RetryAfter) instead of
-// being decided by the local limiter. Use it when exceeding the limit N-fold
-// while the Store is down is worse than refusing.
+// being decided by the local limiter. Use it when exceeding the limit
+// N-fold while the Store is down is worse than refusing.
+// The Option may be shared between goroutines.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.failClosed = true }
 }
@@ -114,6 +120,7 @@ func WithFailClosed() Option {
 // WithOnStoreError sets a function called, on the call's goroutine, for
 // every call the [Store] did not decide (nil means none): count them, log
 // them. It must not block.
+// The Option may be shared between goroutines.
 func WithOnStoreError(f func(StoreError)) Option {
 	return func(c *config) { c.store.onError = f }
 }

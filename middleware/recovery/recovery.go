@@ -31,6 +31,9 @@ type PanicEvent struct {
 type Handler func(ctx context.Context, e PanicEvent)
 
 // An Option configures [New].
+//
+// Options are applied once, by the constructor they are passed to; an
+// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -50,8 +53,8 @@ func newConfig(opts []Option) config {
 }
 
 // WithHandler hands each recovered panic to h, for debug logs. Without a
-// handler (or with nil, the default) the panic value is dropped and no stack
-// is taken.
+// handler (or with nil, the default) the panic value is dropped and no
+// stack is taken. The Option may be shared between goroutines.
 func WithHandler(h Handler) Option {
 	return func(c *config) { c.handler = h }
 }

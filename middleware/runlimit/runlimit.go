@@ -18,6 +18,8 @@ import (
 const MaxCalls = 1 << 20
 
 // Option declares the limit of one tool, or configures the layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -64,7 +64,8 @@ type Store interface {
 }
 
 // StoreError reports an operation that the [Store] did not complete: it
-// failed or did not answer within [WithStoreTimeout].
+// failed or did not answer within [WithStoreTimeout]. It is a plain value,
+// safe to copy and to share.
 type StoreError struct {
 	// Op names the operation: "take" (a call was counted locally, or
 	// refused with [WithFailClosed]), "release" (a slot was not given back
@@ -110,14 +111,16 @@ const DefaultStoreTimeout = 50 * time.Millisecond
 // retried after each rest for up to ten minutes —, so that after an
 // outage the run's count in s holds every call that ran, once.
 //
-// nil means in-process counts only (the default).
+// nil means in-process counts only (the default). The Option may be
+// shared between goroutines.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store.s = s }
 }
 
-// WithStoreTimeout bounds how long a call waits for the [Store] before it is
-// counted locally (0 means [DefaultStoreTimeout]); the call's context bounds
-// it too. A negative d is invalid (see [Validate]).
+// WithStoreTimeout bounds how long a call waits for the [Store] before it
+// is counted locally (0 means [DefaultStoreTimeout]); the call's context
+// bounds it too. A negative d is invalid (see [Validate]). The Option may
+// be shared between goroutines.
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -129,8 +132,9 @@ func WithStoreTimeout(d time.Duration) Option {
 }
 
 // WithOnStoreError sets a function called, on the call's goroutine, for
-// every operation the [Store] did not complete (nil means none): count them,
-// log them. It must not block.
+// every operation the [Store] did not complete (nil means none): count
+// them, log them. It must not block. The Option may be shared between
+// goroutines.
 func WithOnStoreError(f func(StoreError)) Option {
 	return func(c *config) { c.store.onError = f }
 }
@@ -141,8 +145,9 @@ func WithOnStoreError(f func(StoreError)) Option {
 // call does not run and ends as run-limit-exceeded/run_call_limit, like the
 // limit's own refusal, but it is not final: the kind is not retryable, so
 // taxonomy.ShouldRetry says no and no retry layer repeats it at once, yet
-// the model or the loop may call the tool again later in the run and succeed
-// once the Store answers.
+// the model or the loop may call the tool again later in the run and
+// succeed once the Store answers. The Option may be shared between
+// goroutines.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.failClosed = true }
 }

@@ -85,6 +85,8 @@ func toUnits(amount float64, up bool) (int64, bool) {
 func amount(u int64) float64 { return float64(u) / nano }
 
 // Option declares the cost of one tool, or configures the layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -164,6 +166,8 @@ func WithOnBadCost(f func(BadCost)) Option {
 // maximum: NaN, infinite, negative or above it (Read is NaN when the cost
 // function panicked). The call was charged Charged, the maximum. It holds
 // no content of the call.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type BadCost struct {
 	Tool    string  // the tool's name
 	CallID  string  // the model's call id, or ""

@@ -68,7 +68,8 @@ type Store interface {
 }
 
 // StoreError reports an operation that the [Store] did not complete: it
-// failed or did not answer within [WithStoreTimeout].
+// failed or did not answer within [WithStoreTimeout]. It is a plain value,
+// safe to copy and to share.
 type StoreError struct {
 	// Op names the operation: "reserve" (a call was reserved on the
 	// replica's own account, or refused with [WithFailClosed]) or
@@ -115,14 +116,16 @@ const DefaultStoreTimeout = 50 * time.Millisecond
 // ten minutes —, so that after an outage the run's spend in s holds every
 // call that ran, once, and no reservation of a call that ended.
 //
-// nil means the Account alone (the default).
+// nil means the Account alone (the default). The Option may be shared
+// between goroutines.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store.s = s }
 }
 
-// WithStoreTimeout bounds how long a call waits for the [Store] before it is
-// reserved locally (0 means [DefaultStoreTimeout]); the call's context
-// bounds it too. A negative d is invalid (see [Validate]).
+// WithStoreTimeout bounds how long a call waits for the [Store] before it
+// is reserved locally (0 means [DefaultStoreTimeout]); the call's context
+// bounds it too. A negative d is invalid (see [Validate]). The Option may
+// be shared between goroutines.
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -134,21 +137,23 @@ func WithStoreTimeout(d time.Duration) Option {
 }
 
 // WithOnStoreError sets a function called, on the call's goroutine, for
-// every operation the [Store] did not complete (nil means none): count them,
-// log them. It must not block.
+// every operation the [Store] did not complete (nil means none): count
+// them, log them. It must not block. The Option may be shared between
+// goroutines.
 func WithOnStoreError(f func(StoreError)) Option {
 	return func(c *config) { c.store.onError = f }
 }
 
 // WithFailClosed makes a call of a named run whose spend the [Store] could
-// not check fail instead of being reserved locally: use it when spending up
-// to the limit once per replica during an outage is worse than refusing. The
-// call does not run and ends as budget-exceeded/spend_limit, like the
-// limit's own refusal, with a message saying that the spend could not be
-// checked, but it is not final: the kind is not retryable, so
+// not check fail instead of being reserved locally: use it when spending
+// up to the limit once per replica during an outage is worse than
+// refusing. The call does not run and ends as budget-exceeded/spend_limit,
+// like the limit's own refusal, with a message saying that the spend could
+// not be checked, but it is not final: the kind is not retryable, so
 // taxonomy.ShouldRetry says no and no retry layer repeats it at once, yet
-// the model or the loop may call the tool again later in the run and succeed
-// once the Store answers.
+// the model or the loop may call the tool again later in the run and
+// succeed once the Store answers. The Option may be shared between
+// goroutines.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.failClosed = true }
 }

@@ -16,6 +16,8 @@ import (
 
 // Late is the late outcome of a call abandoned by [WithAbandon]: what the
 // tool returned after the layer had stopped waiting for it.
+//
+// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Late struct {
 	Call   toolmw.Call   // the call as it started; zero when the tool was not Wrap'd
 	Result toolmw.Result // what the tool returned
@@ -25,6 +27,8 @@ type Late struct {
 }
 
 // Option configures the timeout layer.
+//
+// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -73,8 +77,9 @@ func WithAbandon(onLate func(Late)) Option {
 	return func(c *config) { c.onLate = onLate }
 }
 
-// WithClock sets the clock the layer reads (nil means clock.System); see the
-// package documentation for why the deadline itself runs on package time.
+// WithClock sets the clock the layer reads (nil means clock.System); see
+// the package documentation for why the deadline itself runs on package
+// time. The Option may be shared between goroutines.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }

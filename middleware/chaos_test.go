@@ -511,19 +511,19 @@ func TestChaosExactlyOnce(t *testing.T) {
 			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
 			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })),
 		)
-		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "dedupe", Middleware: dedupe.New()})
+		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Dedupe, Middleware: dedupe.New()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Outside retry: the last good result of an idempotent call stands
 		// in, marked, for a call that ends circuit-open, rate-limited or
 		// timed out.
-		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults())})
+		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Fallback, Middleware: fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults())})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var hedgeLate atomic.Int64
-		stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "hedge",
+		stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: middleware.Hedge,
 			Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithLate(func(hedge.Late) { hedgeLate.Add(1) }))})
 		if err != nil {
 			t.Fatal(err)
@@ -531,7 +531,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 		// Inside the timeout, so an abandoned execution keeps its slot until
 		// it really returns, and the limit holds at the tool itself.
 		// Adaptive, so the soak moves its limit too; never above slots.
-		stack, err = stack.InsertAfter(middleware.Timeout, middleware.Layer{Name: "bulkhead",
+		stack, err = stack.InsertAfter(middleware.Timeout, middleware.Layer{Name: middleware.Bulkhead,
 			Middleware: bulkhead.New(slots, bulkhead.WithAdaptive(bulkhead.Adaptive{Min: 1, Max: slots, Target: perAttempt / 2}))})
 		if err != nil {
 			t.Fatal(err)
@@ -717,7 +717,7 @@ func TestChaosApproval(t *testing.T) {
 				middleware.WithTimeout(perAttempt),
 			).Replace(middleware.Events, emitter.Middleware())
 			if err == nil {
-				stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "approval", Middleware: desks[r].Middleware(approval.Tools("cancel"))})
+				stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Approval, Middleware: desks[r].Middleware(approval.Tools("cancel"))})
 			}
 			if err == nil {
 				stack, err = stack.InsertAfter("approval", middleware.Layer{Name: "admit", Middleware: admit})
@@ -891,9 +891,9 @@ func TestChaosLimits(t *testing.T) {
 			}
 			return math.NaN() // hostile: charged the maximum
 		}
-		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "runlimit", Middleware: runlimit.New(runlimit.Once("cancel"))})
+		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.RunLimit, Middleware: runlimit.New(runlimit.Once("cancel"))})
 		if err == nil {
-			stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "spend",
+			stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: middleware.Spend,
 				Middleware: spend.New(spend.Fixed("pay", payCost), spend.Metered("search", searchMax, costOf))})
 		}
 		if err != nil {

@@ -162,15 +162,15 @@ func TestChaosUnknownOutcomes(t *testing.T) {
 		stack, err := stack.Remove(middleware.Breaker)
 		var hedged atomic.Int64
 		if err == nil {
-			stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "runlimit",
+			stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.RunLimit,
 				Middleware: runlimit.New(runlimit.Once("pay"), runlimit.Max("search", 3))})
 		}
 		if err == nil {
-			stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: "spend",
+			stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: middleware.Spend,
 				Middleware: spend.New(spend.Fixed("pay", payCost), spend.Fixed("search", searchCost))})
 		}
 		if err == nil {
-			stack, err = stack.InsertAfter("spend", middleware.Layer{Name: "hedge",
+			stack, err = stack.InsertAfter("spend", middleware.Layer{Name: middleware.Hedge,
 				Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithLate(func(hedge.Late) { hedged.Add(1) }))})
 		}
 		if err != nil {

@@ -35,6 +35,22 @@ const (
 	Classify  = "classify"
 )
 
+// The names of the layers you insert yourself (see [Stack.InsertBefore]),
+// by the package each comes from. Give a layer its package's name, so
+// that a stack's String and its errors name it as the documentation does.
+const (
+	Approval  = "approval"
+	Bulkhead  = "bulkhead"
+	Dedupe    = "dedupe"
+	Fallback  = "fallback"
+	Guardrail = "guardrail"
+	Hedge     = "hedge"
+	Permit    = "permit"
+	Result    = "result"
+	RunLimit  = "runlimit"
+	Spend     = "spend"
+)
+
 // DefaultTimeout is the default stack's per-attempt timeout.
 const DefaultTimeout = 30 * time.Second
 

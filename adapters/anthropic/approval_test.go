@@ -26,7 +26,7 @@ func TestApprovalPausesTheTurn(t *testing.T) {
 	var cancels atomic.Int32
 	desk := approval.NewDesk()
 	stack, err := middleware.Default().InsertBefore(middleware.Retry,
-		middleware.Layer{Name: "approval", Middleware: desk.Middleware(approval.Tools("cancel_booking"))})
+		middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("cancel_booking"))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	toolanthropic "github.com/toolmw/toolmw/adapters/anthropic"
 	"github.com/toolmw/toolmw/adapters/anthropic/internal/replay"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 type searchIn struct {
@@ -126,7 +126,7 @@ func TestMessagesWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range reqs {
-		sent := adaptertest.Decode(t, body)["tools"].([]any)
+		sent := toolmwtest.DecodeJSON(t, body)["tools"].([]any)
 		if len(sent) != len(defs) {
 			t.Fatalf("%d tools sent, want %d", len(sent), len(defs))
 		}
@@ -138,7 +138,7 @@ func TestMessagesWire(t *testing.T) {
 			if _, ok := tool["strict"]; ok {
 				t.Errorf("tool %s: strict sent, want it left to the API's default", d.Name)
 			}
-			if !adaptertest.Same(t, tool["input_schema"], d.InputSchema) {
+			if !toolmwtest.SameJSON(t, tool["input_schema"], d.InputSchema) {
 				t.Errorf("tool %s: input_schema %v, want the Anthropic rendering %s", d.Name, tool["input_schema"], d.InputSchema)
 			}
 		}
@@ -155,7 +155,7 @@ func TestMessagesWire(t *testing.T) {
 		}
 	}
 
-	msgs := adaptertest.Decode(t, reqs[1])["messages"].([]any)
+	msgs := toolmwtest.DecodeJSON(t, reqs[1])["messages"].([]any)
 	if len(msgs) != 3 {
 		t.Fatalf("%d messages in the second request, want user, assistant, user", len(msgs))
 	}
@@ -176,7 +176,7 @@ func TestMessagesWire(t *testing.T) {
 			t.Errorf("call %s: is_error %v (sent %v), want %v sent explicitly", u.Name, isErr, ok, wantResults[i].isError)
 		}
 		text := resultText(t, b)
-		source, content := adaptertest.Envelope(t, text)
+		source, content := toolmwtest.Envelope(t, text)
 		if source != wantResults[i].source || !strings.HasPrefix(content, wantResults[i].prefix) {
 			t.Errorf("call %s: model told %s %q, want %s %q…", u.Name, source, content, wantResults[i].source, wantResults[i].prefix)
 		}

@@ -33,12 +33,12 @@ func TestApprovalPausesTheLoop(t *testing.T) {
 	var cancels, lookups atomic.Int32
 	desk := approval.NewDesk()
 	stack, err := middleware.Default().InsertBefore(middleware.Retry,
-		middleware.Layer{Name: "dedupe", Middleware: dedupe.New()})
+		middleware.Layer{Name: middleware.Dedupe, Middleware: dedupe.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stack, err = stack.InsertBefore(middleware.Retry,
-		middleware.Layer{Name: "approval", Middleware: desk.Middleware(approval.Tools("cancel_booking"))})
+		middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("cancel_booking"))})
 	if err != nil {
 		t.Fatal(err)
 	}

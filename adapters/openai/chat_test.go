@@ -13,10 +13,10 @@ import (
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/schema"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 type searchIn struct {
@@ -124,7 +124,7 @@ func TestChatWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range reqs {
-		req := adaptertest.Decode(t, body)
+		req := toolmwtest.DecodeJSON(t, body)
 		sent := req["tools"].([]any)
 		if len(sent) != len(defs) {
 			t.Fatalf("%d tools sent, want %d", len(sent), len(defs))
@@ -135,7 +135,7 @@ func TestChatWire(t *testing.T) {
 			if tool["type"] != "function" || fn["name"] != d.Name || fn["description"] != d.Description || fn["strict"] != true {
 				t.Errorf("tool %d sent as %v, want function %s (%q) with strict true", i, tool, d.Name, d.Description)
 			}
-			if !adaptertest.Same(t, fn["parameters"], d.InputSchema) {
+			if !toolmwtest.SameJSON(t, fn["parameters"], d.InputSchema) {
 				t.Errorf("tool %s: parameters %v, want the OpenAIStrict rendering %s", d.Name, fn["parameters"], d.InputSchema)
 			}
 		}
@@ -149,7 +149,7 @@ func TestChatWire(t *testing.T) {
 
 	// The answers: after the user message and the assistant's calls, one
 	// tool message per call, in the model's order.
-	msgs := adaptertest.Decode(t, reqs[1])["messages"].([]any)
+	msgs := toolmwtest.DecodeJSON(t, reqs[1])["messages"].([]any)
 	if len(msgs) != 2+len(wireCalls) {
 		t.Fatalf("%d messages in the second request, want %d", len(msgs), 2+len(wireCalls))
 	}
@@ -162,7 +162,7 @@ func TestChatWire(t *testing.T) {
 		if m["role"] != "tool" || m["tool_call_id"] != c.ID {
 			t.Errorf("message %d: role %v, tool_call_id %.40v; want tool, %.40s", 3+i, m["role"], m["tool_call_id"], c.ID)
 		}
-		source, content := adaptertest.Envelope(t, m["content"].(string))
+		source, content := toolmwtest.Envelope(t, m["content"].(string))
 		if source != wantTexts[i].source || !strings.HasPrefix(content, wantTexts[i].prefix) {
 			t.Errorf("call %s: model told %s %q, want %s %q…", c.Name, source, content, wantTexts[i].source, wantTexts[i].prefix)
 		}
@@ -207,7 +207,7 @@ func TestResponsesWire(t *testing.T) {
 	reqs := rp.Requests()
 	noSecrets(t, reqs)
 	defs, _ := box.Definitions(schema.OpenAIStrict)
-	sent := adaptertest.Decode(t, reqs[0])["tools"].([]any)
+	sent := toolmwtest.DecodeJSON(t, reqs[0])["tools"].([]any)
 	if len(sent) != len(defs) {
 		t.Fatalf("%d tools sent, want %d", len(sent), len(defs))
 	}
@@ -216,11 +216,11 @@ func TestResponsesWire(t *testing.T) {
 		if tool["type"] != "function" || tool["name"] != d.Name || tool["description"] != d.Description || tool["strict"] != true {
 			t.Errorf("tool %d sent as %v, want function %s with strict true", i, tool, d.Name)
 		}
-		if !adaptertest.Same(t, tool["parameters"], d.InputSchema) {
+		if !toolmwtest.SameJSON(t, tool["parameters"], d.InputSchema) {
 			t.Errorf("tool %s: parameters %v, want %s", d.Name, tool["parameters"], d.InputSchema)
 		}
 	}
-	second := adaptertest.Decode(t, reqs[1])
+	second := toolmwtest.DecodeJSON(t, reqs[1])
 	if second["previous_response_id"] != "resp_68f0a1b2c3d4e5f60718293a4b5c6d7e" {
 		t.Errorf("previous_response_id = %v", second["previous_response_id"])
 	}
@@ -233,7 +233,7 @@ func TestResponsesWire(t *testing.T) {
 		if it["type"] != "function_call_output" || it["call_id"] != c.ID {
 			t.Errorf("item %d: %v %.40v; want function_call_output for %.40s", i, it["type"], it["call_id"], c.ID)
 		}
-		source, content := adaptertest.Envelope(t, it["output"].(string))
+		source, content := toolmwtest.Envelope(t, it["output"].(string))
 		if source != wantTexts[i].source || !strings.HasPrefix(content, wantTexts[i].prefix) {
 			t.Errorf("call %s: model told %s %q, want %s %q…", c.Name, source, content, wantTexts[i].source, wantTexts[i].prefix)
 		}
@@ -278,13 +278,13 @@ func TestNonStrict(t *testing.T) {
 		t.Fatal("the Plain rendering has no $schema: the test needs one to see it dropped")
 	}
 	delete(want, "$schema")
-	chat := adaptertest.Decode(t, rpc.Requests()[0])["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
-	resp := adaptertest.Decode(t, rpr.Requests()[0])["tools"].([]any)[0].(map[string]any)
+	chat := toolmwtest.DecodeJSON(t, rpc.Requests()[0])["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	resp := toolmwtest.DecodeJSON(t, rpr.Requests()[0])["tools"].([]any)[0].(map[string]any)
 	for api, fn := range map[string]map[string]any{"chat": chat, "responses": resp} {
 		if s, ok := fn["strict"]; !ok || s != false {
 			t.Errorf("%s: strict = %v (present %v), want false sent explicitly", api, s, ok)
 		}
-		if !adaptertest.Same(t, fn["parameters"], want) {
+		if !toolmwtest.SameJSON(t, fn["parameters"], want) {
 			t.Errorf("%s: parameters %v, want the Plain rendering without $schema", api, fn["parameters"])
 		}
 	}

@@ -3,458 +3,120 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolmw/toolmw"
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
-	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
-	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
-	"github.com/toolmw/toolmw/middleware"
-	"github.com/toolmw/toolmw/middleware/breaker"
-	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
+	"github.com/toolmw/toolmw/turn"
 )
 
 type cityIn struct {
 	City string `json:"city"`
 }
 
-// TestParallelCallsConcurrentInOrder: the two calls of one turn are in
-// flight at once (each waits at a barrier for the other), the first
-// finishes last, and the answers still go back in the model's order.
-func TestParallelCallsConcurrentInOrder(t *testing.T) {
-	b := adaptertest.NewBarrier(2)
-	var (
-		mu       sync.Mutex
-		finished []string
-	)
-	secondDone := make(chan struct{})
-	box := toolmw.NewToolbox(middleware.Default().Middleware())
-	if err := box.Register(toolmw.Spec{Name: "weather", Description: "Weather in a city", Idempotent: true},
-		toolmw.Typed(func(ctx context.Context, in cityIn) (string, error) {
-			if err := b.Wait(ctx); err != nil {
-				return "", err
-			}
-			defer b.Leave()
-			if in.City == "Paris" { // the model's first call ends last
-				select {
-				case <-secondDone:
-				case <-time.After(adaptertest.Guard):
-					return "", adaptertest.ErrNotConcurrent
-				}
-			}
-			mu.Lock()
-			finished = append(finished, in.City)
-			mu.Unlock()
-			if in.City == "Tokyo" {
-				close(secondDone)
-			}
-			return "sunny in " + in.City, nil
-		})); err != nil {
-		t.Fatal(err)
+// newTools makes the adapter over box with o, as toolmwtest.TestAdapter
+// asks.
+func newTools(t *testing.T, box *toolmw.Toolbox, o turn.Options) *toolopenai.Tools {
+	opts := []toolopenai.Option{toolopenai.WithMaxParallel(o.MaxParallel)}
+	if o.CountCalls {
+		opts = append(opts, toolopenai.WithCallsCounted())
 	}
-	calls := []replay.ToolCall{
-		{ID: "call_Paris0000000000000000001", Name: "weather", Arguments: `{"city":"Paris"}`},
-		{ID: "call_Tokyo0000000000000000002", Name: "weather", Arguments: `{"city":"Tokyo"}`},
-	}
-	rp := replay.New("/v1/chat/completions", replay.ChatToolCalls(calls...), replay.ChatAnswer("Both sunny."))
-	tools, err := toolopenai.New(box)
+	tools, err := toolopenai.New(box, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns, answer, err := chatLoop(context.Background(), serve(t, rp), tools, "Weather in Paris and Tokyo?")
-	if err != nil || answer != "Both sunny." {
-		t.Fatalf("loop = %q, %v", answer, err)
-	}
-	if n := b.Most(); n != 2 {
-		t.Errorf("at most %d calls were in flight at once, want 2", n)
-	}
-	if len(finished) != 2 || finished[0] != "Tokyo" || finished[1] != "Paris" {
-		t.Fatalf("finished %v, want Tokyo before Paris", finished)
-	}
-	msgs := adaptertest.Decode(t, rp.Requests()[1])["messages"].([]any)
-	for i, c := range calls {
-		m := msgs[2+i].(map[string]any)
-		_, content := adaptertest.Envelope(t, m["content"].(string))
-		if m["tool_call_id"] != c.ID || content != "sunny in "+[]string{"Paris", "Tokyo"}[i] {
-			t.Errorf("answer %d = %v %q, want %s with Paris then Tokyo", i, m["tool_call_id"], content, c.ID)
-		}
-	}
-	if turns[0].Calls[0].CallID != calls[0].ID || turns[0].Calls[1].CallID != calls[1].ID {
-		t.Errorf("Turn.Calls out of the model's order: %v", turns[0].Calls)
-	}
+	return tools
 }
 
-// TestMaxParallel: WithMaxParallel(1) runs the calls one at a time, in
-// the model's order.
-func TestMaxParallel(t *testing.T) {
-	var in, maxIn atomic.Int32
-	var mu sync.Mutex
-	var order []string
-	box := toolmw.NewToolbox()
-	if err := box.Register(toolmw.Spec{Name: "step"}, toolmw.Typed(func(ctx context.Context, a cityIn) (string, error) {
-		n := in.Add(1)
-		defer in.Add(-1)
-		for {
-			m := maxIn.Load()
-			if n <= m || maxIn.CompareAndSwap(m, n) {
-				break
+// replies returns a Turn's answers as toolmwtest reads them.
+func replies(tr *toolopenai.Turn) []toolmwtest.Reply {
+	var out []toolmwtest.Reply
+	for _, a := range tr.Calls {
+		out = append(out, toolmwtest.Reply{CallID: a.CallID, Text: a.Text, Err: a.Err})
+	}
+	return out
+}
+
+// TestAdapterChat runs the dispatch contract through CallChat.
+func TestAdapterChat(t *testing.T) {
+	toolmwtest.TestAdapter(t, func(t *testing.T, box *toolmw.Toolbox, o turn.Options) toolmwtest.Dispatch {
+		tools := newTools(t, box, o)
+		return func(ctx context.Context, calls []toolmwtest.ModelCall) ([]toolmwtest.Reply, error) {
+			var cs []openai.ChatCompletionMessageToolCallUnion
+			for _, c := range calls {
+				cs = append(cs, fnCall(c.ID, c.Name, c.Args))
 			}
+			tr, err := tools.CallChat(ctx, cs)
+			return replies(tr), err
 		}
-		mu.Lock()
-		order = append(order, a.City)
-		mu.Unlock()
-		return a.City, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	tools, err := toolopenai.New(box, toolopenai.WithMaxParallel(1))
+	})
+}
+
+// TestAdapterResponses runs the dispatch contract through CallResponses.
+func TestAdapterResponses(t *testing.T) {
+	toolmwtest.TestAdapter(t, func(t *testing.T, box *toolmw.Toolbox, o turn.Options) toolmwtest.Dispatch {
+		tools := newTools(t, box, o)
+		return func(ctx context.Context, calls []toolmwtest.ModelCall) ([]toolmwtest.Reply, error) {
+			var items []responses.ResponseOutputItemUnion
+			for _, c := range calls {
+				items = append(items, decode[responses.ResponseOutputItemUnion](t, map[string]any{
+					"type": "function_call", "id": "fc_" + c.ID, "call_id": c.ID, "name": c.Name, "arguments": c.Args}))
+			}
+			tr, err := tools.CallResponses(ctx, items)
+			return replies(tr), err
+		}
+	})
+}
+
+// decode returns v as the SDK decodes its JSON.
+func decode[T any](t *testing.T, v any) T {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var calls []openai.ChatCompletionMessageToolCallUnion
-	for _, c := range []string{"a", "b", "c", "d", "e"} {
-		calls = append(calls, fnCall("id_"+c, "step", `{"city":"`+c+`"}`))
-	}
-	turn, err := tools.CallChat(context.Background(), calls)
-	if err != nil {
+	var out T
+	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatal(err)
 	}
-	if maxIn.Load() != 1 || len(order) != 5 || order[0] != "a" || order[4] != "e" {
-		t.Fatalf("max in flight %d, order %v; want 1 and a…e", maxIn.Load(), order)
-	}
-	for i, o := range turn.Calls {
-		if o.CallID != calls[i].ID || o.Err != nil {
-			t.Errorf("outcome %d = %+v", i, o)
-		}
-	}
+	return out
 }
 
 // fnCall is a function tool call as the SDK decodes one.
 func fnCall(id, name, args string) openai.ChatCompletionMessageToolCallUnion {
-	raw, _ := json.Marshal(map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}})
 	var u openai.ChatCompletionMessageToolCallUnion
+	raw, _ := json.Marshal(map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}})
 	if err := json.Unmarshal(raw, &u); err != nil {
 		panic(err)
 	}
 	return u
 }
 
-// TestRunBudgetAcrossTurns: one run budget (budget.WithRun before the
-// loop) spans the turns. lookup may make 2 attempts in the run: turn 1
-// uses both, turn 2's lookup is refused as run-limit-exceeded on the wire
-// while note still runs, and turn 3, which wants only lookup, stops the
-// run with a typed Stop.
-func TestRunBudgetAcrossTurns(t *testing.T) {
-	var lookups atomic.Int32
-	box := toolmw.NewToolbox(middleware.Default().Middleware())
-	for _, name := range []string{"lookup", "note"} {
-		if err := box.Register(toolmw.Spec{Name: name, Idempotent: true}, toolmw.Typed(func(ctx context.Context, in cityIn) (string, error) {
-			if name == "lookup" {
-				lookups.Add(1)
-			}
-			return name + " " + in.City, nil
-		})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rp := replay.New("/v1/chat/completions",
-		replay.ChatToolCalls(
-			replay.ToolCall{ID: "call_t1a", Name: "lookup", Arguments: `{"city":"Oslo"}`},
-			replay.ToolCall{ID: "call_t1b", Name: "lookup", Arguments: `{"city":"Rome"}`}),
-		replay.ChatToolCalls(
-			replay.ToolCall{ID: "call_t2a", Name: "lookup", Arguments: `{"city":"Lima"}`},
-			replay.ToolCall{ID: "call_t2b", Name: "note", Arguments: `{"city":"Lima"}`}),
-		replay.ChatToolCalls(replay.ToolCall{ID: "call_t3a", Name: "lookup", Arguments: `{"city":"Lima"}`}),
-		replay.ChatAnswer("never sent"))
-	tools, err := toolopenai.New(box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := budget.WithRun(context.Background(), budget.WithToolMaxAttempts("lookup", 2))
-	turns, _, err := chatLoop(ctx, serve(t, rp), tools, "Look them up.")
-	var stop *toolopenai.Stop
-	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindRunLimitExceeded || !errors.Is(err, taxonomy.ErrRunLimitExceeded) {
-		t.Fatalf("loop ended with %v, want a run-limit-exceeded Stop", err)
-	}
-	if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindRunLimitExceeded || info.Retryable {
-		t.Errorf("InfoOf(stop) = %+v, want run-limit-exceeded, not retryable", info)
-	}
-	if len(turns) != 3 || len(rp.Requests()) != 3 {
-		t.Fatalf("%d turns, %d requests; want 3 and 3", len(turns), len(rp.Requests()))
-	}
-	if n := lookups.Load(); n != 2 {
-		t.Errorf("lookup ran %d times, want 2 (its run cap)", n)
-	}
-	msgs := adaptertest.Decode(t, rp.Requests()[2])["messages"].([]any)
-	refused, ran := msgs[len(msgs)-2].(map[string]any), msgs[len(msgs)-1].(map[string]any)
-	if source, content := adaptertest.Envelope(t, refused["content"].(string)); refused["tool_call_id"] != "call_t2a" || source != toolmw.SourceError ||
-		content[:len("run-limit-exceeded run_attempts_exhausted")] != "run-limit-exceeded run_attempts_exhausted" {
-		t.Errorf("turn 2's lookup answered %v %s %q, want run-limit-exceeded", refused["tool_call_id"], source, content)
-	}
-	if _, content := adaptertest.Envelope(t, ran["content"].(string)); ran["tool_call_id"] != "call_t2b" || content != "note Lima" {
-		t.Errorf("turn 2's note answered %v %q", ran["tool_call_id"], content)
-	}
-	// The stopped turn's answers are complete.
-	if got := turns[2].Messages(); len(got) != 1 {
-		t.Errorf("the stopped turn has %d answers, want 1", len(got))
-	}
-}
-
-// TestCircuitOpenStop: when every tool the model wants has an open
-// circuit, the dispatcher stops the run with KindCircuitOpen and the wait
-// until a circuit half-opens.
-func TestCircuitOpenStop(t *testing.T) {
-	const openFor = time.Hour
-	box := toolmw.NewToolbox(middleware.Default(
-		middleware.WithRetry(retry.WithMaxAttempts(1)),
-		middleware.WithBreaker(breaker.WithConsecutiveFailures(1), breaker.WithOpenFor(openFor)),
-	).Middleware())
-	var runs atomic.Int32
-	for _, name := range []string{"flights", "hotels"} {
-		if err := box.Register(toolmw.Spec{Name: name, Idempotent: true}, toolmw.Typed(func(ctx context.Context, in cityIn) (string, error) {
-			runs.Add(1)
-			return "", taxonomy.Transient("upstream_unavailable", "the booking system is down")
-		})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tools, err := toolopenai.New(box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	// Turn 1 trips both circuits: failures are answers, not a stop.
-	turn, err := tools.CallChat(ctx, []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c1", "flights", `{"city":"Oslo"}`), fnCall("c2", "hotels", `{"city":"Oslo"}`)})
-	if err != nil || taxonomy.InfoOf(turn.Calls[0].Err).Code != "upstream_unavailable" {
-		t.Fatalf("turn 1 = %v, %v; want two upstream failures and no stop", turn.Calls, err)
-	}
-	// Turn 2: one open circuit and an unknown tool is not a stop.
-	if _, err := tools.CallChat(ctx, []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c3", "flights", `{"city":"Oslo"}`), fnCall("c4", "cars", `{}`)}); err != nil {
-		t.Fatalf("turn 2 stopped with %v; the model can act on not-found", err)
-	}
-	// Turn 3: every call meets an open circuit.
-	turn, err = tools.CallChat(ctx, []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c5", "flights", `{"city":"Oslo"}`), fnCall("c6", "hotels", `{"city":"Oslo"}`)})
-	var stop *toolopenai.Stop
-	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindCircuitOpen || !errors.Is(err, taxonomy.ErrCircuitOpen) {
-		t.Fatalf("turn 3 ended with %v, want a circuit-open Stop", err)
-	}
-	if stop.RetryAfter <= 0 || stop.RetryAfter > openFor {
-		t.Errorf("RetryAfter = %v, want within (0, %v]", stop.RetryAfter, openFor)
-	}
-	if ok, after := taxonomy.ShouldRetry(err, true); !ok || after != stop.RetryAfter {
-		t.Errorf("ShouldRetry(stop) = %v, %v; want true, %v", ok, after, stop.RetryAfter)
-	}
-	if n := runs.Load(); n != 2 {
-		t.Errorf("the tools ran %d times, want 2 (only before the circuits opened)", n)
-	}
-	for _, o := range turn.Calls {
-		if source, content := adaptertest.Envelope(t, o.Text); source != toolmw.SourceError || content[:len("circuit-open")] != "circuit-open" {
-			t.Errorf("call %s answered %s %q, want circuit-open", o.CallID, source, content)
-		}
-	}
-}
-
-// TestCancellation: a context cancelled while the calls are in flight stops
-// the run with KindCancelled; every call is still answered.
-func TestCancellation(t *testing.T) {
-	b := adaptertest.NewBarrier(2)
-	box := toolmw.NewToolbox(middleware.Default().Middleware())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := box.Register(toolmw.Spec{Name: "slow"}, toolmw.Typed(func(ctx context.Context, in cityIn) (string, error) {
-		if err := b.Wait(ctx); err != nil {
-			return "", err
-		}
-		cancel() // the user gives up while both calls run
-		<-ctx.Done()
-		return "", ctx.Err()
-	})); err != nil {
-		t.Fatal(err)
-	}
-	tools, err := toolopenai.New(box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn, err := tools.CallChat(ctx, []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c1", "slow", `{"city":"a"}`), fnCall("c2", "slow", `{"city":"b"}`)})
-	var stop *toolopenai.Stop
-	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindCancelled || !errors.Is(err, context.Canceled) {
-		t.Fatalf("ended with %v, want a cancelled Stop wrapping context.Canceled", err)
-	}
-	if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindCancelled {
-		t.Errorf("InfoOf(stop).Kind = %s, want tool-cancelled", info.Kind)
-	}
-	if msgs := turn.Messages(); len(msgs) != 2 {
-		t.Fatalf("%d answers, want 2", len(msgs))
-	}
-	for _, o := range turn.Calls {
-		if taxonomy.OutcomeOf(o.Err) != taxonomy.OutcomeCancelled {
-			t.Errorf("call %s: outcome %s, want cancelled", o.CallID, taxonomy.OutcomeOf(o.Err))
-		}
-	}
-
-	// Already cancelled: nothing runs, everything is answered.
-	var ran atomic.Bool
-	box2 := toolmw.NewToolbox()
-	if err := box2.Register(toolmw.Spec{Name: "any"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		ran.Store(true)
-		return "", nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	tools2, _ := toolopenai.New(box2)
-	turn, err = tools2.CallChat(ctx, []openai.ChatCompletionMessageToolCallUnion{fnCall("c3", "any", `{}`)})
-	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindCancelled || ran.Load() || len(turn.Calls) != 1 {
-		t.Fatalf("pre-cancelled: %v, ran %v, %d outcomes", err, ran.Load(), len(turn.Calls))
-	}
-	if source, content := adaptertest.Envelope(t, turn.Calls[0].Text); source != toolmw.SourceError || content != "tool-cancelled cancelled" {
-		t.Errorf("pre-cancelled call answered %s %q", source, content)
-	}
-}
-
-// TestOnlyOfferedTools: a call of a tool the model was not shown — unknown,
-// registered after New, or a custom tool call — is answered as
-// tool-not-found without reaching the box; empty arguments read as {}.
-func TestOnlyOfferedTools(t *testing.T) {
-	var lateRan atomic.Bool
+// TestCustomCallNotOffered: a custom tool call is answered tool-not-found
+// without reaching the box, which serves function tools only.
+func TestCustomCallNotOffered(t *testing.T) {
 	box := toolmw.NewToolbox()
 	if err := box.Register(toolmw.Spec{Name: "ping"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
+		t.Error("the custom call reached the tool")
 		return "pong", nil
 	})); err != nil {
 		t.Fatal(err)
 	}
-	tools, err := toolopenai.New(box)
-	if err != nil {
-		t.Fatal(err)
+	tools := newTools(t, box, turn.Options{})
+	custom := decode[openai.ChatCompletionMessageToolCallUnion](t, map[string]any{"id": "c4", "type": "custom", "custom": map[string]any{"name": "ping", "input": "hi"}})
+	tr, err := tools.CallChat(context.Background(), []openai.ChatCompletionMessageToolCallUnion{custom})
+	if err != nil || len(tr.Calls) != 1 {
+		t.Fatalf("turn = %v, %v", tr, err)
 	}
-	if err := box.Register(toolmw.Spec{Name: "late"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		lateRan.Store(true)
-		return "", nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	var custom openai.ChatCompletionMessageToolCallUnion
-	if err := json.Unmarshal([]byte(`{"id":"c4","type":"custom","custom":{"name":"ping","input":"hi"}}`), &custom); err != nil {
-		t.Fatal(err)
-	}
-	turn, err := tools.CallChat(context.Background(), []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c1", "ping", ``), fnCall("c2", "late", `{}`), fnCall("c3", "no such tool!", `{}`), custom})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"pong", "tool-not-found tool_not_found: no tool named late",
-		"tool-not-found tool_not_found: no tool has the requested name", "tool-not-found tool_not_found: no tool named ping"}
-	for i, o := range turn.Calls {
-		if _, content := adaptertest.Envelope(t, o.Text); content != want[i] {
-			t.Errorf("call %s answered %q, want %q", o.CallID, content, want[i])
-		}
-	}
-	if lateRan.Load() {
-		t.Error("a tool registered after New ran")
+	if _, content := toolmwtest.Envelope(t, tr.Calls[0].Text); content != "tool-not-found tool_not_found: no tool named ping" {
+		t.Errorf("custom call answered %q", content)
 	}
 	if got := tools.Names(); len(got) != 1 || got[0] != "ping" {
 		t.Errorf("Names() = %v, want [ping]", got)
-	}
-}
-
-// TestPanicReachesCaller: a panic in a tool with no recovery layer is
-// raised in the caller's goroutine, as a sequential call would raise it,
-// after the turn's other calls have returned.
-func TestPanicReachesCaller(t *testing.T) {
-	var other atomic.Bool
-	box := toolmw.NewToolbox()
-	_ = box.Register(toolmw.Spec{Name: "boom"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		panic("boom")
-	}))
-	_ = box.Register(toolmw.Spec{Name: "fine"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		other.Store(true)
-		return "", nil
-	}))
-	tools, err := toolopenai.New(box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if p := recover(); p != "boom" {
-			t.Fatalf("recovered %v, want the tool's panic", p)
-		}
-		if !other.Load() {
-			t.Error("the other call did not run")
-		}
-	}()
-	_, _ = tools.CallChat(context.Background(), []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c1", "boom", `{}`), fnCall("c2", "fine", `{}`)})
-	t.Fatal("CallChat returned")
-}
-
-// TestGoexit: a tool that ends its goroutine (runtime.Goexit, as
-// t.FailNow does) ends its call as tool_exited; with one worker, a fresh
-// one takes the calls left, and the turn is complete.
-func TestGoexit(t *testing.T) {
-	box := toolmw.NewToolbox()
-	_ = box.Register(toolmw.Spec{Name: "exits"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		runtime.Goexit()
-		return "", nil
-	}))
-	_ = box.Register(toolmw.Spec{Name: "fine"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		return "fine", nil
-	}))
-	tools, err := toolopenai.New(box, toolopenai.WithMaxParallel(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn, err := tools.CallChat(context.Background(), []openai.ChatCompletionMessageToolCallUnion{
-		fnCall("c1", "fine", `{}`), fnCall("c2", "exits", `{}`), fnCall("c3", "fine", `{}`)})
-	if err != nil || len(turn.Calls) != 3 {
-		t.Fatalf("turn = %v, %v", turn, err)
-	}
-	for i, want := range []string{"fine", "tool-failed tool_exited: the tool ended its goroutine (runtime.Goexit)", "fine"} {
-		if _, content := adaptertest.Envelope(t, turn.Calls[i].Text); content != want {
-			t.Errorf("call %d answered %q, want %q", i+1, content, want)
-		}
-	}
-}
-
-// TestCallsCounted: for a box without a retry layer, WithCallsCounted
-// makes each call take an attempt from the run budget.
-func TestCallsCounted(t *testing.T) {
-	var runs atomic.Int32
-	box := toolmw.NewToolbox()
-	_ = box.Register(toolmw.Spec{Name: "once"}, toolmw.Typed(func(ctx context.Context, in struct{}) (string, error) {
-		runs.Add(1)
-		return "ok", nil
-	}))
-	ctx := budget.WithRun(context.Background(), budget.WithMaxAttempts(1))
-	for _, counted := range []bool{false, true} {
-		runs.Store(0)
-		var opts []toolopenai.Option
-		if counted {
-			opts = append(opts, toolopenai.WithCallsCounted())
-		}
-		tools, _ := toolopenai.New(box, opts...)
-		turn, err := tools.CallChat(ctx, []openai.ChatCompletionMessageToolCallUnion{fnCall("a", "once", `{}`), fnCall("b", "once", `{}`)})
-		if counted {
-			if runs.Load() != 1 || taxonomy.InfoOf(turn.Calls[1].Err).Kind != taxonomy.KindRunLimitExceeded && taxonomy.InfoOf(turn.Calls[0].Err).Kind != taxonomy.KindRunLimitExceeded {
-				t.Errorf("counted: %d runs, outcomes %v; want 1 run and one run-limit-exceeded", runs.Load(), turn.Calls)
-			}
-			if err != nil {
-				t.Errorf("counted: stopped with %v although one call ran", err)
-			}
-		} else if runs.Load() != 2 || err != nil {
-			t.Errorf("uncounted: %d runs, %v; want 2, nil (nothing takes from the budget)", runs.Load(), err)
-		}
 	}
 }
 
@@ -475,8 +137,8 @@ func TestOptions(t *testing.T) {
 	if nilTurn.Messages() != nil || nilTurn.Items() != nil {
 		t.Error("a nil Turn has answers")
 	}
-	turn, err := tools.CallChat(context.Background(), nil)
-	if err != nil || len(turn.Calls) != 0 || len(turn.Messages()) != 0 {
-		t.Errorf("no calls: %v, %v", turn, err)
+	tr, err := tools.CallChat(context.Background(), nil)
+	if err != nil || len(tr.Calls) != 0 || len(tr.Messages()) != 0 {
+		t.Errorf("no calls: %v, %v", tr, err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
-	"github.com/toolmw/toolmw/internal/testrig/adaptertest"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,17 +31,17 @@ var secrets = []string{
 }
 
 // noSecrets fails t when a planted secret appears in any body, apart from
-// the model's own output echoed back (see adaptertest.NoSecrets).
+// the model's own output echoed back (see toolmwtest.NoSecrets).
 func noSecrets(t *testing.T, bodies [][]byte) {
 	t.Helper()
-	adaptertest.NoSecrets(t, bodies, secrets, withoutEcho)
+	toolmwtest.NoSecrets(t, bodies, secrets, withoutEcho)
 }
 
 // withoutEcho returns a Chat Completions request body without the
 // tool_calls of its assistant messages.
 func withoutEcho(t testing.TB, body []byte) []byte {
 	t.Helper()
-	req := adaptertest.Decode(t, body)
+	req := toolmwtest.DecodeJSON(t, body)
 	msgs, _ := req["messages"].([]any)
 	for _, m := range msgs {
 		if m := m.(map[string]any); m["role"] == "assistant" {

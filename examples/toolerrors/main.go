@@ -287,7 +287,7 @@ func scenarios() []scenario {
 			spec:  toolmw.Spec{Name: "delete_account"},
 			tool:  failing(),
 			stack: func(s middleware.Stack) (middleware.Stack, error) {
-				return s.InsertBefore(middleware.Retry, middleware.Layer{Name: "permit", Middleware: permit.New(permit.Allow("search_flights"))})
+				return s.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Permit, Middleware: permit.New(permit.Allow("search_flights"))})
 			},
 		},
 		{

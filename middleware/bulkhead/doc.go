@@ -55,7 +55,7 @@
 // for a slot is not charged to the attempt's time:
 //
 //	stack, err := middleware.Default().InsertBefore(middleware.Timeout,
-//		middleware.Layer{Name: "bulkhead", Middleware: bulkhead.New(4)})
+//		middleware.Layer{Name: middleware.Bulkhead, Middleware: bulkhead.New(4)})
 //
 // # Configuration
 //

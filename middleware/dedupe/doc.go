@@ -96,7 +96,7 @@
 // reported as a call:
 //
 //	stack, err := middleware.Default().InsertBefore(middleware.Retry,
-//		middleware.Layer{Name: "dedupe", Middleware: dedupe.New()})
+//		middleware.Layer{Name: middleware.Dedupe, Middleware: dedupe.New()})
 //
 // It is not in middleware.Default: it needs the loop's run and call ids,
 // and a loop that deliberately re-issues a call id (to re-read a changing

@@ -89,13 +89,22 @@ func (f SinkFunc) Emit(e Event) { f(e) }
 // Option configures an Emitter.
 //
 // Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*Emitter)
+type Option func(*config)
+
+// config is what the Options set.
+type config struct {
+	clock    clock.Clock
+	size     int   // events the queue holds at most
+	maxBytes int   // bytes the queue holds at most
+	maxTold  int   // bytes of one event's Told
+	err      error // the first invalid option
+}
 
 // WithQueueSize sets how many events may wait for the sink; when that many
 // wait, new events are dropped and counted. 0 means DefaultQueueSize; a
 // negative size is invalid.
 func WithQueueSize(n int) Option {
-	return func(e *Emitter) {
+	return func(e *config) {
 		switch {
 		case n < 0:
 			e.reject(fmt.Sprintf("WithQueueSize(%d): the size must not be negative", n))
@@ -110,7 +119,7 @@ func WithQueueSize(n int) Option {
 // does not fit is dropped and counted. 0 means DefaultQueueBytes; a negative
 // value is invalid.
 func WithQueueBytes(n int) Option {
-	return func(e *Emitter) {
+	return func(e *config) {
 		switch {
 		case n < 0:
 			e.reject(fmt.Sprintf("WithQueueBytes(%d): the size must not be negative", n))
@@ -124,7 +133,7 @@ func WithQueueBytes(n int) Option {
 // keeps; a longer Told is cut at a character boundary and the event says
 // ToldCut. 0 means DefaultMaxTold; a negative value is invalid.
 func WithMaxTold(n int) Option {
-	return func(e *Emitter) {
+	return func(e *config) {
 		switch {
 		case n < 0:
 			e.reject(fmt.Sprintf("WithMaxTold(%d): the size must not be negative", n))
@@ -134,7 +143,7 @@ func WithMaxTold(n int) Option {
 	}
 }
 
-func (e *Emitter) reject(msg string) {
+func (e *config) reject(msg string) {
 	if e.err == nil {
 		e.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "events: "+msg)
 	}
@@ -148,7 +157,7 @@ func Validate(opts ...Option) error {
 
 // WithClock sets the clock that stamps events; clock.System by default.
 func WithClock(c clock.Clock) Option {
-	return func(e *Emitter) { e.clock = clock.Or(c) }
+	return func(e *config) { e.clock = clock.Or(c) }
 }
 
 // Stats counts what an Emitter did with its events.
@@ -168,12 +177,8 @@ type Stats struct {
 // queue fills and further events are dropped and counted, while the calls
 // go on. An Emitter is safe for concurrent use.
 type Emitter struct {
-	sink     Sink
-	clock    clock.Clock
-	size     int   // events the queue holds at most
-	maxBytes int   // bytes the queue holds at most
-	maxTold  int   // bytes of one event's Told
-	err      error // the first invalid option
+	sink Sink
+	config
 
 	mu      sync.Mutex
 	queue   []Event // a ring of size entries, made with the first event
@@ -190,10 +195,11 @@ type Emitter struct {
 // is invalid (see [Validate]), its middleware is a toolmw.Reject of that
 // error, which toolmw.Wrap reports at start-up.
 func NewEmitter(sink Sink, opts ...Option) *Emitter {
-	e := &Emitter{sink: sink, clock: clock.System, size: DefaultQueueSize, maxBytes: DefaultQueueBytes, maxTold: DefaultMaxTold}
+	e := &Emitter{sink: sink, config: config{clock: clock.System, size: DefaultQueueSize,
+		maxBytes: DefaultQueueBytes, maxTold: DefaultMaxTold}}
 	for _, o := range opts {
 		if o != nil {
-			o(e)
+			o(&e.config)
 		}
 	}
 	return e

@@ -85,7 +85,7 @@
 // past), and inside the observers, which then see the call as served:
 //
 //	stack, err := middleware.Default().InsertBefore(middleware.Retry,
-//		middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(0), fallback.WithPartition(tenant))})
+//		middleware.Layer{Name: middleware.Fallback, Middleware: fallback.New(fallback.WithLastGood(0), fallback.WithPartition(tenant))})
 //
 // Inside retry it would turn the first open-circuit refusal into a success
 // and no retry would be made; outside the observers, they would report the

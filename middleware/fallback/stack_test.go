@@ -45,7 +45,7 @@ func TestOutsideRetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults())})
+		stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Fallback, Middleware: fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestCanaries(t *testing.T) {
 		fallback.WithKinds(taxonomy.KindFailed, taxonomy.KindTimeout, taxonomy.KindCircuitOpen, taxonomy.KindRateLimited),
 		fallback.WithLastGood(0), fallback.WithSharedResults(),
 		fallback.WithOnServe(func(e fallback.Event) { mu.Lock(); served = append(served, e); mu.Unlock() }))
-	stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: "fallback", Middleware: layer})
+	stack, err = stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Fallback, Middleware: layer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@
 // outcome:
 //
 //	stack, err := middleware.Default().InsertBefore(middleware.Retry,
-//		middleware.Layer{Name: "guardrail", Middleware: guardrail.New(guardrail.Args("no_card_numbers", noCards))})
+//		middleware.Layer{Name: middleware.Guardrail, Middleware: guardrail.New(guardrail.Args("no_card_numbers", noCards))})
 //
 // Results reach it after the redact layer (inside retry, near the tool):
 // with redact.WithResults a result guardrail sees scrubbed content. It is

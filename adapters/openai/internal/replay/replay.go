@@ -13,7 +13,7 @@ package replay
 import (
 	"net/http"
 
-	base "github.com/toolmw/toolmw/internal/replay"
+	base "github.com/toolmw/toolmw/toolmwtest/replay"
 )
 
 // Server replays a script of replies and records the requests. It is safe

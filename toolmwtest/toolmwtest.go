@@ -1,8 +1,4 @@
-// Package adaptertest holds the test helpers the model-SDK adapters'
-// tests share: reading request bodies off the replay server, comparing
-// JSON, a barrier that proves calls overlapped, and the checks on what the
-// model is sent. It is imported by _test.go files only.
-package adaptertest
+package toolmwtest
 
 import (
 	"bytes"
@@ -16,8 +12,8 @@ import (
 	"github.com/toolmw/toolmw"
 )
 
-// Decode parses a request body, keeping numbers as they were written.
-func Decode(t testing.TB, body []byte) map[string]any {
+// DecodeJSON parses a request body, keeping numbers as they were written.
+func DecodeJSON(t testing.TB, body []byte) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -28,8 +24,8 @@ func Decode(t testing.TB, body []byte) map[string]any {
 	return m
 }
 
-// Same reports whether two JSON documents are equal as values.
-func Same(t testing.TB, a, b any) bool {
+// SameJSON reports whether two JSON documents are equal as values.
+func SameJSON(t testing.TB, a, b any) bool {
 	t.Helper()
 	norm := func(v any) any {
 		raw, ok := v.(json.RawMessage)

@@ -29,7 +29,7 @@ func TestClockFiresTheHedge(t *testing.T) {
 			}
 			return toolmw.Text("answer 2"), nil
 		}, hedge.New(hedge.WithDelay(time.Minute), hedge.WithClock(clk),
-			hedge.WithLate(func(l hedge.Late) { lates <- l })))
+			hedge.WithOnLate(func(l hedge.Late) { lates <- l })))
 
 		type answer struct {
 			res toolmw.Result

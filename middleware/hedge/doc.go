@@ -3,7 +3,7 @@
 // whichever succeeds first wins.
 //
 //	tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, fn,
-//		hedge.New(hedge.WithLate(report)))
+//		hedge.New(hedge.WithOnLate(report)))
 //
 // A tool whose latency has a heavy tail (a few calls many times slower than
 // the median) makes an agent wait for its slowest calls. A hedge cuts that
@@ -42,7 +42,7 @@
 //     and cancels both attempts.
 //
 // What an attempt returns after the call was decided (the loser) is never
-// silently lost: it is passed to the [WithLate] callback as a [Late], with
+// silently lost: it is passed to the [WithOnLate] callback as a [Late], with
 // how long after the decision it came, as the timeout layer reports an
 // abandoned attempt. Without WithLate it is discarded: for an idempotent
 // tool it holds nothing the winner did not. A panic of an attempt is

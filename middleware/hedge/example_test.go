@@ -28,7 +28,7 @@ func Example() {
 	}
 	lost := make(chan hedge.Late, 1)
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "search_flights", Idempotent: true}, search,
-		hedge.New(hedge.WithDelay(20*time.Millisecond), hedge.WithLate(func(l hedge.Late) { lost <- l })))
+		hedge.New(hedge.WithDelay(20*time.Millisecond), hedge.WithOnLate(func(l hedge.Late) { lost <- l })))
 
 	start := time.Now()
 	res, _ := tool(context.Background(), nil)

@@ -98,9 +98,9 @@ func WithBudget(b *budget.Retry) Option {
 	return func(c *config) { c.budget = b }
 }
 
-// WithLate reports each loser's outcome to f, on the loser's goroutine.
-// nil means the default: losers are discarded.
-func WithLate(f func(Late)) Option {
+// WithOnLate sets a function called with each loser's outcome, on the
+// loser's goroutine. nil means the default: losers are discarded.
+func WithOnLate(f func(Late)) Option {
 	return func(c *config) { c.onLate = f }
 }
 

@@ -63,7 +63,7 @@ func TestHedgeWins(t *testing.T) {
 		s := &slowFirst{first: time.Second, then: 5 * time.Millisecond}
 		lates := make(chan hedge.Late, 1)
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool,
-			hedge.New(hedge.WithDelay(10*time.Millisecond), hedge.WithLate(func(l hedge.Late) { lates <- l })))
+			hedge.New(hedge.WithDelay(10*time.Millisecond), hedge.WithOnLate(func(l hedge.Late) { lates <- l })))
 		start := time.Now()
 		res, err := tool(toolmw.WithCallID(context.Background(), "call_1"), nil)
 		if err != nil || res.Content != "answer 2" || time.Since(start) != 15*time.Millisecond {
@@ -169,7 +169,7 @@ func TestCallerCancel(t *testing.T) {
 		s := &slowFirst{first: time.Second, then: time.Second}
 		var lates atomic.Int64
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool,
-			hedge.New(hedge.WithDelay(10*time.Millisecond), hedge.WithLate(func(hedge.Late) { lates.Add(1) })))
+			hedge.New(hedge.WithDelay(10*time.Millisecond), hedge.WithOnLate(func(hedge.Late) { lates.Add(1) })))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		if _, err := tool(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -200,7 +200,7 @@ func TestLearnsTheDelay(t *testing.T) {
 			case <-ctx.Done():
 				return toolmw.Result{}, ctx.Err()
 			}
-		}, hedge.New(hedge.WithLate(func(hedge.Late) { hedged.Add(1) })))
+		}, hedge.New(hedge.WithOnLate(func(hedge.Late) { hedged.Add(1) })))
 		for range 32 { // learning: no hedge
 			_, _ = tool(context.Background(), nil)
 		}
@@ -241,7 +241,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("Wrap: %v", err)
 		}
 	}
-	if err := hedge.Validate(hedge.WithDelay(0), hedge.WithPercentile(0), hedge.WithMaxLosers(0), hedge.WithBudget(nil), hedge.WithLate(nil), nil); err != nil {
+	if err := hedge.Validate(hedge.WithDelay(0), hedge.WithPercentile(0), hedge.WithMaxLosers(0), hedge.WithBudget(nil), hedge.WithOnLate(nil), nil); err != nil {
 		t.Error(err)
 	}
 }

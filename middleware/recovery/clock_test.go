@@ -17,7 +17,7 @@ func TestClockStampsThePanic(t *testing.T) {
 	for _, opts := range [][]recovery.Option{nil, {recovery.WithGoexit()}} {
 		clk := clock.NewFake(now)
 		var s seen
-		tool := recovery.New(append(opts, recovery.WithHandler(s.handle), recovery.WithClock(clk))...)(panicking("boom"))
+		tool := recovery.New(append(opts, recovery.WithOnPanic(s.handle), recovery.WithClock(clk))...)(panicking("boom"))
 		_, _ = tool(context.Background(), nil)
 		clk.Advance(time.Hour)
 		_, _ = tool(context.Background(), nil)
@@ -27,7 +27,7 @@ func TestClockStampsThePanic(t *testing.T) {
 	}
 	var s seen
 	before := time.Now()
-	_, _ = recovery.New(recovery.WithHandler(s.handle), recovery.WithClock(nil))(panicking("boom"))(context.Background(), nil)
+	_, _ = recovery.New(recovery.WithOnPanic(s.handle), recovery.WithClock(nil))(panicking("boom"))(context.Background(), nil)
 	if len(s.events) != 1 || s.events[0].Time.Before(before) {
 		t.Fatalf("events %+v; want one stamped by package time", s.events)
 	}

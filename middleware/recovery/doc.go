@@ -2,7 +2,7 @@
 // own call, not the agent.
 //
 //	recovery.New()                                  // the panic value is dropped
-//	recovery.New(recovery.WithHandler(func(ctx context.Context, e recovery.PanicEvent) {
+//	recovery.New(recovery.WithOnPanic(func(ctx context.Context, e recovery.PanicEvent) {
 //		slog.DebugContext(ctx, "tool panicked", "tool", e.Tool, "call_id", e.CallID,
 //			"value", e.Value, "stack", e.Stack) // ... or handed to a debug hook
 //	}))
@@ -13,16 +13,16 @@
 // customer's data), so it never reaches the error, its message, its cause,
 // taxonomy.InfoOf or toolmw.ForModel: it goes, with the goroutine's stack
 // and the call's tool name, call id and attempt, in a [PanicEvent], only to
-// the handler of [WithHandler], which is meant for debug logs.
+// the function of [WithOnPanic], which is meant for debug logs.
 //
 // Each call ends with exactly one outcome: the tool's result or error, or
 // the panic error. The success path costs one deferred call.
 //
 // panic(nil) is a panic like any other: since Go 1.21 it panics with a
-// *runtime.PanicNilError, which the handler receives. (Under the legacy
-// GODEBUG=panicnil=1 the handler is not called; the call still ends with the
+// *runtime.PanicNilError, which WithOnPanic's function receives. (Under the legacy
+// GODEBUG=panicnil=1 that function is not called; the call still ends with the
 // panic error.) runtime.Goexit is not a panic and is not stopped: the
-// goroutine ends as Goexit asks, the handler is not called, and no caller
+// goroutine ends as Goexit asks, that function is not called, and no caller
 // sees an outcome.
 //
 // A panic raised on another goroutine the tool started cannot be recovered
@@ -30,8 +30,8 @@
 //
 // # Configuration
 //
-// nil means the default: New(nil) and WithHandler(nil) recover panics
-// without a handler; WithClock(nil) stamps PanicEvent.Time with
+// nil means the default: New(nil) and WithOnPanic(nil) recover panics
+// without a report; WithClock(nil) stamps PanicEvent.Time with
 // clock.System. No option value is invalid today; [Validate] is there
 // so that a start-up check treats every layer alike, and never panics.
 //
@@ -39,6 +39,6 @@
 //
 // Everything exported is safe for concurrent use: the Middleware [New]
 // returns and the Tools it makes, an [Option], and [Validate]; a
-// [PanicEvent] is a plain value. The handler runs on the panicking call's
+// [PanicEvent] is a plain value. WithOnPanic's function runs on the panicking call's
 // goroutine, so on many goroutines at once.
 package recovery

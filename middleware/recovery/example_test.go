@@ -16,7 +16,7 @@ func Example() {
 	lookup := toolmw.MustWrap(toolmw.Spec{Name: "lookup"}, func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
 		var hits []string
 		return toolmw.Text(hits[len(args)]), nil // a bug: panics
-	}, recovery.New(recovery.WithHandler(debugLog)))
+	}, recovery.New(recovery.WithOnPanic(debugLog)))
 
 	ctx := toolmw.WithCallID(context.Background(), "call_1")
 	res, err := lookup(ctx, json.RawMessage(`{}`))

@@ -12,7 +12,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 )
 
-// PanicEvent is a recovered panic, as the handler of [WithHandler] receives
+// PanicEvent is a recovered panic, as the function of [WithOnPanic] receives
 // it. It is a plain value, safe to read from many goroutines; new fields may
 // be added.
 type PanicEvent struct {
@@ -24,13 +24,6 @@ type PanicEvent struct {
 	Time    time.Time // when the panic was recovered, by the layer's clock ([WithClock])
 }
 
-// Handler receives a recovered panic. ctx is the call's context, for what a
-// debug log takes from it (a trace id, a logger). It runs on the panicking
-// goroutine, after the panic is stopped and before the call returns, with
-// no lock held, and may run on many goroutines at once. A panic in the
-// handler is dropped: the call still ends with the panic error.
-type Handler func(ctx context.Context, e PanicEvent)
-
 // An Option configures [New].
 //
 // Options are applied once, by the constructor they are passed to; an
@@ -38,7 +31,7 @@ type Handler func(ctx context.Context, e PanicEvent)
 type Option func(*config)
 
 type config struct {
-	handler Handler
+	onPanic func(ctx context.Context, e PanicEvent)
 	goexit  bool
 	clock   clock.Clock
 	err     error // the first option given a value it cannot use
@@ -54,11 +47,15 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithHandler hands each recovered panic to h, for debug logs. Without a
-// handler (or with nil, the default) the panic value is dropped and no
-// stack is taken. The Option may be shared between goroutines.
-func WithHandler(h Handler) Option {
-	return func(c *config) { c.handler = h }
+// WithOnPanic sets a function called with each recovered panic, for debug
+// logs. ctx is the call's context, for what a debug log takes from it (a
+// trace id, a logger). f runs on the panicking goroutine, after the panic
+// is stopped and before the call returns, with no lock held, and may run
+// on many goroutines at once; a panic in f is dropped: the call still ends
+// with the panic error. Without it (or with nil, the default) the panic
+// value is dropped and no stack is taken.
+func WithOnPanic(f func(ctx context.Context, e PanicEvent)) Option {
+	return func(c *config) { c.onPanic = f }
 }
 
 // WithClock sets the clock that stamps [PanicEvent.Time] (nil means
@@ -102,7 +99,7 @@ func New(opts ...Option) toolmw.Middleware {
 		return toolmw.Reject(c.err)
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
-		l := &layer{next: next, handler: c.handler, clock: c.clock}
+		l := &layer{next: next, onPanic: c.onPanic, clock: c.clock}
 		if c.goexit {
 			return l.contained
 		}
@@ -119,8 +116,8 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 		// A panic, or runtime.Goexit (recover returns nil, the goroutine
 		// ends anyway and nobody sees these results).
 		res, err = toolmw.Result{}, panicked.Err
-		if v := recover(); v != nil && l.handler != nil {
-			report(ctx, l.handler, l.clock, v)
+		if v := recover(); v != nil && l.onPanic != nil {
+			report(ctx, l.onPanic, l.clock, v)
 		}
 	}()
 	res, err = l.next(ctx, args)
@@ -131,7 +128,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 // layer is the middleware around one tool.
 type layer struct {
 	next    toolmw.Tool
-	handler Handler
+	onPanic func(ctx context.Context, e PanicEvent)
 	clock   clock.Clock
 }
 
@@ -158,7 +155,7 @@ func (l *layer) contained(ctx context.Context, args json.RawMessage) (toolmw.Res
 
 // run calls the tool on its own goroutine and reports how it ended: it
 // returned, it panicked (recovered here, on the panicking goroutine, so the
-// handler's stack is the tool's), or it called runtime.Goexit (recover
+// function's stack is the tool's), or it called runtime.Goexit (recover
 // returns nil and the goroutine ends after this deferred call).
 func (l *layer) run(ctx context.Context, args json.RawMessage, e *execution) {
 	returned := false
@@ -167,8 +164,8 @@ func (l *layer) run(ctx context.Context, args json.RawMessage, e *execution) {
 			e.res = toolmw.Result{}
 			if v := recover(); v != nil {
 				e.err = panicked.Err
-				if l.handler != nil {
-					report(ctx, l.handler, l.clock, v)
+				if l.onPanic != nil {
+					report(ctx, l.onPanic, l.clock, v)
 				}
 			} else {
 				e.err = panicked.Exited
@@ -182,7 +179,7 @@ func (l *layer) run(ctx context.Context, args json.RawMessage, e *execution) {
 
 // report hands a recovered panic to h, stamped by clk, dropping a panic of
 // h's own.
-func report(ctx context.Context, h Handler, clk clock.Clock, v any) {
+func report(ctx context.Context, h func(context.Context, PanicEvent), clk clock.Clock, v any) {
 	defer func() { _ = recover() }()
 	e := PanicEvent{Value: v, Stack: debug.Stack(), Time: clk.Now()}
 	if call, ok := toolmw.CallFrom(ctx); ok {

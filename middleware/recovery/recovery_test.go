@@ -47,7 +47,7 @@ func TestPanicBecomesToolPanicked(t *testing.T) {
 		[]byte(secret),
 	} {
 		s := &seen{}
-		tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, panicking(v), recovery.New(recovery.WithHandler(s.handle)))
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, panicking(v), recovery.New(recovery.WithOnPanic(s.handle)))
 		res, err := tool(toolmw.WithCallID(context.Background(), "call_7"), json.RawMessage(`{}`))
 		te, ok := taxonomy.From(err)
 		if !ok || te.Kind() != taxonomy.KindFailed || te.Code() != taxonomy.CodeToolPanicked || te.Retryable() || te.Tool() != "book" {
@@ -108,7 +108,7 @@ func TestWithoutHandler(t *testing.T) {
 
 func TestPanicNil(t *testing.T) {
 	s := &seen{}
-	tool := recovery.New(recovery.WithHandler(s.handle))(panicking(nil))
+	tool := recovery.New(recovery.WithOnPanic(s.handle))(panicking(nil))
 	_, err := tool(context.Background(), nil)
 	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeToolPanicked {
 		t.Fatalf("err = %v, want tool_panicked", err)
@@ -121,7 +121,7 @@ func TestPanicNil(t *testing.T) {
 
 func TestGoexitIsNotStopped(t *testing.T) {
 	s := &seen{}
-	tool := recovery.New(recovery.WithHandler(s.handle))(func(context.Context, json.RawMessage) (toolmw.Result, error) {
+	tool := recovery.New(recovery.WithOnPanic(s.handle))(func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		runtime.Goexit()
 		return toolmw.Text("unreachable"), nil
 	})
@@ -140,7 +140,7 @@ func TestGoexitIsNotStopped(t *testing.T) {
 
 func TestConcurrentPanics(t *testing.T) {
 	s := &seen{}
-	tool := recovery.New(recovery.WithHandler(s.handle))(panicking("boom"))
+	tool := recovery.New(recovery.WithOnPanic(s.handle))(panicking("boom"))
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Add(1)
@@ -158,7 +158,7 @@ func TestConcurrentPanics(t *testing.T) {
 }
 
 func TestHandlerPanicIsDropped(t *testing.T) {
-	tool := recovery.New(recovery.WithHandler(func(context.Context, recovery.PanicEvent) {
+	tool := recovery.New(recovery.WithOnPanic(func(context.Context, recovery.PanicEvent) {
 		panic("handler bug")
 	}))(panicking("boom"))
 	if _, err := tool(context.Background(), nil); !errors.Is(err, taxonomy.ErrFailed) {
@@ -170,20 +170,20 @@ func TestHandlerPanicIsDropped(t *testing.T) {
 // fields.
 func TestUnwrappedTool(t *testing.T) {
 	s := &seen{}
-	recovery.New(recovery.WithHandler(s.handle))(panicking("boom"))(context.Background(), nil)
+	recovery.New(recovery.WithOnPanic(s.handle))(panicking("boom"))(context.Background(), nil)
 	if len(s.events) != 1 || s.events[0].Tool != "" || s.events[0].CallID != "" || s.events[0].Attempt != 0 || s.events[0].Value != "boom" {
 		t.Fatalf("events = %+v, want one without a call", s.events)
 	}
 }
 
 func TestValidate(t *testing.T) {
-	for _, opts := range [][]recovery.Option{nil, {nil}, {recovery.WithHandler(nil)}, {recovery.WithHandler((&seen{}).handle)}} {
+	for _, opts := range [][]recovery.Option{nil, {nil}, {recovery.WithOnPanic(nil)}, {recovery.WithOnPanic((&seen{}).handle)}} {
 		if err := recovery.Validate(opts...); err != nil {
 			t.Errorf("Validate(%d options) = %v, want nil", len(opts), err)
 		}
 	}
 	// nil is the default: no handler; the panic is still recovered.
-	_, err := recovery.New(nil, recovery.WithHandler(nil))(panicking("boom"))(context.Background(), nil)
+	_, err := recovery.New(nil, recovery.WithOnPanic(nil))(panicking("boom"))(context.Background(), nil)
 	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeToolPanicked {
 		t.Fatalf("err = %v, want tool_panicked", err)
 	}
@@ -204,7 +204,7 @@ func TestGoexitContained(t *testing.T) {
 	var seen recovery.PanicEvent
 	panicky := toolmw.MustWrap(toolmw.Spec{Name: "panics"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		panic("boom")
-	}, recovery.New(recovery.WithGoexit(), recovery.WithHandler(func(_ context.Context, e recovery.PanicEvent) { seen = e })))
+	}, recovery.New(recovery.WithGoexit(), recovery.WithOnPanic(func(_ context.Context, e recovery.PanicEvent) { seen = e })))
 	if _, err := panicky(context.Background(), nil); taxonomy.InfoOf(err).Code != taxonomy.CodeToolPanicked || seen.Value != "boom" || seen.Tool != "panics" {
 		t.Fatalf("panic: %v, handler saw %+v", err, seen)
 	}

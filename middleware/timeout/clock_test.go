@@ -19,7 +19,7 @@ import (
 // fake clock can end the attempt.
 func TestDeadlineOnTheFakeClock(t *testing.T) {
 	epoch := time.Unix(0, 0)
-	for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(func(timeout.Late) {})}} {
+	for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {})}} {
 		t.Run("done", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				clk := clock.NewFake(epoch)

@@ -35,7 +35,7 @@
 // A tool that ignores its context would hold a cooperative call past its
 // deadline. [WithAbandon] runs the tool on its own goroutine and returns at
 // the deadline (or at the caller's cancel) without waiting. What the tool
-// returns later is never silently dropped: it is passed to the callback,
+// returns later is never silently dropped: it is passed to [WithOnLate],
 // with the call and how late it came, and the goroutine then ends. The tool
 // keeps running until it returns, so an abandoned call may still have its
 // side effect, and a retry may overlap it; abandon only tools for which that
@@ -77,7 +77,7 @@
 // # Configuration
 //
 // New(0) switches the layer off: it returns the tool unchanged. nil means
-// the default: WithAbandon(nil) keeps the layer cooperative, WithClock(nil)
+// the default: without WithAbandon the layer is cooperative, WithClock(nil)
 // reads package time. A negative d makes New return a [toolmw.Reject]
 // middleware, so toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up; [Validate]

@@ -48,7 +48,7 @@ func ExampleWithAbandon() {
 		close(reported)
 	}
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "book"}, stubborn,
-		timeout.New(5*time.Millisecond, timeout.WithAbandon(onLate)))
+		timeout.New(5*time.Millisecond, timeout.WithAbandon(), timeout.WithOnLate(onLate)))
 
 	_, err := tool(context.Background(), nil)
 	fmt.Println(err)

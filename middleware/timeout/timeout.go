@@ -33,6 +33,7 @@ type Option func(*config)
 
 type config struct {
 	clock        clock.Clock
+	abandon      bool
 	onLate       func(Late)
 	maxAbandoned int
 	err          error // the first invalid option value
@@ -69,12 +70,20 @@ func WithMaxAbandoned(n int) Option {
 }
 
 // WithAbandon makes the layer return at the deadline without waiting for a
-// tool that ignores its context, and report what the tool returns later to
-// onLate. onLate runs on the abandoned tool's goroutine, once per abandoned
-// call, possibly from many goroutines at once, and must be safe for that.
-// nil means the default: the layer waits for the tool (cooperative).
-func WithAbandon(onLate func(Late)) Option {
-	return func(c *config) { c.onLate = onLate }
+// tool that ignores its context; what the tool returns later goes to
+// [WithOnLate], which it needs (without, the options are invalid). Without
+// WithAbandon the layer waits for the tool (cooperative).
+func WithAbandon() Option {
+	return func(c *config) { c.abandon = true }
+}
+
+// WithOnLate sets a function called with what an abandoned tool returned
+// ([WithAbandon]), once per abandoned call, on the abandoned tool's
+// goroutine — possibly from many goroutines at once, so it must be safe
+// for that. nil means the default: it is discarded once the goroutine
+// ends.
+func WithOnLate(f func(Late)) Option {
+	return func(c *config) { c.onLate = f }
 }
 
 // WithClock sets the clock the layer reads and waits on (nil means
@@ -92,6 +101,10 @@ func newConfig(opts []Option) config {
 		if o != nil {
 			o(&c)
 		}
+	}
+	if c.abandon && c.onLate == nil && c.err == nil {
+		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
+			"timeout: WithAbandon needs WithOnLate: what an abandoned tool returns would be lost without a word")
 	}
 	return c
 }
@@ -162,7 +175,7 @@ func (l *limiter) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	}
 	var res toolmw.Result
 	var err error
-	if l.onLate == nil {
+	if !l.abandon {
 		res, err = l.next(actx, args)
 	} else {
 		res, err = l.abandonable(actx, call, args)
@@ -282,5 +295,7 @@ func (l *limiter) deliver(a *attempt, call toolmw.Call, o outcome) {
 	if o.panic != nil {
 		late.Err = panicked.Err
 	}
-	l.onLate(late)
+	if l.onLate != nil {
+		l.onLate(late)
+	}
 }

@@ -124,7 +124,7 @@ func TestAttemptDeadline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			parent, cancel := context.WithDeadline(context.Background(), now.Add(tc.parent))
 			defer cancel()
-			for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(func(timeout.Late) {})}} {
+			for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {})}} {
 				timeout.New(time.Minute, append(opts, timeout.WithClock(clk))...)(tool)(parent, nil)
 				if got != parent {
 					t.Fatalf("the tool got a new context %v; want the parent's, no timer", got)
@@ -135,7 +135,7 @@ func TestAttemptDeadline(t *testing.T) {
 }
 
 func TestParentCancelled(t *testing.T) {
-	for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(func(timeout.Late) {})}} {
+	for _, opts := range [][]timeout.Option{nil, {timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {})}} {
 		ctx, cancel := context.WithCancel(context.Background())
 		tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
 			cancel()
@@ -192,8 +192,9 @@ func TestValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"off", 0, nil, true},
-		{"good", time.Second, []timeout.Option{timeout.WithAbandon(func(timeout.Late) {}), timeout.WithClock(clock.System)}, true},
-		{"nil means the default", time.Second, []timeout.Option{timeout.WithAbandon(nil), timeout.WithClock(nil), nil}, true},
+		{"good", time.Second, []timeout.Option{timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {}), timeout.WithClock(clock.System)}, true},
+		{"nil means the default", time.Second, []timeout.Option{timeout.WithOnLate(nil), timeout.WithClock(nil), nil}, true},
+		{"WithAbandon without WithOnLate", time.Second, []timeout.Option{timeout.WithAbandon()}, false},
 		{"negative", -time.Second, nil, false},
 	} {
 		err := timeout.Validate(tc.d, tc.opts...)
@@ -206,11 +207,11 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// WithAbandon(nil) and WithClock(nil) are the defaults: a cooperative
+// WithOnLate(nil) and WithClock(nil) are the defaults: a cooperative
 // layer on package time.
 func TestNilOptionsAreDefaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, err := wrap(true, cooperative, timeout.New(limit, timeout.WithAbandon(nil), timeout.WithClock(nil)))(context.Background(), nil)
+		_, err := wrap(true, cooperative, timeout.New(limit, timeout.WithOnLate(nil), timeout.WithClock(nil)))(context.Background(), nil)
 		if taxonomy.InfoOf(err).Code != taxonomy.CodeTimeout {
 			t.Fatalf("got %v, want tool-timeout/timeout", err)
 		}
@@ -227,7 +228,7 @@ func TestAbandonReportsLateResult(t *testing.T) {
 			<-release // ignores ctx
 			return toolmw.Text("booked"), errors.New("late failure")
 		}
-		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
+		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithAbandon(), timeout.WithOnLate(func(l timeout.Late) { lates <- l })))
 		ctx := toolmw.WithCallID(context.Background(), "call_1")
 
 		start := time.Now()
@@ -258,7 +259,7 @@ func TestAbandonLateByTheClock(t *testing.T) {
 			<-release
 			return toolmw.Text("booked"), nil
 		}
-		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithClock(clk), timeout.WithAbandon(func(l timeout.Late) { lates <- l })))
+		tool := wrap(false, stubborn, timeout.New(limit, timeout.WithClock(clk), timeout.WithAbandon(), timeout.WithOnLate(func(l timeout.Late) { lates <- l })))
 		abandoned := make(chan struct{})
 		go func() {
 			tool(context.Background(), nil)
@@ -281,7 +282,7 @@ func TestAbandonPromptTool(t *testing.T) {
 		return toolmw.Result{}, taxonomy.Refusal("no_seats", "full")
 	}
 	onLate := func(l timeout.Late) { t.Errorf("a prompt call was reported late: %+v", l) }
-	mw := timeout.New(time.Hour, timeout.WithAbandon(onLate))
+	mw := timeout.New(time.Hour, timeout.WithAbandon(), timeout.WithOnLate(onLate))
 	if res, err := mw(tool)(context.Background(), nil); err != nil || res.Content != "ok" {
 		t.Fatalf("got %v, %v", res, err)
 	}
@@ -298,7 +299,7 @@ func TestAbandonPanic(t *testing.T) {
 				t.Fatalf("recovered %v, want the tool's panic re-raised", p)
 			}
 		}()
-		timeout.New(time.Hour, timeout.WithAbandon(func(timeout.Late) {}))(tool)(context.Background(), nil)
+		timeout.New(time.Hour, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {}))(tool)(context.Background(), nil)
 	})
 	t.Run("abandoned", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -308,7 +309,7 @@ func TestAbandonPanic(t *testing.T) {
 				<-release
 				panic("boom")
 			}
-			_, err := timeout.New(limit, timeout.WithAbandon(func(l timeout.Late) { lates <- l }))(tool)(context.Background(), nil)
+			_, err := timeout.New(limit, timeout.WithAbandon(), timeout.WithOnLate(func(l timeout.Late) { lates <- l }))(tool)(context.Background(), nil)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("got %v, want the timeout", err)
 			}
@@ -350,7 +351,7 @@ func BenchmarkTimeoutParentSooner(b *testing.B) {
 
 // BenchmarkTimeoutAbandon is the success path in abandon mode.
 func BenchmarkTimeoutAbandon(b *testing.B) {
-	benchmark(b, context.Background(), timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) {})))
+	benchmark(b, context.Background(), timeout.New(time.Second, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {})))
 }
 
 // TestMaxAbandoned: a tool that ignores its context and never returns until
@@ -365,7 +366,7 @@ func TestMaxAbandoned(t *testing.T) {
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "stuck", Idempotent: true}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 			<-release
 			return toolmw.Text("late"), nil
-		}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })))
+		}, timeout.New(time.Second, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) { late.Add(1) })))
 
 		before := testutil.Goroutines()
 		refused := 0
@@ -405,7 +406,7 @@ func TestGoexitWhenAbandonable(t *testing.T) {
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "exits"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		runtime.Goexit()
 		return toolmw.Result{}, nil
-	}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) {})))
+	}, timeout.New(time.Second, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {})))
 	if _, err := tool(context.Background(), nil); taxonomy.InfoOf(err).Code != taxonomy.CodeToolExited {
 		t.Fatalf("got %v, want tool_exited", err)
 	}
@@ -433,7 +434,7 @@ func TestMaxAbandonedConcurrent(t *testing.T) {
 			<-release
 			running.Add(-1)
 			return toolmw.Text("late"), nil
-		}, timeout.New(time.Second, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })))
+		}, timeout.New(time.Second, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) { late.Add(1) })))
 
 		var timedOut, refused atomic.Int64
 		gate := make(chan struct{})

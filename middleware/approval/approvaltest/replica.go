@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -26,11 +27,17 @@ type Replica struct {
 	runs *atomic.Int64
 }
 
-// NewReplica returns a Replica over s whose Desk seals rows with key;
-// opts are more options of the Desk. Replicas given the same runs count
-// their executions together.
-func NewReplica(s approval.Store, key []byte, runs *atomic.Int64, opts ...approval.Option) *Replica {
-	desk := approval.NewDesk(append([]approval.Option{approval.WithStore(s), approval.WithKey(key)}, opts...)...)
+// Timeout is the store timeout of the Desks the kit makes, unless
+// NewReplica is given another: long, so that a loaded machine does not
+// turn a race into timeouts.
+const Timeout = time.Minute
+
+// NewReplica returns a Replica over s whose Desk seals rows with key and
+// uses s with store timeout [Timeout], then opts (store.WithTimeout,
+// store.WithOnError). Replicas given the same runs count their executions
+// together.
+func NewReplica(s approval.Store, key []byte, runs *atomic.Int64, opts ...store.Option) *Replica {
+	desk := approval.NewDesk(approval.WithStore(s, append([]store.Option{store.WithTimeout(Timeout)}, opts...)...), approval.WithKey(key))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
 		func(context.Context, json.RawMessage) (toolmw.Result, error) {
 			runs.Add(1)

@@ -27,6 +27,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/store"
 )
 
 // TestClusterClientOptions: New refuses, with a *ClientOptionError naming
@@ -536,7 +537,7 @@ func TestClusterFailover(t *testing.T) {
 				}
 				id := newID()
 				row := fmt.Appendf(nil, "row of %s by replica %d", id, i)
-				ctx, cancel := context.WithTimeout(context.Background(), approval.DefaultStoreTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), store.DefaultTimeout)
 				err := a.Save(ctx, id, nil, row)
 				cancel()
 				if err != nil {

@@ -23,7 +23,6 @@ import (
 	"github.com/toolmw/toolmw"
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"

@@ -394,10 +394,6 @@ func (d *Desk) cancel(ctx context.Context, nonce, op string) {
 	f := func(sctx context.Context) error {
 		return recovered(sctx, func(sctx context.Context) error { return d.store.Cancel(sctx, nonce, op) })
 	}
-	if !d.guard.Resting() {
-		d.guard.Eventually(ctx, "cancel", "", f)
-		return
-	}
 	sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), d.guard.Timeout())
 	err := f(sctx)
 	stop()
@@ -405,7 +401,9 @@ func (d *Desk) cancel(ctx context.Context, nonce, op string) {
 		return
 	}
 	d.guard.Failed("cancel", "", err)
-	d.guard.Eventually(ctx, "cancel", "", f) // the store rests now: queued
+	// The store rests now (unless the failure was of part of it only:
+	// then Eventually tries once more at once): queued.
+	d.guard.Eventually(ctx, "cancel", "", f)
 }
 
 // storeOp runs one operation f on the store through the guard, with ctx

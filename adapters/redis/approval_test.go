@@ -589,11 +589,11 @@ func TestApprovalsRaceThroughAStall(t *testing.T) {
 	const callers = 16
 	racers := make([]*approvaltest.Replica, 2)
 	clients := make([]*redis.Client, 2)
+	stores := make([]approval.Store, 2)
 	for i := range racers {
 		r := newReplica(t, srv, redisstate.WithPrefix("stall:"))
 		r.Client.AddHook(hook)
-		clients[i] = r.Client
-		racers[i] = newAprReplica(r.Store.Approvals(), &runs, store.WithTimeout(500*time.Millisecond))
+		clients[i], stores[i] = r.Client, r.Store.Approvals()
 	}
 	settle := newAprReplica(newReplica(t, srv, redisstate.WithPrefix("stall:")).Store.Approvals(), &runs,
 		store.WithTimeout(approvalStoreTimeout))
@@ -604,8 +604,11 @@ func TestApprovalsRaceThroughAStall(t *testing.T) {
 		callID := fmt.Sprintf("call_stall_%d", round)
 		settle.Approve(t, callID)
 		before := runs.Load()
-		for _, r := range racers {
-			r.Rest() // the last round's failures rested their stores
+		// New Desks each round: the last round's failures rested the
+		// others' stores, and the Cancels they keep trying would take
+		// the idle connections this round's need.
+		for i := range racers {
+			racers[i] = newAprReplica(stores[i], &runs, store.WithTimeout(500*time.Millisecond))
 		}
 		// A replica in production has idle connections: a caller whose
 		// Consume timed out (its connection closed) sends its Cancel on

@@ -58,12 +58,14 @@ func badOptions() []badOption {
 			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithKey(make([]byte, 16))) }},
 		{name: "approval.WithStore", validate: func() error { return approval.Validate(approval.WithStore(approval.NewMemoryStore())) },
 			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithStore(approval.NewMemoryStore())) }},
-		{name: "approval.WithStoreTimeout", validate: func() error { return approval.Validate(approval.WithStoreTimeout(-time.Second)) },
-			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithStoreTimeout(-time.Second)) }},
+		{name: "approval.WithStore", validate: func() error {
+			return approval.Validate(approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithKey(make([]byte, 32)))
+		}, layer: func() toolmw.Middleware {
+			return approval.New(nil, approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithKey(make([]byte, 32)))
+		}},
 		{name: "approval.WithClock", none: "nil means the system clock"},
 		{name: "approval.WithScrubber", none: "nil means the default scrubber"},
 		{name: "approval.WithRunOptional", none: "it takes no value"},
-		{name: "approval.WithOnStoreError", none: "nil means no report"},
 
 		{name: "breaker.WithConsecutiveFailures", validate: func() error { return breaker.Validate(breaker.WithConsecutiveFailures(-1)) },
 			layer: func() toolmw.Middleware { return breaker.New(breaker.WithConsecutiveFailures(-1)) }, stack: middleware.WithBreaker(breaker.WithConsecutiveFailures(-1))},

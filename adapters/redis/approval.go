@@ -110,8 +110,8 @@ return 1
 // approval layer fails closed (the tool does not run). Decisions outlive a
 // restart of Redis only as far as Redis's own persistence (AOF or RDB)
 // keeps them; without it a restart forgets every request and every used
-// nonce. The approval layer bounds each operation (approval.WithStoreTimeout);
-// without a deadline the Store's timeout applies.
+// nonce. The approval layer bounds each operation (store.WithTimeout given
+// to approval.WithStore); without a deadline the Store's timeout applies.
 //
 // Keys are the prefix, "apr:" (a string: the row) or "aprn:" (a hash: the
 // nonce's record), and 32 hex digits of the SHA-256 of the id or nonce, so
@@ -123,15 +123,6 @@ return 1
 func (s *Store) Approvals() approval.Store { return approvals{s} }
 
 type approvals struct{ s *Store }
-
-// bound returns ctx bounded by approval.DefaultStoreTimeout when it has no
-// deadline.
-func (approvals) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, approval.DefaultStoreTimeout)
-}
 
 func checkApprovalKey(what, key string) error {
 	if len(key) > MaxApprovalKeyLen {
@@ -146,7 +137,7 @@ func (a approvals) Load(ctx context.Context, id string) ([]byte, error) {
 	if err := checkApprovalKey("approval Load: the id", id); err != nil {
 		return nil, err
 	}
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.s.bound(ctx)
 	defer cancel()
 	key := a.s.key("apr:", id)
 	var row []byte
@@ -176,7 +167,7 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	if len(prev) > MaxApprovalRowBytes {
 		return approval.ErrConflict // no stored row is that long
 	}
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.s.bound(ctx)
 	defer cancel()
 	key := a.s.key("apr:", id)
 	if prev == nil {
@@ -219,7 +210,7 @@ func (a approvals) Consume(ctx context.Context, nonce, op string) error {
 	if err := checkApprovalOp("approval Consume", op); err != nil {
 		return err
 	}
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.s.bound(ctx)
 	defer cancel()
 	key := a.s.key("aprn:", nonce)
 	n, err := a.s.run(ctx, approvalConsume, []string{key}, op, ApprovalTTL.Milliseconds()).Int64()
@@ -248,7 +239,7 @@ func (a approvals) Cancel(ctx context.Context, nonce, op string) error {
 	if err := checkApprovalOp("approval Cancel", op); err != nil {
 		return err
 	}
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.s.bound(ctx)
 	defer cancel()
 	key := a.s.key("aprn:", nonce)
 	// EVAL, not EVALSHA: a Cancel sent to a Redis that stalls, and

@@ -18,6 +18,7 @@ import (
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -180,7 +181,7 @@ func TestApprovalsNonceOfAnEarlierVersion(t *testing.T) {
 
 var aprKey = []byte("0123456789abcdef0123456789abcdef")
 
-func newAprReplica(s approval.Store, runs *atomic.Int64, opts ...approval.Option) *approvaltest.Replica {
+func newAprReplica(s approval.Store, runs *atomic.Int64, opts ...store.Option) *approvaltest.Replica {
 	return approvaltest.NewReplica(s, aprKey, runs, opts...)
 }
 
@@ -254,7 +255,7 @@ func TestApprovalsRowWrittenBackWithRawSet(t *testing.T) {
 func TestApprovalsFailClosedWhenRedisIsDown(t *testing.T) {
 	srv := startRedis(t)
 	var runs atomic.Int64
-	r := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs, approval.WithStoreTimeout(200*time.Millisecond))
+	r := newAprReplica(newReplica(t, srv).Store.Approvals(), &runs, store.WithTimeout(200*time.Millisecond))
 	r.Approve(t, "call_1")
 	srv.Kill()
 	err := r.Call("call_1")
@@ -378,9 +379,9 @@ func (s *stallingApprovals) Consume(ctx context.Context, nonce, op string) error
 func TestApprovalsConsumeAnsweredLate(t *testing.T) {
 	srv := startRedis(t)
 	r := newReplica(t, srv, redisstate.WithPrefix("late:"))
-	store := &stallingApprovals{Store: r.Store.Approvals(), t: t, srv: srv, raw: r, prefix: "late:"}
+	stalling := &stallingApprovals{Store: r.Store.Approvals(), t: t, srv: srv, raw: r, prefix: "late:"}
 	var runs atomic.Int64
-	rep := newAprReplica(store, &runs, approval.WithStoreTimeout(approvalStoreTimeout))
+	rep := newAprReplica(stalling, &runs, store.WithTimeout(approvalStoreTimeout))
 	rep.Approve(t, "call_warm")
 	aprMust(t, rep.Call("call_warm")) // the Consume's script is loaded
 	runs.Store(0)
@@ -389,17 +390,19 @@ func TestApprovalsConsumeAnsweredLate(t *testing.T) {
 	// load slower than the store timeout on a loaded machine) is made
 	// again.
 	var err error
-	for try := 0; !store.hit.Load(); try++ {
+	for try := 0; !stalling.hit.Load(); try++ {
 		if try == 5 {
 			t.Fatalf("the call never reached its Consume: %v", err)
 		}
-		store.armed.Store(true)
+		rep.Rest() // after a failure, the store rests
+		stalling.armed.Store(true)
 		err = rep.Call("call_1")
 	}
-	store.armed.Store(false)
+	stalling.armed.Store(false)
 	if c := taxonomy.InfoOf(err).Code; c != taxonomy.CodeApprovalStoreFailed || runs.Load() != 0 {
 		t.Fatalf("the call whose Consume was answered late: %v (%s), %d executions; want approval_store_failed, 0", err, c, runs.Load())
 	}
+	rep.Rest()
 	if err := rep.Call("call_1"); err != nil || runs.Load() != 1 {
 		t.Fatalf("the approved call made again: %v (%s), %d executions; want it to run once (the late Consume lost the approval)",
 			err, taxonomy.InfoOf(err).Code, runs.Load())
@@ -454,7 +457,7 @@ func TestApprovalsConsumeSentLate(t *testing.T) {
 	hook := &lateSend{prefix: "sent:", held: make(chan func() error, 1)}
 	r.Client.AddHook(hook)
 	var runs atomic.Int64
-	rep := newAprReplica(r.Store.Approvals(), &runs, approval.WithStoreTimeout(approvalStoreTimeout))
+	rep := newAprReplica(r.Store.Approvals(), &runs, store.WithTimeout(approvalStoreTimeout))
 	rep.Approve(t, "call_warm")
 	aprMust(t, rep.Call("call_warm")) // the scripts are loaded
 	rep.Approve(t, "call_1")
@@ -471,6 +474,7 @@ func TestApprovalsConsumeSentLate(t *testing.T) {
 	default:
 		t.Fatal("no Consume was held")
 	}
+	rep.Rest() // the failure rested the store
 	if err := rep.Call("call_1"); err != nil || runs.Load() != 2 {
 		t.Fatalf("the approved call made again: %v (%s), %d executions; want it to run (the late Consume lost the approval)",
 			err, taxonomy.InfoOf(err).Code, runs.Load())
@@ -585,14 +589,14 @@ func TestApprovalsRaceThroughAStall(t *testing.T) {
 	const callers = 16
 	racers := make([]*approvaltest.Replica, 2)
 	clients := make([]*redis.Client, 2)
+	stores := make([]approval.Store, 2)
 	for i := range racers {
 		r := newReplica(t, srv, redisstate.WithPrefix("stall:"))
 		r.Client.AddHook(hook)
-		clients[i] = r.Client
-		racers[i] = newAprReplica(r.Store.Approvals(), &runs, approval.WithStoreTimeout(500*time.Millisecond))
+		clients[i], stores[i] = r.Client, r.Store.Approvals()
 	}
 	settle := newAprReplica(newReplica(t, srv, redisstate.WithPrefix("stall:")).Store.Approvals(), &runs,
-		approval.WithStoreTimeout(approvalStoreTimeout))
+		store.WithTimeout(approvalStoreTimeout))
 	settle.Approve(t, "call_warm")
 	aprMust(t, settle.Call("call_warm")) // the Consume's script is loaded
 	runs.Store(0)
@@ -600,6 +604,12 @@ func TestApprovalsRaceThroughAStall(t *testing.T) {
 		callID := fmt.Sprintf("call_stall_%d", round)
 		settle.Approve(t, callID)
 		before := runs.Load()
+		// New Desks each round: the last round's failures rested the
+		// others' stores, and the Cancels they keep trying would take
+		// the idle connections this round's need.
+		for i := range racers {
+			racers[i] = newAprReplica(stores[i], &runs, store.WithTimeout(500*time.Millisecond))
+		}
 		// A replica in production has idle connections: a caller whose
 		// Consume timed out (its connection closed) sends its Cancel on
 		// another, which Redis executes when it resumes. A new connection
@@ -638,6 +648,7 @@ func TestApprovalsRaceThroughAStall(t *testing.T) {
 		for try := 0; try < 20 && runs.Load()-before == 0; try++ {
 			last = settle.Call(callID)
 			if last != nil {
+				settle.Rest()
 				time.Sleep(50 * time.Millisecond)
 			}
 		}

@@ -23,7 +23,6 @@ import (
 	"github.com/toolmw/toolmw"
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"
@@ -537,7 +536,7 @@ func TestClusterFailover(t *testing.T) {
 				}
 				id := newID()
 				row := fmt.Appendf(nil, "row of %s by replica %d", id, i)
-				ctx, cancel := context.WithTimeout(context.Background(), approval.DefaultStoreTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), store.DefaultTimeout)
 				err := a.Save(ctx, id, nil, row)
 				cancel()
 				if err != nil {

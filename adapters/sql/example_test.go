@@ -16,6 +16,7 @@ import (
 	sqlstore "github.com/toolmw/toolmw/adapters/sql"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -34,15 +35,15 @@ func Example() {
 	defer db.Close()
 
 	ctx := context.Background()
-	store, err := sqlstore.New(db)
+	st, err := sqlstore.New(db)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := store.CreateTables(ctx); err != nil {
+	if err := st.CreateTables(ctx); err != nil {
 		log.Fatal(err)
 	}
 	key := []byte("a secret of at least 32 bytes, kept out of the code")
-	desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(2*time.Second)), approval.WithKey(key))
 	cancel := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
 		func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			fmt.Println("cancelling", string(args))

@@ -18,6 +18,7 @@ import (
 	sqlstore "github.com/toolmw/toolmw/adapters/sql"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -51,14 +52,14 @@ func TestRestartChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store, err := sqlstore.New(db, sqlstore.WithTablePrefix(os.Getenv(envPrefix)))
+	st, err := sqlstore.New(db, sqlstore.WithTablePrefix(os.Getenv(envPrefix)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.CreateTables(context.Background()); err != nil {
+	if err := st.CreateTables(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(testKey))
+	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithKey(testKey))
 	ran := os.Getenv(envRan)
 	cancelBooking := func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 		f, err := os.OpenFile(ran, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
@@ -124,11 +125,11 @@ func (c restartCase) decide(t *testing.T, id string, approve bool) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store, err := sqlstore.New(db, sqlstore.WithTablePrefix(c.prefix))
+	st, err := sqlstore.New(db, sqlstore.WithTablePrefix(c.prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(testKey))
+	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithKey(testKey))
 	ctx := context.Background()
 	req, err := desk.Get(ctx, id)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -372,7 +373,7 @@ func TestValidate(t *testing.T) {
 	for name, opts := range map[string][]approval.Option{
 		"short key":             {approval.WithKey(make([]byte, approval.MinKeyLen-1))},
 		"empty key":             {approval.WithKey([]byte{})},
-		"negative timeout":      {approval.WithStoreTimeout(-time.Second)},
+		"negative timeout":      {approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithKey(key)},
 		"store without its key": {approval.WithStore(approval.NewMemoryStore())},
 	} {
 		err := approval.Validate(opts...)
@@ -389,7 +390,8 @@ func TestValidate(t *testing.T) {
 	for name, opts := range map[string][]approval.Option{
 		"none":          nil,
 		"nil option":    {nil},
-		"nil values":    {approval.WithStore(nil), approval.WithKey(nil), approval.WithClock(nil), approval.WithScrubber(nil), approval.WithStoreTimeout(0)},
+		"nil values":    {approval.WithStore(nil), approval.WithKey(nil), approval.WithClock(nil), approval.WithScrubber(nil)},
+		"store options": {approval.WithStore(nil, store.WithTimeout(0), store.WithOnError(nil))},
 		"store and key": {approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key)},
 	} {
 		if err := approval.Validate(opts...); err != nil {

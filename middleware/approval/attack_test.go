@@ -8,12 +8,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -203,77 +205,90 @@ func (p panicStore) Consume(ctx context.Context, nonce, op string) error {
 // TestStorePanicsFailClosed (issue 26, item 14): a store that panics in
 // any operation fails closed: the call ends as approval_store_failed, the
 // reviewer's side returns an error matching ErrStorePanicked, the panic
-// goes no further, nothing runs, and WithOnStoreError reports each.
+// goes no further, nothing runs, and store.WithOnError reports each. Each
+// failure rests the store: the tests wait store.Rest before the next
+// operation.
 func TestStorePanicsFailClosed(t *testing.T) {
-	ctx := context.Background()
 	for _, op := range []string{"load", "save", "consume"} {
 		t.Run(op, func(t *testing.T) {
-			mem := approval.NewMemoryStore()
-			// A request approved through a sound Desk over the same rows.
-			sound := newFixture(t, mem, nil, nil)
-			id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
-			req := sound.get(t, id)
-			if err := sound.desk.Approve(ctx, req, time.Hour); err != nil {
-				t.Fatal(err)
-			}
-			var mu sync.Mutex
-			var reported []approval.StoreError
-			store := panicStore{mem, map[string]bool{op: true}}
-			desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key),
-				approval.WithOnStoreError(func(e approval.StoreError) { mu.Lock(); reported = append(reported, e); mu.Unlock() }))
-			var c counter
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(approval.Tools("cancel_booking")))
-			for _, callID := range []string{"call_1", "call_2"} { // approved; new
-				_, err := tool(runCtx(callID), json.RawMessage(booking))
-				if op == "save" && callID == "call_1" {
-					// The approval is used (its nonce consumed) before the
-					// use is recorded: the tool runs, the record is lost.
-					if err != nil || c.n.Load() != 1 {
-						t.Fatalf("an approved call whose use could not be recorded: %v, %d executions", err, c.n.Load())
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				mem := approval.NewMemoryStore()
+				// A request approved through a sound Desk over the same rows.
+				sound := newFixture(t, mem, nil, nil)
+				id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+				req := sound.get(t, id)
+				if err := sound.desk.Approve(ctx, req, time.Hour); err != nil {
+					t.Fatal(err)
+				}
+				var mu sync.Mutex
+				var reported []store.Error
+				desk := approval.NewDesk(approval.WithKey(key), approval.WithStore(panicStore{mem, map[string]bool{op: true}},
+					store.WithOnError(func(e store.Error) { mu.Lock(); reported = append(reported, e); mu.Unlock() })))
+				var c counter
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(approval.Tools("cancel_booking")))
+				for _, callID := range []string{"call_1", "call_2"} { // approved; new
+					_, err := tool(runCtx(callID), json.RawMessage(booking))
+					time.Sleep(store.Rest)
+					if op == "save" && callID == "call_1" {
+						// The approval is used (its nonce consumed) before the
+						// use is recorded: the tool runs, the record is lost.
+						if err != nil || c.n.Load() != 1 {
+							t.Fatalf("an approved call whose use could not be recorded: %v, %d executions", err, c.n.Load())
+						}
+						continue
 					}
-					continue
+					if op == "consume" && callID == "call_2" {
+						expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+						continue
+					}
+					expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
 				}
-				if op == "consume" && callID == "call_2" {
-					expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
-					continue
+				if want := map[string]int32{"save": 1}[op]; c.n.Load() != want {
+					t.Fatalf("%d executions, want %d", c.n.Load(), want)
 				}
-				expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
-			}
-			if want := map[string]int32{"save": 1}[op]; c.n.Load() != want {
-				t.Fatalf("%d executions, want %d", c.n.Load(), want)
-			}
-			if op != "save" {
-				if _, err := desk.Get(ctx, id); op == "load" && !errors.Is(err, approval.ErrStorePanicked) {
-					t.Fatalf("Get: %v, want ErrStorePanicked", err)
+				if op != "save" {
+					if _, err := desk.Get(ctx, id); op == "load" && !errors.Is(err, approval.ErrStorePanicked) {
+						t.Fatalf("Get: %v, want ErrStorePanicked", err)
+					}
 				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(reported) == 0 {
-				t.Fatal("nothing was reported")
-			}
-			for _, r := range reported {
-				if r.Op != op || !errors.Is(r.Err, approval.ErrStorePanicked) {
-					t.Fatalf("reported %+v, want op %s with ErrStorePanicked", r, op)
+				mu.Lock()
+				defer mu.Unlock()
+				if len(reported) == 0 {
+					t.Fatal("nothing was reported")
 				}
-			}
+				for _, r := range reported {
+					if r.Op != op || !errors.Is(r.Err, approval.ErrStorePanicked) || r.Layer != "approval" || !r.Refused {
+						t.Fatalf("reported %+v, want op %s with ErrStorePanicked, refused", r, op)
+					}
+				}
+			})
 		})
 	}
 	// The reviewer's side: Approve and Deny over a store whose Save panics.
-	mem := approval.NewMemoryStore()
-	sound := newFixture(t, mem, nil, nil)
-	id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
-	desk := approval.NewDesk(approval.WithStore(panicStore{mem, map[string]bool{"save": true}}), approval.WithKey(key))
-	req, err := desk.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := desk.Approve(ctx, req, time.Hour); !errors.Is(err, approval.ErrStorePanicked) {
-		t.Fatalf("Approve: %v, want ErrStorePanicked", err)
-	}
-	if err := desk.Deny(ctx, req); !errors.Is(err, approval.ErrStorePanicked) {
-		t.Fatalf("Deny: %v, want ErrStorePanicked", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		mem := approval.NewMemoryStore()
+		sound := newFixture(t, mem, nil, nil)
+		id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
+		desk := approval.NewDesk(approval.WithStore(panicStore{mem, map[string]bool{"save": true}}), approval.WithKey(key))
+		req, err := desk.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := desk.Approve(ctx, req, time.Hour); !errors.Is(err, approval.ErrStorePanicked) {
+			t.Fatalf("Approve: %v, want ErrStorePanicked", err)
+		}
+		// The failure rests the store: the reviewer's side fails at once
+		// meanwhile, without asking it.
+		if err := desk.Deny(ctx, req); !errors.Is(err, store.ErrResting) {
+			t.Fatalf("Deny while the store rests: %v, want store.ErrResting", err)
+		}
+		time.Sleep(store.Rest)
+		if err := desk.Deny(ctx, req); !errors.Is(err, approval.ErrStorePanicked) {
+			t.Fatalf("Deny: %v, want ErrStorePanicked", err)
+		}
+	})
 }
 
 // TestCallsWithoutARunAreUnbound (issue 26, item 16): without a run, two

@@ -3,7 +3,6 @@ package approval
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,17 +10,15 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // MinKeyLen is the shortest key [WithKey] accepts: 32 bytes, the size of
 // the HMAC-SHA256 output.
 const MinKeyLen = 32
-
-// DefaultStoreTimeout bounds one operation on the store when
-// [WithStoreTimeout] does not say otherwise.
-const DefaultStoreTimeout = 2 * time.Second
 
 // MaxTTL is the longest an approval may stand unused ([Desk.Approve]).
 const MaxTTL = 30 * 24 * time.Hour
@@ -35,10 +32,9 @@ type config struct {
 	store       Store
 	key         []byte
 	clock       clock.Clock
+	storeCfg    store.Config
 	scrubber    *scrub.Scrubber
-	timeout     time.Duration
 	runOptional bool
-	onError     func(StoreError)
 	err         error
 }
 
@@ -49,12 +45,29 @@ func (c *config) reject(format string, args ...any) {
 	}
 }
 
-// WithStore keeps requests and decisions in s. nil means the default, a
-// [MemoryStore] of the Desk's own. A store given here must come with
+// WithStore keeps requests and decisions in s, used as opts say (package
+// store): each operation bounded by store.WithTimeout (default
+// store.DefaultTimeout) and every operation the store did not complete
+// reported to store.WithOnError, as a store.Error with Layer "approval",
+// Op "load", "save", "consume" or "cancel" and Refused set: the layer
+// fails closed. It is not reported when the caller's own context ended
+// first (except a "cancel", which does not depend on it), nor for the
+// outcomes a Store reports by design ([ErrNotFound], [ErrConflict],
+// [ErrConsumed], [ErrCanceled]); a store that panicked is reported with
+// [ErrStorePanicked]. nil s means the default, a [MemoryStore] of the
+// Desk's own, used as opts say. A store given here must come with
 // [WithKey]: rows another Desk or process wrote can be checked only with
-// the key they were sealed with.
-func WithStore(s Store) Option {
-	return func(c *config) { c.store = s }
+// the key they were sealed with. An invalid option is reported as
+// [Validate] says.
+func WithStore(s Store, opts ...store.Option) Option {
+	return func(c *config) {
+		cfg, err := store.NewConfig(opts...)
+		if err != nil {
+			c.reject("WithStore: %v", err)
+			return
+		}
+		c.store, c.storeCfg = s, cfg
+	}
 }
 
 // WithKey seals every row with key (HMAC-SHA256): a row changed, forged
@@ -88,22 +101,6 @@ func WithScrubber(s *scrub.Scrubber) Option {
 	return func(c *config) { c.scrubber = s }
 }
 
-// WithStoreTimeout bounds each operation on the store: past it the call
-// fails closed as tool-failed/approval_store_failed. A call whose use of
-// its approval got no answer in time then waits up to d more, whether or
-// not its own context has ended, while the store undoes that use
-// ([Store.Cancel]), so the approval is not spent by a call that did not
-// run. 0 means [DefaultStoreTimeout]; a negative d is invalid.
-func WithStoreTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.reject("WithStoreTimeout(%v): the bound must not be negative", d)
-			return
-		}
-		c.timeout = d
-	}
-}
-
 // WithRunOptional lets a gated call without a run (budget.WithRun) ask
 // for approval. Without it such a call ends as tool-not-permitted/
 // approval_unbound and nothing runs, because a call without a run can be
@@ -117,39 +114,12 @@ func WithRunOptional() Option {
 	return func(c *config) { c.runOptional = true }
 }
 
-// StoreError reports an operation that the [Store] did not complete: it
-// failed, panicked or did not answer within [WithStoreTimeout]. It is a
-// plain value, safe to copy and to share.
-type StoreError struct {
-	// Op names the operation: "load", "save", "consume" or "cancel". A
-	// failed "cancel" leaves the decision possibly spent by a call that
-	// did not run: its call ends as approval_replayed until a reviewer
-	// decides it again.
-	Op string
-	// Err is the Store's error; [ErrStorePanicked] when it panicked (the
-	// panic value is not kept: it may hold anything); or
-	// context.DeadlineExceeded when it did not answer in time. It may name
-	// the store's address: it is for the operator's metrics and logs, not
-	// for the model.
-	Err error
-}
-
-// ErrStorePanicked is the error of a [Store] operation that panicked: the
-// layer recovers, fails closed (tool-failed/approval_store_failed, nothing
-// runs) and reports it to [WithOnStoreError]; the reviewer's side returns
-// it wrapped.
+// ErrStorePanicked is the error of a [Store] operation that panicked (the
+// panic value is not kept: it may hold anything): the layer recovers,
+// fails closed (tool-failed/approval_store_failed, nothing runs) and
+// reports it to store.WithOnError as the Err of a store.Error; the
+// reviewer's side returns it wrapped.
 var ErrStorePanicked = errors.New("approval: the store panicked")
-
-// WithOnStoreError sets a function called, on the caller's goroutine, for
-// every operation the [Store] did not complete (nil means none): count
-// them, log them. Whatever it reports, the call has failed closed. It is
-// not called when the caller's own context ended first (except for a
-// "cancel", which does not depend on it), nor for the outcomes a Store
-// reports by design ([ErrNotFound], [ErrConflict], [ErrConsumed],
-// [ErrCanceled]). It must not block.
-func WithOnStoreError(f func(StoreError)) Option {
-	return func(c *config) { c.onError = f }
-}
 
 func newConfig(opts []Option) config {
 	var c config
@@ -160,9 +130,6 @@ func newConfig(opts []Option) config {
 	}
 	if c.store != nil && c.key == nil && c.err == nil {
 		c.reject("WithStore needs WithKey: rows written elsewhere cannot be checked with a key made at random")
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultStoreTimeout
 	}
 	return c
 }
@@ -206,9 +173,8 @@ type Desk struct {
 	seal        sealer
 	clock       clock.Clock
 	scrub       *scrub.Scrubber
-	timeout     time.Duration
+	guard       *storeguard.Guard
 	runOptional bool
-	onError     func(StoreError)
 	err         error
 }
 
@@ -217,8 +183,8 @@ type Desk struct {
 // [Validate].
 func NewDesk(opts ...Option) *Desk {
 	c := newConfig(opts)
-	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber, timeout: c.timeout,
-		runOptional: c.runOptional, onError: c.onError, err: c.err}
+	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber,
+		guard: storeguard.New("approval", c.storeCfg, true, c.clock), runOptional: c.runOptional, err: c.err}
 	if d.store == nil {
 		d.store = NewMemoryStore()
 	}
@@ -396,9 +362,10 @@ func (r *row) request() Request {
 	return q
 }
 
-// loadRaw, save, consume and cancel are the Desk's only ways to its store:
-// each operation bounded by the store timeout, a panic recovered as
-// ErrStorePanicked, and a failure reported (see storeOp).
+// loadRaw, save, consume and cancel are the Desk's only ways to its store,
+// all through its guard (internal/storeguard): each operation bounded by
+// the store timeout, a panic recovered as ErrStorePanicked, a failure
+// reported and the store rested (see storeOp).
 func (d *Desk) loadRaw(ctx context.Context, id string) (raw []byte, err error) {
 	err = d.storeOp(ctx, "load", func(sctx context.Context) error {
 		raw, err = d.store.Load(sctx, id)
@@ -415,40 +382,69 @@ func (d *Desk) consume(ctx context.Context, nonce, op string) error {
 	return d.storeOp(ctx, "consume", func(sctx context.Context) error { return d.store.Consume(sctx, nonce, op) })
 }
 
-// cancel undoes op's Consume of nonce, bounded by the store timeout but not
-// by ctx: a call ended by its caller still gives back the decision it may
-// have spent. A failure is reported, whether or not ctx has ended.
-func (d *Desk) cancel(ctx context.Context, nonce, op string) error {
-	return d.storeOp(context.WithoutCancel(ctx), "cancel", func(sctx context.Context) error { return d.store.Cancel(sctx, nonce, op) })
+// cancel undoes op's Consume of nonce, which got no answer, bounded by the
+// store timeout but not by ctx: a call ended by its caller still gives
+// back the decision it may have spent. It is tried at once, even while the
+// store rests (the Consume that failed just rested it): it is what keeps
+// the decision from being lost. A failure is reported, whether or not ctx
+// has ended, and the cancel is tried again in the background after each
+// rest, for up to store.GiveUp (the guard's Eventually; Cancel is
+// idempotent).
+func (d *Desk) cancel(ctx context.Context, nonce, op string) {
+	f := func(sctx context.Context) error {
+		return recovered(sctx, func(sctx context.Context) error { return d.store.Cancel(sctx, nonce, op) })
+	}
+	sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), d.guard.Timeout())
+	err := f(sctx)
+	stop()
+	if err == nil {
+		return
+	}
+	d.guard.Failed("cancel", "", err)
+	// The store rests now (unless the failure was of part of it only:
+	// then Eventually tries once more at once): queued.
+	d.guard.Eventually(ctx, "cancel", "", f)
 }
 
-// storeOp runs one operation f on the store, with ctx bounded by the store
-// timeout. A panic in the store is recovered and returned as
-// ErrStorePanicked: the call fails closed, and the panic goes no further.
-// A failure other than the outcomes a store reports by design is reported
-// to WithOnStoreError, unless the caller's own context ended first.
-func (d *Desk) storeOp(ctx context.Context, op string, f func(context.Context) error) (err error) {
-	sctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	func() {
-		defer func() {
-			if recover() != nil {
-				err = ErrStorePanicked
-			}
-		}()
-		err = f(sctx)
-	}()
-	if err != nil && d.onError != nil && ctx.Err() == nil &&
-		!errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrConsumed) && !errors.Is(err, ErrCanceled) {
-		d.onError(StoreError{Op: op, Err: err})
+// storeOp runs one operation f on the store through the guard, with ctx
+// bounded by the store timeout, and returns f's error. A panic in the
+// store is recovered and returned as ErrStorePanicked: the call fails
+// closed, and the panic goes no further. The outcomes a store reports by
+// design (ErrNotFound, ErrConflict, ErrConsumed, ErrCanceled) are answers:
+// neither reported nor resting the store. Any other error is reported and
+// rests the store, unless the caller's own context ended first (nothing is
+// reported). While the store rests, f is not run and storeOp returns
+// store.ErrResting.
+func (d *Desk) storeOp(ctx context.Context, op string, f func(context.Context) error) error {
+	var answer, failure error
+	local, end := d.guard.Ask(ctx, op, "", func(sctx context.Context) error {
+		err := recovered(sctx, f)
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrConsumed) || errors.Is(err, ErrCanceled) {
+			answer = err
+			return nil
+		}
+		failure = err
+		return err
+	})
+	switch {
+	case !local && end == nil:
+		return answer
+	case failure == nil:
+		return store.ErrResting // not asked
 	}
-	return err
+	return failure
+}
+
+// recovered returns f(ctx), or ErrStorePanicked when f panics.
+func recovered(ctx context.Context, f func(context.Context) error) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = ErrStorePanicked
+		}
+	}()
+	return f(ctx)
 }
 
 // newNonce returns 32 random hex digits: a decision's nonce, or the id of
 // one operation on it.
-func newNonce() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newNonce() string { return storeguard.NewOp() }

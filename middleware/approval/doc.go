@@ -2,7 +2,7 @@
 // [Policy] names run only with a reviewer's approval for exactly their
 // arguments, used once.
 //
-//	desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key))
+//	desk := approval.NewDesk(approval.WithStore(shared, store.WithOnError(report)), approval.WithKey(key))
 //	tool := toolmw.MustWrap(spec, cancelBooking, desk.Middleware(approval.Tools("cancel_booking")))
 //
 // # What a call ends in
@@ -45,8 +45,10 @@
 //     toolmw.Wrap: tool-not-permitted/approval_unbound; nothing is filed;
 //   - the stored row fails its check: tool-not-permitted/
 //     approval_store_corrupt (see below); the store fails, panics or does
-//     not answer within [WithStoreTimeout]: tool-failed/
-//     approval_store_failed, transient, reported to [WithOnStoreError].
+//     not answer within its timeout (store.WithTimeout, default
+//     store.DefaultTimeout), or rests after such a failure (see below):
+//     tool-failed/approval_store_failed, transient, reported to
+//     store.WithOnError as a store.Error of Layer "approval", Refused.
 //     Both fail closed: the tool does not run. The caller's own
 //     cancellation passes through as context.Canceled, its deadline as
 //     tool-timeout/deadline_exceeded. When it was the use of the approval
@@ -129,8 +131,9 @@
 // it as unused would let the late Consume spend it anyway. So each Consume
 // carries an operation id, new for each attempt, and when the layer does
 // not learn its outcome it asks the store to cancel that operation
-// ([Store.Cancel], bounded by [WithStoreTimeout] but not by the caller's
-// context): in one atomic step the approval is freed if that operation
+// ([Store.Cancel], bounded by the store timeout but not by the caller's
+// context, and tried at once even though the failure rests the store): in
+// one atomic step the approval is freed if that operation
 // took it, and the operation can never take it later. The same call made
 // again then runs exactly once. Only a use that did not run is cancelled:
 // a Consume that returned nil ran its tool and is never undone, and a
@@ -138,8 +141,31 @@
 // revoked. The replacement of an expired approval is cancelled in the same
 // way, before anything replaced it, so the request is renewed by the next
 // call rather than stuck. When the Cancel fails too, it is reported to
-// [WithOnStoreError] (op "cancel") and the approval may stay spent: its
-// call ends as approval_replayed, which fails closed.
+// store.WithOnError (op "cancel") and tried again in the background after
+// each rest of the store, for up to store.GiveUp (at most store.MaxPending
+// wait; one given up is reported with store.ErrDropped). Until it lands
+// the approval may stay spent: its call ends as approval_replayed, which
+// fails closed.
+//
+// # When the store fails
+//
+// The Desk treats its store as every layer with a store does (package
+// store), failing closed: each operation ("load", "save", "consume",
+// "cancel") is bounded by store.WithTimeout and by the caller's own
+// deadline. A store that fails, panics ([ErrStorePanicked]) or does not
+// answer in time is reported to store.WithOnError, once per operation, and
+// left alone for store.Rest: meanwhile every gated call fails closed at
+// once (approval_store_failed, nothing runs, reported with
+// store.ErrResting), and the reviewer's side returns an error matching
+// store.ErrResting, without asking the store; only the Cancel of a use
+// whose answer never came is still tried (see above). Not reported, and
+// not resting the store: the caller's own context ending first (except
+// for a "cancel", which does not depend on it), and the outcomes a Store
+// reports by design ([ErrNotFound], [ErrConflict], [ErrConsumed],
+// [ErrCanceled]). A row that fails its check is not the store's failure:
+// approval_store_corrupt, and the store does not rest. The reviewer's side
+// ([Desk.Get], [Desk.Approve], [Desk.Deny]) returns the store's error to
+// its caller, wrapped.
 //
 // # Where to put it
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -19,7 +20,9 @@ import (
 func Example() {
 	// One key for every process sharing the store; from a secret manager.
 	key := bytes.Repeat([]byte{7}, approval.MinKeyLen)
-	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	// The store and how the Desk uses it: a shared store in production.
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(100*time.Millisecond)),
+		approval.WithKey(key))
 
 	cancel := func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Text("booking cancelled"), nil

@@ -10,7 +10,9 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/middleware/internal/single"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -241,14 +243,15 @@ func (d *Desk) use(ctx context.Context, r *row, raw []byte, call toolmw.Call) er
 // the unknown outcome as spent would lose the decision (every later call
 // approval_replayed, the request approved, so Approve finds it decided);
 // counting it as not spent would let the Consume land later. When the
-// cancel fails too, it is reported and the decision may stay spent, which
-// fails closed. A Consume that returned nil is never cancelled: its call
-// runs.
+// cancel fails too, it is reported and tried again after each rest of the
+// store (see cancel); until it lands the decision may stay spent, which
+// fails closed. A Consume that returned nil is never cancelled (its call
+// runs), nor one the store was not asked because it rests.
 func (d *Desk) spend(ctx context.Context, nonce string) error {
-	op := newNonce()
+	op := storeguard.NewOp()
 	err := d.consume(ctx, nonce, op)
-	if err != nil && !errors.Is(err, ErrConsumed) {
-		_ = d.cancel(ctx, nonce, op)
+	if err != nil && !errors.Is(err, ErrConsumed) && !errors.Is(err, store.ErrResting) {
+		d.cancel(ctx, nonce, op)
 	}
 	return err
 }

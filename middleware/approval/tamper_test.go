@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/testrig/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -211,14 +212,14 @@ func (blockingStore) Cancel(ctx context.Context, _, _ string) error  { <-ctx.Don
 // message.
 func TestStoreFailuresFailClosed(t *testing.T) {
 	secret := canary.Secrets[0].Value
-	for name, store := range map[string]approval.Store{
+	for name, s := range map[string]approval.Store{
 		"failing":     failingStore{errors.New("dial postgres://app:" + secret + "@db")},
 		"conflicting": conflictStore{approval.NewMemoryStore()},
 		"blocking":    blockingStore{},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var c counter
-			desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key), approval.WithStoreTimeout(time.Millisecond))
+			desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(time.Millisecond)), approval.WithKey(key))
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(nil))
 			res, err := tool(runCtx("call_1"), json.RawMessage(booking))
 			expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
@@ -231,7 +232,7 @@ func TestStoreFailuresFailClosed(t *testing.T) {
 		})
 	}
 	// The caller's own cancellation and deadline are theirs, not the store's.
-	desk := approval.NewDesk(approval.WithStore(blockingStore{}), approval.WithKey(key), approval.WithStoreTimeout(time.Hour))
+	desk := approval.NewDesk(approval.WithStore(blockingStore{}, store.WithTimeout(time.Hour)), approval.WithKey(key))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, testutilOK, desk.Middleware(nil))
 	ctx, cancel := context.WithCancel(runCtx("call_1"))
 	cancel()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -60,10 +63,9 @@ func TestLateConsumeDoesNotLoseTheApproval(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				store := &lateStore{MemoryStore: approval.NewMemoryStore(), landAfter: c.landAfter}
+				late := &lateStore{MemoryStore: approval.NewMemoryStore(), landAfter: c.landAfter}
 				var calls counter
-				desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key),
-					approval.WithStoreTimeout(100*time.Millisecond))
+				desk := approval.NewDesk(approval.WithStore(late, store.WithTimeout(100*time.Millisecond)), approval.WithKey(key))
 				tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, calls.tool, desk.Middleware(approval.Tools("cancel_booking")))
 				call := func(ctx context.Context) error {
 					_, err := tool(ctx, json.RawMessage(booking))
@@ -78,7 +80,7 @@ func TestLateConsumeDoesNotLoseTheApproval(t *testing.T) {
 					t.Fatal(err)
 				}
 
-				store.armed.Store(true)
+				late.armed.Store(true)
 				ctx, cancel := runCtx("call_1"), context.CancelFunc(func() {})
 				if c.deadline > 0 {
 					ctx, cancel = context.WithTimeout(ctx, c.deadline)
@@ -93,7 +95,16 @@ func TestLateConsumeDoesNotLoseTheApproval(t *testing.T) {
 				if n := calls.n.Load(); n != 0 {
 					t.Fatalf("the call whose Consume timed out ran the tool (%d executions)", n)
 				}
-				time.Sleep(2 * c.landAfter) // the late consume lands
+				if c.deadline == 0 {
+					// The store failed (the caller's deadline blames
+					// nothing): calls fail closed at once while it rests.
+					start := time.Now()
+					expect(t, call(runCtx("call_1")), taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
+					if time.Since(start) != 0 {
+						t.Fatal("a call asked the store while it rested")
+					}
+				}
+				time.Sleep(max(2*c.landAfter, store.Rest)) // the late consume lands; the rest ends
 				synctest.Wait()
 
 				if err := call(runCtx("call_1")); err != nil {
@@ -118,10 +129,9 @@ func TestLateConsumeDoesNotLoseTheApproval(t *testing.T) {
 // files the new request.
 func TestLateRetirementDoesNotStickTheRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &lateStore{MemoryStore: approval.NewMemoryStore()}
+		late := &lateStore{MemoryStore: approval.NewMemoryStore()}
 		var calls counter
-		desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key),
-			approval.WithStoreTimeout(100*time.Millisecond))
+		desk := approval.NewDesk(approval.WithStore(late, store.WithTimeout(100*time.Millisecond)), approval.WithKey(key))
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, calls.tool, desk.Middleware(approval.Tools("cancel_booking")))
 		call := func() error {
 			_, err := tool(runCtx("call_1"), json.RawMessage(booking))
@@ -136,8 +146,9 @@ func TestLateRetirementDoesNotStickTheRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Hour)
-		store.armed.Store(true)
+		late.armed.Store(true)
 		expect(t, call(), taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
+		time.Sleep(store.Rest) // the store failed: it rests
 		expect(t, call(), taxonomy.KindApprovalPending, taxonomy.CodeApprovalExpired)
 		req, err = desk.Get(context.Background(), id)
 		if err != nil || req.State != approval.StatePending {
@@ -153,60 +164,105 @@ func TestLateRetirementDoesNotStickTheRequest(t *testing.T) {
 }
 
 // lostCancelStore loses the answer of every Consume (it applies it, then
-// fails) and fails every Cancel.
-type lostCancelStore struct{ *approval.MemoryStore }
+// fails) and fails every Cancel until it heals.
+type lostCancelStore struct {
+	*approval.MemoryStore
+	healed atomic.Bool
+}
 
-func (s lostCancelStore) Consume(ctx context.Context, nonce, op string) error {
+func (s *lostCancelStore) Consume(ctx context.Context, nonce, op string) error {
 	_ = s.MemoryStore.Consume(ctx, nonce, op)
 	return context.DeadlineExceeded
 }
 
-func (lostCancelStore) Cancel(context.Context, string, string) error {
+func (s *lostCancelStore) Cancel(ctx context.Context, nonce, op string) error {
+	if s.healed.Load() {
+		return s.MemoryStore.Cancel(ctx, nonce, op)
+	}
 	return errors.New("connection refused")
 }
 
 // TestFailedCancelIsReported: when the store fails the Cancel too, the
-// failure is reported (op "cancel") and the decision may stay spent: the
-// call made again is approval_replayed, never run (the old, conservative
-// outcome).
+// failure is reported (op "cancel") and the decision stays spent while the
+// Cancel fails: the call made again is approval_replayed, never run. The
+// Cancel is tried again after each rest of the store: once it lands, the
+// same call made again runs, once.
 func TestFailedCancelIsReported(t *testing.T) {
-	mem := approval.NewMemoryStore()
-	f, id, _ := approvedRow(t, mem)
-	var reported []approval.StoreError
-	desk := approval.NewDesk(approval.WithStore(lostCancelStore{mem}), approval.WithKey(key),
-		approval.WithOnStoreError(func(e approval.StoreError) { reported = append(reported, e) }))
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, f.calls.tool, desk.Middleware(nil))
-	_, err := tool(runCtx("call_1"), json.RawMessage(booking))
-	expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
-	if len(reported) != 2 || reported[0].Op != "consume" || reported[1].Op != "cancel" {
-		t.Fatalf("reported %+v, want the consume and the cancel", reported)
-	}
-	expect(t, f.call("call_1", booking), taxonomy.KindNotPermitted, taxonomy.CodeApprovalReplayed)
-	if n := f.calls.n.Load(); n != 0 {
-		t.Fatalf("%d executions, want 0", n)
-	}
-	if got := f.get(t, id); got.State != approval.StateApproved {
-		t.Fatalf("the request is %v, want approved (spent in the store)", got.State)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		mem := approval.NewMemoryStore()
+		f, id, _ := approvedRow(t, mem)
+		var mu sync.Mutex
+		var reported []store.Error
+		ops := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			var o []string
+			for _, e := range reported {
+				if e.Layer != "approval" || !e.Refused || e.Err == nil {
+					t.Fatalf("reported %+v, want the approval layer's, refused, with the store's error", e)
+				}
+				o = append(o, e.Op)
+			}
+			return o
+		}
+		lost := &lostCancelStore{MemoryStore: mem}
+		desk := approval.NewDesk(approval.WithKey(key), approval.WithStore(lost,
+			store.WithOnError(func(e store.Error) { mu.Lock(); reported = append(reported, e); mu.Unlock() })))
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, f.calls.tool, desk.Middleware(nil))
+		_, err := tool(runCtx("call_1"), json.RawMessage(booking))
+		expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
+		if got := ops(); !slices.Equal(got, []string{"consume", "cancel"}) {
+			t.Fatalf("reported %v, want the consume and the cancel", got)
+		}
+		expect(t, f.call("call_1", booking), taxonomy.KindNotPermitted, taxonomy.CodeApprovalReplayed)
+
+		time.Sleep(store.Rest) // the Cancel is tried again, and fails again
+		synctest.Wait()
+		if got := ops(); !slices.Equal(got, []string{"consume", "cancel", "cancel"}) {
+			t.Fatalf("reported %v, want the consume and the cancel twice", got)
+		}
+		expect(t, f.call("call_1", booking), taxonomy.KindNotPermitted, taxonomy.CodeApprovalReplayed)
+		if n := f.calls.n.Load(); n != 0 {
+			t.Fatalf("%d executions, want 0", n)
+		}
+		if got := f.get(t, id); got.State != approval.StateApproved {
+			t.Fatalf("the request is %v, want approved (spent in the store)", got.State)
+		}
+
+		lost.healed.Store(true)
+		time.Sleep(store.Rest) // the Cancel lands
+		synctest.Wait()
+		if err := f.call("call_1", booking); err != nil {
+			t.Fatalf("the approved call made again after its Cancel landed: %v; want it to run", err)
+		}
+		expect(t, f.call("call_1", booking), taxonomy.KindNotPermitted, taxonomy.CodeApprovalReplayed)
+		if n := f.calls.n.Load(); n != 1 {
+			t.Fatalf("%d executions, want 1", n)
+		}
+		if got := ops(); len(got) != 3 {
+			t.Fatalf("reported %v after the Cancel landed, want nothing more", got)
+		}
+	})
 }
 
 // TestHungStoreBoundsTheCall: a store that answers nothing holds a call
 // for the Consume's store timeout and the Cancel's, not longer, even when
 // the caller's own deadline is shorter: the Cancel does not depend on it.
+// The Cancel is tried even though the failed Consume rested the store.
 func TestHungStoreBoundsTheCall(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		mem := approval.NewMemoryStore()
-		f, _, _ := approvedRow(t, mem)
-		store := &hangingConsume{MemoryStore: mem}
-		var cancels atomic.Int32
-		desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key), approval.WithStoreTimeout(time.Second),
-			approval.WithOnStoreError(func(e approval.StoreError) {
-				if e.Op == "cancel" {
-					cancels.Add(1)
-				}
-			}))
-		tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, f.calls.tool, desk.Middleware(nil))
-		for _, deadline := range []time.Duration{0, 300 * time.Millisecond} {
+	for _, deadline := range []time.Duration{0, 300 * time.Millisecond} {
+		synctest.Test(t, func(t *testing.T) {
+			mem := approval.NewMemoryStore()
+			f, _, _ := approvedRow(t, mem)
+			var cancels atomic.Int32
+			desk := approval.NewDesk(approval.WithKey(key), approval.WithStore(&hangingConsume{MemoryStore: mem},
+				store.WithTimeout(time.Second),
+				store.WithOnError(func(e store.Error) {
+					if e.Op == "cancel" {
+						cancels.Add(1)
+					}
+				})))
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, f.calls.tool, desk.Middleware(nil))
 			ctx, cancel := runCtx("call_1"), context.CancelFunc(func() {})
 			if deadline > 0 {
 				ctx, cancel = context.WithTimeout(ctx, deadline)
@@ -225,11 +281,11 @@ func TestHungStoreBoundsTheCall(t *testing.T) {
 			if took != want {
 				t.Fatalf("with a caller's deadline of %v the call took %v, want %v", deadline, took, want)
 			}
-		}
-		if n := cancels.Load(); n != 2 {
-			t.Fatalf("%d failed cancels reported, want 2", n)
-		}
-	})
+			if n := cancels.Load(); n != 1 {
+				t.Fatalf("%d failed cancels reported, want 1", n)
+			}
+		})
+	}
 }
 
 // hangingConsume answers no Consume and no Cancel until its context ends.

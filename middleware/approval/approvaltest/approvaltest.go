@@ -37,7 +37,10 @@
 // cancelled it): the call fails closed, the approval is not lost (the
 // call made again runs, once), a revoked or replaced approval written back
 // stays spent, and of replicas racing for one approval while answers are
-// lost exactly one execution happens.
+// lost exactly one execution happens. The Desks it makes give each
+// operation [Timeout], and after each failure they are made to see (a
+// failure rests the store: calls fail closed at once meanwhile) let the
+// rest, store.Rest, pass on their fake clocks.
 package approvaltest
 
 import (

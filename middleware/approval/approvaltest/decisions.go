@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -33,23 +34,33 @@ const (
 
 // cycle is a Desk over the store under test and a gated tool counting its
 // executions.
+// Its Desk's clock is fake (clk, or one set to now when clk is nil): it
+// dates requests, expires approvals and times the store's rests.
 type cycle struct {
-	desk *approval.Desk
-	tool toolmw.Tool
-	runs *atomic.Int64
+	desk  *approval.Desk
+	tool  toolmw.Tool
+	runs  *atomic.Int64
+	clock *clock.Fake
 }
 
-func newCycle(s approval.Store, clk clock.Clock, runs *atomic.Int64) cycle {
+func newCycle(s approval.Store, clk *clock.Fake, runs *atomic.Int64) cycle {
 	if runs == nil {
 		runs = new(atomic.Int64)
 	}
-	desk := approval.NewDesk(approval.WithStore(s), approval.WithKey(cycleKey), approval.WithClock(clk))
+	if clk == nil {
+		clk = clock.NewFake(time.Now())
+	}
+	desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(Timeout)), approval.WithKey(cycleKey), approval.WithClock(clk))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "refund_booking"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		runs.Add(1)
 		return toolmw.Text("refunded"), nil
 	}, desk.Middleware(approval.Tools("refund_booking")))
-	return cycle{desk: desk, tool: tool, runs: runs}
+	return cycle{desk: desk, tool: tool, runs: runs, clock: clk}
 }
+
+// rest lets the store's rest pass: after a failure the Desk leaves its
+// store alone for store.Rest, and its calls fail closed at once meanwhile.
+func (c cycle) rest() { c.clock.Advance(store.Rest) }
 
 // call makes the model's call callID with args in the run "run-decisions".
 func (c cycle) call(callID, args string) error {

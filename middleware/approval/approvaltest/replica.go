@@ -11,7 +11,9 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -21,23 +23,37 @@ import (
 // store (two connections, two clients) stand for two processes. A Replica
 // is safe for concurrent use.
 type Replica struct {
-	Desk *approval.Desk
-	tool toolmw.Tool
-	runs *atomic.Int64
+	Desk  *approval.Desk
+	tool  toolmw.Tool
+	runs  *atomic.Int64
+	clock *clock.Fake
 }
 
-// NewReplica returns a Replica over s whose Desk seals rows with key;
-// opts are more options of the Desk. Replicas given the same runs count
-// their executions together.
-func NewReplica(s approval.Store, key []byte, runs *atomic.Int64, opts ...approval.Option) *Replica {
-	desk := approval.NewDesk(append([]approval.Option{approval.WithStore(s), approval.WithKey(key)}, opts...)...)
+// Timeout is the store timeout of the Desks the kit makes, unless
+// NewReplica is given another: long, so that a loaded machine does not
+// turn a race into timeouts.
+const Timeout = time.Minute
+
+// NewReplica returns a Replica over s whose Desk seals rows with key and
+// uses s with store timeout [Timeout], then opts (store.WithTimeout,
+// store.WithOnError). Replicas given the same runs count their executions
+// together. Its Desk's clock is fake, set to now: see [Replica.Rest].
+func NewReplica(s approval.Store, key []byte, runs *atomic.Int64, opts ...store.Option) *Replica {
+	clk := clock.NewFake(time.Now())
+	desk := approval.NewDesk(approval.WithStore(s, append([]store.Option{store.WithTimeout(Timeout)}, opts...)...),
+		approval.WithKey(key), approval.WithClock(clk))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
 		func(context.Context, json.RawMessage) (toolmw.Result, error) {
 			runs.Add(1)
 			return toolmw.Text("cancelled"), nil
 		}, desk.Middleware(approval.Tools("cancel_booking")))
-	return &Replica{Desk: desk, tool: tool, runs: runs}
+	return &Replica{Desk: desk, tool: tool, runs: runs, clock: clk}
 }
+
+// Rest lets the rest of r's store pass on r's clock: after a failure the
+// Desk leaves its store alone for store.Rest, and its calls fail closed at
+// once meanwhile.
+func (r *Replica) Rest() { r.clock.Advance(store.Rest) }
 
 // Call makes the model's call callID of the run named "run-replicas".
 func (r *Replica) Call(callID string) error {

@@ -261,6 +261,11 @@ func testLostConsumeAnswerKeepsTheApproval(t *testing.T, s approval.Store) {
 	if l.cancels.Load() == 0 {
 		t.Fatal("the Desk did not cancel the Consume whose answer was lost")
 	}
+	// The store failed: it rests, and calls fail closed at once meanwhile.
+	if err := c.call("call_lost", cycleArgs); code(err) != taxonomy.CodeApprovalStoreFailed || c.runs.Load() != 0 {
+		t.Fatalf("the call made again while the store rests: %v, %d executions; want approval_store_failed, 0", err, c.runs.Load())
+	}
+	c.rest()
 	if err := c.call("call_lost", cycleArgs); err != nil || c.runs.Load() != 1 {
 		t.Fatalf("the approved call made again: %v, %d executions; want it run once (the lost answer lost the approval)", err, c.runs.Load())
 	}
@@ -287,6 +292,7 @@ func testLateConsumeKeepsTheApproval(t *testing.T, s approval.Store) {
 	if err := (<-l.held)(); !errors.Is(err, approval.ErrCanceled) {
 		t.Fatalf("the Consume arriving after the call cancelled it = %v, want ErrCanceled", err)
 	}
+	c.rest()
 	if err := c.call("call_late", cycleArgs); err != nil || c.runs.Load() != 1 {
 		t.Fatalf("the approved call made again: %v, %d executions; want it run once (the late Consume lost the approval)", err, c.runs.Load())
 	}
@@ -313,6 +319,7 @@ func testLostAnswerKeepsARevocation(t *testing.T, s approval.Store) {
 	if err := c.desk.Deny(ctx, req); err == nil {
 		t.Fatal("a Deny whose revocation's answer was lost returned nil")
 	}
+	c.rest()
 	for range 2 {
 		if err := c.call("call_revoked_lost", cycleArgs); code(err) != taxonomy.CodeApprovalReplayed || c.runs.Load() != 0 {
 			t.Fatalf("the call after a revocation whose answer was lost: %v, %d executions; want approval_replayed, 0", err, c.runs.Load())
@@ -333,6 +340,7 @@ func testLostAnswerKeepsARevocation(t *testing.T, s approval.Store) {
 	if err := c.call("call_revoked", cycleArgs); code(err) != taxonomy.CodeApprovalStoreFailed || c.runs.Load() != 0 {
 		t.Fatalf("the revoked approval written back, its Consume's answer lost: %v, %d executions; want approval_store_failed, 0", err, c.runs.Load())
 	}
+	c.rest()
 	if err := c.call("call_revoked", cycleArgs); code(err) != taxonomy.CodeApprovalReplayed || c.runs.Load() != 0 {
 		t.Fatalf("the revoked approval written back, called again: %v, %d executions; want approval_replayed, 0", err, c.runs.Load())
 	}
@@ -356,6 +364,7 @@ func testLostAnswerKeepsAReplacement(t *testing.T, s approval.Store) {
 	if err := c.call("call_replaced", cycleArgs); code(err) != taxonomy.CodeApprovalStoreFailed {
 		t.Fatalf("the expired approval, its replacement's answer lost: %v, want approval_store_failed", err)
 	}
+	c.rest()
 	if err := c.call("call_replaced", cycleArgs); code(err) != taxonomy.CodeApprovalExpired {
 		t.Fatalf("the expired approval called again: %v, want approval_expired (a new request)", err)
 	}
@@ -364,6 +373,7 @@ func testLostAnswerKeepsAReplacement(t *testing.T, s approval.Store) {
 	if err := slow.call("call_replaced", cycleArgs); code(err) != taxonomy.CodeApprovalStoreFailed || runs.Load() != 0 {
 		t.Fatalf("the replaced approval written back, on a slow clock, its answer lost: %v, %d executions; want approval_store_failed, 0", err, runs.Load())
 	}
+	slow.rest()
 	if err := slow.call("call_replaced", cycleArgs); code(err) != taxonomy.CodeApprovalReplayed || runs.Load() != 0 {
 		t.Fatalf("the replaced approval written back, on a slow clock: %v, %d executions; want approval_replayed, 0", err, runs.Load())
 	}
@@ -405,6 +415,7 @@ func testLostAnswersRaceRunsOnce(t *testing.T, s approval.Store) {
 		close(start)
 		wg.Wait()
 		l.loseAll.Store(false)
+		a.rest()
 		if runs.Load()-before == 0 {
 			if err := b.call(callID, cycleArgs); err != nil {
 				t.Fatalf("round %d: nothing ran in the race, and the call after it: %v; want it to run", round, err)

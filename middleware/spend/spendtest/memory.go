@@ -1,0 +1,146 @@
+// Package spendtest helps test a spend.Store: [MemStore], an in-memory
+// Store that keeps the contract and fails or hangs on demand, and
+// [TestStore], the conformance checks every Store runs:
+//
+//	func TestConformance(t *testing.T) {
+//		spendtest.TestStore(t, func(t *testing.T) spend.Store { return newStore(t) })
+//	}
+//
+// MemStore shares spend only between layers of one process: it stands for
+// Redis in tests and simulations, not in production (a layer without a
+// Store keeps to the run's Account).
+package spendtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+	"sync/atomic"
+)
+
+// MemStore is a spend.Store in memory, keeping the contract on operation
+// ids: each op's effect applies once. A run id is kept as its SHA-256, so
+// its length costs no memory. Its zero value is an empty store; it is
+// safe for concurrent use.
+type MemStore struct {
+	mu    sync.Mutex
+	runs  map[[sha256.Size]byte]*run
+	peak  int64            // the highest spent+held of any run, measured after each Reserve
+	errs  map[string]error // op name → what it returns
+	hang  bool             // Reserve waits for its context
+	calls [2]atomic.Int64  // Reserves, Settles
+}
+
+// run is the spend of one run, in units.
+type run struct {
+	spent, held int64
+	ops         map[string]int64 // op → what it holds, or -1 once settled
+}
+
+// Fail makes the operation named op ("reserve" or "settle") return err,
+// without effect; nil makes it work again.
+func (m *MemStore) Fail(op string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.errs == nil {
+		m.errs = map[string]error{}
+	}
+	m.errs[op] = err
+}
+
+// Hang makes Reserve wait for its context to end and return its error
+// (true), or work again (false).
+func (m *MemStore) Hang(hang bool) {
+	m.mu.Lock()
+	m.hang = hang
+	m.mu.Unlock()
+}
+
+// Calls returns how many times the operation named op ("reserve" or
+// "settle") was called.
+func (m *MemStore) Calls(op string) int64 {
+	switch op {
+	case "reserve":
+		return m.calls[0].Load()
+	case "settle":
+		return m.calls[1].Load()
+	}
+	return 0
+}
+
+// State returns what the run named id spent and holds, in units.
+func (m *MemStore) State(id string) (spent, held int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.run(id)
+	return r.spent, r.held
+}
+
+// Peak returns the highest spent plus held of any run after a Reserve.
+func (m *MemStore) Peak() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.peak
+}
+
+// run returns the spend of the run named id. m.mu is held.
+func (m *MemStore) run(id string) *run {
+	k := sha256.Sum256([]byte(id))
+	r := m.runs[k]
+	if r == nil {
+		if m.runs == nil {
+			m.runs = map[[sha256.Size]byte]*run{}
+		}
+		r = &run{ops: map[string]int64{}}
+		m.runs[k] = r
+	}
+	return r
+}
+
+// Reserve holds amount for op if the run's spent and held leave room for
+// it within limit, once per op.
+func (m *MemStore) Reserve(ctx context.Context, id string, limit, amount int64, op string) (int64, int64, bool, error) {
+	m.calls[0].Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hang {
+		m.mu.Unlock()
+		<-ctx.Done()
+		m.mu.Lock()
+		return 0, 0, false, ctx.Err()
+	}
+	if err := m.errs["reserve"]; err != nil {
+		return 0, 0, false, err
+	}
+	r := m.run(id)
+	if h, ok := r.ops[op]; ok {
+		return r.spent, r.held, h >= 0, nil
+	}
+	if r.spent+r.held+amount > limit {
+		return r.spent, r.held, false, nil
+	}
+	r.held += amount
+	r.ops[op] = amount
+	m.peak = max(m.peak, r.spent+r.held)
+	return r.spent, r.held, true, nil
+}
+
+// Settle ends op: what it holds is no longer held, and the run's spent
+// goes up by charge, once per op.
+func (m *MemStore) Settle(_ context.Context, id, op string, charge int64) error {
+	m.calls[1].Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.errs["settle"]; err != nil {
+		return err
+	}
+	r := m.run(id)
+	h, ok := r.ops[op]
+	if ok && h < 0 {
+		return nil
+	}
+	r.held = max(r.held-h, 0)
+	r.spent += charge
+	r.ops[op] = -1
+	return nil
+}

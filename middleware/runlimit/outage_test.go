@@ -8,25 +8,26 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/runlimit/runlimittest"
 )
 
-// lateStore is a memStore whose Takes, while late is set, answer nothing
+// lateStore is a MemStore whose Takes, while late is set, answer nothing
 // before the caller gives up and are applied afterwards, after delay: a
 // Redis that runs a script the client stopped waiting for.
 type lateStore struct {
-	*memStore
+	*runlimittest.MemStore
 	late  atomic.Bool
 	delay time.Duration
 }
 
 func (s *lateStore) Take(ctx context.Context, id, tool string, limit int, op string) (bool, error) {
 	if !s.late.Load() {
-		return s.memStore.Take(ctx, id, tool, limit, op)
+		return s.MemStore.Take(ctx, id, tool, limit, op)
 	}
 	<-ctx.Done()
 	go func() {
 		time.Sleep(s.delay)
-		_, _ = s.memStore.Take(context.Background(), id, tool, limit, op)
+		_, _ = s.MemStore.Take(context.Background(), id, tool, limit, op)
 	}()
 	return false, ctx.Err()
 }
@@ -40,7 +41,7 @@ func TestLateTakeLosesNoSlot(t *testing.T) {
 	for _, delay := range []time.Duration{0, 10 * time.Millisecond, 2 * time.Second} {
 		t.Run(delay.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &lateStore{memStore: &memStore{}, delay: delay}
+				st := &lateStore{MemStore: &runlimittest.MemStore{}, delay: delay}
 				ct := &counted{}
 				tool := wrap(t, "pay", ct.tool, runlimit.New(runlimit.Once("pay"),
 					runlimit.WithStore(st), runlimit.WithFailClosed()))
@@ -52,7 +53,7 @@ func TestLateTakeLosesNoSlot(t *testing.T) {
 				}
 				st.late.Store(false)
 				time.Sleep(5 * time.Second)
-				if n := st.countOf("run-1", "pay"); n != 0 {
+				if n := st.Count("run-1", "pay"); n != 0 {
 					t.Fatalf("the store counts %d calls of a run that ran none", n)
 				}
 				if _, err := tool(named("run-1"), nil); err != nil || ct.n.Load() != 1 {
@@ -82,7 +83,7 @@ func TestOutageWrittenBack(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &lateStore{memStore: &memStore{}, delay: time.Second}
+				st := &lateStore{MemStore: &runlimittest.MemStore{}, delay: time.Second}
 				ct := &counted{}
 				mw := func() runlimit.Option { return runlimit.WithStore(st) }
 				a := wrap(t, "pay", ct.tool, runlimit.New(runlimit.Once("pay"), mw()))
@@ -90,7 +91,8 @@ func TestOutageWrittenBack(t *testing.T) {
 				if late {
 					st.late.Store(true)
 				} else {
-					st.set(func(m *memStore) { m.takeErr = errDown; m.releaseErr = errDown })
+					st.Fail("take", errDown)
+					st.Fail("release", errDown)
 				}
 				for i := range 9 {
 					_, _ = a(named("run-1"), nil)
@@ -102,9 +104,10 @@ func TestOutageWrittenBack(t *testing.T) {
 					t.Fatalf("during the outage one replica ran the Once tool %d times, want 1", n)
 				}
 				st.late.Store(false)
-				st.set(func(m *memStore) { m.takeErr = nil; m.releaseErr = nil })
+				st.Fail("take", nil)
+				st.Fail("release", nil)
 				time.Sleep(5 * time.Second)
-				if n := st.countOf("run-1", "pay"); n != 1 {
+				if n := st.Count("run-1", "pay"); n != 1 {
 					t.Fatalf("after the outage the store counts %d calls, want the 1 that ran", n)
 				}
 				for _, tool := range []func() error{

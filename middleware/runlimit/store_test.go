@@ -185,47 +185,14 @@ func TestStoreFailsOpen(t *testing.T) {
 		degraded, seen := testutil.Degraded()
 		tool := wrap(t, "search", ct.tool, degraded,
 			runlimit.New(runlimit.Max("search", 5), runlimit.WithStore(st, store.WithOnError(rep.Add))))
-		ctx := named("run-1")
-
-		// step is one call: whether it runs, asks the Store, and what it
-		// reports.
-		resting := store.ErrResting
-		step := func(name string, runs, asks bool, report error) {
-			t.Helper()
-			n, takes := ct.n.Load(), st.Calls("take")
-			_, err := tool(ctx, nil)
-			if ran := ct.n.Load() > n; ran != runs || ran && err != nil || !ran && !isCallLimit(err) {
-				t.Errorf("%s: ran %v (%v), want %v", name, ran, err, runs)
-			}
-			if asked := st.Calls("take") > takes; asked != asks {
-				t.Errorf("%s: asked the store %v, want %v", name, asked, asks)
-			}
-			got := rep.Take()
-			switch {
-			case report == nil && len(got) != 0:
-				t.Errorf("%s: reported %v, want nothing", name, got)
-			case report != nil && (len(got) != 1 || got[0] != store.Error{Layer: "runlimit", Op: "take", Err: got[0].Err} ||
-				(got[0].Err == errDown) != (report == errDown) || (got[0].Err == store.ErrResting) != (report == resting)):
-				t.Errorf("%s: reported %v, want one take with %v", name, got, report)
-			}
-			want := ""
-			if report != nil {
-				want = "runlimit"
-			}
-			if d := seen(); d[len(d)-1] != want {
-				t.Errorf("%s: degraded %q, want %q", name, d[len(d)-1], want)
-			}
-		}
-
-		step("store admits", true, true, nil)
-		st.Fail("take", errDown)
-		step("store fails: counted locally", true, true, errDown)
-		step("resting", true, false, resting)
-		time.Sleep(250*time.Millisecond - time.Nanosecond)
-		step("still resting", true, false, resting)
-		time.Sleep(time.Nanosecond)
-		step("rest over: asked again", true, true, errDown)
-		step("the local count, with the store's call, is full: refused without asking", false, false, nil)
+		testutil.FailsOpen{Layer: "runlimit", Op: "take",
+			Call: func() (bool, error) {
+				n := ct.n.Load()
+				_, err := tool(named("run-1"), nil)
+				return ct.n.Load() > n, err
+			},
+			Asked: func() int64 { return st.Calls("take") }, Fail: func(err error) { st.Fail("take", err) },
+			Refusal: isCallLimit, Reports: &rep, Seen: seen}.Run(t)
 		time.Sleep(time.Second)
 		// The calls that ran locally were written back: the Store's count
 		// holds all five.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/toolmw/toolmw/store"
@@ -58,3 +59,62 @@ func IsTimeout(err error) bool {
 
 // IsCanceled reports whether err is the call's cancellation.
 func IsCanceled(err error) bool { return errors.Is(err, context.Canceled) }
+
+// FailsOpen is a layer with a store that fails open, set up for
+// [FailsOpen.Run]: a call of a run whose limit the store's first answer
+// and four local decisions fill.
+type FailsOpen struct {
+	Layer, Op string                       // the layer's degraded name and the operation that asks the store
+	Call      func() (ran bool, err error) // makes one call of the run
+	Asked     func() int64                 // how many times the store was asked
+	Fail      func(error)                  // makes the store fail with an error
+	Refusal   func(error) bool             // whether an error is the limit's refusal
+	Reports   *Reports                     // the layer's store.WithOnError
+	Seen      func() []string              // Degraded's second result, outside the layer
+}
+
+// Run checks, in a testing/synctest bubble, that when the store fails a
+// call is decided on the replica's own state (which holds the call the
+// store admitted), reported with the store's error (Refused false) and
+// marked degraded; that for store.Rest the store is left alone and calls
+// are reported with store.ErrResting; that it is asked again after it;
+// and that a call the replica's own state has no room for is refused
+// without asking. It leaves the store failing.
+func (f FailsOpen) Run(t *testing.T) {
+	t.Helper()
+	down := errors.New("store down at 10.0.0.7:6379")
+	step := func(name string, runs, asks bool, report error) {
+		t.Helper()
+		asked := f.Asked()
+		ran, err := f.Call()
+		if ran != runs || ran && err != nil || !ran && !f.Refusal(err) {
+			t.Errorf("%s: ran %v (%v), want %v", name, ran, err, runs)
+		}
+		if a := f.Asked() > asked; a != asks {
+			t.Errorf("%s: asked the store %v, want %v", name, a, asks)
+		}
+		got := f.Reports.Take()
+		switch {
+		case report == nil && len(got) != 0:
+			t.Errorf("%s: reported %v, want nothing", name, got)
+		case report != nil && (len(got) != 1 || got[0] != store.Error{Layer: f.Layer, Op: f.Op, Err: report}):
+			t.Errorf("%s: reported %v, want one %s with %v", name, got, f.Op, report)
+		}
+		want := ""
+		if report != nil {
+			want = f.Layer
+		}
+		if d := f.Seen(); d[len(d)-1] != want {
+			t.Errorf("%s: degraded %q, want %q", name, d[len(d)-1], want)
+		}
+	}
+	step("store admits", true, true, nil)
+	f.Fail(down)
+	step("store fails: decided locally", true, true, down)
+	step("resting", true, false, store.ErrResting)
+	time.Sleep(store.Rest - time.Nanosecond)
+	step("still resting", true, false, store.ErrResting)
+	time.Sleep(time.Nanosecond)
+	step("rest over: asked again", true, true, down)
+	step("the replica's own state, with the store's call, is full: refused without asking", false, false, nil)
+}

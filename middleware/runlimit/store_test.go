@@ -225,7 +225,7 @@ func TestStoreHangs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := &runlimittest.MemStore{}
-				st.Hang(true)
+				st.Hang("take")
 				var rep testutil.Reports
 				ct := &counted{}
 				tool := wrap(t, "search", ct.tool, runlimit.New(runlimit.Once("search"),
@@ -254,7 +254,7 @@ func TestStoreHangs(t *testing.T) {
 				// The take that did not answer is settled once the store
 				// answers again: recorded when the call ran, cancelled
 				// when it did not.
-				st.Hang(false)
+				st.Hang("")
 				time.Sleep(time.Second)
 				want := 0
 				if c.runs {

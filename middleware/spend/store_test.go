@@ -329,7 +329,7 @@ func TestStoreHangs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := &spendtest.MemStore{}
-				st.Hang(true)
+				st.Hang("reserve")
 				var rep testutil.Reports
 				ct := &counted{res: toolmw.Text("ok")}
 				tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1),

@@ -2,17 +2,11 @@ package runlimittest
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/toolmw/toolmw/internal/testrig/kitrig"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 )
-
-// racers is how many goroutines race in the concurrency checks.
-const racers = 50
 
 // TestStore runs the conformance checks against stores made by newStore,
 // one fresh store per check; newStore may call t.Cleanup to close it.
@@ -47,8 +41,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) runlimit.Store) {
 	}
 }
 
-// op returns the i-th operation id of a check: 32 hexadecimal digits.
-func op(i int) string { return fmt.Sprintf("%032x", i+1) }
+var op = kitrig.Op
 
 func take(t *testing.T, s runlimit.Store, id, tool string, limit int, op string) bool {
 	t.Helper()
@@ -165,39 +158,15 @@ func testRecord(t *testing.T, s runlimit.Store) {
 	}
 }
 
-// race runs f(i) on racers goroutines at once and returns how many
-// returned true.
-func race(t *testing.T, f func(i int) (bool, error)) int {
-	t.Helper()
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range racers {
-		wg.Go(func() {
-			<-start
-			ok, err := f(i)
-			if err != nil {
-				t.Errorf("racer %d: %v", i, err)
-			}
-			if ok {
-				n.Add(1)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	return int(n.Load())
-}
-
 // 50 goroutines racing for a limit of 5 are admitted 5 times.
 func testTakeRace(t *testing.T, s runlimit.Store) {
-	n := race(t, func(i int) (bool, error) {
+	n := kitrig.Race(t, func(i int) (bool, error) {
 		return s.Take(context.Background(), "run-1", "book", 5, op(i))
 	})
 	if n != 5 {
 		t.Errorf("%d racers admitted for a limit of 5, want 5", n)
 	}
-	if take(t, s, "run-1", "book", 5, op(racers)) {
+	if take(t, s, "run-1", "book", 5, op(kitrig.Racers)) {
 		t.Error("after the race: one more admitted")
 	}
 }
@@ -205,7 +174,7 @@ func testTakeRace(t *testing.T, s runlimit.Store) {
 // 50 goroutines racing with one op, half taking and half recording, count
 // it once.
 func testSameOpRace(t *testing.T, s runlimit.Store) {
-	race(t, func(i int) (bool, error) {
+	kitrig.Race(t, func(i int) (bool, error) {
 		if i%2 == 0 {
 			return false, s.Record(context.Background(), "run-1", "book", op(0))
 		}
@@ -219,9 +188,8 @@ func testSameOpRace(t *testing.T, s runlimit.Store) {
 // Hostile run ids and tool names — long, binary, look-alike — are kept
 // apart: each pair is its own count.
 func testHostileKeys(t *testing.T, s runlimit.Store) {
-	long := strings.Repeat("r", 64<<10)
-	names := []string{"a", "A", "a ", "a:b", "a\x00b", "a\nb", "\xff\xfe", "é", "e\u0301", long, long + "x",
-		strings.Repeat("\x00", 64)}
+	names := kitrig.Hostile()
+	long := names[len(names)-3]
 	i := 0
 	for _, id := range names {
 		for _, tool := range []string{"t", "t:x", long} {

@@ -15,21 +15,23 @@ import (
 	"context"
 	"crypto/sha256"
 	"sync"
-	"sync/atomic"
+
+	"github.com/toolmw/toolmw/internal/testrig/kitrig"
 )
 
 // MemStore is a runlimit.Store in memory, keeping the contract on
 // operation ids: each op's effect applies once. A run id and a tool name
 // are kept as their SHA-256, so their length costs no memory. Its zero
 // value is an empty store; it is safe for concurrent use.
+//
+// Its Fail, Hang and Calls take an operation's name: "take", "release"
+// or "record".
 type MemStore struct {
+	kitrig.Faults
+
 	mu   sync.Mutex
 	used map[[sha256.Size]byte]int
 	ops  map[[sha256.Size]byte]byte // (run, op) → 't' taken or recorded, 'r' released or cancelled
-	errs map[string]error           // op name → what it returns
-	hang bool                       // Take waits for its context
-
-	takes, releases, records atomic.Int64
 }
 
 // key returns the SHA-256 of a and b, kept apart.
@@ -47,39 +49,6 @@ func key(a, b string) [sha256.Size]byte {
 	return k
 }
 
-// Fail makes the operation named op ("take", "release" or "record")
-// return err, without effect; nil makes it work again.
-func (m *MemStore) Fail(op string, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.errs == nil {
-		m.errs = map[string]error{}
-	}
-	m.errs[op] = err
-}
-
-// Hang makes Take wait for its context to end and return its error (true),
-// or work again (false).
-func (m *MemStore) Hang(hang bool) {
-	m.mu.Lock()
-	m.hang = hang
-	m.mu.Unlock()
-}
-
-// Calls returns how many times the operation named op ("take", "release"
-// or "record") was called.
-func (m *MemStore) Calls(op string) int64 {
-	switch op {
-	case "take":
-		return m.takes.Load()
-	case "release":
-		return m.releases.Load()
-	case "record":
-		return m.records.Load()
-	}
-	return 0
-}
-
 // Count returns the calls of tool counted in the run named id.
 func (m *MemStore) Count(id, tool string) int {
 	m.mu.Lock()
@@ -90,18 +59,11 @@ func (m *MemStore) Count(id, tool string) int {
 // Take admits the call op if fewer than limit calls of tool are counted in
 // the run, once per op.
 func (m *MemStore) Take(ctx context.Context, id, tool string, limit int, op string) (bool, error) {
-	m.takes.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.hang {
-		m.mu.Unlock()
-		<-ctx.Done()
-		m.mu.Lock()
-		return false, ctx.Err()
-	}
-	if err := m.errs["take"]; err != nil {
+	if err := m.Enter(ctx, "take"); err != nil {
 		return false, err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if st, ok := m.ops[key(id, op)]; ok {
 		return st == 't', nil
 	}
@@ -113,13 +75,12 @@ func (m *MemStore) Take(ctx context.Context, id, tool string, limit int, op stri
 }
 
 // Release gives back the slot op took, or cancels op.
-func (m *MemStore) Release(_ context.Context, id, tool, op string) error {
-	m.releases.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.errs["release"]; err != nil {
+func (m *MemStore) Release(ctx context.Context, id, tool, op string) error {
+	if err := m.Enter(ctx, "release"); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	switch m.ops[key(id, op)] {
 	case 't':
 		m.count(id, tool, op, -1)
@@ -130,13 +91,12 @@ func (m *MemStore) Release(_ context.Context, id, tool, op string) error {
 }
 
 // Record counts op, once, without checking a limit.
-func (m *MemStore) Record(_ context.Context, id, tool, op string) error {
-	m.records.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.errs["record"]; err != nil {
+func (m *MemStore) Record(ctx context.Context, id, tool, op string) error {
+	if err := m.Enter(ctx, "record"); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.ops[key(id, op)] != 't' {
 		m.count(id, tool, op, 1)
 	}

@@ -3,16 +3,11 @@ package spendtest
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/toolmw/toolmw/internal/testrig/kitrig"
 	"github.com/toolmw/toolmw/middleware/spend"
 )
-
-// racers is how many goroutines race in the concurrency checks.
-const racers = 50
 
 // TestStore runs the conformance checks against stores made by newStore,
 // one fresh store per check; newStore may call t.Cleanup to close it.
@@ -47,8 +42,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) spend.Store) {
 	}
 }
 
-// op returns the i-th operation id of a check: 32 hexadecimal digits.
-func op(i int) string { return fmt.Sprintf("%032x", i+1) }
+var op = kitrig.Op
 
 // unit is one billion billionths: one of the application's units.
 const unit = 1e9
@@ -128,46 +122,22 @@ func testSettleBeforeReserve(t *testing.T, s spend.Store) {
 	want(t, "another op", reserve(t, s, "run-1", limit, 7*unit, op(2)), answer{3 * unit, 7 * unit, true})
 }
 
-// race runs f(i) on racers goroutines at once and returns how many
-// returned true.
-func race(t *testing.T, f func(i int) (bool, error)) int {
-	t.Helper()
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range racers {
-		wg.Go(func() {
-			<-start
-			ok, err := f(i)
-			if err != nil {
-				t.Errorf("racer %d: %v", i, err)
-			}
-			if ok {
-				n.Add(1)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	return int(n.Load())
-}
-
 // 50 goroutines racing for a limit of 5 reservations hold 5.
 func testReserveRace(t *testing.T, s spend.Store) {
-	n := race(t, func(i int) (bool, error) {
+	n := kitrig.Race(t, func(i int) (bool, error) {
 		_, _, ok, err := s.Reserve(context.Background(), "run-1", 5*unit, unit, op(i))
 		return ok, err
 	})
 	if n != 5 {
 		t.Errorf("%d racers admitted for 5 reservations, want 5", n)
 	}
-	want(t, "after the race", reserve(t, s, "run-1", 5*unit, 1, op(racers)), answer{0, 5 * unit, false})
+	want(t, "after the race", reserve(t, s, "run-1", 5*unit, 1, op(kitrig.Racers)), answer{0, 5 * unit, false})
 }
 
 // Reserves and Settles of one op racing leave it settled once: charged
 // once, holding nothing.
 func testSameOpRace(t *testing.T, s spend.Store) {
-	race(t, func(i int) (bool, error) {
+	kitrig.Race(t, func(i int) (bool, error) {
 		if i%2 == 0 {
 			return false, s.Settle(context.Background(), "run-1", op(0), 2*unit)
 		}
@@ -180,9 +150,7 @@ func testSameOpRace(t *testing.T, s spend.Store) {
 // Hostile run ids — long, binary, look-alike — are kept apart: each is
 // its own spend.
 func testHostileIDs(t *testing.T, s spend.Store) {
-	long := strings.Repeat("r", 64<<10)
-	ids := []string{"a", "A", "a ", "a:b", "a\x00b", "a\nb", "\xff\xfe", "é", "e\u0301", long, long + "x",
-		strings.Repeat("\x00", 64)}
+	ids := kitrig.Hostile()
 	for i, id := range ids {
 		want(t, fmt.Sprintf("run %.20q", id), reserve(t, s, id, unit, unit, op(i)), answer{0, unit, true})
 	}

@@ -15,57 +15,29 @@ import (
 	"context"
 	"crypto/sha256"
 	"sync"
-	"sync/atomic"
+
+	"github.com/toolmw/toolmw/internal/testrig/kitrig"
 )
 
 // MemStore is a spend.Store in memory, keeping the contract on operation
 // ids: each op's effect applies once. A run id is kept as its SHA-256, so
 // its length costs no memory. Its zero value is an empty store; it is
 // safe for concurrent use.
+//
+// Its Fail, Hang and Calls take an operation's name: "reserve" or
+// "settle".
 type MemStore struct {
-	mu    sync.Mutex
-	runs  map[[sha256.Size]byte]*run
-	peak  int64            // the highest spent+held of any run, measured after each Reserve
-	errs  map[string]error // op name → what it returns
-	hang  bool             // Reserve waits for its context
-	calls [2]atomic.Int64  // Reserves, Settles
+	kitrig.Faults
+
+	mu   sync.Mutex
+	runs map[[sha256.Size]byte]*run
+	peak int64 // the highest spent+held of any run, measured after each Reserve
 }
 
 // run is the spend of one run, in units.
 type run struct {
 	spent, held int64
 	ops         map[string]int64 // op → what it holds, or -1 once settled
-}
-
-// Fail makes the operation named op ("reserve" or "settle") return err,
-// without effect; nil makes it work again.
-func (m *MemStore) Fail(op string, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.errs == nil {
-		m.errs = map[string]error{}
-	}
-	m.errs[op] = err
-}
-
-// Hang makes Reserve wait for its context to end and return its error
-// (true), or work again (false).
-func (m *MemStore) Hang(hang bool) {
-	m.mu.Lock()
-	m.hang = hang
-	m.mu.Unlock()
-}
-
-// Calls returns how many times the operation named op ("reserve" or
-// "settle") was called.
-func (m *MemStore) Calls(op string) int64 {
-	switch op {
-	case "reserve":
-		return m.calls[0].Load()
-	case "settle":
-		return m.calls[1].Load()
-	}
-	return 0
 }
 
 // State returns what the run named id spent and holds, in units.
@@ -100,18 +72,11 @@ func (m *MemStore) run(id string) *run {
 // Reserve holds amount for op if the run's spent and held leave room for
 // it within limit, once per op.
 func (m *MemStore) Reserve(ctx context.Context, id string, limit, amount int64, op string) (int64, int64, bool, error) {
-	m.calls[0].Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.hang {
-		m.mu.Unlock()
-		<-ctx.Done()
-		m.mu.Lock()
-		return 0, 0, false, ctx.Err()
-	}
-	if err := m.errs["reserve"]; err != nil {
+	if err := m.Enter(ctx, "reserve"); err != nil {
 		return 0, 0, false, err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	r := m.run(id)
 	if h, ok := r.ops[op]; ok {
 		return r.spent, r.held, h >= 0, nil
@@ -127,13 +92,12 @@ func (m *MemStore) Reserve(ctx context.Context, id string, limit, amount int64, 
 
 // Settle ends op: what it holds is no longer held, and the run's spent
 // goes up by charge, once per op.
-func (m *MemStore) Settle(_ context.Context, id, op string, charge int64) error {
-	m.calls[1].Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.errs["settle"]; err != nil {
+func (m *MemStore) Settle(ctx context.Context, id, op string, charge int64) error {
+	if err := m.Enter(ctx, "settle"); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	r := m.run(id)
 	h, ok := r.ops[op]
 	if ok && h < 0 {

@@ -96,12 +96,9 @@ type Store interface {
 // shared between goroutines.
 func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
-		cfg, err := store.NewConfig(opts...)
-		if err != nil {
+		if err := c.store.Set(s, opts); err != nil {
 			c.reject("WithStore: %v", err)
-			return
 		}
-		c.store.s, c.store.cfg = s, cfg
 	}
 }
 
@@ -115,14 +112,7 @@ func WithStore(s Store, opts ...store.Option) Option {
 // succeed once the Store answers. The Option may be shared between
 // goroutines.
 func WithFailClosed() Option {
-	return func(c *config) { c.store.failClosed = true }
-}
-
-// storeConfig is the part of the config about a Store.
-type storeConfig struct {
-	s          Store
-	cfg        store.Config
-	failClosed bool
+	return func(c *config) { c.store.FailClosed = true }
 }
 
 // errStoreDown: WithFailClosed and the Store did not count the call.
@@ -142,12 +132,11 @@ const MaxLocalRuns = runshare.MaxLocalRuns
 // shared is the state of a layer with a Store: the replica's count of
 // each named run.
 type shared struct {
-	*runshare.Shared[counts]
-	s Store
+	*runshare.Shared[Store, counts]
 }
 
-func newShared(c storeConfig) *shared {
-	return &shared{s: c.s, Shared: runshare.New("runlimit", c.cfg, c.failClosed, errStoreDown, errCorrupt, newCounts)}
+func newShared(c runshare.Config[Store]) *shared {
+	return &shared{runshare.New("runlimit", c, errStoreDown, errCorrupt, newCounts)}
 }
 
 // sharedCall counts a call of the run named id in the Store, or in the
@@ -170,7 +159,7 @@ func (l *layer) sharedCall(ctx context.Context, id string, tool string, limit in
 	var ok bool
 	local, sent, end := s.Ask(ctx, "take", func(ctx context.Context) error {
 		var err error
-		ok, err = s.s.Take(ctx, id, tool, limit, op)
+		ok, err = s.Store.Take(ctx, id, tool, limit, op)
 		return err
 	})
 	switch {
@@ -215,11 +204,11 @@ func (l *layer) sharedCall(ctx context.Context, id string, tool string, limit in
 // release gives the slot of op back in the Store, or cancels op's take,
 // eventually.
 func (s *shared) release(ctx context.Context, id, tool, op string) {
-	s.Eventually(ctx, "release", func(ctx context.Context) error { return s.s.Release(ctx, id, tool, op) })
+	s.Eventually(ctx, "release", func(ctx context.Context) error { return s.Store.Release(ctx, id, tool, op) })
 }
 
 // record counts op, a call that ran on the replica's count, in the Store,
 // eventually.
 func (s *shared) record(ctx context.Context, id, tool, op string) {
-	s.Eventually(ctx, "record", func(ctx context.Context) error { return s.s.Record(ctx, id, tool, op) })
+	s.Eventually(ctx, "record", func(ctx context.Context) error { return s.Store.Record(ctx, id, tool, op) })
 }

@@ -99,12 +99,9 @@ type Store interface {
 // between goroutines.
 func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
-		cfg, err := store.NewConfig(opts...)
-		if err != nil {
+		if err := c.store.Set(s, opts); err != nil {
 			c.reject("WithStore: %v", err)
-			return
 		}
-		c.store.s, c.store.cfg = s, cfg
 	}
 }
 
@@ -119,14 +116,7 @@ func WithStore(s Store, opts ...store.Option) Option {
 // succeed once the Store answers. The Option may be shared between
 // goroutines.
 func WithFailClosed() Option {
-	return func(c *config) { c.store.failClosed = true }
-}
-
-// storeConfig is the part of the config about a Store.
-type storeConfig struct {
-	s          Store
-	cfg        store.Config
-	failClosed bool
+	return func(c *config) { c.store.FailClosed = true }
 }
 
 // errStoreDown: WithFailClosed and the Store did not check the call.
@@ -145,10 +135,7 @@ const MaxLocalRuns = runshare.MaxLocalRuns
 
 // shared is the state of a layer with a Store: the replica's account of
 // each named run.
-type shared struct {
-	*runshare.Shared[tally]
-	s Store
-}
+type shared struct{ *runshare.Shared[Store, tally] }
 
 // tally is what a replica's calls of one named run hold and spent, in
 // units.
@@ -192,9 +179,8 @@ func (t *tally) settle(held, charge int64) {
 	t.mu.Unlock()
 }
 
-func newShared(c storeConfig) *shared {
-	return &shared{s: c.s, Shared: runshare.New("spend", c.cfg, c.failClosed, errStoreDown, errCorrupt,
-		func() *tally { return &tally{} })}
+func newShared(c runshare.Config[Store]) *shared {
+	return &shared{runshare.New("spend", c, errStoreDown, errCorrupt, func() *tally { return &tally{} })}
 }
 
 // stored is a call of a named run whose spend the Store keeps: the run,
@@ -226,7 +212,7 @@ func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call t
 	var ok bool
 	local, sent, end := s.Ask(ctx, "reserve", func(ctx context.Context) error {
 		var err error
-		spent, held, ok, err = s.s.Reserve(ctx, id, acct.limit, c.max, st.op)
+		spent, held, ok, err = s.Store.Reserve(ctx, id, acct.limit, c.max, st.op)
 		return err
 	})
 	st.asked = sent
@@ -258,5 +244,5 @@ func (s *shared) settle(ctx context.Context, st stored, charge int64) {
 	if !st.asked && charge == 0 {
 		return
 	}
-	s.Eventually(ctx, "settle", func(ctx context.Context) error { return s.s.Settle(ctx, st.id, st.op, charge) })
+	s.Eventually(ctx, "settle", func(ctx context.Context) error { return s.Store.Settle(ctx, st.id, st.op, charge) })
 }

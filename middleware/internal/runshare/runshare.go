@@ -1,11 +1,11 @@
 // Package runshare is what the two layers that keep a named run's state in
 // a shared store have in common (runlimit's call counts, spend's spend):
-// the replica's own state of each run, kept by run id for the store's
-// outages; the store asked through a guard, the call marked degraded when
-// it is decided without it; an answer of corrupt state, which ends the
-// call without resting the store; and the operations the store must learn
-// even after an outage, of which a corrupt answer is reported and not
-// tried again.
+// the options about the store; the replica's own state of each run, kept
+// by run id for the store's outages; the store asked through a guard, the
+// call marked degraded when it is decided without it; an answer of
+// corrupt state, which ends the call without resting the store; and the
+// operations the store must learn even after an outage, of which a
+// corrupt answer is reported and not tried again.
 package runshare
 
 import (
@@ -22,31 +22,52 @@ import (
 // the store's outages; past it, the run used least recently is forgotten.
 const MaxLocalRuns = 1 << 16
 
-// Shared is the state of one layer with a store: its guard, whether it
-// fails closed, and the replica's own state S of each named run. It is
+// Config is what a layer's options say of its store St: the store,
+// how the layer uses it, and whether the layer fails closed.
+type Config[St any] struct {
+	Store      St
+	Options    store.Config
+	FailClosed bool
+}
+
+// Set sets the store and its options, or returns the options' error
+// (store.NewConfig's) and changes nothing.
+func (c *Config[St]) Set(s St, opts []store.Option) error {
+	cfg, err := store.NewConfig(opts...)
+	if err != nil {
+		return err
+	}
+	c.Store, c.Options = s, cfg
+	return nil
+}
+
+// Shared is the state of one layer with a store St: its guard, whether it
+// fails closed, and the replica's own state L of each named run. It is
 // safe for concurrent use.
-type Shared[S any] struct {
+type Shared[St, L any] struct {
+	Store St // the store; read-only
+
 	layer      string
 	guard      *storeguard.Guard
 	onError    func(store.Error)
 	failClosed bool
 	down       error // ends a call the store could not serve, failing closed
 	corrupt    error // ends a call the store answered with corrupt state
-	local      *keyed.Map[*S]
+	local      *keyed.Map[*L]
 }
 
 // New returns the shared state of layer (the name of store.Error and of
-// toolmw.Call.Degraded). A call the store could not serve ends with down
-// when failClosed, one it answered with corrupt state with corrupt;
-// newLocal makes the replica's state of a run.
-func New[S any](layer string, cfg store.Config, failClosed bool, down, corrupt error, newLocal func() *S) *Shared[S] {
-	return &Shared[S]{layer: layer, guard: storeguard.New(layer, cfg, failClosed, nil),
-		onError: cfg.OnError, failClosed: failClosed, down: down, corrupt: corrupt,
-		local: keyed.New(MaxLocalRuns, func(string) *S { return newLocal() })}
+// toolmw.Call.Degraded) with the store c. A call the store could not serve
+// ends with down when c fails closed, one it answered with corrupt state
+// with corrupt; newLocal makes the replica's state of a run.
+func New[St, L any](layer string, c Config[St], down, corrupt error, newLocal func() *L) *Shared[St, L] {
+	return &Shared[St, L]{Store: c.Store, layer: layer, guard: storeguard.New(layer, c.Options, c.FailClosed, nil),
+		onError: c.Options.OnError, failClosed: c.FailClosed, down: down, corrupt: corrupt,
+		local: keyed.New(MaxLocalRuns, func(string) *L { return newLocal() })}
 }
 
 // Local returns the replica's own state of the run named id.
-func (s *Shared[S]) Local(id string) *S { return s.local.Get(id) }
+func (s *Shared[St, L]) Local(id string) *L { return s.local.Get(id) }
 
 // Ask asks the store through f, which does the operation op of a call.
 // When f answered, it returns false, true, nil: the layer uses the answer.
@@ -57,7 +78,7 @@ func (s *Shared[S]) Local(id string) *S { return s.local.Get(id) }
 // the layer's refusal when it fails closed, or its refusal of a store that
 // answered with corrupt state (which is reported, does not rest the store,
 // and leaves nothing to settle).
-func (s *Shared[S]) Ask(ctx context.Context, op string, f func(context.Context) error) (local, sent bool, end error) {
+func (s *Shared[St, L]) Ask(ctx context.Context, op string, f func(context.Context) error) (local, sent bool, end error) {
 	var corrupt error
 	local, end = s.guard.Ask(ctx, op, "", func(ctx context.Context) error {
 		sent = true
@@ -84,7 +105,7 @@ func (s *Shared[S]) Ask(ctx context.Context, op string, f func(context.Context) 
 // Eventually does op through f even if the store is down now (see
 // storeguard.Guard.Eventually). An answer of corrupt state is reported,
 // and neither rests the store nor is tried again.
-func (s *Shared[S]) Eventually(ctx context.Context, op string, f func(context.Context) error) {
+func (s *Shared[St, L]) Eventually(ctx context.Context, op string, f func(context.Context) error) {
 	s.guard.Eventually(ctx, op, "", func(ctx context.Context) error {
 		err := f(ctx)
 		if errors.Is(err, store.ErrCorrupt) {
@@ -97,7 +118,7 @@ func (s *Shared[S]) Eventually(ctx context.Context, op string, f func(context.Co
 
 // report reports an operation the store answered with corrupt state;
 // refused says the call was refused because of it.
-func (s *Shared[S]) report(op string, err error, refused bool) {
+func (s *Shared[St, L]) report(op string, err error, refused bool) {
 	if s.onError != nil {
 		s.onError(store.Error{Layer: s.layer, Op: op, Err: err, Refused: refused})
 	}

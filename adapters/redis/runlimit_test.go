@@ -122,15 +122,22 @@ func (f *transientOnce) tool(context.Context, json.RawMessage) (toolmw.Result, e
 }
 
 // TestRunCallsConformance: the Store keeps runlimit.Store's contract
-// (runlimittest), each check on a prefix of its own.
+// (runlimittest).
 func TestRunCallsConformance(t *testing.T) {
+	newStore := kitStores(t)
+	runlimittest.TestStore(t, func(t *testing.T) runlimit.Store { return newStore(t).RunCalls() })
+}
+
+// kitStores starts a redis-server and returns a function making a Store
+// on it with a prefix of its own, for each check of a conformance kit.
+func kitStores(t *testing.T) func(t *testing.T) *redisstate.Store {
 	noLeaks(t)
 	srv := startRedis(t)
 	n := 0
-	runlimittest.TestStore(t, func(t *testing.T) runlimit.Store {
+	return func(t *testing.T) *redisstate.Store {
 		n++
-		return newReplica(t, srv, redisstate.WithPrefix(fmt.Sprintf("kit-%d:", n))).Store.RunCalls()
-	})
+		return newReplica(t, srv, redisstate.WithPrefix(fmt.Sprintf("kit-%d:", n))).Store
+	}
 }
 
 // TestRunCallsRelease: a call that had no effect gives its slot back on

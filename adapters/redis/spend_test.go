@@ -170,15 +170,10 @@ func TestSpendAcrossReplicas(t *testing.T) {
 }
 
 // TestSpendConformance: the Store keeps spend.Store's contract
-// (spendtest), each check on a prefix of its own.
+// (spendtest).
 func TestSpendConformance(t *testing.T) {
-	noLeaks(t)
-	srv := startRedis(t)
-	n := 0
-	spendtest.TestStore(t, func(t *testing.T) spend.Store {
-		n++
-		return newReplica(t, srv, redisstate.WithPrefix(fmt.Sprintf("kit-%d:", n))).Store.Spend()
-	})
+	newStore := kitStores(t)
+	spendtest.TestStore(t, func(t *testing.T) spend.Store { return newStore(t).Spend() })
 }
 
 // TestSpendSettle: on Redis, a run's spend is its hash's "spent" and

@@ -307,61 +307,29 @@ func TestStoreFailsOpen(t *testing.T) {
 }
 
 // TestStoreHangs: a Store that does not answer holds a call for exactly the
-// store timeout (50 ms by default); the call then runs, reserved locally,
-// reported with context.DeadlineExceeded. A call whose own context ends
-// first does not run and is not reported.
+// store timeout; the call then runs, reserved locally, reported. A call
+// whose own context ends first does not run and is not reported, and its
+// Account is not charged.
 func TestStoreHangs(t *testing.T) {
-	cases := []struct {
-		name     string
-		timeout  time.Duration // WithStoreTimeout
-		ctx      func() (context.Context, context.CancelFunc)
-		wait     time.Duration
-		runs     bool
-		reported bool
-		want     func(error) bool
-	}{
-		{"default timeout", 0, testutil.NoDeadline, 50 * time.Millisecond, true, true, testutil.IsNil},
-		{"10ms", 10 * time.Millisecond, testutil.NoDeadline, 10 * time.Millisecond, true, true, testutil.IsNil},
-		{"call deadline first", 0, testutil.Deadline(20 * time.Millisecond), 20 * time.Millisecond, false, false, testutil.IsTimeout},
-		{"call cancelled", 0, testutil.Cancelled, 0, false, false, testutil.IsCanceled},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				st := &spendtest.MemStore{}
-				st.Hang("reserve")
-				var rep testutil.Reports
-				ct := &counted{res: toolmw.Text("ok")}
-				tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1),
-					spend.WithStore(st, store.WithTimeout(c.timeout), store.WithOnError(rep.Add))))
-				ctx, cancel := c.ctx()
-				defer cancel()
-				ctx = inRun(ctx, "run-1", 1)
-				start := time.Now()
-				_, err := tool(ctx, nil)
-				if d := time.Since(start); d != c.wait {
-					t.Errorf("the call waited %v, want %v", d, c.wait)
-				}
-				if !c.want(err) {
-					t.Errorf("error %v", err)
-				}
-				if ran := ct.n.Load() == 1; ran != c.runs {
-					t.Errorf("ran %v, want %v", ran, c.runs)
-				}
-				got := rep.Take()
-				if reported := len(got) > 0; reported != c.reported {
-					t.Fatalf("reported %v, want %v", got, c.reported)
-				}
-				if c.reported && !errors.Is(got[0].Err, context.DeadlineExceeded) {
-					t.Errorf("reported %v, want context.DeadlineExceeded", got[0].Err)
-				}
-				acct, _ := spend.AccountFrom(ctx)
-				if want := map[bool]float64{true: 0.1}[c.runs]; acct.Spent() != want {
-					t.Errorf("account spent %v, want %v", acct.Spent(), want)
-				}
-			})
-		})
-	}
+	testutil.Hangs(t, func(t *testing.T, c testutil.Hang, rep *testutil.Reports) (func(context.Context) (bool, error), func()) {
+		st := &spendtest.MemStore{}
+		st.Hang("reserve")
+		ct := &counted{res: toolmw.Text("ok")}
+		tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1),
+			spend.WithStore(st, store.WithTimeout(c.Timeout), store.WithOnError(rep.Add))))
+		var acct *spend.Account
+		call := func(ctx context.Context) (bool, error) {
+			ctx = inRun(ctx, "run-1", 1)
+			acct, _ = spend.AccountFrom(ctx)
+			_, err := tool(ctx, nil)
+			return ct.n.Load() == 1, err
+		}
+		return call, func() {
+			if want := map[bool]float64{true: 0.1}[c.Runs]; acct.Spent() != want {
+				t.Errorf("account spent %v, want %v", acct.Spent(), want)
+			}
+		}
+	})
 }
 
 // TestStoreFailClosed: with WithFailClosed, a call whose spend the Store

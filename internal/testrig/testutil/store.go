@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolmw/toolmw/store"
@@ -117,4 +118,60 @@ func (f FailsOpen) Run(t *testing.T) {
 	time.Sleep(time.Nanosecond)
 	step("rest over: asked again", true, true, down)
 	step("the replica's own state, with the store's call, is full: refused without asking", false, false, nil)
+}
+
+// Hang is one case of [Hangs]: a call, with the context Ctx makes, of a
+// layer whose store does not answer, with the store timeout Timeout.
+type Hang struct {
+	Name     string
+	Timeout  time.Duration // store.WithTimeout
+	Ctx      func() (context.Context, context.CancelFunc)
+	Wait     time.Duration    // how long the call waits
+	Runs     bool             // whether the tool runs
+	Reported bool             // whether the store's timeout is reported
+	Want     func(error) bool // whether the call's error is right
+}
+
+// Hangs checks, in a testing/synctest bubble per case, that a store that
+// does not answer holds a call for exactly the store timeout (50 ms by
+// default), after which the call runs, decided locally, and is reported
+// with context.DeadlineExceeded; and that a call whose own context ends
+// first does not run and is not reported. setup returns the case's call,
+// made with the case's context (ran says the tool ran), and after, the
+// layer's own checks once the call returned.
+func Hangs(t *testing.T, setup func(t *testing.T, c Hang, rep *Reports) (call func(context.Context) (ran bool, err error), after func())) {
+	for _, c := range []Hang{
+		{"default timeout", 0, NoDeadline, store.DefaultTimeout, true, true, IsNil},
+		{"10ms", 10 * time.Millisecond, NoDeadline, 10 * time.Millisecond, true, true, IsNil},
+		{"call deadline first", 0, Deadline(20 * time.Millisecond), 20 * time.Millisecond, false, false, IsTimeout},
+		{"call cancelled", 0, Cancelled, 0, false, false, IsCanceled},
+	} {
+		t.Run(c.Name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rep Reports
+				call, after := setup(t, c, &rep)
+				ctx, cancel := c.Ctx()
+				defer cancel()
+				start := time.Now()
+				ran, err := call(ctx)
+				if d := time.Since(start); d != c.Wait {
+					t.Errorf("the call waited %v, want %v", d, c.Wait)
+				}
+				if !c.Want(err) {
+					t.Errorf("error %v", err)
+				}
+				if ran != c.Runs {
+					t.Errorf("ran %v, want %v", ran, c.Runs)
+				}
+				got := rep.Take()
+				if reported := len(got) > 0; reported != c.Reported {
+					t.Fatalf("reported %v, want %v", got, c.Reported)
+				}
+				if c.Reported && !errors.Is(got[0].Err, context.DeadlineExceeded) {
+					t.Errorf("reported %v, want context.DeadlineExceeded", got[0].Err)
+				}
+				after()
+			})
+		})
+	}
 }

@@ -187,46 +187,66 @@ func TestRunCallsRelease(t *testing.T) {
 // digits, and fields of 32 hex digits; different ids and tools count
 // apart, and stores with different prefixes do not share counts.
 func TestRunCallsKeys(t *testing.T) {
+	testKeys(t, "calls:", func(st *redisstate.Store, hostile string) {
+		ctx := context.Background()
+		s := st.RunCalls()
+		for i, k := range [][2]string{{hostile, hostile}, {hostile, "tool"}, {"run", hostile}} {
+			if ok, err := s.Take(ctx, k[0], k[1], 1, hostile+strconv.Itoa(i)+"1"); !ok || err != nil {
+				t.Fatalf("first take: %v, %v", ok, err)
+			}
+			if ok, err := s.Take(ctx, k[0], k[1], 1, hostile+strconv.Itoa(i)+"2"); ok || err != nil {
+				t.Fatalf("second take of a limit of one: %v, %v", ok, err)
+			}
+		}
+		if err := s.Release(ctx, hostile, hostile, hostile+"01"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.Take(ctx, hostile, hostile, 1, hostile+"3"); !ok || err != nil {
+			t.Fatalf("take after a release: %v, %v", ok, err)
+		}
+	}, func(names []string) bool { // a tool's: 32 hex digits
+		return !slices.ContainsFunc(names, func(f string) bool { return len(f) != 32 || strings.Trim(f, "0123456789abcdef") != "" })
+	})
+}
+
+// testKeys checks the keys of a port of kind ("calls:", "spend:"): use
+// writes two runs through a Store, with names made of hostile, on each of
+// two stores of different prefixes; then there are two keys per prefix,
+// each the prefix, kind and 32 hex digits, whose fields are an op's ("o"
+// and 32 hex digits) or those that named says are the port's own.
+func testKeys(t *testing.T, kind string, use func(st *redisstate.Store, hostile string), named func([]string) bool) {
+	t.Helper()
 	noLeaks(t)
 	srv := startRedis(t)
 	a := newReplica(t, srv, redisstate.WithPrefix("app-a:"))
 	b := newReplica(t, srv, redisstate.WithPrefix("app-b:"))
 	hostile := strings.Repeat("id\r\n*1\r\n$8\r\nFLUSHALL\r\n{tag}\x00\xff", 5000)
-	ctx := context.Background()
 	for _, r := range []*replica{a, b} {
-		st := r.Store.RunCalls()
-		for i, k := range [][2]string{{hostile, hostile}, {hostile, "tool"}, {"run", hostile}} {
-			if ok, err := st.Take(ctx, k[0], k[1], 1, hostile+strconv.Itoa(i)+"1"); !ok || err != nil {
-				t.Fatalf("first take: %v, %v", ok, err)
-			}
-			if ok, err := st.Take(ctx, k[0], k[1], 1, hostile+strconv.Itoa(i)+"2"); ok || err != nil {
-				t.Fatalf("second take of a limit of one: %v, %v", ok, err)
-			}
-		}
-		if err := st.Release(ctx, hostile, hostile, hostile+"01"); err != nil {
-			t.Fatal(err)
-		}
-		if ok, err := st.Take(ctx, hostile, hostile, 1, hostile+"3"); !ok || err != nil {
-			t.Fatalf("take after a release: %v, %v", ok, err)
-		}
+		use(r.Store, hostile)
 	}
+	ctx := context.Background()
 	keys, err := a.Client.Keys(ctx, "*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	if len(keys) != 4 || !strings.HasPrefix(keys[0], "app-a:calls:") || !strings.HasPrefix(keys[3], "app-b:calls:") {
+	if len(keys) != 4 || !strings.HasPrefix(keys[0], "app-a:"+kind) || !strings.HasPrefix(keys[3], "app-b:"+kind) {
 		t.Fatalf("keys = %q, want two runs per prefix", keys)
 	}
+	isHex := func(s string) bool { return len(s) == 32 && strings.Trim(s, "0123456789abcdef") == "" }
 	for _, k := range keys {
-		if len(k) != len("app-a:calls:")+32 {
-			t.Errorf("key %q: want the prefix, calls: and 32 hex digits", k)
+		if !isHex(k[len("app-a:"+kind):]) {
+			t.Errorf("key %q: want the prefix, %s and 32 hex digits", k, kind)
 		}
+		var names []string
 		for _, f := range a.Client.HKeys(ctx, k).Val() {
-			hex := strings.TrimPrefix(f, "o") // an op's field
-			if len(hex) != 32 || strings.Trim(hex, "0123456789abcdef") != "" {
-				t.Errorf("field %q: want 32 hex digits, or o and 32 hex digits", f)
+			if !strings.HasPrefix(f, "o") || !isHex(f[1:]) { // not an op's
+				names = append(names, f)
 			}
+		}
+		slices.Sort(names)
+		if !named(names) {
+			t.Errorf("key %q has fields %q besides the ops'", k, names)
 		}
 	}
 }

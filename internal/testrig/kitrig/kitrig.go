@@ -103,3 +103,17 @@ func (f *Faults) Enter(ctx context.Context, op string) error {
 	}
 	return err
 }
+
+// Check is one conformance check of a store S.
+type Check[S any] struct {
+	Name string
+	Run  func(t *testing.T, s S)
+}
+
+// Run runs each check as a subtest, on a fresh store from newStore.
+func Run[S any](t *testing.T, newStore func(t *testing.T) S, checks ...Check[S]) {
+	t.Helper()
+	for _, c := range checks {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, newStore(t)) })
+	}
+}

@@ -24,22 +24,20 @@ import (
 // tests it on its own.
 func TestStore(t *testing.T, newStore func(t *testing.T) runlimit.Store) {
 	t.Helper()
-	for _, c := range []struct {
-		name string
-		run  func(t *testing.T, s runlimit.Store)
-	}{
-		{"Limit", testLimit},
-		{"TakeOnce", testTakeOnce},
-		{"Release", testRelease},
-		{"ReleaseBeforeTake", testReleaseBeforeTake},
-		{"Record", testRecord},
-		{"TakeRace", testTakeRace},
-		{"SameOpRace", testSameOpRace},
-		{"HostileKeys", testHostileKeys},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
-	}
+	kitrig.Run(t, newStore,
+		check{Name: "Limit", Run: testLimit},
+		check{Name: "TakeOnce", Run: testTakeOnce},
+		check{Name: "Release", Run: testRelease},
+		check{Name: "ReleaseBeforeTake", Run: testReleaseBeforeTake},
+		check{Name: "Record", Run: testRecord},
+		check{Name: "TakeRace", Run: testTakeRace},
+		check{Name: "SameOpRace", Run: testSameOpRace},
+		check{Name: "HostileKeys", Run: testHostileKeys},
+	)
 }
+
+// check is one conformance check.
+type check = kitrig.Check[runlimit.Store]
 
 var op = kitrig.Op
 

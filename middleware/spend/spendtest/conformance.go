@@ -26,21 +26,19 @@ import (
 // API: each store tests it on its own.
 func TestStore(t *testing.T, newStore func(t *testing.T) spend.Store) {
 	t.Helper()
-	for _, c := range []struct {
-		name string
-		run  func(t *testing.T, s spend.Store)
-	}{
-		{"Limit", testLimit},
-		{"ReserveOnce", testReserveOnce},
-		{"Settle", testSettle},
-		{"SettleBeforeReserve", testSettleBeforeReserve},
-		{"ReserveRace", testReserveRace},
-		{"SameOpRace", testSameOpRace},
-		{"HostileIDs", testHostileIDs},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
-	}
+	kitrig.Run(t, newStore,
+		check{Name: "Limit", Run: testLimit},
+		check{Name: "ReserveOnce", Run: testReserveOnce},
+		check{Name: "Settle", Run: testSettle},
+		check{Name: "SettleBeforeReserve", Run: testSettleBeforeReserve},
+		check{Name: "ReserveRace", Run: testReserveRace},
+		check{Name: "SameOpRace", Run: testSameOpRace},
+		check{Name: "HostileIDs", Run: testHostileIDs},
+	)
 }
+
+// check is one conformance check.
+type check = kitrig.Check[spend.Store]
 
 var op = kitrig.Op
 

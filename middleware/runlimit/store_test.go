@@ -282,32 +282,25 @@ func TestStoreFailClosed(t *testing.T) {
 // makes the layer invalid, refused at start-up; 0 is the default.
 func TestStoreValidate(t *testing.T) {
 	st := &runlimittest.MemStore{}
-	cases := []struct {
-		opt   runlimit.Option
-		valid bool
-	}{
-		{runlimit.WithStore(st, store.WithTimeout(-1)), false},
-		{runlimit.WithStore(st, store.WithTimeout(time.Second), store.WithTimeout(-time.Nanosecond)), false},
-		{runlimit.WithStore(st, store.WithTimeout(0)), true},
-		{runlimit.WithStore(st, store.WithTimeout(time.Second)), true},
-		{runlimit.WithStore(nil), true},
-		{runlimit.WithFailClosed(), true},
-		{runlimit.WithStore(st, nil, store.WithOnError(nil)), true},
+	opts := func(o runlimit.Option) []runlimit.Option {
+		return []runlimit.Option{runlimit.Once("search"), runlimit.WithStore(st), o}
 	}
-	for i, c := range cases {
-		opts := []runlimit.Option{runlimit.Once("search"), runlimit.WithStore(st), c.opt}
-		err := runlimit.Validate(opts...)
-		if (err == nil) != c.valid {
-			t.Errorf("case %d: Validate = %v, want valid %v", i, err, c.valid)
-		}
-		if !c.valid && taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
-			t.Errorf("case %d: %v, want option_invalid", i, err)
-		}
-		_, werr := toolmw.Wrap(toolmw.Spec{Name: "search"}, (&counted{}).tool, runlimit.New(opts...))
-		if (werr == nil) != c.valid {
-			t.Errorf("case %d: Wrap = %v, want valid %v", i, werr, c.valid)
-		}
-	}
+	testutil.Options(t, func(o runlimit.Option) error { return runlimit.Validate(opts(o)...) },
+		func(o runlimit.Option) error {
+			_, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, (&counted{}).tool, runlimit.New(opts(o)...))
+			return err
+		},
+		[]runlimit.Option{
+			runlimit.WithStore(st, store.WithTimeout(0)),
+			runlimit.WithStore(st, store.WithTimeout(time.Second)),
+			runlimit.WithStore(nil),
+			runlimit.WithFailClosed(),
+			runlimit.WithStore(st, nil, store.WithOnError(nil)),
+		},
+		[]runlimit.Option{
+			runlimit.WithStore(st, store.WithTimeout(-1)),
+			runlimit.WithStore(st, store.WithTimeout(time.Second), store.WithTimeout(-time.Nanosecond)),
+		})
 }
 
 // TestStoreCorrupt: a Store that answers that the run's count does not

@@ -378,32 +378,25 @@ func TestStoreFailClosed(t *testing.T) {
 // makes the layer invalid, refused at start-up; 0 is the default.
 func TestStoreValidate(t *testing.T) {
 	st := &spendtest.MemStore{}
-	cases := []struct {
-		opt   spend.Option
-		valid bool
-	}{
-		{spend.WithStore(st, store.WithTimeout(-1)), false},
-		{spend.WithStore(st, store.WithTimeout(time.Second), store.WithTimeout(-time.Nanosecond)), false},
-		{spend.WithStore(st, store.WithTimeout(0)), true},
-		{spend.WithStore(st, store.WithTimeout(time.Second)), true},
-		{spend.WithStore(nil), true},
-		{spend.WithFailClosed(), true},
-		{spend.WithStore(st, nil, store.WithOnError(nil)), true},
+	opts := func(o spend.Option) []spend.Option {
+		return []spend.Option{spend.Fixed("search", 1), spend.WithStore(st), o}
 	}
-	for i, c := range cases {
-		opts := []spend.Option{spend.Fixed("search", 1), spend.WithStore(st), c.opt}
-		err := spend.Validate(opts...)
-		if (err == nil) != c.valid {
-			t.Errorf("case %d: Validate = %v, want valid %v", i, err, c.valid)
-		}
-		if !c.valid && taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
-			t.Errorf("case %d: %v, want option_invalid", i, err)
-		}
-		_, werr := toolmw.Wrap(toolmw.Spec{Name: "search"}, ok, spend.New(opts...))
-		if (werr == nil) != c.valid {
-			t.Errorf("case %d: Wrap = %v, want valid %v", i, werr, c.valid)
-		}
-	}
+	testutil.Options(t, func(o spend.Option) error { return spend.Validate(opts(o)...) },
+		func(o spend.Option) error {
+			_, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, ok, spend.New(opts(o)...))
+			return err
+		},
+		[]spend.Option{
+			spend.WithStore(st, store.WithTimeout(0)),
+			spend.WithStore(st, store.WithTimeout(time.Second)),
+			spend.WithStore(nil),
+			spend.WithFailClosed(),
+			spend.WithStore(st, nil, store.WithOnError(nil)),
+		},
+		[]spend.Option{
+			spend.WithStore(st, store.WithTimeout(-1)),
+			spend.WithStore(st, store.WithTimeout(time.Second), store.WithTimeout(-time.Nanosecond)),
+		})
 }
 
 // TestStoreCorrupt: a Store that answers that the run's spend does not

@@ -3,6 +3,7 @@ package testutil
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -173,5 +174,25 @@ func Hangs(t *testing.T, setup func(t *testing.T, c Hang, rep *Reports) (call fu
 				after()
 			})
 		})
+	}
+}
+
+// Options checks that validate (the layer's Validate) and wrap (the error
+// of toolmw.Wrap with the layer New makes) accept each of valid and refuse
+// each of invalid, as tool-definition-invalid/option_invalid.
+func Options[O any](t *testing.T, validate, wrap func(O) error, valid, invalid []O) {
+	t.Helper()
+	for i, o := range append(slices.Clone(valid), invalid...) {
+		want := i < len(valid)
+		err := validate(o)
+		if (err == nil) != want {
+			t.Errorf("option %d: Validate = %v, want valid %v", i, err, want)
+		}
+		if !want && taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
+			t.Errorf("option %d: %v, want option_invalid", i, err)
+		}
+		if werr := wrap(o); (werr == nil) != want {
+			t.Errorf("option %d: Wrap = %v, want valid %v", i, werr, want)
+		}
 	}
 }

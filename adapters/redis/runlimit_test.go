@@ -407,76 +407,113 @@ var corruptions = []string{"garbage", "", "-1", "1.5", " 0", "0 ", "+1", "1e3", 
 // tool declared Once that ran is not run again
 // (run-limit-exceeded/run_calls_corrupt, even without WithFailClosed), and
 // the Store's answer is reported as store.ErrCorrupt, for Take and for
-// Release. (It used to read as 0: the tool ran again.)
+// Release; the corrupt key keeps a TTL. (It used to read as 0: the tool
+// ran again.)
 func TestRunCallsCorruptCount(t *testing.T) {
+	field := hashed("pay")
+	r := testCorrupt(t, redisCorrupt{kind: "calls:", op: "take", code: taxonomy.CodeRunCallsCorrupt,
+		writes: func(r *replica) map[string]func(key string) error {
+			ctx := context.Background()
+			corrupt := map[string]func(key string) error{}
+			for _, v := range corruptions {
+				corrupt[fmt.Sprintf("field %q", v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
+			}
+			corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "1", 0).Err() }
+			corrupt["a list key"] = func(key string) error {
+				r.Client.Del(ctx, key)
+				return r.Client.RPush(ctx, key, "0").Err()
+			}
+			return corrupt
+		},
+		limited: func(r *replica, opts ...store.Option) toolmw.Middleware {
+			return runlimit.New(runlimit.Once("pay"), runlimit.WithStore(r.Store.RunCalls(), opts...))
+		},
+		run: func(id string) context.Context { return inRun(id) },
+		settle: func(r *replica, id string) error {
+			return r.Store.RunCalls().Release(context.Background(), id, "pay", "op")
+		}})
+
+	// Well-formed counts still count: 0 admits, the limit refuses.
+	ctx := context.Background()
+	for v, want := range map[string]bool{"0": true, "1": false, "7": false} {
+		id := "run-wellformed-" + v
+		if err := r.Client.HSet(ctx, "toolmw:calls:"+hashed(id), field, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ok, err := r.Store.RunCalls().Take(ctx, id, "pay", 1, "op")
+		if ok != want || err != nil {
+			t.Errorf("count %s: Take = %t, %v; want %t", v, ok, err, want)
+		}
+	}
+}
+
+// redisCorrupt is a port whose state a hostile writer corrupts, for
+// testCorrupt.
+type redisCorrupt struct {
+	kind, op string        // the port's keys' kind ("calls:") and the operation asking the store
+	code     taxonomy.Code // the layer's refusal of a corrupt state
+	// writes returns the ways to corrupt a run's key on r, by name.
+	writes func(r *replica) map[string]func(key string) error
+	// limited returns the layer of a tool "pay" on r's store, with its
+	// store options, that runs the tool once per run.
+	limited func(r *replica, opts ...store.Option) toolmw.Middleware
+	run     func(id string) context.Context // a context of a new view of the run named id
+	settle  func(r *replica, id string) error
+}
+
+// testCorrupt checks, for each way to corrupt a run's key, that a call of
+// a run whose tool ran once, through another replica, fails closed with
+// c.code, three times, each reported as store.ErrCorrupt (Refused), that
+// the tool does not run again, that the port's settling operation answers
+// store.ErrCorrupt, and that the key keeps a TTL. It returns the replica
+// it used.
+func testCorrupt(t *testing.T, c redisCorrupt) *replica {
+	t.Helper()
 	noLeaks(t)
 	srv := startRedis(t)
 	r := newReplica(t, srv)
 	ctx := context.Background()
-	field := hashed("cancel_booking")
-	corrupt := map[string]func(key string) error{}
-	for _, v := range corruptions {
-		corrupt[fmt.Sprintf("field %q", v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
-	}
-	corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "1", 0).Err() }
-	corrupt["a list key"] = func(key string) error {
-		r.Client.Del(ctx, key)
-		return r.Client.RPush(ctx, key, "0").Err()
-	}
 	i := 0
-	for name, write := range corrupt {
+	for name, write := range c.writes(r) {
 		t.Run(name, func(t *testing.T) {
 			i++
 			id := fmt.Sprintf("run-corrupt-%d", i)
 			var reports []store.Error
 			var mu sync.Mutex
-			c := &counted{}
+			ct := &counted{}
 			// The run's call is made on another replica: this one's own
-			// count of the run would refuse without asking Redis.
-			first := mustWrap(t, "cancel_booking", c.tool, runlimit.New(runlimit.Once("cancel_booking"),
-				runlimit.WithStore(r.Store.RunCalls(), store.WithTimeout(calm))))
-			tool := mustWrap(t, "cancel_booking", c.tool, runlimit.New(runlimit.Once("cancel_booking"),
-				runlimit.WithStore(r.Store.RunCalls(), store.WithTimeout(calm),
-					store.WithOnError(func(e store.Error) { mu.Lock(); reports = append(reports, e); mu.Unlock() }))))
-			if _, err := first(inRun(id), nil); err != nil {
+			// state of the run would refuse without asking Redis.
+			first := mustWrap(t, "pay", ct.tool, c.limited(r, store.WithTimeout(calm)))
+			tool := mustWrap(t, "pay", ct.tool, c.limited(r, store.WithTimeout(calm),
+				store.WithOnError(func(e store.Error) { mu.Lock(); reports = append(reports, e); mu.Unlock() })))
+			if _, err := first(c.run(id), nil); err != nil {
 				t.Fatal(err)
 			}
-			key := "toolmw:calls:" + hashed(id)
+			key := "toolmw:" + c.kind + hashed(id)
 			if err := write(key); err != nil {
 				t.Fatal(err)
 			}
 			for range 3 {
-				_, err := tool(inRun(id), nil)
-				if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindRunLimitExceeded || info.Code != taxonomy.CodeRunCallsCorrupt {
-					t.Fatalf("a call on a corrupt count: %v, want run_calls_corrupt", err)
+				_, err := tool(c.run(id), nil)
+				if code := taxonomy.InfoOf(err).Code; code != c.code {
+					t.Fatalf("a call on a corrupt state: %v, want %s", err, c.code)
 				}
 			}
-			if c.runs() != 1 {
-				t.Fatalf("the tool declared Once ran %d times", c.runs())
+			if ct.runs() != 1 {
+				t.Fatalf("the tool that may run once per run ran %d times", ct.runs())
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(reports) != 3 || reports[0].Op != "take" || !errors.Is(reports[0].Err, store.ErrCorrupt) {
-				t.Fatalf("reports %v, want three takes reported as store.ErrCorrupt", reports)
+			if len(reports) != 3 || reports[0].Op != c.op || !reports[0].Refused || !errors.Is(reports[0].Err, store.ErrCorrupt) {
+				t.Fatalf("reports %v, want three %ss reported as store.ErrCorrupt, refused", reports, c.op)
 			}
-			if err := r.Store.RunCalls().Release(ctx, id, "cancel_booking", "op"); !errors.Is(err, store.ErrCorrupt) {
-				t.Fatalf("Release on a corrupt count: %v", err)
+			if err := c.settle(r, id); !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("settling on a corrupt state: %v, want store.ErrCorrupt", err)
 			}
 			if ttl := r.Client.PTTL(ctx, key).Val(); ttl <= 0 {
 				t.Errorf("the corrupt key has no TTL (%v): it would never expire", ttl)
 			}
 		})
 	}
-
-	// Well-formed counts still count: 0 admits, the limit refuses.
-	for v, want := range map[string]bool{"0": true, "1": false, "7": false} {
-		id := "run-wellformed-" + v
-		if err := r.Client.HSet(ctx, "toolmw:calls:"+hashed(id), field, v).Err(); err != nil {
-			t.Fatal(err)
-		}
-		ok, err := r.Store.RunCalls().Take(ctx, id, "cancel_booking", 1, "op")
-		if ok != want || err != nil {
-			t.Errorf("count %s: Take = %t, %v; want %t", v, ok, err, want)
-		}
-	}
+	return r
 }

@@ -360,58 +360,23 @@ func TestSpendRedisDown(t *testing.T) {
 // the Store's answer is reported as store.ErrCorrupt, for Reserve and for
 // Settle. (It used to read as 0: the tool ran again.)
 func TestSpendCorrupt(t *testing.T) {
-	noLeaks(t)
-	srv := startRedis(t)
-	r := newReplica(t, srv)
-	ctx := context.Background()
-	corrupt := map[string]func(key string) error{}
-	for _, field := range []string{"spent", "held"} {
-		for _, v := range corruptions {
-			corrupt[fmt.Sprintf("%s %q", field, v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
-		}
-	}
-	corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "0", 0).Err() }
-	i := 0
-	for name, write := range corrupt {
-		t.Run(name, func(t *testing.T) {
-			i++
-			id := fmt.Sprintf("run-corrupt-%d", i)
-			var reports []store.Error
-			var mu sync.Mutex
-			c := &counted{}
-			// The run's call is made on another replica: this one's own
-			// account of the run would refuse without asking Redis.
-			first := mustWrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1),
-				spend.WithStore(r.Store.Spend(), store.WithTimeout(calm))))
-			tool := mustWrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1),
-				spend.WithStore(r.Store.Spend(), store.WithTimeout(calm),
-					store.WithOnError(func(e store.Error) { mu.Lock(); reports = append(reports, e); mu.Unlock() }))))
-			if _, err := first(spendRun(id, 1), nil); err != nil {
-				t.Fatal(err)
-			}
-			key := "toolmw:spend:" + hashed(id)
-			if err := write(key); err != nil {
-				t.Fatal(err)
-			}
-			for range 3 {
-				_, err := tool(spendRun(id, 1), nil)
-				if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindBudgetExceeded || info.Code != taxonomy.CodeSpendCorrupt {
-					t.Fatalf("a call on a corrupt spend: %v, want spend_store_corrupt", err)
+	testCorrupt(t, redisCorrupt{kind: "spend:", op: "reserve", code: taxonomy.CodeSpendCorrupt,
+		writes: func(r *replica) map[string]func(key string) error {
+			ctx := context.Background()
+			corrupt := map[string]func(key string) error{}
+			for _, field := range []string{"spent", "held"} {
+				for _, v := range corruptions {
+					corrupt[fmt.Sprintf("%s %q", field, v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
 				}
 			}
-			if c.runs() != 1 {
-				t.Fatalf("a tool costing the whole limit ran %d times", c.runs())
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(reports) != 3 || reports[0].Op != "reserve" || !errors.Is(reports[0].Err, store.ErrCorrupt) {
-				t.Fatalf("reports %v, want three reserves reported as store.ErrCorrupt", reports)
-			}
-			if err := r.Store.Spend().Settle(ctx, id, "op", 1); !errors.Is(err, store.ErrCorrupt) {
-				t.Fatalf("Settle on a corrupt spend: %v", err)
-			}
-		})
-	}
+			corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "0", 0).Err() }
+			return corrupt
+		},
+		limited: func(r *replica, opts ...store.Option) toolmw.Middleware {
+			return spend.New(spend.Fixed("pay", 1), spend.WithStore(r.Store.Spend(), opts...))
+		},
+		run:    func(id string) context.Context { return spendRun(id, 1) },
+		settle: func(r *replica, id string) error { return r.Store.Spend().Settle(context.Background(), id, "op", 1) }})
 }
 
 // TestSpendRoundsUpOnRedis: through the Store too, a cost below a

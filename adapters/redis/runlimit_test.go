@@ -450,8 +450,8 @@ func TestRunCallsCorruptCount(t *testing.T) {
 // redisCorrupt is a port whose state a hostile writer corrupts, for
 // testCorrupt.
 type redisCorrupt struct {
-	kind, op string        // the port's keys' kind ("calls:") and the operation asking the store
-	code     taxonomy.Code // the layer's refusal of a corrupt state
+	kind, op string // the port's keys' kind ("calls:") and the operation asking the store
+	code     string // the layer's refusal of a corrupt state
 	// writes returns the ways to corrupt a run's key on r, by name.
 	writes func(r *replica) map[string]func(key string) error
 	// limited returns the layer of a tool "pay" on r's store, with its

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Racers is how many goroutines race in the concurrency checks.
@@ -57,7 +58,9 @@ func Hostile() []string {
 type Faults struct {
 	mu    sync.Mutex
 	errs  map[string]error
-	hang  string // the operation that waits for its context, or ""
+	hang  string        // the operation that waits for its context, or ""
+	late  string        // the operation applied after its answer is lost, or ""
+	after time.Duration // how long after
 	calls sync.Map
 }
 
@@ -80,6 +83,15 @@ func (f *Faults) Hang(op string) {
 	f.mu.Unlock()
 }
 
+// Late makes the operation named op answer nothing before its context
+// ends, and take effect after, later by after: a Redis that runs a script
+// the client stopped waiting for. "" makes it work again.
+func (f *Faults) Late(op string, after time.Duration) {
+	f.mu.Lock()
+	f.late, f.after = op, after
+	f.mu.Unlock()
+}
+
 // Calls returns how many times the operation named op was called.
 func (f *Faults) Calls(op string) int64 {
 	n, ok := f.calls.Load(op)
@@ -89,16 +101,25 @@ func (f *Faults) Calls(op string) int64 {
 	return n.(*atomic.Int64).Load()
 }
 
-// Enter counts a call of op and returns the error it must end with: its
-// context's, after waiting for it, when op hangs; the one Fail set; or nil.
-func (f *Faults) Enter(ctx context.Context, op string) error {
+// Enter counts a call of op and returns the error it must end with, or
+// nil. When op hangs, it waits for ctx to end and returns its error; when
+// op is late, too, and apply, the operation's effect, runs after the delay
+// Late set, on a goroutine of its own; when Fail set an error, it returns
+// it.
+func (f *Faults) Enter(ctx context.Context, op string, apply func()) error {
 	n, _ := f.calls.LoadOrStore(op, new(atomic.Int64))
 	n.(*atomic.Int64).Add(1)
 	f.mu.Lock()
-	hang, err := f.hang == op, f.errs[op]
+	hang, late, after, err := f.hang == op, f.late == op, f.after, f.errs[op]
 	f.mu.Unlock()
-	if hang {
+	if hang || late {
 		<-ctx.Done()
+		if late {
+			go func() {
+				time.Sleep(after)
+				apply()
+			}()
+		}
 		return ctx.Err()
 	}
 	return err

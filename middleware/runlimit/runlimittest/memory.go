@@ -24,7 +24,7 @@ import (
 // are kept as their SHA-256, so their length costs no memory. Its zero
 // value is an empty store; it is safe for concurrent use.
 //
-// Its Fail, Hang and Calls take an operation's name: "take", "release"
+// Its Fail, Hang, Late and Calls take an operation's name: "take", "release"
 // or "record".
 type MemStore struct {
 	kitrig.Faults
@@ -59,26 +59,37 @@ func (m *MemStore) Count(id, tool string) int {
 // Take admits the call op if fewer than limit calls of tool are counted in
 // the run, once per op.
 func (m *MemStore) Take(ctx context.Context, id, tool string, limit int, op string) (bool, error) {
-	if err := m.Enter(ctx, "take"); err != nil {
+	if err := m.Enter(ctx, "take", func() { m.take(id, tool, limit, op) }); err != nil {
 		return false, err
 	}
+	return m.take(id, tool, limit, op), nil
+}
+
+// take is Take's effect.
+func (m *MemStore) take(id, tool string, limit int, op string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if st, ok := m.ops[key(id, op)]; ok {
-		return st == 't', nil
+		return st == 't'
 	}
 	if m.used[key(id, tool)] >= limit {
-		return false, nil
+		return false
 	}
 	m.count(id, tool, op, 1)
-	return true, nil
+	return true
 }
 
 // Release gives back the slot op took, or cancels op.
 func (m *MemStore) Release(ctx context.Context, id, tool, op string) error {
-	if err := m.Enter(ctx, "release"); err != nil {
+	if err := m.Enter(ctx, "release", func() { m.release(id, tool, op) }); err != nil {
 		return err
 	}
+	m.release(id, tool, op)
+	return nil
+}
+
+// release is Release's effect.
+func (m *MemStore) release(id, tool, op string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch m.ops[key(id, op)] {
@@ -87,20 +98,24 @@ func (m *MemStore) Release(ctx context.Context, id, tool, op string) error {
 	case 0:
 		m.count(id, tool, op, 0)
 	}
-	return nil
 }
 
 // Record counts op, once, without checking a limit.
 func (m *MemStore) Record(ctx context.Context, id, tool, op string) error {
-	if err := m.Enter(ctx, "record"); err != nil {
+	if err := m.Enter(ctx, "record", func() { m.record(id, tool, op) }); err != nil {
 		return err
 	}
+	m.record(id, tool, op)
+	return nil
+}
+
+// record is Record's effect.
+func (m *MemStore) record(id, tool, op string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ops[key(id, op)] != 't' {
 		m.count(id, tool, op, 1)
 	}
-	return nil
 }
 
 // count adds d to the count of tool in run id, never below zero, and marks

@@ -24,7 +24,7 @@ import (
 // its length costs no memory. Its zero value is an empty store; it is
 // safe for concurrent use.
 //
-// Its Fail, Hang and Calls take an operation's name: "reserve" or
+// Its Fail, Hang, Late and Calls take an operation's name: "reserve" or
 // "settle".
 type MemStore struct {
 	kitrig.Faults
@@ -72,39 +72,48 @@ func (m *MemStore) run(id string) *run {
 // Reserve holds amount for op if the run's spent and held leave room for
 // it within limit, once per op.
 func (m *MemStore) Reserve(ctx context.Context, id string, limit, amount int64, op string) (int64, int64, bool, error) {
-	if err := m.Enter(ctx, "reserve"); err != nil {
+	if err := m.Enter(ctx, "reserve", func() { m.reserve(id, limit, amount, op) }); err != nil {
 		return 0, 0, false, err
 	}
+	spent, held, ok := m.reserve(id, limit, amount, op)
+	return spent, held, ok, nil
+}
+
+// reserve is Reserve's effect.
+func (m *MemStore) reserve(id string, limit, amount int64, op string) (spent, held int64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.run(id)
 	if h, ok := r.ops[op]; ok {
-		return r.spent, r.held, h >= 0, nil
+		return r.spent, r.held, h >= 0
 	}
 	if r.spent+r.held+amount > limit {
-		return r.spent, r.held, false, nil
+		return r.spent, r.held, false
 	}
 	r.held += amount
 	r.ops[op] = amount
 	m.peak = max(m.peak, r.spent+r.held)
-	return r.spent, r.held, true, nil
+	return r.spent, r.held, true
 }
 
 // Settle ends op: what it holds is no longer held, and the run's spent
 // goes up by charge, once per op.
 func (m *MemStore) Settle(ctx context.Context, id, op string, charge int64) error {
-	if err := m.Enter(ctx, "settle"); err != nil {
+	if err := m.Enter(ctx, "settle", func() { m.settle(id, op, charge) }); err != nil {
 		return err
 	}
+	m.settle(id, op, charge)
+	return nil
+}
+
+// settle is Settle's effect.
+func (m *MemStore) settle(id, op string, charge int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.run(id)
-	h, ok := r.ops[op]
-	if ok && h < 0 {
-		return nil
+	if h, ok := r.ops[op]; !ok || h >= 0 {
+		r.held = max(r.held-h, 0)
+		r.spent += charge
+		r.ops[op] = -1
 	}
-	r.held = max(r.held-h, 0)
-	r.spent += charge
-	r.ops[op] = -1
-	return nil
 }

@@ -1,7 +1,6 @@
 package runlimit_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"

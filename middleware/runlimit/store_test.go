@@ -342,7 +342,7 @@ func TestStoreCorrupt(t *testing.T) {
 		_, _ = busy(named(id), nil)
 	}
 	got = r.Take()
-	if st.Calls("take")-takes != 2 || len(got) != 2 || got[0].Op != "release" || !errors.Is(got[0].Err, store.ErrCorrupt) {
+	if st.Calls("take")-takes != 2 || len(got) != 2 || got[0].Op != "release" || got[0].Refused || !errors.Is(got[0].Err, store.ErrCorrupt) {
 		t.Fatalf("%d takes, reports %v: want each call to ask the Store and each release reported", st.Calls("take")-takes, got)
 	}
 }

@@ -437,7 +437,7 @@ func TestStoreCorrupt(t *testing.T) {
 		}
 	}
 	got = r.Take()
-	if st.Calls("reserve")-reserves != 2 || len(got) != 2 || got[0].Op != "settle" || !errors.Is(got[0].Err, store.ErrCorrupt) {
+	if st.Calls("reserve")-reserves != 2 || len(got) != 2 || got[0].Op != "settle" || got[0].Refused || !errors.Is(got[0].Err, store.ErrCorrupt) {
 		t.Fatalf("%d reserves, reports %v: want each call to ask the Store and each settle reported", st.Calls("reserve")-reserves, got)
 	}
 }

@@ -231,22 +231,20 @@ func badOptions() []badOption {
 			layer: func() toolmw.Middleware { return runlimit.New(runlimit.Max("search", 0)) }},
 		{name: "runlimit.Once", validate: func() error { return runlimit.Validate(runlimit.Once("not a tool")) },
 			layer: func() toolmw.Middleware { return runlimit.New(runlimit.Once("not a tool")) }},
-		{name: "runlimit.WithStoreTimeout", validate: func() error { return runlimit.Validate(runlimit.WithStoreTimeout(-time.Second)) },
-			layer: func() toolmw.Middleware { return runlimit.New(runlimit.WithStoreTimeout(-time.Second)) }},
-		{name: "runlimit.WithStore", none: "nil means in-process counts only"},
+		{name: "runlimit.WithStore", validate: func() error { return runlimit.Validate(runlimit.WithStore(nil, store.WithTimeout(-time.Second))) },
+			layer: func() toolmw.Middleware {
+				return runlimit.New(runlimit.WithStore(nil, store.WithTimeout(-time.Second)))
+			}},
 		{name: "runlimit.WithFailClosed", none: "takes no value"},
-		{name: "runlimit.WithOnStoreError", none: "nil means no report"},
 
 		{name: "spend.Fixed", validate: func() error { return spend.Validate(spend.Fixed("search", -1)) },
 			layer: func() toolmw.Middleware { return spend.New(spend.Fixed("search", -1)) }},
 		{name: "spend.Metered", validate: func() error { return spend.Validate(spend.Metered("search", 1, nil)) },
 			layer: func() toolmw.Middleware { return spend.New(spend.Metered("search", 1, nil)) }},
 		{name: "spend.WithOnBadCost", none: "nil means no report"},
-		{name: "spend.WithStoreTimeout", validate: func() error { return spend.Validate(spend.WithStoreTimeout(-time.Second)) },
-			layer: func() toolmw.Middleware { return spend.New(spend.WithStoreTimeout(-time.Second)) }},
-		{name: "spend.WithStore", none: "nil means the run's Account alone"},
+		{name: "spend.WithStore", validate: func() error { return spend.Validate(spend.WithStore(nil, store.WithTimeout(-time.Second))) },
+			layer: func() toolmw.Middleware { return spend.New(spend.WithStore(nil, store.WithTimeout(-time.Second))) }},
 		{name: "spend.WithFailClosed", none: "takes no value"},
-		{name: "spend.WithOnStoreError", none: "nil means no report"},
 		{name: "spend.WithLimit", none: "a context setter, not an option: a limit that is not an amount fails closed at run time, and spend.ValidateLimit reports it"},
 
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },

@@ -210,9 +210,9 @@ func recordDegraded(next toolmw.Tool) toolmw.Tool {
 // runLimited returns a replica's tool limited per run on its Store's
 // RunCalls (wide enough never to refuse), with timeout as the store
 // timeout, reporting the store's errors to onErr.
-func runLimited(t *testing.T, st *redisstate.Store, timeout time.Duration, onErr func(runlimit.StoreError)) toolmw.Tool {
+func runLimited(t *testing.T, st *redisstate.Store, timeout time.Duration, onErr func(store.Error)) toolmw.Tool {
 	return mustWrap(t, "search", okTool, recordDegraded, runlimit.New(runlimit.Max("search", runlimit.MaxCalls),
-		runlimit.WithStore(st.RunCalls()), runlimit.WithStoreTimeout(timeout), runlimit.WithOnStoreError(onErr)))
+		runlimit.WithStore(st.RunCalls(), store.WithTimeout(timeout), store.WithOnError(onErr))))
 }
 
 // runCall is one call a driver made.
@@ -291,7 +291,7 @@ type storeErrors struct {
 	last       atomic.Value // string
 }
 
-func (s *storeErrors) report(e runlimit.StoreError) {
+func (s *storeErrors) report(e store.Error) {
 	s.n.Add(1)
 	var p interface{ PartialOutage() bool }
 	if errors.As(e.Err, &p) && p.PartialOutage() {
@@ -721,9 +721,9 @@ func newLimitsFleet(t *testing.T, stores []*redisstate.Store, m *slotMap, master
 	}
 	for _, st := range stores {
 		l.once = append(l.once, mustWrap(t, "cancel_booking", count(l.onceRuns), runlimit.New(runlimit.Once("cancel_booking"),
-			runlimit.WithStore(st.RunCalls()), runlimit.WithStoreTimeout(nodeStoreTimeout))))
+			runlimit.WithStore(st.RunCalls(), store.WithTimeout(nodeStoreTimeout)))))
 		l.pay = append(l.pay, mustWrap(t, "pay", count(l.payRuns), spend.New(spend.Fixed("pay", 0.4),
-			spend.WithStore(st.Spend()), spend.WithStoreTimeout(nodeStoreTimeout))))
+			spend.WithStore(st.Spend(), store.WithTimeout(nodeStoreTimeout)))))
 	}
 	// Each run's first call, through Redis, before the kill.
 	for _, id := range l.onceIDs {
@@ -819,9 +819,9 @@ func newLateLimits(t *testing.T, stores []*redisstate.Store, m *slotMap, master 
 	l := &lateLimits{onceRuns: &counted{}, payRuns: &counted{},
 		onceID: namesOn(m, master, "calls:", "late", 1)[0], payID: namesOn(m, master, "spend:", "latepay", 1)[0]}
 	l.once = mustWrap(t, "cancel_booking", l.onceRuns.tool, runlimit.New(runlimit.Once("cancel_booking"),
-		runlimit.WithStore(stores[0].RunCalls()), runlimit.WithStoreTimeout(storeTimeout), runlimit.WithFailClosed()))
+		runlimit.WithStore(stores[0].RunCalls(), store.WithTimeout(storeTimeout)), runlimit.WithFailClosed()))
 	l.pay = mustWrap(t, "pay", l.payRuns.tool, spend.New(spend.Fixed("pay", 0.4),
-		spend.WithStore(stores[1].Spend()), spend.WithStoreTimeout(storeTimeout), spend.WithFailClosed()))
+		spend.WithStore(stores[1].Spend(), store.WithTimeout(storeTimeout)), spend.WithFailClosed()))
 	// Load the scripts on the master, on warm connections, in runs of
 	// their own.
 	for i := range 2 {

@@ -10,6 +10,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -26,9 +27,8 @@ func newOutageFleet(t *testing.T, replicas []*replica, failClosed bool) *outageF
 	t.Helper()
 	f := &outageFleet{onceRuns: &counted{}, payRuns: &counted{}}
 	for _, r := range replicas {
-		lo := []runlimit.Option{runlimit.Once("cancel_booking"), runlimit.WithStore(r.Store.RunCalls()),
-			runlimit.WithStoreTimeout(storeTimeout)}
-		so := []spend.Option{spend.Fixed("pay", 0.4), spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(storeTimeout)}
+		lo := []runlimit.Option{runlimit.Once("cancel_booking"), runlimit.WithStore(r.Store.RunCalls(), store.WithTimeout(storeTimeout))}
+		so := []spend.Option{spend.Fixed("pay", 0.4), spend.WithStore(r.Store.Spend(), store.WithTimeout(storeTimeout))}
 		if failClosed {
 			lo = append(lo, runlimit.WithFailClosed())
 			so = append(so, spend.WithFailClosed())

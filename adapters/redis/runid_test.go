@@ -19,7 +19,7 @@ func TestRunIDNotStorableIsShared(t *testing.T) {
 	srv := startRedis(t)
 	replicas := newReplicas(t, srv, 3)
 	tool := &counted{}
-	fleet := runCallsFleet(t, replicas, tool.tool, runlimit.Once("cancel_booking"), calm, func(e runlimit.StoreError) {
+	fleet := runCallsFleet(t, replicas, tool.tool, runlimit.Once("cancel_booking"), calm, func(e store.Error) {
 		t.Errorf("store error: %s: %v", e.Op, e.Err)
 	})
 	const id = "tenant/42/run-7"

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/store"
 )
 
 // luaCount is the Lua that reads what the scripts of run counts and spend
@@ -105,7 +106,7 @@ return used
 `)
 
 // errCallsCorrupt: a run's stored call count does not parse.
-var errCallsCorrupt = fmt.Errorf("redisstate: a run's call count is not a count: %w", runlimit.ErrStoreCorrupt)
+var errCallsCorrupt = fmt.Errorf("redisstate: a run's call count is not a count: %w", store.ErrCorrupt)
 
 // RunCalls returns the [runlimit.Store] of s: give it to runlimit.WithStore
 // in every replica serving runs named with budget.WithID, so that
@@ -123,7 +124,7 @@ var errCallsCorrupt = fmt.Errorf("redisstate: a run's call count is not a count:
 // A count that does not parse — anything but a decimal integer from 0 to
 // 2^53-1 as HINCRBY writes it (garbage, a negative number, a sign, a
 // space), or a run's key that is not a hash — is corrupt: Take admits
-// nothing and returns an error wrapping runlimit.ErrStoreCorrupt, on which
+// nothing and returns an error wrapping store.ErrCorrupt, on which
 // the layer refuses the call (fails closed, whatever WithFailClosed says)
 // and reports it; Release and Record leave it as it is and return the same
 // error. Each Take keeps such a key alive for the TTL, so it stays refused

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/store"
 )
 
 // spendReserve holds an amount for a call of a run if it fits the limit,
@@ -85,7 +86,7 @@ return {spent, held}
 `)
 
 // errSpendCorrupt: a run's stored spend does not parse.
-var errSpendCorrupt = fmt.Errorf("redisstate: a run's spend is not an amount: %w", spend.ErrStoreCorrupt)
+var errSpendCorrupt = fmt.Errorf("redisstate: a run's spend is not an amount: %w", store.ErrCorrupt)
 
 // maxSpendAmount is the largest amount, in billionths of a unit, that the
 // [Store.Spend] port keeps: 2^53-1, about 9,007,199 units. Lua's numbers
@@ -119,7 +120,7 @@ var errSpendAmount = errors.New("redisstate: spend amounts above 2^53-1 billiont
 // from 0 to 2^53-1 as HINCRBY writes it (garbage, a negative amount, a
 // sign, a space, a fraction), or a run's key that is not a hash — is
 // corrupt: Reserve holds nothing and returns an error wrapping
-// spend.ErrStoreCorrupt, on which the layer refuses the call (fails
+// store.ErrCorrupt, on which the layer refuses the call (fails
 // closed, whatever WithFailClosed says) and reports it; Settle leaves it
 // as it is and returns the same error. Each Reserve keeps such a key alive
 // for the TTL, so it stays refused while the run goes on. Whoever can

@@ -3,7 +3,6 @@ package redisstate_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,6 +18,8 @@ import (
 	redisstate "github.com/toolmw/toolmw/adapters/redis"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/middleware/spend/spendtest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -104,8 +105,8 @@ func TestSpendAcrossReplicas(t *testing.T) {
 		var fleet []toolmw.Tool
 		for _, r := range replicas {
 			fleet = append(fleet, mustWrap(t, "search", g.tool(c.max, c.read), spend.New(c.cost,
-				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm),
-				spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
+				spend.WithStore(r.Store.Spend(), store.WithTimeout(calm),
+					store.WithOnError(func(e store.Error) { t.Errorf("store error: %s: %v", e.Op, e.Err) })))))
 		}
 		for _, id := range []string{fmt.Sprintf("run-%d-a", i), fmt.Sprintf("run-%d-b", i)} {
 			g.mu.Lock()
@@ -167,11 +168,17 @@ func TestSpendAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestSpendSettle: the port's Reserve holds an amount when it fits and
-// reports spent and held, refuses one that does not with the numbers as
-// they are; Settle moves a call's hold to what it cost, never takes held
-// below zero, and a Settle of a run never reserved writes only what it
-// charged.
+// TestSpendConformance: the Store keeps spend.Store's contract
+// (spendtest).
+func TestSpendConformance(t *testing.T) {
+	newStore := kitStores(t)
+	spendtest.TestStore(t, func(t *testing.T) spend.Store { return newStore(t).Spend() })
+}
+
+// TestSpendSettle: on Redis, a run's spend is its hash's "spent" and
+// "held", in billionths, refreshed to the TTL by each operation; a Settle
+// of a run never reserved writes only what it charged. (What each
+// operation does, once per op, is TestSpendConformance's.)
 func TestSpendSettle(t *testing.T) {
 	noLeaks(t)
 	srv := startRedis(t)
@@ -190,18 +197,8 @@ func TestSpendSettle(t *testing.T) {
 		ok          bool
 	}{
 		{"reserve 60", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 60, "a") }, 0, 60, true},
-		{"reserve 60 again: the same op holds once", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 60, "a") }, 0, 60, true},
-		{"reserve 50 refused", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 50, "b") }, 0, 60, false},
-		{"reserve 40", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 40, "c") }, 0, 100, true},
-		{"settle 60 to 25", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "a", 25) }, 25, 40, true},
-		{"settle it again: nothing", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "a", 25) }, 25, 40, true},
-		{"reserve a settled op: refused", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 10, "a") }, 25, 40, false},
-		{"reserve 35", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 35, "d") }, 25, 75, true},
-		{"settle 40 to 0", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "c", 0) }, 25, 35, true},
-		{"settle 35 to 35", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "d", 35) }, 60, 0, true},
-		{"settle an op never reserved: a write-back", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "e", 10) }, 70, 0, true},
-		{"its late reserve holds nothing", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 10, "e") }, 70, 0, false},
-		{"reserve 31 refused", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 31, "f") }, 70, 0, false},
+		{"settle 60 to 25", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "a", 25) }, 25, 0, true},
+		{"settle an op never reserved: a write-back", func() (int64, int64, bool, error) { return 0, 0, true, st.Settle(ctx, "run-s", "e", 45) }, 70, 0, true},
 		{"reserve 30 fits exactly", func() (int64, int64, bool, error) { return st.Reserve(ctx, "run-s", 100, 30, "g") }, 70, 30, true},
 	}
 	for _, s := range steps {
@@ -240,8 +237,8 @@ func TestSpendSettle(t *testing.T) {
 	}
 	tool := mustWrap(t, "summarise", func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Text("0.123456789"), nil
-	}, spend.New(spend.Metered("summarise", 0.5, readCost), spend.WithStore(st), spend.WithStoreTimeout(calm),
-		spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) })))
+	}, spend.New(spend.Metered("summarise", 0.5, readCost), spend.WithStore(st, store.WithTimeout(calm),
+		store.WithOnError(func(e store.Error) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
 	if _, err := tool(spendRun("run-m", 1), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -251,56 +248,30 @@ func TestSpendSettle(t *testing.T) {
 }
 
 // TestSpendKeys: hostile run ids (long, binary, with Redis protocol in
-// them) make keys of the prefix, "spend:" and 32 hex digits; different
-// ids keep apart, and stores with different prefixes do not share spend.
+// them) make keys of the prefix, "spend:" and 32 hex digits, with the
+// fields held and spent; different ids keep apart, and stores with
+// different prefixes do not share spend.
 func TestSpendKeys(t *testing.T) {
-	noLeaks(t)
-	srv := startRedis(t)
-	a := newReplica(t, srv, redisstate.WithPrefix("app-a:"))
-	b := newReplica(t, srv, redisstate.WithPrefix("app-b:"))
-	hostile := strings.Repeat("id\r\n*1\r\n$8\r\nFLUSHALL\r\n{tag}\x00\xff", 5000)
-	ctx := context.Background()
-	for _, r := range []*replica{a, b} {
-		st := r.Store.Spend()
+	testKeys(t, "spend:", func(st *redisstate.Store, hostile string) {
+		ctx := context.Background()
+		s := st.Spend()
 		for _, id := range []string{hostile, hostile + "x"} {
-			if _, _, ok, err := st.Reserve(ctx, id, 10, 10, hostile+"1"); !ok || err != nil {
+			if _, _, ok, err := s.Reserve(ctx, id, 10, 10, hostile+"1"); !ok || err != nil {
 				t.Fatalf("first reserve: %v, %v", ok, err)
 			}
-			if _, _, ok, err := st.Reserve(ctx, id, 10, 1, hostile+"2"); ok || err != nil {
+			if _, _, ok, err := s.Reserve(ctx, id, 10, 1, hostile+"2"); ok || err != nil {
 				t.Fatalf("a reserve past the limit: %v, %v", ok, err)
 			}
 		}
-		if err := st.Settle(ctx, hostile, hostile+"1", 0); err != nil {
+		if err := s.Settle(ctx, hostile, hostile+"1", 0); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, ok, err := st.Reserve(ctx, hostile, 10, 10, hostile+"3"); !ok || err != nil {
+		if _, _, ok, err := s.Reserve(ctx, hostile, 10, 10, hostile+"3"); !ok || err != nil {
 			t.Fatalf("reserve after a settle to 0: %v, %v", ok, err)
 		}
-	}
-	keys, err := a.Client.Keys(ctx, "*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(keys)
-	if len(keys) != 4 || !strings.HasPrefix(keys[0], "app-a:spend:") || !strings.HasPrefix(keys[3], "app-b:spend:") {
-		t.Fatalf("keys = %q, want two runs per prefix", keys)
-	}
-	for _, k := range keys {
-		if len(k) != len("app-a:spend:")+32 || strings.Trim(k[len("app-a:spend:"):], "0123456789abcdef") != "" {
-			t.Errorf("key %q: want the prefix, spend: and 32 hex digits", k)
-		}
-		var f []string
-		for _, name := range a.Client.HKeys(ctx, k).Val() {
-			if hex := strings.TrimPrefix(name, "o"); len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == "" {
-				continue // an op's field
-			}
-			f = append(f, name)
-		}
-		slices.Sort(f)
-		if !slices.Equal(f, []string{"held", "spent"}) && !slices.Equal(f, []string{"held"}) {
-			t.Errorf("key %q has fields %q, want held and spent, and ops'", k, f)
-		}
-	}
+	}, func(names []string) bool {
+		return slices.Equal(names, []string{"held", "spent"}) || slices.Equal(names, []string{"held"})
+	})
 }
 
 // TestSpendAmountBound: the port keeps amounts up to 2^53-1 billionths
@@ -353,8 +324,7 @@ func TestSpendAmountBound(t *testing.T) {
 
 	// Through the layer: a limit of 10 million units is past the bound.
 	var reported []error
-	tool := mustWrap(t, "search", (&counted{}).tool, spend.New(spend.Fixed("search", 1), spend.WithStore(st),
-		spend.WithOnStoreError(func(e spend.StoreError) { reported = append(reported, e.Err) })))
+	tool := mustWrap(t, "search", (&counted{}).tool, spend.New(spend.Fixed("search", 1), spend.WithStore(st, store.WithOnError(func(e store.Error) { reported = append(reported, e.Err) }))))
 	ctx = spendRun("run-big", 1e7)
 	if _, err := tool(ctx, nil); err != nil {
 		t.Fatalf("a limit past the bound: %v, want the call reserved locally", err)
@@ -365,112 +335,20 @@ func TestSpendAmountBound(t *testing.T) {
 }
 
 // TestSpendRedisDown: with redis-server killed, or busy (DEBUG SLEEP),
-// costed calls of a named run fall back to their Account without failing
-// or waiting past the store timeout, are reported and marked degraded;
-// with WithFailClosed they are refused instead.
+// costed calls of a named run fall back to the replica's own account
+// (here, each replica's Account of 0.2) without failing or waiting past
+// the store timeout, are reported and marked degraded; with
+// WithFailClosed they are refused instead.
 func TestSpendRedisDown(t *testing.T) {
-	for _, mode := range []string{"killed", "slowed"} {
-		t.Run(mode, func(t *testing.T) {
-			noLeaks(t)
-			srv := startRedis(t)
-			replicas := newReplicas(t, srv, 3)
-			var reports atomic.Int64
-			var timeouts atomic.Int64 // reported with context.DeadlineExceeded
-			onErr := func(e spend.StoreError) {
-				if e.Op != "reserve" {
-					return // a write-back still waiting for Redis
-				}
-				reports.Add(1)
-				if errors.Is(e.Err, context.DeadlineExceeded) {
-					timeouts.Add(1)
-				}
+	testRedisDown(t, redisDown{layer: "spend", op: "reserve", refused: spendLimited,
+		limited: func(r *replica, failClosed bool, opts ...store.Option) toolmw.Middleware {
+			o := []spend.Option{spend.Fixed("search", 0.1), spend.WithStore(r.Store.Spend(), opts...)}
+			if failClosed {
+				o = append(o, spend.WithFailClosed())
 			}
-			c := &counted{}
-			var degraded atomic.Int64
-			note := func(next toolmw.Tool) toolmw.Tool {
-				return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-					res, err := next(ctx, args)
-					if call, _ := toolmw.CallFrom(ctx); call.Degraded == "spend" {
-						degraded.Add(1)
-					}
-					return res, err
-				}
-			}
-			var fleet, closed []toolmw.Tool
-			for _, r := range replicas {
-				fleet = append(fleet, mustWrap(t, "search", c.tool, note, spend.New(spend.Fixed("search", 0.1),
-					spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(storeTimeout), spend.WithOnStoreError(onErr))))
-				closed = append(closed, mustWrap(t, "search", c.tool, spend.New(spend.Fixed("search", 0.1),
-					spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(storeTimeout), spend.WithFailClosed())))
-			}
-			// Warm every replica's connection. On a loaded machine a warm
-			// call of a fail-closed replica may meet the 50 ms store
-			// timeout and be refused: it tries again, in a run of its own.
-			for i, tool := range append(slices.Clone(fleet), closed...) {
-				warm(t, func(try int) error {
-					_, err := tool(spendRun(fmt.Sprintf("warm-%d-%d", i, try), 1), nil)
-					return err
-				})
-			}
-			switch mode {
-			case "killed":
-				srv.Kill()
-			case "slowed":
-				resume := srv.Stall()
-				defer func() {
-					if err := resume(); err != nil {
-						t.Errorf("resume redis-server: %v", err)
-					}
-				}()
-			}
-			// The warm calls may have fallen back on a loaded machine (the
-			// store timeout is 50 ms): count from here.
-			before, reportsBefore, degradedBefore := c.runs(), reports.Load(), degraded.Load()
-			for i, tool := range fleet {
-				// One Account per replica, of 0.2: it bounds the replica.
-				ctx := spendRun("run-down", 0.2)
-				for j := range 3 {
-					call, cancel := context.WithTimeout(ctx, stalledCallTimeout)
-					start := time.Now()
-					_, err := tool(call, nil)
-					cancel()
-					if took := time.Since(start); took > storeTimeout+loadSlack {
-						t.Errorf("replica %d call %d took %v, want at most the store timeout, %v (+ %v for a loaded machine)", i, j, took, storeTimeout, loadSlack)
-					}
-					if want := j < 2; (err == nil) != want || !want && !spendLimited(err) {
-						t.Errorf("replica %d call %d: %v, want it to run: %v", i, j, err, want)
-					}
-				}
-			}
-			if n := c.runs() - before; n != 2*len(fleet) {
-				t.Errorf("%d executions while Redis was down, want the limit per replica, %d", n, 2*len(fleet))
-			}
-			// The third call of each replica is refused by the replica's
-			// own count of the run, full: the store is not asked.
-			if n := reports.Load() - reportsBefore; n != 2*int64(len(fleet)) {
-				t.Errorf("%d store errors reported, want one per call that asked, %d", n, 2*len(fleet))
-			}
-			if n := timeouts.Load(); mode == "slowed" && n < int64(len(fleet)) {
-				t.Errorf("%d reports of context.DeadlineExceeded, want one per replica at least", n)
-			}
-			if n := degraded.Load() - degradedBefore; n != 2*int64(len(fleet)) {
-				t.Errorf("%d calls marked degraded, want every call that asked, %d", n, 2*len(fleet))
-			}
-			for i, tool := range closed {
-				call, cancel := context.WithTimeout(spendRun("run-closed", 1), stalledCallTimeout)
-				start := time.Now()
-				_, err := tool(call, nil)
-				took := time.Since(start)
-				cancel()
-				if !spendLimited(err) || taxonomy.IsFinal(err) {
-					t.Errorf("fail closed, replica %d: %v, want spend_limit, not final", i, err)
-				}
-				if took > storeTimeout+loadSlack {
-					t.Errorf("fail closed, replica %d took %v, want at most the store timeout, %v (+ %v for a loaded machine)", i, took, storeTimeout, loadSlack)
-				}
-			}
-		})
-	}
+			return spend.New(o...)
+		},
+		run: func(id string) context.Context { return spendRun(id, 0.2) }})
 }
 
 // TestSpendCorrupt: a run's spend on Redis whose "spent" or "held" does
@@ -478,61 +356,26 @@ func TestSpendRedisDown(t *testing.T) {
 // an exponent, one past 2^53, or a key that is not a hash — fails closed:
 // a tool costing the whole limit that ran is not run again
 // (budget-exceeded/spend_store_corrupt, even without WithFailClosed), and
-// the Store's answer is reported as ErrStoreCorrupt, for Reserve and for
+// the Store's answer is reported as store.ErrCorrupt, for Reserve and for
 // Settle. (It used to read as 0: the tool ran again.)
 func TestSpendCorrupt(t *testing.T) {
-	noLeaks(t)
-	srv := startRedis(t)
-	r := newReplica(t, srv)
-	ctx := context.Background()
-	corrupt := map[string]func(key string) error{}
-	for _, field := range []string{"spent", "held"} {
-		for _, v := range corruptions {
-			corrupt[fmt.Sprintf("%s %q", field, v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
-		}
-	}
-	corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "0", 0).Err() }
-	i := 0
-	for name, write := range corrupt {
-		t.Run(name, func(t *testing.T) {
-			i++
-			id := fmt.Sprintf("run-corrupt-%d", i)
-			var reports []spend.StoreError
-			var mu sync.Mutex
-			c := &counted{}
-			// The run's call is made on another replica: this one's own
-			// account of the run would refuse without asking Redis.
-			first := mustWrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1),
-				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm)))
-			tool := mustWrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1),
-				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm),
-				spend.WithOnStoreError(func(e spend.StoreError) { mu.Lock(); reports = append(reports, e); mu.Unlock() })))
-			if _, err := first(spendRun(id, 1), nil); err != nil {
-				t.Fatal(err)
-			}
-			key := "toolmw:spend:" + hashed(id)
-			if err := write(key); err != nil {
-				t.Fatal(err)
-			}
-			for range 3 {
-				_, err := tool(spendRun(id, 1), nil)
-				if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindBudgetExceeded || info.Code != taxonomy.CodeSpendCorrupt {
-					t.Fatalf("a call on a corrupt spend: %v, want spend_store_corrupt", err)
+	testCorrupt(t, redisCorrupt{kind: "spend:", op: "reserve", code: taxonomy.CodeSpendCorrupt,
+		writes: func(r *replica) map[string]func(key string) error {
+			ctx := context.Background()
+			corrupt := map[string]func(key string) error{}
+			for _, field := range []string{"spent", "held"} {
+				for _, v := range corruptions {
+					corrupt[fmt.Sprintf("%s %q", field, v)] = func(key string) error { return r.Client.HSet(ctx, key, field, v).Err() }
 				}
 			}
-			if c.runs() != 1 {
-				t.Fatalf("a tool costing the whole limit ran %d times", c.runs())
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(reports) != 3 || reports[0].Op != "reserve" || !errors.Is(reports[0].Err, spend.ErrStoreCorrupt) {
-				t.Fatalf("reports %v, want three reserves reported as ErrStoreCorrupt", reports)
-			}
-			if err := r.Store.Spend().Settle(ctx, id, "op", 1); !errors.Is(err, spend.ErrStoreCorrupt) {
-				t.Fatalf("Settle on a corrupt spend: %v", err)
-			}
-		})
-	}
+			corrupt["a string key"] = func(key string) error { return r.Client.Set(ctx, key, "0", 0).Err() }
+			return corrupt
+		},
+		limited: func(r *replica, opts ...store.Option) toolmw.Middleware {
+			return spend.New(spend.Fixed("pay", 1), spend.WithStore(r.Store.Spend(), opts...))
+		},
+		run:    func(id string) context.Context { return spendRun(id, 1) },
+		settle: func(r *replica, id string) error { return r.Store.Spend().Settle(context.Background(), id, "op", 1) }})
 }
 
 // TestSpendRoundsUpOnRedis: through the Store too, a cost below a
@@ -551,8 +394,8 @@ func TestSpendRoundsUpOnRedis(t *testing.T) {
 		var fleet []toolmw.Tool
 		for _, r := range replicas {
 			fleet = append(fleet, mustWrap(t, "search", counter.tool, spend.New(spend.Fixed("search", 4e-10),
-				spend.WithStore(r.Store.Spend()), spend.WithStoreTimeout(calm),
-				spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
+				spend.WithStore(r.Store.Spend(), store.WithTimeout(calm),
+					store.WithOnError(func(e store.Error) { t.Errorf("store error: %s: %v", e.Op, e.Err) })))))
 		}
 		id := fmt.Sprintf("run-tiny-%v", c.limit)
 		for i := range 1000 {

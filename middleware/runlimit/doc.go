@@ -91,14 +91,16 @@
 // (Take), and a call that had no effect gives its slot back with one more
 // (Release); a run without an id keeps in-process counts.
 //
-// When the Store fails or does not answer within [WithStoreTimeout]
-// (50 ms by default, and the call's deadline), the call is counted in the
+// When the Store fails or does not answer within the store timeout
+// (store.WithTimeout given to WithStore; store.DefaultTimeout, 50 ms, by
+// default; and the call's deadline), the call is counted in the
 // replica's own count of the run, kept by run id (up to [MaxLocalRuns]
 // runs), which also holds the calls the Store admitted on that replica; a
 // call that count has no room for is refused without asking the Store.
-// The failure is reported to [WithOnStoreError], the call is marked
-// degraded (toolmw.SetDegraded, which spans and logs show), and the Store
-// is left alone for a quarter of a second, during which calls count
+// The failure is reported as a store.Error (Layer "runlimit", Op "take";
+// to store.WithOnError given to WithStore), the call is marked degraded
+// (toolmw.Call.Degraded, which spans and logs show), and the Store is
+// left alone for store.Rest, a quarter of a second, during which calls count
 // locally — only the part of the Store that failed, when its error says
 // so (one node of a Redis Cluster). So during an outage each replica
 // enforces the limit on its own: a run makes at most n calls of a tool
@@ -115,20 +117,21 @@
 // releases its op (a late Take of it then takes nothing), and a call that
 // ran on the replica's count records its op (counted once, whether or not
 // its Take landed too). Those releases and records are sent at once and,
-// while the Store does not answer, again after each rest for up to ten
-// minutes; each failure is reported. So no slot is lost to a late answer,
+// while the Store does not answer, again after each rest for up to
+// store.GiveUp, ten minutes; each failure is reported (Op "release" or
+// "record"). So no slot is lost to a late answer,
 // and once the Store is back its count holds every call that ran during
 // the outage: the run does not run its Once tool again on any replica. A
-// release or record dropped after ten minutes (reported with [ErrDropped])
+// release or record dropped after ten minutes (reported with store.ErrDropped)
 // leaves the Store short of that call: the bound is then the
 // limit per replica again, for that run.
 //
-// A Store that answers with a count it cannot read ([ErrStoreCorrupt]: on
+// A Store that answers with a count it cannot read (store.ErrCorrupt: on
 // Redis, a field that is not a decimal count — "garbage", a negative
 // number — or a key of another type) fails the call closed, whatever
 // WithFailClosed says: run-limit-exceeded/run_calls_corrupt, the tool does
-// not run, the call is reported to WithOnStoreError, and the Store is not
-// left alone (it answered). Counting locally instead would let each
+// not run, the call is reported (Refused), and the Store is not left
+// alone (it answered). Counting locally instead would let each
 // replica run the tool once more, and a count read as zero would open the
 // limit. A party that can write to the Store can still lower a count to a
 // smaller well-formed one, or delete it; that cannot be told from a run
@@ -154,7 +157,12 @@
 // [MaxCalls], or one tool given two different limits makes New return a
 // [toolmw.Reject] middleware, so toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up; [Validate]
-// reports the same error.
+// reports the same error. So does an invalid store option given to
+// WithStore (a negative store.WithTimeout).
+//
+// A Store of your own runs the conformance checks of package
+// runlimittest (runlimittest.TestStore), as the Redis one does;
+// runlimittest.MemStore is one in memory, for tests.
 //
 // # Concurrency
 //

@@ -1,35 +1,13 @@
 package runlimit_test
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/middleware/runlimit/runlimittest"
 )
-
-// lateStore is a memStore whose Takes, while late is set, answer nothing
-// before the caller gives up and are applied afterwards, after delay: a
-// Redis that runs a script the client stopped waiting for.
-type lateStore struct {
-	*memStore
-	late  atomic.Bool
-	delay time.Duration
-}
-
-func (s *lateStore) Take(ctx context.Context, id, tool string, limit int, op string) (bool, error) {
-	if !s.late.Load() {
-		return s.memStore.Take(ctx, id, tool, limit, op)
-	}
-	<-ctx.Done()
-	go func() {
-		time.Sleep(s.delay)
-		_, _ = s.memStore.Take(context.Background(), id, tool, limit, op)
-	}()
-	return false, ctx.Err()
-}
 
 // TestLateTakeLosesNoSlot: with WithFailClosed, a call whose Take does not
 // answer in time is refused, and the Take, applied by the Store after the
@@ -40,19 +18,19 @@ func TestLateTakeLosesNoSlot(t *testing.T) {
 	for _, delay := range []time.Duration{0, 10 * time.Millisecond, 2 * time.Second} {
 		t.Run(delay.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &lateStore{memStore: &memStore{}, delay: delay}
+				st := &runlimittest.MemStore{}
 				ct := &counted{}
 				tool := wrap(t, "pay", ct.tool, runlimit.New(runlimit.Once("pay"),
 					runlimit.WithStore(st), runlimit.WithFailClosed()))
-				st.late.Store(true)
+				st.Late("take", delay)
 				for i := range 3 {
 					if _, err := tool(named("run-1"), nil); !isCallLimit(err) {
 						t.Fatalf("call %d while the store is late: %v, want refused", i, err)
 					}
 				}
-				st.late.Store(false)
+				st.Late("", 0)
 				time.Sleep(5 * time.Second)
-				if n := st.countOf("run-1", "pay"); n != 0 {
+				if n := st.Count("run-1", "pay"); n != 0 {
 					t.Fatalf("the store counts %d calls of a run that ran none", n)
 				}
 				if _, err := tool(named("run-1"), nil); err != nil || ct.n.Load() != 1 {
@@ -82,15 +60,16 @@ func TestOutageWrittenBack(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &lateStore{memStore: &memStore{}, delay: time.Second}
+				st := &runlimittest.MemStore{}
 				ct := &counted{}
 				mw := func() runlimit.Option { return runlimit.WithStore(st) }
 				a := wrap(t, "pay", ct.tool, runlimit.New(runlimit.Once("pay"), mw()))
 				b := wrap(t, "pay", ct.tool, runlimit.New(runlimit.Once("pay"), mw()))
 				if late {
-					st.late.Store(true)
+					st.Late("take", time.Second)
 				} else {
-					st.set(func(m *memStore) { m.takeErr = errDown; m.releaseErr = errDown })
+					st.Fail("take", errDown)
+					st.Fail("release", errDown)
 				}
 				for i := range 9 {
 					_, _ = a(named("run-1"), nil)
@@ -101,10 +80,11 @@ func TestOutageWrittenBack(t *testing.T) {
 				if n := ct.n.Load(); n != 1 {
 					t.Fatalf("during the outage one replica ran the Once tool %d times, want 1", n)
 				}
-				st.late.Store(false)
-				st.set(func(m *memStore) { m.takeErr = nil; m.releaseErr = nil })
+				st.Late("", 0)
+				st.Fail("take", nil)
+				st.Fail("release", nil)
 				time.Sleep(5 * time.Second)
-				if n := st.countOf("run-1", "pay"); n != 1 {
+				if n := st.Count("run-1", "pay"); n != 1 {
 					t.Fatalf("after the outage the store counts %d calls, want the 1 that ran", n)
 				}
 				for _, tool := range []func() error{

@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/runstate"
+	"github.com/toolmw/toolmw/middleware/internal/runshare"
 	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -24,7 +25,7 @@ type Option func(*config)
 
 type config struct {
 	limits map[string]int // tool name → calls per run
-	store  storeConfig
+	store  runshare.Config[Store]
 	err    error
 }
 
@@ -93,7 +94,7 @@ func New(opts ...Option) toolmw.Middleware {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	}
 	l := &layer{limits: cfg.limits, refusals: map[string]*taxonomy.ToolError{}}
-	if cfg.store.s != nil {
+	if cfg.store.Store != nil {
 		l.shared = newShared(cfg.store)
 	}
 	for tool, n := range cfg.limits {

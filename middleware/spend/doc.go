@@ -83,14 +83,16 @@
 // replica, and settles it, so [Account.Spent] and [Account.Held] say what
 // the calls it served spent.
 //
-// When the Store fails or does not answer within [WithStoreTimeout]
-// (50 ms by default, and the call's deadline), the call is reserved on the
+// When the Store fails or does not answer within the store timeout
+// (store.WithTimeout given to WithStore; store.DefaultTimeout, 50 ms, by
+// default; and the call's deadline), the call is reserved on the
 // replica's own account of the run, kept by run id (up to [MaxLocalRuns]
 // runs), which also holds what the Store admitted on that replica; a call
 // that account has no room for is refused without asking the Store. The
-// failure is reported to [WithOnStoreError], the call is marked degraded
-// (toolmw.SetDegraded, which spans and logs show), and the Store is left
-// alone for a quarter of a second, during which calls reserve locally —
+// failure is reported as a store.Error (Layer "spend", Op "reserve"; to
+// store.WithOnError given to WithStore), the call is marked degraded
+// (toolmw.Call.Degraded, which spans and logs show), and the Store is left
+// alone for store.Rest, a quarter of a second, during which calls reserve locally —
 // only the part of the Store that failed, when its error says so (one
 // node of a Redis Cluster). So during an outage each replica enforces the
 // limit on its own: a run spends at most its limit per replica, not the
@@ -109,20 +111,20 @@
 // charge of 0, which also makes a late Reserve of it hold nothing, and a
 // call that ran locally with what it cost, charged once whether or not
 // its Reserve landed too. Settles are sent at once and, while the Store
-// does not answer, again after each rest for up to ten minutes; each
-// failure is reported. So no reservation is held for a call that ended,
+// does not answer, again after each rest for up to store.GiveUp, ten
+// minutes; each failure is reported (Op "settle"). So no reservation is held for a call that ended,
 // and once the Store is back its spend holds what every call of the
 // outage cost: the run spends nothing past its limit afterwards. A
-// settle dropped after ten minutes (reported with [ErrDropped]) leaves that
+// settle dropped after ten minutes (reported with store.ErrDropped) leaves that
 // call held, or uncharged, in the Store until the
 // run expires.
 //
-// A Store that answers with a spend it cannot read ([ErrStoreCorrupt]: on
+// A Store that answers with a spend it cannot read (store.ErrCorrupt: on
 // Redis, a "spent" or "held" that is not a decimal amount — "garbage", a
 // negative number — or a key of another type) fails the call closed,
 // whatever WithFailClosed says: budget-exceeded/spend_store_corrupt, the
-// tool does not run, the call is reported to WithOnStoreError, and the
-// Store is not left alone (it answered). Reserving in the Account instead
+// tool does not run, the call is reported (Refused), and the Store is not
+// left alone (it answered). Reserving in the Account instead
 // would let each replica spend the limit once more, and a spend read as
 // zero would open the limit. A party that can write to the Store can
 // still lower the spend to a smaller well-formed amount, or delete it;
@@ -161,7 +163,13 @@
 // tool name or a tool given two costs makes New return a [toolmw.Reject]
 // middleware, so toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up; [Validate]
-// reports the same error. WithOnBadCost(nil) is the default, no report.
+// reports the same error. So does an invalid store option given to
+// WithStore (a negative store.WithTimeout). WithOnBadCost(nil) is the
+// default, no report.
+//
+// A Store of your own runs the conformance checks of package spendtest
+// (spendtest.TestStore), as the Redis one does; spendtest.MemStore is one
+// in memory, for tests.
 //
 // # Concurrency
 //

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/middleware/spend/spendtest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -63,4 +67,34 @@ func ExampleMetered() {
 	fmt.Printf("spent %.2f, left %.2f\n", acct.Spent(), acct.Left())
 	// Output:
 	// spent 0.12, left 0.88
+}
+
+// Two replicas share a Store: the run's spend limit holds across them,
+// each with its own Account of the same limit. The Store's failures would
+// be reported as store.Errors.
+func ExampleWithStore() {
+	shared := &spendtest.MemStore{} // adapters/redis: Store.Spend()
+	search := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("3 flights found"), nil
+	}
+	var replicas []toolmw.Tool
+	for range 2 {
+		replicas = append(replicas, toolmw.MustWrap(toolmw.Spec{Name: "search_flights"}, search,
+			spend.New(spend.Fixed("search_flights", 0.40), spend.WithStore(shared,
+				store.WithTimeout(100*time.Millisecond),
+				store.WithOnError(func(e store.Error) { fmt.Println("store error:", e) })))))
+	}
+	for i := range 3 {
+		// Each request of the run names it and carries its limit.
+		ctx := budget.WithRun(spend.WithLimit(context.Background(), 1.00), budget.WithID("run-7"))
+		if _, err := replicas[i%2](ctx, nil); err != nil {
+			fmt.Println(taxonomy.InfoOf(err).Message)
+			continue
+		}
+		fmt.Println("searched")
+	}
+	// Output:
+	// searched
+	// searched
+	// this call may cost up to 0.4, and the run has 0.2 of its spend limit left; nothing ran
 }

@@ -2,35 +2,14 @@ package spend_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/middleware/spend/spendtest"
 )
-
-// lateStore is a memStore whose Reserves, while late is set, answer
-// nothing before the caller gives up and are applied afterwards, after
-// delay: a Redis that runs a script the client stopped waiting for.
-type lateStore struct {
-	*memStore
-	late  atomic.Bool
-	delay time.Duration
-}
-
-func (s *lateStore) Reserve(ctx context.Context, id string, limit, amount int64, op string) (int64, int64, bool, error) {
-	if !s.late.Load() {
-		return s.memStore.Reserve(ctx, id, limit, amount, op)
-	}
-	<-ctx.Done()
-	go func() {
-		time.Sleep(s.delay)
-		_, _, _, _ = s.memStore.Reserve(context.Background(), id, limit, amount, op)
-	}()
-	return 0, 0, false, ctx.Err()
-}
 
 // TestLateReserveHoldsNothing: with WithFailClosed, a call whose Reserve
 // does not answer in time is refused, and the Reserve, applied by the
@@ -42,19 +21,19 @@ func TestLateReserveHoldsNothing(t *testing.T) {
 	for _, delay := range []time.Duration{0, 10 * time.Millisecond, 2 * time.Second} {
 		t.Run(delay.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &lateStore{memStore: &memStore{}, delay: delay}
+				st := &spendtest.MemStore{}
 				ct := &counted{res: toolmw.Text("ok")}
 				tool := wrap(t, "pay", ct.tool, spend.New(spend.Fixed("pay", 0.4),
 					spend.WithStore(st), spend.WithFailClosed()))
-				st.late.Store(true)
+				st.Late("reserve", delay)
 				for i := range 3 {
 					if _, err := tool(inRun(context.Background(), "run-1", 1), nil); !isSpendLimit(err) {
 						t.Fatalf("call %d while the store is late: %v, want refused", i, err)
 					}
 				}
-				st.late.Store(false)
+				st.Late("", 0)
 				time.Sleep(5 * time.Second)
-				if spent, held, _ := st.state("run-1"); spent != 0 || held != 0 {
+				if spent, held := st.State("run-1"); spent != 0 || held != 0 {
 					t.Fatalf("the store has spent %d and holds %d of a run that ran nothing", spent, held)
 				}
 				for range 3 {
@@ -84,14 +63,15 @@ func TestSpendOutageWrittenBack(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &lateStore{memStore: &memStore{}, delay: time.Second}
+				st := &spendtest.MemStore{}
 				ct := &counted{res: toolmw.Text("ok")}
 				mw := func() toolmw.Middleware { return spend.New(spend.Fixed("pay", 0.4), spend.WithStore(st)) }
 				a, b := wrap(t, "pay", ct.tool, mw()), wrap(t, "pay", ct.tool, mw())
 				if late {
-					st.late.Store(true)
+					st.Late("reserve", time.Second)
 				} else {
-					st.set(func(m *memStore) { m.reserveErr = errDown; m.settleErr = errDown })
+					st.Fail("reserve", errDown)
+					st.Fail("settle", errDown)
 				}
 				for i := range 9 {
 					_, _ = a(inRun(context.Background(), "run-1", 1), nil)
@@ -102,10 +82,11 @@ func TestSpendOutageWrittenBack(t *testing.T) {
 				if n := ct.n.Load(); n != 2 {
 					t.Fatalf("during the outage one replica ran %d calls of 0.4 within a limit of 1, want 2", n)
 				}
-				st.late.Store(false)
-				st.set(func(m *memStore) { m.reserveErr = nil; m.settleErr = nil })
+				st.Late("", 0)
+				st.Fail("reserve", nil)
+				st.Fail("settle", nil)
 				time.Sleep(5 * time.Second)
-				if spent, held, _ := st.state("run-1"); spent != units(0.8) || held != 0 {
+				if spent, held := st.State("run-1"); spent != units(0.8) || held != 0 {
 					t.Fatalf("after the outage the store has spent %d and holds %d; want %d spent, nothing held", spent, held, units(0.8))
 				}
 				for _, tool := range []toolmw.Tool{a, b} {

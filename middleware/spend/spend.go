@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/internal/runshare"
 	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -92,7 +93,7 @@ type Option func(*config)
 type config struct {
 	costs     map[string]cost
 	onBadCost func(BadCost)
-	store     storeConfig
+	store     runshare.Config[Store]
 	err       error
 }
 
@@ -211,7 +212,7 @@ func New(opts ...Option) toolmw.Middleware {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	}
 	l := &layer{config: cfg}
-	if cfg.store.s != nil {
+	if cfg.store.Store != nil {
 		l.shared = newShared(cfg.store)
 	}
 	return func(next toolmw.Tool) toolmw.Tool {

@@ -3,13 +3,12 @@ package spend
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
-	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/middleware/internal/keyed"
-	"github.com/toolmw/toolmw/middleware/internal/storeguard"
+	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/middleware/internal/runshare"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -17,8 +16,8 @@ import (
 // run's spend limit holds however many replicas serve its calls.
 // adapters/redis implements it on Redis. The layer asks it once per call
 // of a costed tool in a run named with budget.WithID whose context carries
-// an [Account], with a context bounded by [WithStoreTimeout] and the call's
-// own, and once more when the call ends, to settle — also when the call
+// an [Account], with a context bounded by the store timeout (see [WithStore]) and the
+// call's own, and once more when the call ends, to settle — also when the call
 // was reserved on the replica's own account because the Store did not
 // answer, so that what it cost is written back.
 //
@@ -54,8 +53,12 @@ type Store interface {
 	// held after it (or as they are, when it refuses). An error, or no
 	// answer before ctx is done, makes the layer reserve on the replica's
 	// own account of the run (or refuse the call, with [WithFailClosed]);
-	// an error wrapping [ErrStoreCorrupt] — the stored spend does not
-	// parse — makes it refuse the call.
+	// an error wrapping store.ErrCorrupt — the stored spend does not
+	// parse — makes it refuse the call whatever [WithFailClosed] says
+	// (budget-exceeded/spend_store_corrupt: a spend that cannot be read may
+	// hide any amount, and reserving on the replica's account would let
+	// every replica spend the limit once more) and report it (Op
+	// "reserve", Refused); the Store is not left alone, since it answered.
 	Reserve(ctx context.Context, id string, limit, amount int64, op string) (spent, held int64, ok bool, err error)
 	// Settle ends the call op of the run named id, which cost charge (at
 	// most what it reserved, or, for a call the Store did not reserve, at
@@ -63,85 +66,43 @@ type Store interface {
 	// below zero, and the run's spent goes up by charge. A call that did
 	// not run is settled with a charge of 0. A spend that does not parse
 	// is left as it is, and Settle returns an error wrapping
-	// [ErrStoreCorrupt].
+	// store.ErrCorrupt, which the layer reports (Op "settle") and does not
+	// try again.
 	Settle(ctx context.Context, id, op string, charge int64) error
 }
-
-// StoreError reports an operation that the [Store] did not complete: it
-// failed or did not answer within [WithStoreTimeout]. It is a plain value,
-// safe to copy and to share.
-type StoreError struct {
-	// Op names the operation: "reserve" (a call was reserved on the
-	// replica's own account, or refused with [WithFailClosed]) or
-	// "settle" (a call is not settled in the Store yet: its reservation
-	// stays held, or what it cost is not charged, until it is). A settle
-	// that fails is tried again in the background (see [WithStore]); one
-	// given up is reported once more with an error wrapping [ErrDropped].
-	Op string
-	// Err is the Store's error, or context.DeadlineExceeded when it did not
-	// answer in time. It may name the Store's address: it is for the
-	// operator's metrics and logs, not for the model.
-	Err error
-}
-
-// ErrDropped is wrapped by the error a [StoreError] reports for an
-// operation the layer stopped trying to bring to the Store: ten minutes
-// passed, or ten thousand others waited. The Store may never learn of it.
-var ErrDropped = storeguard.ErrDropped
-
-// DefaultStoreTimeout is how long a call waits for the [Store] by default
-// before it is reserved locally.
-const DefaultStoreTimeout = 50 * time.Millisecond
 
 // WithStore makes the layer keep the spend of a named run (budget.WithID)
 // in s, shared by every replica using the same Store, so that a run's
 // spend limit holds for the run across the fleet. Each call of a costed
 // tool in a named run whose context carries an [Account] is one Reserve
 // and one Settle. Calls of a run without an id, or without a run, keep
-// to the Account alone.
+// to the Account alone. opts set how the layer uses s (store.WithTimeout,
+// store.WithOnError); an invalid one is invalid (see [Validate]).
 //
-// When s fails or does not answer within [WithStoreTimeout], the call is
-// reserved on the replica's own account of the run (fail open; see
-// [WithFailClosed]), reported to [WithOnStoreError] and marked degraded
-// (toolmw.SetDegraded), and s is left alone for a quarter of a second
-// before it is tried again (only the failing part of it, when its error
-// says so: an error with a PartialOutage method returning true, as the
-// Redis Store returns for one node of a cluster). The replica's own
-// account of a run is kept by run id, for up to [MaxLocalRuns] runs, and
-// holds what every call of the run admitted on this replica, through s or
-// not, holds or spent: during an outage, each replica spends at most the
-// limit per run. What a call decided on it cost is written back to s
-// (Settle) as soon as s answers again, and a Reserve that did not answer
+// When s fails or does not answer within the store timeout
+// (store.DefaultTimeout unless set), the call is reserved on the
+// replica's own account of the run (fail open; see [WithFailClosed]),
+// reported as a store.Error (Layer "spend", Op "reserve") and marked
+// degraded (toolmw.Call.Degraded is "spend"), and s is left alone for
+// store.Rest before it is tried again (only the failing part of it, when
+// its error says so: see store.Partial). The replica's own account of a
+// run is kept by run id, for up to [MaxLocalRuns] runs, and holds what
+// every call of the run admitted on this replica, through s or not, holds
+// or spent: during an outage, each replica spends at most the limit per
+// run. What a call decided on it cost is written back to s (Settle, Op
+// "settle") as soon as s answers again, and a Reserve that did not answer
 // is settled — both in the background, retried after each rest for up to
-// ten minutes —, so that after an outage the run's spend in s holds every
+// store.GiveUp —, so that after an outage the run's spend in s holds every
 // call that ran, once, and no reservation of a call that ended.
 //
 // nil means the Account alone (the default). The Option may be shared
 // between goroutines.
-func WithStore(s Store) Option {
-	return func(c *config) { c.store.s = s }
-}
-
-// WithStoreTimeout bounds how long a call waits for the [Store] before it
-// is reserved locally (0 means [DefaultStoreTimeout]); the call's context
-// bounds it too. A negative d is invalid (see [Validate]). The Option may
-// be shared between goroutines.
-func WithStoreTimeout(d time.Duration) Option {
+func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
-		if d < 0 {
-			c.reject("WithStoreTimeout(%v): the timeout must not be negative", d)
-			return
+		if err := c.store.Set(s, opts); err != nil {
+			c.reject("WithStore: %v", err)
 		}
-		c.store.timeout = d
 	}
-}
-
-// WithOnStoreError sets a function called, on the call's goroutine, for
-// every operation the [Store] did not complete (nil means none): count
-// them, log them. It must not block. The Option may be shared between
-// goroutines.
-func WithOnStoreError(f func(StoreError)) Option {
-	return func(c *config) { c.store.onError = f }
 }
 
 // WithFailClosed makes a call of a named run whose spend the [Store] could
@@ -155,59 +116,26 @@ func WithOnStoreError(f func(StoreError)) Option {
 // succeed once the Store answers. The Option may be shared between
 // goroutines.
 func WithFailClosed() Option {
-	return func(c *config) { c.store.failClosed = true }
-}
-
-// storeConfig is the part of the config about a Store.
-type storeConfig struct {
-	s          Store
-	timeout    time.Duration
-	onError    func(StoreError)
-	failClosed bool
+	return func(c *config) { c.store.FailClosed = true }
 }
 
 // errStoreDown: WithFailClosed and the Store did not check the call.
 var errStoreDown = taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendLimit,
 	"this run's spend could not be checked against its limit; nothing ran; it may be called again later")
 
-// ErrStoreCorrupt is what a [Store] returns, wrapped, when the spend it
-// keeps for a run does not parse as amounts: garbage, a negative amount,
-// one out of range, a key of another type. The layer then refuses the call
-// whatever [WithFailClosed] says (budget-exceeded/spend_store_corrupt: a
-// spend that cannot be read may hide any amount, and reserving in the
-// Account would let every replica spend the limit once more) and reports
-// it to [WithOnStoreError] (Op "reserve"); the Store is not left alone,
-// since it answered. A Settle that finds the spend corrupt is reported (Op
-// "settle").
-var ErrStoreCorrupt = errors.New("spend: the store's spend for the run does not parse")
-
 // errCorrupt ends a call whose run's spend in the Store does not parse.
 var errCorrupt = taxonomy.New(taxonomy.KindBudgetExceeded, taxonomy.CodeSpendCorrupt,
 	"this run's spend could not be checked against its limit: the shared record is unreadable; nothing ran")
-
-// errResting is the StoreError of a call reserved locally because the
-// Store failed moments ago.
-var errResting = storeResting{}
-
-type storeResting struct{}
-
-func (storeResting) Error() string {
-	return "spend: the store failed moments ago; reserving locally"
-}
 
 // MaxLocalRuns bounds the named runs whose own account a replica keeps
 // for the Store's outages (see [WithStore]); past it, the run used least
 // recently is forgotten, and its calls during an outage spend from zero on
 // this replica.
-const MaxLocalRuns = 1 << 16
+const MaxLocalRuns = runshare.MaxLocalRuns
 
-// shared is the state of a layer with a Store.
-type shared struct {
-	s          Store
-	failClosed bool
-	guard      storeguard.Guard
-	local      *keyed.Map[*tally] // the replica's account of each named run
-}
+// shared is the state of a layer with a Store: the replica's account of
+// each named run.
+type shared struct{ *runshare.Shared[Store, tally] }
 
 // tally is what a replica's calls of one named run hold and spent, in
 // units.
@@ -251,17 +179,8 @@ func (t *tally) settle(held, charge int64) {
 	t.mu.Unlock()
 }
 
-func newShared(c storeConfig) *shared {
-	s := &shared{s: c.s, failClosed: c.failClosed,
-		local: keyed.New(MaxLocalRuns, func(string) *tally { return &tally{} })}
-	s.guard = storeguard.Guard{Layer: "spend", Timeout: c.timeout, Resting: errResting}
-	if s.guard.Timeout == 0 {
-		s.guard.Timeout = DefaultStoreTimeout
-	}
-	if f := c.onError; f != nil {
-		s.guard.OnError = func(op string, err error) { f(StoreError{Op: op, Err: err}) }
-	}
-	return s
+func newShared(c runshare.Config[Store]) *shared {
+	return &shared{runshare.New("spend", c, errStoreDown, errCorrupt, func() *tally { return &tally{} })}
 }
 
 // stored is a call of a named run whose spend the Store keeps: the run,
@@ -285,33 +204,22 @@ type stored struct {
 func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call toolmw.Call, c cost,
 	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	s := l.shared
-	st := stored{id: id, op: storeguard.NewOp(), local: s.local.Get(id)}
+	st := stored{id: id, op: storeguard.NewOp(), local: s.Local(id)}
 	if taken, ok := st.local.room(acct.limit, c.max); !ok {
 		return toolmw.Result{}, acct.refusal(c.max, taken)
 	}
 	var spent, held int64
 	var ok bool
-	var corrupt error
-	local, end := s.guard.Ask(ctx, "reserve", func(ctx context.Context) error {
-		st.asked = true
+	local, sent, end := s.Ask(ctx, "reserve", func(ctx context.Context) error {
 		var err error
-		spent, held, ok, err = s.s.Reserve(ctx, id, acct.limit, c.max, st.op)
-		if errors.Is(err, ErrStoreCorrupt) {
-			corrupt = err // the store answered, with state it cannot count on
-			return nil
-		}
+		spent, held, ok, err = s.Store.Reserve(ctx, id, acct.limit, c.max, st.op)
 		return err
 	})
+	st.asked = sent
 	switch {
-	case corrupt != nil:
-		s.report("reserve", corrupt)
-		return toolmw.Result{}, errCorrupt
-	case end != nil, local && s.failClosed:
+	case end != nil:
 		s.cancel(ctx, st)
-		if end != nil {
-			return toolmw.Result{}, end
-		}
-		return toolmw.Result{}, errStoreDown
+		return toolmw.Result{}, end
 	case local:
 		if taken, ok := st.local.reserve(acct.limit, c.max); !ok {
 			s.cancel(ctx, st)
@@ -330,26 +238,11 @@ func (l *layer) sharedCall(ctx context.Context, id string, acct *Account, call t
 // answer, may land yet.
 func (s *shared) cancel(ctx context.Context, st stored) { s.settle(ctx, st, 0) }
 
-// settle settles the call st in the Store, eventually (see
-// storeguard.Guard.Eventually). A call the Store was not asked about and
-// that cost nothing is not its business.
+// settle settles the call st in the Store, eventually. A call the Store
+// was not asked about and that cost nothing is not its business.
 func (s *shared) settle(ctx context.Context, st stored, charge int64) {
 	if !st.asked && charge == 0 {
 		return
 	}
-	s.guard.Eventually(ctx, "settle", func(ctx context.Context) error {
-		if err := s.s.Settle(ctx, st.id, st.op, charge); errors.Is(err, ErrStoreCorrupt) {
-			s.report("settle", err) // the store answered: no rest, no retry
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-}
-
-// report reports an operation the Store answered with corrupt state.
-func (s *shared) report(op string, err error) {
-	if s.guard.OnError != nil {
-		s.guard.OnError(op, err)
-	}
+	s.Eventually(ctx, "settle", func(ctx context.Context) error { return s.Store.Settle(ctx, st.id, st.op, charge) })
 }

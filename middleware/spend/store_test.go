@@ -15,124 +15,15 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/middleware/spend/spendtest"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// memStore is a spend.Store in memory, shared by the "replicas" of a test,
-// keeping the contract on operation ids: each op's effect applies once.
-// It is safe for concurrent use.
-type memStore struct {
-	mu         sync.Mutex
-	spent      map[string]int64
-	held       map[string]int64
-	ops        map[string]int64 // op → what it holds, or -1 once settled
-	peak       int64            // the highest spent+held of any run, measured after each Reserve
-	reserveErr error            // returned by Reserve when set
-	settleErr  error            // returned by Settle when set
-	hang       bool             // Reserve waits for its context
-
-	reserves, settles atomic.Int64
-}
-
-func (m *memStore) init() {
-	if m.spent == nil {
-		m.spent, m.held, m.ops = map[string]int64{}, map[string]int64{}, map[string]int64{}
-	}
-}
-
-func (m *memStore) Reserve(ctx context.Context, id string, limit, amount int64, op string) (int64, int64, bool, error) {
-	m.reserves.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.hang {
-		m.mu.Unlock()
-		<-ctx.Done()
-		m.mu.Lock()
-		return 0, 0, false, ctx.Err()
-	}
-	if m.reserveErr != nil {
-		return 0, 0, false, m.reserveErr
-	}
-	m.init()
-	if h, ok := m.ops[op]; ok {
-		return m.spent[id], m.held[id], h >= 0, nil
-	}
-	if m.spent[id]+m.held[id]+amount > limit {
-		return m.spent[id], m.held[id], false, nil
-	}
-	m.held[id] += amount
-	m.ops[op] = amount
-	m.peak = max(m.peak, m.spent[id]+m.held[id])
-	return m.spent[id], m.held[id], true, nil
-}
-
-func (m *memStore) Settle(_ context.Context, id, op string, charge int64) error {
-	m.settles.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.settleErr != nil {
-		return m.settleErr
-	}
-	m.init()
-	h, ok := m.ops[op]
-	if ok && h < 0 {
-		return nil
-	}
-	m.held[id] = max(m.held[id]-h, 0)
-	m.spent[id] += charge
-	m.ops[op] = -1
-	return nil
-}
-
-func (m *memStore) set(f func(m *memStore)) {
-	m.mu.Lock()
-	f(m)
-	m.mu.Unlock()
-}
-
-// state returns a run's spent and held, and the peak of any run.
-func (m *memStore) state(id string) (spent, held, peak int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.spent[id], m.held[id], m.peak
-}
-
 // units is amount in the layer's units, whole billionths.
 func units(amount float64) int64 { return int64(math.Round(amount * 1e9)) }
-
-// reports collects a layer's StoreErrors. It is safe for concurrent use.
-type reports struct {
-	mu  sync.Mutex
-	got []spend.StoreError
-}
-
-func (r *reports) add(e spend.StoreError) {
-	r.mu.Lock()
-	r.got = append(r.got, e)
-	r.mu.Unlock()
-}
-
-func (r *reports) take() []spend.StoreError {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	got := r.got
-	r.got = nil
-	return got
-}
-
-// degraded returns a middleware, to wrap outside the layer, that records
-// the call's Degraded note once the call returns, as tracing reads it.
-func degraded(note *atomic.Value) toolmw.Middleware {
-	return func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			res, err := next(ctx, args)
-			call, _ := toolmw.CallFrom(ctx)
-			note.Store(call.Degraded)
-			return res, err
-		}
-	}
-}
 
 // counted is a tool that counts its runs and answers res, err.
 type counted struct {
@@ -184,7 +75,7 @@ func TestStoreAcrossReplicas(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st := &memStore{}
+				st := &spendtest.MemStore{}
 				var g gauge
 				var runs atomic.Int64
 				tool := func(context.Context, json.RawMessage) (toolmw.Result, error) {
@@ -197,8 +88,8 @@ func TestStoreAcrossReplicas(t *testing.T) {
 				var replicas []toolmw.Tool
 				for range 2 {
 					replicas = append(replicas, wrap(t, "search", tool, spend.New(c.cost,
-						spend.WithStore(st), spend.WithStoreTimeout(time.Minute),
-						spend.WithOnStoreError(func(e spend.StoreError) { t.Errorf("store error: %s: %v", e.Op, e.Err) }))))
+						spend.WithStore(st, store.WithTimeout(time.Minute),
+							store.WithOnError(func(e store.Error) { t.Errorf("store error: %s: %v", e.Op, e.Err) })))))
 				}
 				var refused atomic.Int64
 				start := make(chan struct{})
@@ -225,7 +116,8 @@ func TestStoreAcrossReplicas(t *testing.T) {
 				}
 				close(start)
 				wg.Wait()
-				spent, held, peak := st.state("run-1")
+				spent, held := st.State("run-1")
+				peak := st.Peak()
 				if peak > units(limit) || g.peak > limit+1e-9 {
 					t.Errorf("peak of spent+held in the store %v, at the tools %v: over the limit %v", float64(peak)/1e9, g.peak, limit)
 				}
@@ -244,7 +136,7 @@ func TestStoreAcrossReplicas(t *testing.T) {
 				if c.loop && spent < units(limit-c.max) {
 					t.Errorf("store spent %v: the callers stopped before the limit was near", spent)
 				}
-				if n := st.settles.Load(); n != runs.Load() {
+				if n := st.Calls("settle"); n != runs.Load() {
 					t.Errorf("%d Settles, want one per execution, %d", n, runs.Load())
 				}
 				t.Logf("%d executions, %d refusals; peak spent+held %.2f of %.2f, spent %.2f",
@@ -259,7 +151,7 @@ func TestStoreAcrossReplicas(t *testing.T) {
 // spent and held as spent, what is left; the call's own Account, which saw
 // none of the run's other calls, is left as it was.
 func TestStoreRefusal(t *testing.T) {
-	st := &memStore{}
+	st := &spendtest.MemStore{}
 	ct := &counted{res: toolmw.Text("ok")}
 	other := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.5), spend.WithStore(st)))
 	for range 2 { // the other replica spends the whole limit
@@ -313,8 +205,9 @@ func TestStoreSettle(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := &memStore{settleErr: c.settleErr}
-			var rep reports
+			st := &spendtest.MemStore{}
+			st.Fail("settle", c.settleErr)
+			var rep testutil.Reports
 			tool := wrap(t, "summarise", func(context.Context, json.RawMessage) (toolmw.Result, error) {
 				if c.panics {
 					panic("tool broke")
@@ -323,7 +216,7 @@ func TestStoreSettle(t *testing.T) {
 			}, spend.New(spend.Metered("summarise", max, func(res toolmw.Result) float64 {
 				v, _ := strconv.ParseFloat(res.Content, 64)
 				return v
-			}), spend.WithStore(st), spend.WithOnStoreError(rep.add)))
+			}), spend.WithStore(st, store.WithOnError(rep.Add))))
 			ctx := inRun(context.Background(), "run-1", 1)
 			func() {
 				defer func() {
@@ -333,14 +226,14 @@ func TestStoreSettle(t *testing.T) {
 				}()
 				_, _ = tool(ctx, nil)
 			}()
-			if spent, held, _ := st.state("run-1"); spent != units(c.spent) || held != units(c.held) {
+			if spent, held := st.State("run-1"); spent != units(c.spent) || held != units(c.held) {
 				t.Errorf("store spent %d held %d, want %d and %d", spent, held, units(c.spent), units(c.held))
 			}
 			acct, _ := spend.AccountFrom(ctx)
 			if math.Abs(acct.Spent()-c.charge) > 1e-9 || acct.Held() != 0 {
 				t.Errorf("account spent %v held %v, want %v and 0", acct.Spent(), acct.Held(), c.charge)
 			}
-			got := rep.take()
+			got := rep.Take()
 			if reported := len(got) == 1 && got[0].Op == "settle" && errors.Is(got[0].Err, errDown); reported != (c.settleErr != nil) || len(got) > 1 {
 				t.Errorf("reported %v, want a settle error: %v", got, c.settleErr != nil)
 			}
@@ -366,7 +259,7 @@ func TestStoreNotAsked(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := &memStore{}
+			st := &spendtest.MemStore{}
 			ct := &counted{res: toolmw.Text("ok")}
 			tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1), spend.WithStore(st)))
 			ctx := c.ctx()
@@ -376,7 +269,7 @@ func TestStoreNotAsked(t *testing.T) {
 			if _, err := tool(ctx, nil); isSpendLimit(err) != c.limited {
 				t.Errorf("second call: %v, want refused %v", err, c.limited)
 			}
-			if n := st.reserves.Load() + st.settles.Load(); n != 0 {
+			if n := st.Calls("reserve") + st.Calls("settle"); n != 0 {
 				t.Errorf("the Store was asked %d times, want never", n)
 			}
 		})
@@ -390,136 +283,54 @@ func TestStoreNotAsked(t *testing.T) {
 // asked again.
 func TestStoreFailsOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &memStore{}
-		var rep reports
-		var note atomic.Value
+		st := &spendtest.MemStore{}
+		var rep testutil.Reports
 		ct := &counted{res: toolmw.Text("ok")}
-		tool := wrap(t, "search", ct.tool, degraded(&note),
-			spend.New(spend.Fixed("search", 0.1), spend.WithStore(st), spend.WithOnStoreError(rep.add)))
+		degraded, seen := testutil.Degraded()
+		tool := wrap(t, "search", ct.tool, degraded,
+			spend.New(spend.Fixed("search", 0.1), spend.WithStore(st, store.WithOnError(rep.Add))))
 		ctx := inRun(context.Background(), "run-1", 0.5)
-
-		// step is one call: whether it runs, asks the Store, and what it
-		// reports.
-		step := func(name string, runs, asks bool, report error) {
-			t.Helper()
-			n, reserves := ct.n.Load(), st.reserves.Load()
-			_, err := tool(ctx, nil)
-			if ran := ct.n.Load() > n; ran != runs || ran && err != nil || !ran && !isSpendLimit(err) {
-				t.Errorf("%s: ran %v (%v), want %v", name, ran, err, runs)
-			}
-			if asked := st.reserves.Load() > reserves; asked != asks {
-				t.Errorf("%s: asked the store %v, want %v", name, asked, asks)
-			}
-			got := rep.take()
-			switch {
-			case report == nil && len(got) != 0:
-				t.Errorf("%s: reported %v, want nothing", name, got)
-			case report != nil && (len(got) != 1 || got[0].Op != "reserve" || (got[0].Err == errDown) != (report == errDown)):
-				t.Errorf("%s: reported %v, want one reserve with %v", name, got, report)
-			}
-			want := ""
-			if report != nil {
-				want = "spend"
-			}
-			if d := note.Load(); d != want {
-				t.Errorf("%s: degraded %q, want %q", name, d, want)
-			}
-		}
-		resting := errors.New("resting")
-
-		step("store admits", true, true, nil)
-		st.set(func(m *memStore) { m.reserveErr = errDown })
-		step("store fails: reserved locally", true, true, errDown)
-		step("resting", true, false, resting)
-		time.Sleep(250*time.Millisecond - time.Nanosecond)
-		step("still resting", true, false, resting)
-		time.Sleep(time.Nanosecond)
-		step("rest over: asked again", true, true, errDown)
-		step("the replica's account, with the store's call, is full: refused without asking", false, false, nil)
+		testutil.FailsOpen{Layer: "spend", Op: "reserve",
+			Call: func() (bool, error) {
+				n := ct.n.Load()
+				_, err := tool(ctx, nil)
+				return ct.n.Load() > n, err
+			},
+			Asked: func() int64 { return st.Calls("reserve") }, Fail: func(err error) { st.Fail("reserve", err) },
+			Refusal: isSpendLimit, Reports: &rep, Seen: seen}.Run(t)
 		time.Sleep(time.Second)
 		// What the calls decided locally cost was written back.
-		if spent, held, _ := st.state("run-1"); spent != units(0.5) || held != 0 {
+		if spent, held := st.State("run-1"); spent != units(0.5) || held != 0 {
 			t.Errorf("after the outage the store has spent %d, held %d; want all five calls spent, %d, nothing held", spent, held, units(0.5))
 		}
 	})
 }
 
 // TestStoreHangs: a Store that does not answer holds a call for exactly the
-// store timeout (50 ms by default); the call then runs, reserved locally,
-// reported with context.DeadlineExceeded. A call whose own context ends
-// first does not run and is not reported.
+// store timeout; the call then runs, reserved locally, reported. A call
+// whose own context ends first does not run and is not reported, and its
+// Account is not charged.
 func TestStoreHangs(t *testing.T) {
-	cases := []struct {
-		name     string
-		timeout  time.Duration // WithStoreTimeout
-		ctx      func() (context.Context, context.CancelFunc)
-		wait     time.Duration
-		runs     bool
-		reported bool
-		want     func(error) bool
-	}{
-		{"default timeout", 0, noDeadline, 50 * time.Millisecond, true, true, isNil},
-		{"10ms", 10 * time.Millisecond, noDeadline, 10 * time.Millisecond, true, true, isNil},
-		{"call deadline first", 0, deadline(20 * time.Millisecond), 20 * time.Millisecond, false, false, isTimeout},
-		{"call cancelled", 0, cancelled, 0, false, false, isCanceled},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				st := &memStore{hang: true}
-				var rep reports
-				ct := &counted{res: toolmw.Text("ok")}
-				tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1),
-					spend.WithStore(st), spend.WithStoreTimeout(c.timeout), spend.WithOnStoreError(rep.add)))
-				ctx, cancel := c.ctx()
-				defer cancel()
-				ctx = inRun(ctx, "run-1", 1)
-				start := time.Now()
-				_, err := tool(ctx, nil)
-				if d := time.Since(start); d != c.wait {
-					t.Errorf("the call waited %v, want %v", d, c.wait)
-				}
-				if !c.want(err) {
-					t.Errorf("error %v", err)
-				}
-				if ran := ct.n.Load() == 1; ran != c.runs {
-					t.Errorf("ran %v, want %v", ran, c.runs)
-				}
-				got := rep.take()
-				if reported := len(got) > 0; reported != c.reported {
-					t.Fatalf("reported %v, want %v", got, c.reported)
-				}
-				if c.reported && !errors.Is(got[0].Err, context.DeadlineExceeded) {
-					t.Errorf("reported %v, want context.DeadlineExceeded", got[0].Err)
-				}
-				acct, _ := spend.AccountFrom(ctx)
-				if want := map[bool]float64{true: 0.1}[c.runs]; acct.Spent() != want {
-					t.Errorf("account spent %v, want %v", acct.Spent(), want)
-				}
-			})
-		})
-	}
+	testutil.Hangs(t, func(t *testing.T, c testutil.Hang, rep *testutil.Reports) (func(context.Context) (bool, error), func()) {
+		st := &spendtest.MemStore{}
+		st.Hang("reserve")
+		ct := &counted{res: toolmw.Text("ok")}
+		tool := wrap(t, "search", ct.tool, spend.New(spend.Fixed("search", 0.1),
+			spend.WithStore(st, store.WithTimeout(c.Timeout), store.WithOnError(rep.Add))))
+		var acct *spend.Account
+		call := func(ctx context.Context) (bool, error) {
+			ctx = inRun(ctx, "run-1", 1)
+			acct, _ = spend.AccountFrom(ctx)
+			_, err := tool(ctx, nil)
+			return ct.n.Load() == 1, err
+		}
+		return call, func() {
+			if want := map[bool]float64{true: 0.1}[c.Runs]; acct.Spent() != want {
+				t.Errorf("account spent %v, want %v", acct.Spent(), want)
+			}
+		}
+	})
 }
-
-func noDeadline() (context.Context, context.CancelFunc) { return context.Background(), func() {} }
-
-func deadline(d time.Duration) func() (context.Context, context.CancelFunc) {
-	return func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), d) }
-}
-
-func cancelled() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx, cancel
-}
-
-func isNil(err error) bool { return err == nil }
-
-func isTimeout(err error) bool {
-	return taxonomy.InfoOf(err).Kind == taxonomy.KindTimeout && errors.Is(err, context.DeadlineExceeded)
-}
-
-func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
 
 // TestStoreFailClosed: with WithFailClosed, a call whose spend the Store
 // could not check does not run and is refused as
@@ -528,12 +339,13 @@ func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
 // degraded. Once the Store answers, the call runs.
 func TestStoreFailClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &memStore{reserveErr: errDown}
-		var rep reports
-		var note atomic.Value
+		st := &spendtest.MemStore{}
+		st.Fail("reserve", errDown)
+		var rep testutil.Reports
 		ct := &counted{res: toolmw.Text("ok")}
-		tool := wrap(t, "search", ct.tool, degraded(&note), spend.New(spend.Fixed("search", 0.1),
-			spend.WithStore(st), spend.WithFailClosed(), spend.WithOnStoreError(rep.add)))
+		degraded, seen := testutil.Degraded()
+		tool := wrap(t, "search", ct.tool, degraded, spend.New(spend.Fixed("search", 0.1),
+			spend.WithFailClosed(), spend.WithStore(st, store.WithOnError(rep.Add))))
 		ctx := inRun(context.Background(), "run-1", 1)
 		_, err := tool(ctx, nil)
 		if !isSpendLimit(err) || taxonomy.IsFinal(err) || !strings.Contains(err.Error(), "could not be checked") {
@@ -548,63 +360,59 @@ func TestStoreFailClosed(t *testing.T) {
 		if acct, _ := spend.AccountFrom(ctx); acct.Held() != 0 || acct.Spent() != 0 {
 			t.Errorf("the refused call's account: spent %v held %v", acct.Spent(), acct.Held())
 		}
-		if got := rep.take(); len(got) != 1 || got[0].Err != errDown {
-			t.Errorf("reported %v, want the store's error", got)
+		if got := rep.Take(); len(got) != 1 || got[0] != (store.Error{Layer: "spend", Op: "reserve", Err: errDown, Refused: true}) {
+			t.Errorf("reported %v, want the store's error, refused", got)
 		}
-		if d := note.Load(); d != "spend" {
+		if d := seen(); d[len(d)-1] != "spend" {
 			t.Errorf("degraded %q, want spend", d)
 		}
 		time.Sleep(250 * time.Millisecond)
-		st.set(func(m *memStore) { m.reserveErr = nil })
+		st.Fail("reserve", nil)
 		if _, err := tool(ctx, nil); err != nil || ct.n.Load() != 1 {
 			t.Fatalf("store back: %v, ran %d times, want one run", err, ct.n.Load())
 		}
 	})
 }
 
-// TestStoreValidate: a negative store timeout is invalid; 0 is the default.
+// TestStoreValidate: a store option that is invalid (a negative timeout)
+// makes the layer invalid, refused at start-up; 0 is the default.
 func TestStoreValidate(t *testing.T) {
-	st := &memStore{}
-	cases := []struct {
-		opt   spend.Option
-		valid bool
-	}{
-		{spend.WithStoreTimeout(-1), false},
-		{spend.WithStoreTimeout(0), true},
-		{spend.WithStoreTimeout(time.Second), true},
-		{spend.WithStore(nil), true},
-		{spend.WithFailClosed(), true},
-		{spend.WithOnStoreError(nil), true},
+	st := &spendtest.MemStore{}
+	opts := func(o spend.Option) []spend.Option {
+		return []spend.Option{spend.Fixed("search", 1), spend.WithStore(st), o}
 	}
-	for i, c := range cases {
-		opts := []spend.Option{spend.Fixed("search", 1), spend.WithStore(st), c.opt}
-		err := spend.Validate(opts...)
-		if (err == nil) != c.valid {
-			t.Errorf("case %d: Validate = %v, want valid %v", i, err, c.valid)
-		}
-		if !c.valid && taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
-			t.Errorf("case %d: %v, want option_invalid", i, err)
-		}
-		_, werr := toolmw.Wrap(toolmw.Spec{Name: "search"}, ok, spend.New(opts...))
-		if (werr == nil) != c.valid {
-			t.Errorf("case %d: Wrap = %v, want valid %v", i, werr, c.valid)
-		}
-	}
+	testutil.Options(t, func(o spend.Option) error { return spend.Validate(opts(o)...) },
+		func(o spend.Option) error {
+			_, err := toolmw.Wrap(toolmw.Spec{Name: "search"}, ok, spend.New(opts(o)...))
+			return err
+		},
+		[]spend.Option{
+			spend.WithStore(st, store.WithTimeout(0)),
+			spend.WithStore(st, store.WithTimeout(time.Second)),
+			spend.WithStore(nil),
+			spend.WithFailClosed(),
+			spend.WithStore(st, nil, store.WithOnError(nil)),
+		},
+		[]spend.Option{
+			spend.WithStore(st, store.WithTimeout(-1)),
+			spend.WithStore(st, store.WithTimeout(time.Second), store.WithTimeout(-time.Nanosecond)),
+		})
 }
 
 // TestStoreCorrupt: a Store that answers that the run's spend does not
-// parse (ErrStoreCorrupt) makes the call fail closed without
+// parse (store.ErrCorrupt) makes the call fail closed without
 // WithFailClosed — budget-exceeded/spend_store_corrupt, the tool does not
 // run, nothing is reserved in the Account — and is reported; since the
 // Store answered it is not left alone: the next call asks it again. A
 // Settle that finds the spend corrupt is reported and does not rest the
 // Store either.
 func TestStoreCorrupt(t *testing.T) {
-	corrupt := errors.Join(errors.New("spent is \"garbage\""), spend.ErrStoreCorrupt)
-	store := &memStore{reserveErr: corrupt}
-	var r reports
+	corrupt := errors.Join(errors.New("spent is \"garbage\""), store.ErrCorrupt)
+	st := &spendtest.MemStore{}
+	st.Fail("reserve", corrupt)
+	var r testutil.Reports
 	c := &counted{res: toolmw.Text("ok")}
-	tool := wrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1), spend.WithStore(store), spend.WithOnStoreError(r.add)))
+	tool := wrap(t, "pay", c.tool, spend.New(spend.Fixed("pay", 1), spend.WithStore(st, store.WithOnError(r.Add))))
 	for i := range 3 {
 		ctx := inRun(context.Background(), "run-1", 10)
 		_, err := tool(ctx, nil)
@@ -615,20 +423,21 @@ func TestStoreCorrupt(t *testing.T) {
 			t.Fatalf("the account holds %v, spent %v", acct.Held(), acct.Spent())
 		}
 	}
-	got := r.take()
-	if c.n.Load() != 0 || store.reserves.Load() != 3 || len(got) != 3 || got[0].Op != "reserve" || !errors.Is(got[0].Err, spend.ErrStoreCorrupt) {
-		t.Fatalf("%d executions, %d reserves, reports %v", c.n.Load(), store.reserves.Load(), got)
+	got := r.Take()
+	if c.n.Load() != 0 || st.Calls("reserve") != 3 || len(got) != 3 || got[0].Op != "reserve" || !got[0].Refused || !errors.Is(got[0].Err, store.ErrCorrupt) {
+		t.Fatalf("%d executions, %d reserves, reports %v", c.n.Load(), st.Calls("reserve"), got)
 	}
 
-	store.set(func(m *memStore) { m.reserveErr, m.settleErr = nil, corrupt })
-	reserves := store.reserves.Load()
+	st.Fail("reserve", nil)
+	st.Fail("settle", corrupt)
+	reserves := st.Calls("reserve")
 	for range 2 {
 		if _, err := tool(inRun(context.Background(), "run-2", 10), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got = r.take()
-	if store.reserves.Load()-reserves != 2 || len(got) != 2 || got[0].Op != "settle" || !errors.Is(got[0].Err, spend.ErrStoreCorrupt) {
-		t.Fatalf("%d reserves, reports %v: want each call to ask the Store and each settle reported", store.reserves.Load()-reserves, got)
+	got = r.Take()
+	if st.Calls("reserve")-reserves != 2 || len(got) != 2 || got[0].Op != "settle" || got[0].Refused || !errors.Is(got[0].Err, store.ErrCorrupt) {
+		t.Fatalf("%d reserves, reports %v: want each call to ask the Store and each settle reported", st.Calls("reserve")-reserves, got)
 	}
 }

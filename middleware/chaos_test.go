@@ -297,7 +297,7 @@ func TestChaosDefaultStack(t *testing.T) {
 			middleware.WithLogger(logger),
 			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond), retry.WithBudget(retries)),
 			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
-			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(l timeout.Late) {
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(), timeout.WithOnLate(func(l timeout.Late) {
 				late.Add(1)
 				if l.Result.Content == "late" {
 					lateIgnoring.Add(1)
@@ -509,7 +509,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
 			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond)),
 			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
-			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) { late.Add(1) })),
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) { late.Add(1) })),
 		)
 		stack, err := stack.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Dedupe, Middleware: dedupe.New()})
 		if err != nil {
@@ -524,7 +524,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 		}
 		var hedgeLate atomic.Int64
 		stack, err = stack.InsertAfter(middleware.Retry, middleware.Layer{Name: middleware.Hedge,
-			Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithLate(func(hedge.Late) { hedgeLate.Add(1) }))})
+			Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithOnLate(func(hedge.Late) { hedgeLate.Add(1) }))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -883,7 +883,7 @@ func TestChaosLimits(t *testing.T) {
 			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
 			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond)),
 			middleware.WithBreaker(breaker.WithOpenFor(5*time.Millisecond)),
-			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) {})),
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {})),
 		)
 		costOf := func(res toolmw.Result) float64 {
 			if res.Content == "ok" {

@@ -155,7 +155,7 @@ func TestChaosUnknownOutcomes(t *testing.T) {
 		stack := middleware.Default(
 			middleware.WithTracing(tracing.WithTracerProvider(sdktrace.NewTracerProvider()), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
 			middleware.WithRetry(retry.WithBackoff(50*time.Microsecond, time.Millisecond), retry.WithoutBudget()),
-			middleware.WithTimeout(perAttempt, timeout.WithAbandon(func(timeout.Late) { abandoned.Add(1) })),
+			middleware.WithTimeout(perAttempt, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) { abandoned.Add(1) })),
 		)
 		// No breaker: with most executions failing it would be open most of
 		// the time, and the calls would not reach the tools.
@@ -171,7 +171,7 @@ func TestChaosUnknownOutcomes(t *testing.T) {
 		}
 		if err == nil {
 			stack, err = stack.InsertAfter("spend", middleware.Layer{Name: middleware.Hedge,
-				Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithLate(func(hedge.Late) { hedged.Add(1) }))})
+				Middleware: hedge.New(hedge.WithDelay(perAttempt/2), hedge.WithOnLate(func(hedge.Late) { hedged.Add(1) }))})
 		}
 		if err != nil {
 			t.Fatal(err)

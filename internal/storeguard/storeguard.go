@@ -109,6 +109,7 @@ func (g *Guard) Ask(ctx context.Context, op, key string, f func(context.Context)
 
 // Eventually tells the store through f something it must learn even if it
 // is down now: how a call ended, or what a call decided without it did.
+// Its reports never say Refused: the call was decided before.
 // f must be idempotent (the layers give each call an operation id, see
 // [NewOp]): it may reach the store more than once. Eventually tries f at
 // once, bounded by the timeout but not by the cancellation of ctx, which
@@ -126,7 +127,7 @@ func (g *Guard) Eventually(ctx context.Context, op, key string, f func(context.C
 		if err == nil {
 			return
 		}
-		g.Failed(op, key, err)
+		g.failed(op, key, err, false)
 	}
 	g.queue(pending{op: op, key: key, f: f, until: time.Now().Add(store.GiveUp)})
 }
@@ -186,10 +187,10 @@ func (g *Guard) flush() {
 		switch {
 		case err == nil:
 		case !time.Now().Before(p.until):
-			g.Failed(p.op, p.key, err)
+			g.failed(p.op, p.key, err, false)
 			gone, last = append(gone, p), err
 		default:
-			g.Failed(p.op, p.key, err)
+			g.failed(p.op, p.key, err, false)
 			keep = append(keep, p)
 		}
 	}
@@ -224,7 +225,7 @@ func (g *Guard) trim() []pending {
 // drop reports each of ps as given up, with err.
 func (g *Guard) drop(ps []pending, err error) {
 	for _, p := range ps {
-		g.Report(p.op, p.key, err)
+		g.report(p.op, p.key, err, false)
 	}
 }
 
@@ -233,11 +234,15 @@ func (g *Guard) Resting() bool { return g.clock.Now().UnixNano() < g.rest.Load()
 
 // Failed reports that the store failed now and, unless the failure is of
 // part of it only, leaves it alone for a rest.
-func (g *Guard) Failed(op, key string, err error) {
+func (g *Guard) Failed(op, key string, err error) { g.failed(op, key, err, g.failClosed) }
+
+// failed is Failed, reporting refused as the call's outcome: false for an
+// operation that comes after the call (Eventually's).
+func (g *Guard) failed(op, key string, err error, refused bool) {
 	if !store.Partial(err) {
 		g.rest.Store(g.clock.Now().Add(store.Rest).UnixNano())
 	}
-	g.Report(op, key, err)
+	g.report(op, key, err, refused)
 }
 
 // Report reports an operation the store did not complete, without resting

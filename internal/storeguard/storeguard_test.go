@@ -226,5 +226,30 @@ func TestReportFields(t *testing.T) {
 		if !errors.Is(got[0], errDown) || got[0].Error() != "ratelimit store admit: "+errDown.Error() {
 			t.Errorf("store.Error %q does not unwrap to or name the store's error", got[0].Error())
 		}
+		// An operation after the call never reports the call refused; a
+		// corrupt answer always does.
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []store.Error
+			g := storeguard.New("runlimit", store.Config{OnError: func(e store.Error) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, e)
+			}}, closed, nil)
+			var tries atomic.Int32
+			g.Eventually(context.Background(), "release", "", func(context.Context) error {
+				if tries.Add(1) == 1 {
+					return errDown
+				}
+				return nil
+			})
+			g.Corrupt("take", "", store.ErrCorrupt)
+			time.Sleep(time.Second) // the release lands after the rest
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 2 || got[0].Refused || !got[1].Refused || g.Pending() != 0 {
+				t.Errorf("failClosed %v: Eventually and Corrupt reported %+v; want Refused false, then true", closed, got)
+			}
+		})
 	}
 }

@@ -82,7 +82,7 @@ func TestUnknownOutcomeKeepsTheSlot(t *testing.T) {
 		{"timeout", slow, func() []toolmw.Middleware { return []toolmw.Middleware{retries(), timeout.New(per)} }},
 		{"timeout, no retry", slow, func() []toolmw.Middleware { return []toolmw.Middleware{timeout.New(per)} }},
 		{"abandoned", ignoring, func() []toolmw.Middleware {
-			return []toolmw.Middleware{retries(), timeout.New(per, timeout.WithAbandon(func(timeout.Late) {}))}
+			return []toolmw.Middleware{retries(), timeout.New(per, timeout.WithAbandon(), timeout.WithOnLate(func(timeout.Late) {}))}
 		}},
 		{"timeout then transient", slowThenBusy, func() []toolmw.Middleware { return []toolmw.Middleware{retries(), timeout.New(per)} }},
 		{"retry budget empty after a timeout", slow, func() []toolmw.Middleware { return []toolmw.Middleware{emptyBudget(), timeout.New(per)} }},

@@ -167,7 +167,7 @@ func badOptions() []badOption {
 		{name: "hedge.WithMaxLosers", validate: func() error { return hedge.Validate(hedge.WithMaxLosers(-1)) },
 			layer: func() toolmw.Middleware { return hedge.New(hedge.WithMaxLosers(-1)) }},
 		{name: "hedge.WithBudget", none: "nil means a budget per tool"},
-		{name: "hedge.WithLate", none: "nil means losers are discarded"},
+		{name: "hedge.WithOnLate", none: "nil means losers are discarded"},
 		{name: "hedge.WithClock", none: "nil means the system clock"},
 
 		{name: "logging.WithSuccessLevel", validate: func() error { return logging.Validate(logging.WithSuccessLevel(slog.LevelWarn)) },
@@ -204,7 +204,7 @@ func badOptions() []badOption {
 			stack: middleware.WithRateLimit(1, 1, ratelimit.WithStore(nil, store.WithTimeout(-time.Second)))},
 		{name: "ratelimit.WithFailClosed", none: "takes no value"},
 
-		{name: "recovery.WithHandler", none: "nil means no handler"},
+		{name: "recovery.WithOnPanic", none: "nil means no report"},
 		{name: "recovery.WithGoexit", none: "takes no value"},
 		{name: "recovery.WithClock", none: "nil means the system clock"},
 
@@ -249,7 +249,10 @@ func badOptions() []badOption {
 
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },
 			layer: func() toolmw.Middleware { return timeout.New(-time.Second) }, stack: middleware.WithTimeout(-time.Second)},
-		{name: "timeout.WithAbandon", none: "nil means a cooperative timeout"},
+		{name: "timeout.WithAbandon", validate: func() error { return timeout.Validate(time.Second, timeout.WithAbandon()) },
+			layer: func() toolmw.Middleware { return timeout.New(time.Second, timeout.WithAbandon()) },
+			stack: middleware.WithTimeout(time.Second, timeout.WithAbandon())},
+		{name: "timeout.WithOnLate", none: "nil means none; WithAbandon without it is invalid (the row above)"},
 		{name: "timeout.WithMaxAbandoned", validate: func() error { return timeout.Validate(time.Second, timeout.WithMaxAbandoned(-1)) },
 			layer: func() toolmw.Middleware { return timeout.New(time.Second, timeout.WithMaxAbandoned(-1)) },
 			stack: middleware.WithTimeout(time.Second, timeout.WithMaxAbandoned(-1))},

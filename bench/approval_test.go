@@ -28,7 +28,7 @@ import (
 func BenchmarkApproval(b *testing.B) {
 	key := bytes.Repeat([]byte{1}, approval.MinKeyLen)
 	newDesk := func() *approval.Desk {
-		return approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+		return approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key))
 	}
 	gated := toolmw.Spec{Name: "cancel_booking"}
 	args := json.RawMessage(`{"booking":"BK-1042","reason":"customer asked"}`)

@@ -51,7 +51,7 @@ func BenchmarkLimits(b *testing.B) {
 	}
 	same := func(ctx context.Context) func() context.Context { return func() context.Context { return ctx } }
 	usedRun := budget.WithRun(context.Background())
-	limited := func(ctx context.Context) context.Context { return spend.WithLimit(ctx, spend.MaxAmount) }
+	limited := func(ctx context.Context) context.Context { return spend.ContextWithLimit(ctx, spend.MaxAmount) }
 
 	cases := []struct {
 		name string
@@ -65,7 +65,7 @@ func BenchmarkLimits(b *testing.B) {
 		{"runlimit_refused", runlimit.New(runlimit.Once(name)), same(usedRun), true},
 		{"spend_fixed", spend.New(spend.Fixed(name, 0.001)), manyRuns(limited), false},
 		{"spend_metered", spend.New(spend.Metered(name, 0.01, func(toolmw.Result) float64 { return 0.001 })), manyRuns(limited), false},
-		{"spend_refused", spend.New(spend.Fixed(name, 0.001)), same(spend.WithLimit(context.Background(), 0)), true},
+		{"spend_refused", spend.New(spend.Fixed(name, 0.001)), same(spend.ContextWithLimit(context.Background(), 0)), true},
 		{"guardrail_args", guardrail.New(guardrail.Args("pass", pass)), same(context.Background()), false},
 		{"guardrail_both", guardrail.New(guardrail.Args("pass", pass), guardrail.Result("pass_result", passResult)), same(context.Background()), false},
 		{"guardrail_blocked", guardrail.New(guardrail.Args("block", block)), same(context.Background()), true},

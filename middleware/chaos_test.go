@@ -709,7 +709,7 @@ func TestChaosApproval(t *testing.T) {
 		var desks [2]*approval.Desk
 		var replicas [2]toolmw.Tool
 		for r := range replicas {
-			desks[r] = approval.NewDesk(approval.WithStore(store), approval.WithKey(key))
+			desks[r] = approval.NewDesk(approval.WithStore(store), approval.WithSealKey(key))
 			stack, err := middleware.Default(
 				middleware.WithTracing(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(metricnoop.NewMeterProvider())),
 				middleware.WithLogger(zerolog.New(logs).Level(zerolog.InfoLevel)),
@@ -939,7 +939,7 @@ func TestChaosLimits(t *testing.T) {
 		runs := make([]context.Context, calls/10+1)
 		accounts := make([]*spend.Account, len(runs))
 		for i := range runs {
-			runs[i] = spend.WithLimit(budget.WithRun(context.Background()), limit)
+			runs[i] = spend.ContextWithLimit(budget.WithRun(context.Background()), limit)
 			accounts[i], _ = spend.AccountFrom(runs[i])
 		}
 		type outcome struct {

@@ -191,7 +191,7 @@ func TestChaosUnknownOutcomes(t *testing.T) {
 
 		runs := make([]context.Context, calls/10+1)
 		for i := range runs {
-			runs[i] = spend.WithLimit(budget.WithRun(context.Background()), limit)
+			runs[i] = spend.ContextWithLimit(budget.WithRun(context.Background()), limit)
 		}
 		outcomes := make([]error, calls)
 		made := make([]bool, calls)

@@ -54,14 +54,14 @@ type badOption struct {
 func badOptions() []badOption {
 	type o = badOption
 	return []o{
-		{name: "approval.WithKey", validate: func() error { return approval.Validate(approval.WithKey(make([]byte, 16))) },
-			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithKey(make([]byte, 16))) }},
+		{name: "approval.WithSealKey", validate: func() error { return approval.Validate(approval.WithSealKey(make([]byte, 16))) },
+			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithSealKey(make([]byte, 16))) }},
 		{name: "approval.WithStore", validate: func() error { return approval.Validate(approval.WithStore(approval.NewMemoryStore())) },
 			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithStore(approval.NewMemoryStore())) }},
 		{name: "approval.WithStore", validate: func() error {
-			return approval.Validate(approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithKey(make([]byte, 32)))
+			return approval.Validate(approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithSealKey(make([]byte, 32)))
 		}, layer: func() toolmw.Middleware {
-			return approval.New(nil, approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithKey(make([]byte, 32)))
+			return approval.New(nil, approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithSealKey(make([]byte, 32)))
 		}},
 		{name: "approval.WithClock", none: "nil means the system clock"},
 		{name: "approval.WithScrubber", none: "nil means the default scrubber"},
@@ -245,7 +245,7 @@ func badOptions() []badOption {
 		{name: "spend.WithStore", validate: func() error { return spend.Validate(spend.WithStore(nil, store.WithTimeout(-time.Second))) },
 			layer: func() toolmw.Middleware { return spend.New(spend.WithStore(nil, store.WithTimeout(-time.Second))) }},
 		{name: "spend.WithFailClosed", none: "takes no value"},
-		{name: "spend.WithLimit", none: "a context setter, not an option: a limit that is not an amount fails closed at run time, and spend.ValidateLimit reports it"},
+		{name: "spend.ContextWithLimit", none: "a context setter, not an option: a limit that is not an amount fails closed at run time, and spend.ValidateLimit reports it"},
 
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },
 			layer: func() toolmw.Middleware { return timeout.New(-time.Second) }, stack: middleware.WithTimeout(-time.Second)},

@@ -139,7 +139,7 @@ func BenchmarkSpend(b *testing.B) {
 			opts = append(opts, spend.WithStore(r.Store.Spend()))
 		}
 		tool := mustWrap(b, "search", okTool, spend.New(append(opts, spend.Fixed("search", 1e-6))...))
-		ctx := spend.WithLimit(budget.WithRun(context.Background(), budget.WithID("bench-run")), 1e6)
+		ctx := spend.ContextWithLimit(budget.WithRun(context.Background(), budget.WithID("bench-run")), 1e6)
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := tool(ctx, nil); err != nil {

@@ -20,7 +20,7 @@
 //	spend.New(spend.Fixed("search", 0.01),
 //		spend.WithStore(shared.Spend()))                                     // a named run's spend limit, fleet-wide
 //	breaker.New(breaker.WithStore(shared.Breakers()))                        // one breaker per tool for the fleet
-//	approval.NewDesk(approval.WithStore(shared.Approvals()), approval.WithKey(key)) // decisions every replica sees
+//	approval.NewDesk(approval.WithStore(shared.Approvals()), approval.WithSealKey(key)) // decisions every replica sees
 //
 // # Keys
 //

@@ -34,7 +34,7 @@ func spendLimited(err error) bool {
 // named id: each call of these tests is made with its own, as by a replica
 // that serves one request of the run, so no account in the process helps.
 func spendRun(id string, limit float64) context.Context {
-	return budget.WithRun(spend.WithLimit(context.Background(), limit), budget.WithID(id))
+	return budget.WithRun(spend.ContextWithLimit(context.Background(), limit), budget.WithID(id))
 }
 
 // spendGauge measures, at the tool, what the executions begun so far may

@@ -43,7 +43,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	key := []byte("a secret of at least 32 bytes, kept out of the code")
-	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(2*time.Second)), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(2*time.Second)), approval.WithSealKey(key))
 	cancel := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
 		func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			fmt.Println("cancelling", string(args))

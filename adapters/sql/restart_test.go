@@ -59,7 +59,7 @@ func TestRestartChild(t *testing.T) {
 	if err := st.CreateTables(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithKey(testKey))
+	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithSealKey(testKey))
 	ran := os.Getenv(envRan)
 	cancelBooking := func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 		f, err := os.OpenFile(ran, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
@@ -129,7 +129,7 @@ func (c restartCase) decide(t *testing.T, id string, approve bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithKey(testKey))
+	desk := approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithSealKey(testKey))
 	ctx := context.Background()
 	req, err := desk.Get(ctx, id)
 	if err != nil {

@@ -128,7 +128,7 @@ func setUp(ctx context.Context, db *sql.DB, keyPath string) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []approval.Option{approval.WithStore(store), approval.WithKey(key)}
+	opts := []approval.Option{approval.WithStore(store), approval.WithSealKey(key)}
 	if err := approval.Validate(opts...); err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, store approval.Store, clk clock.Clock, calls *counter, mws ...toolmw.Middleware) fixture {
 	t.Helper()
-	desk := approval.NewDesk(approval.WithStore(store), approval.WithKey(key), approval.WithClock(clk))
+	desk := approval.NewDesk(approval.WithStore(store), approval.WithSealKey(key), approval.WithClock(clk))
 	if calls == nil {
 		calls = new(counter)
 	}
@@ -350,7 +350,7 @@ func TestApproveTTLBounds(t *testing.T) {
 // TestPassThrough: a call the policy does not name runs without touching
 // the store.
 func TestPassThrough(t *testing.T) {
-	desk := approval.NewDesk(approval.WithStore(failingStore{errors.New("down")}), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(failingStore{errors.New("down")}), approval.WithSealKey(key))
 	var c counter
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "get_booking"}, c.tool, desk.Middleware(approval.Tools("cancel_booking")))
 	if _, err := tool(runCtx("call_1"), json.RawMessage(booking)); err != nil || c.n.Load() != 1 {
@@ -371,9 +371,9 @@ func TestPassThrough(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	for name, opts := range map[string][]approval.Option{
-		"short key":             {approval.WithKey(make([]byte, approval.MinKeyLen-1))},
-		"empty key":             {approval.WithKey([]byte{})},
-		"negative timeout":      {approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithKey(key)},
+		"short key":             {approval.WithSealKey(make([]byte, approval.MinKeyLen-1))},
+		"empty key":             {approval.WithSealKey([]byte{})},
+		"negative timeout":      {approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(-time.Second)), approval.WithSealKey(key)},
 		"store without its key": {approval.WithStore(approval.NewMemoryStore())},
 	} {
 		err := approval.Validate(opts...)
@@ -390,9 +390,9 @@ func TestValidate(t *testing.T) {
 	for name, opts := range map[string][]approval.Option{
 		"none":          nil,
 		"nil option":    {nil},
-		"nil values":    {approval.WithStore(nil), approval.WithKey(nil), approval.WithClock(nil), approval.WithScrubber(nil)},
+		"nil values":    {approval.WithStore(nil), approval.WithSealKey(nil), approval.WithClock(nil), approval.WithScrubber(nil)},
 		"store options": {approval.WithStore(nil, store.WithTimeout(0), store.WithOnError(nil))},
-		"store and key": {approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key)},
+		"store and key": {approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key)},
 	} {
 		if err := approval.Validate(opts...); err != nil {
 			t.Errorf("%s: %v", name, err)

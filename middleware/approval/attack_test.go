@@ -58,7 +58,7 @@ func (p *payments) list() []string {
 // rejected before anything runs.
 func TestCaseFoldedKeysDoNotShareAnApproval(t *testing.T) {
 	var p payments
-	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key))
 	pay := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, p.tool, desk.Middleware(approval.Tools("pay")))
 	ctx := context.Background()
 	for i, attack := range [][2]string{
@@ -223,7 +223,7 @@ func TestStorePanicsFailClosed(t *testing.T) {
 				}
 				var mu sync.Mutex
 				var reported []store.Error
-				desk := approval.NewDesk(approval.WithKey(key), approval.WithStore(panicStore{mem, map[string]bool{op: true}},
+				desk := approval.NewDesk(approval.WithSealKey(key), approval.WithStore(panicStore{mem, map[string]bool{op: true}},
 					store.WithOnError(func(e store.Error) { mu.Lock(); reported = append(reported, e); mu.Unlock() })))
 				var c counter
 				tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(approval.Tools("cancel_booking")))
@@ -271,7 +271,7 @@ func TestStorePanicsFailClosed(t *testing.T) {
 		mem := approval.NewMemoryStore()
 		sound := newFixture(t, mem, nil, nil)
 		id := expect(t, sound.call("call_1", booking), taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
-		desk := approval.NewDesk(approval.WithStore(panicStore{mem, map[string]bool{"save": true}}), approval.WithKey(key))
+		desk := approval.NewDesk(approval.WithStore(panicStore{mem, map[string]bool{"save": true}}), approval.WithSealKey(key))
 		req, err := desk.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// MinKeyLen is the shortest key [WithKey] accepts: 32 bytes, the size of
+// MinKeyLen is the shortest key [WithSealKey] accepts: 32 bytes, the size of
 // the HMAC-SHA256 output.
 const MinKeyLen = 32
 
@@ -56,7 +56,7 @@ func (c *config) reject(format string, args ...any) {
 // [ErrConsumed], [ErrCanceled]); a store that panicked is reported with
 // [ErrStorePanicked]. nil s means the default, a [MemoryStore] of the
 // Desk's own, used as opts say. A store given here must come with
-// [WithKey]: rows another Desk or process wrote can be checked only with
+// [WithSealKey]: rows another Desk or process wrote can be checked only with
 // the key they were sealed with. An invalid option is reported as
 // [Validate] says.
 func WithStore(s Store, opts ...store.Option) Option {
@@ -70,19 +70,19 @@ func WithStore(s Store, opts ...store.Option) Option {
 	}
 }
 
-// WithKey seals every row with key (HMAC-SHA256): a row changed, forged
+// WithSealKey seals every row with key (HMAC-SHA256): a row changed, forged
 // with another key or copied from another request fails closed. The key
 // must be at least [MinKeyLen] bytes; keep it secret and give the same one
 // to every process sharing a store. nil means the default, a key made at
 // random for the Desk, which suits its own MemoryStore only. The Desk keeps
 // a copy.
-func WithKey(key []byte) Option {
+func WithSealKey(key []byte) Option {
 	return func(c *config) {
 		if key == nil {
 			return
 		}
 		if len(key) < MinKeyLen {
-			c.reject("WithKey: a key of %d bytes; at least %d are needed", len(key), MinKeyLen)
+			c.reject("WithSealKey: a key of %d bytes; at least %d are needed", len(key), MinKeyLen)
 			return
 		}
 		c.key = append([]byte(nil), key...)
@@ -129,7 +129,7 @@ func newConfig(opts []Option) config {
 		}
 	}
 	if c.store != nil && c.key == nil && c.err == nil {
-		c.reject("WithStore needs WithKey: rows written elsewhere cannot be checked with a key made at random")
+		c.reject("WithStore needs WithSealKey: rows written elsewhere cannot be checked with a key made at random")
 	}
 	return c
 }

@@ -2,7 +2,7 @@
 // [Policy] names run only with a reviewer's approval for exactly their
 // arguments, used once.
 //
-//	desk := approval.NewDesk(approval.WithStore(shared, store.WithOnError(report)), approval.WithKey(key))
+//	desk := approval.NewDesk(approval.WithStore(shared, store.WithOnError(report)), approval.WithSealKey(key))
 //	tool := toolmw.MustWrap(spec, cancelBooking, desk.Middleware(approval.Tools("cancel_booking")))
 //
 // # What a call ends in
@@ -84,7 +84,7 @@
 // # Tamper evidence, and what a store can do
 //
 // The [Store] holds opaque rows; the Desk seals every row it writes with
-// HMAC-SHA256 under the key of [WithKey] over every field (the id, the
+// HMAC-SHA256 under the key of [WithSealKey] over every field (the id, the
 // tool, the argument digest, the decision, its expiry, the nonce, the
 // summary, the creation time and the key of the call that used it) and
 // checks every row it reads. A flipped byte, a row sealed with another key

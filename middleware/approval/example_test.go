@@ -22,7 +22,7 @@ func Example() {
 	key := bytes.Repeat([]byte{7}, approval.MinKeyLen)
 	// The store and how the Desk uses it: a shared store in production.
 	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore(), store.WithTimeout(100*time.Millisecond)),
-		approval.WithKey(key))
+		approval.WithSealKey(key))
 
 	cancel := func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Text("booking cancelled"), nil

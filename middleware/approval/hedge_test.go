@@ -30,7 +30,7 @@ func TestApprovedCallNotHedged(t *testing.T) {
 				return toolmw.Result{}, ctx.Err()
 			}
 		}
-		desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+		desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key))
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Idempotent: true}, slow,
 			desk.Middleware(approval.Tools("cancel_booking")), hedge.New(hedge.WithDelay(time.Millisecond)))
 		ctx := context.Background()

@@ -38,7 +38,7 @@ func TestCanariesThroughTheDefaultStack(t *testing.T) {
 	var mu sync.Mutex
 	var evs []events.Event
 	em := events.NewEmitter(events.SinkFunc(func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }))
-	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key))
 	s, err := middleware.Default(
 		middleware.WithLogger(zerolog.New(zerolog.SyncWriter(&logs))),
 		middleware.WithTracing(tracing.WithTracerProvider(tp)),
@@ -128,7 +128,7 @@ func TestCanariesThroughTheDefaultStack(t *testing.T) {
 // again after the decision resumes and runs once; the repeat after that is
 // refused by the approval layer before dedupe sees it.
 func TestOutsideDedupe(t *testing.T) {
-	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key))
 	var c counter
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(nil), dedupe.New())
 	call := func() error { _, err := tool(runCtx("call_1"), json.RawMessage(booking)); return err }
@@ -154,7 +154,7 @@ func TestOutsideDedupe(t *testing.T) {
 // decision resumes and runs once, and a repeat after that gets the
 // recorded result from dedupe without running the tool again.
 func TestInsideDedupe(t *testing.T) {
-	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(approval.NewMemoryStore()), approval.WithSealKey(key))
 	var c counter
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, dedupe.New(), desk.Middleware(nil))
 	ctx := runCtx("call_1")

@@ -136,7 +136,7 @@ func TestForgedRowFailsClosed(t *testing.T) {
 	store := approval.NewMemoryStore()
 	f, id, _ := approvedRow(t, store)
 	other := approval.NewMemoryStore()
-	forger := approval.NewDesk(approval.WithStore(other), approval.WithKey(bytes.Repeat([]byte("f"), approval.MinKeyLen)))
+	forger := approval.NewDesk(approval.WithStore(other), approval.WithSealKey(bytes.Repeat([]byte("f"), approval.MinKeyLen)))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, f.calls.tool, forger.Middleware(nil))
 	_, err := tool(runCtx("call_1"), json.RawMessage(booking))
 	expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)
@@ -219,7 +219,7 @@ func TestStoreFailuresFailClosed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var c counter
-			desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(time.Millisecond)), approval.WithKey(key))
+			desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(time.Millisecond)), approval.WithSealKey(key))
 			tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, c.tool, desk.Middleware(nil))
 			res, err := tool(runCtx("call_1"), json.RawMessage(booking))
 			expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed)
@@ -232,7 +232,7 @@ func TestStoreFailuresFailClosed(t *testing.T) {
 		})
 	}
 	// The caller's own cancellation and deadline are theirs, not the store's.
-	desk := approval.NewDesk(approval.WithStore(blockingStore{}, store.WithTimeout(time.Hour)), approval.WithKey(key))
+	desk := approval.NewDesk(approval.WithStore(blockingStore{}, store.WithTimeout(time.Hour)), approval.WithSealKey(key))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, testutilOK, desk.Middleware(nil))
 	ctx, cancel := context.WithCancel(runCtx("call_1"))
 	cancel()

@@ -65,7 +65,7 @@ func TestLateConsumeDoesNotLoseTheApproval(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				late := &lateStore{MemoryStore: approval.NewMemoryStore(), landAfter: c.landAfter}
 				var calls counter
-				desk := approval.NewDesk(approval.WithStore(late, store.WithTimeout(100*time.Millisecond)), approval.WithKey(key))
+				desk := approval.NewDesk(approval.WithStore(late, store.WithTimeout(100*time.Millisecond)), approval.WithSealKey(key))
 				tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, calls.tool, desk.Middleware(approval.Tools("cancel_booking")))
 				call := func(ctx context.Context) error {
 					_, err := tool(ctx, json.RawMessage(booking))
@@ -131,7 +131,7 @@ func TestLateRetirementDoesNotStickTheRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		late := &lateStore{MemoryStore: approval.NewMemoryStore()}
 		var calls counter
-		desk := approval.NewDesk(approval.WithStore(late, store.WithTimeout(100*time.Millisecond)), approval.WithKey(key))
+		desk := approval.NewDesk(approval.WithStore(late, store.WithTimeout(100*time.Millisecond)), approval.WithSealKey(key))
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, calls.tool, desk.Middleware(approval.Tools("cancel_booking")))
 		call := func() error {
 			_, err := tool(runCtx("call_1"), json.RawMessage(booking))
@@ -207,7 +207,7 @@ func TestFailedCancelIsReported(t *testing.T) {
 			return o
 		}
 		lost := &lostCancelStore{MemoryStore: mem}
-		desk := approval.NewDesk(approval.WithKey(key), approval.WithStore(lost,
+		desk := approval.NewDesk(approval.WithSealKey(key), approval.WithStore(lost,
 			store.WithOnError(func(e store.Error) { mu.Lock(); reported = append(reported, e); mu.Unlock() })))
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, f.calls.tool, desk.Middleware(nil))
 		_, err := tool(runCtx("call_1"), json.RawMessage(booking))
@@ -256,7 +256,7 @@ func TestHungStoreBoundsTheCall(t *testing.T) {
 			mem := approval.NewMemoryStore()
 			f, _, _ := approvedRow(t, mem)
 			var cancels atomic.Int32
-			desk := approval.NewDesk(approval.WithKey(key), approval.WithStore(&hangingConsume{MemoryStore: mem},
+			desk := approval.NewDesk(approval.WithSealKey(key), approval.WithStore(&hangingConsume{MemoryStore: mem},
 				store.WithTimeout(time.Second),
 				store.WithOnError(func(e store.Error) {
 					if e.Op == "cancel" {

@@ -299,7 +299,7 @@ func TestLimitedCallNotHedged(t *testing.T) {
 				s := &slowFirst{first: 100 * time.Millisecond, then: time.Millisecond}
 				tool := toolmw.MustWrap(toolmw.Spec{Name: "search", Idempotent: true}, s.tool,
 					retry.New(retry.WithoutBudget()), limit, hedge.New(hedge.WithDelay(time.Millisecond)))
-				ctx := spend.WithLimit(budget.WithRun(context.Background()), 1)
+				ctx := spend.ContextWithLimit(budget.WithRun(context.Background()), 1)
 				if res, err := tool(ctx, nil); err != nil || res.Content != "answer 1" {
 					t.Fatalf("%v %v", res, err)
 				}

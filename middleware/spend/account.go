@@ -9,7 +9,7 @@ import (
 )
 
 // Account is one run's spend: its limit, what its finished calls cost, and
-// what its calls in flight may still cost. [WithLimit] makes one; the
+// what its calls in flight may still cost. [ContextWithLimit] makes one; the
 // layer charges it. An Account is safe for concurrent use, and the limit
 // holds exactly: spent plus held never exceeds it.
 type Account struct {
@@ -23,7 +23,7 @@ type Account struct {
 
 type accountKey struct{}
 
-// WithLimit returns a copy of ctx carrying a new [Account] with a spend
+// ContextWithLimit returns a copy of ctx carrying a new [Account] with a spend
 // limit of limit, in the unit the tools' costs use. Every call made with
 // the returned context, or one derived from it, draws on that account: set
 // it once, on the run's context. The limit is rounded down to the
@@ -31,7 +31,7 @@ type accountKey struct{}
 // [MaxAmount] (NaN, an infinity, a negative number) fails closed: the
 // account's limit is 0, and every call with a cost above 0 is refused with
 // a message that says why; [ValidateLimit] reports such a limit.
-func WithLimit(ctx context.Context, limit float64) context.Context {
+func ContextWithLimit(ctx context.Context, limit float64) context.Context {
 	u, ok := limitUnits(limit)
 	return context.WithValue(ctx, accountKey{}, &Account{limit: u, valid: ok})
 }
@@ -41,7 +41,7 @@ func WithLimit(ctx context.Context, limit float64) context.Context {
 func ValidateLimit(limit float64) error {
 	if _, ok := limitUnits(limit); !ok {
 		return taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-			fmt.Sprintf("spend: WithLimit(%v): a limit is a number from 0 to %g", limit, MaxAmount))
+			fmt.Sprintf("spend: ContextWithLimit(%v): a limit is a number from 0 to %g", limit, MaxAmount))
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func TestCanaryNothingOfTheCallLeaks(t *testing.T) {
 			if err != nil {
 				t.Fatal(name, err)
 			}
-			ctx := toolmw.WithCallID(spend.WithLimit(context.Background(), 1), "call_1")
+			ctx := toolmw.WithCallID(spend.ContextWithLimit(context.Background(), 1), "call_1")
 			for range 4 {
 				res, err := pay(ctx, args)
 				if err != nil && strings.Contains(err.Error(), "spend limit") {
@@ -58,7 +58,7 @@ func TestCanaryNothingOfTheCallLeaks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := spend.WithLimit(context.Background(), 1)
+		ctx := spend.ContextWithLimit(context.Background(), 1)
 		for range 4 {
 			res, err := summarise(ctx, args)
 			if err != nil {

@@ -2,7 +2,7 @@
 // a run carries a spend limit, and a call that could take the run past its
 // limit does not run.
 //
-//	ctx = spend.WithLimit(ctx, 10.00) // this run may spend 10.00
+//	ctx = spend.ContextWithLimit(ctx, 10.00) // this run may spend 10.00
 //	mw := spend.New(
 //		spend.Fixed("search", 0.01),                     // every call costs 0.01
 //		spend.Metered("summarise", 0.50, costFromUsage), // read from the result, at most 0.50
@@ -59,7 +59,7 @@
 //
 // # The run's account
 //
-// [WithLimit] puts an [Account] in the context; every call made with it,
+// [ContextWithLimit] puts an [Account] in the context; every call made with it,
 // or a context derived from it, draws on that account, so give it to the
 // run's context once. [AccountFrom] reads it ([Account.Spent],
 // [Account.Held], [Account.Left]). A call whose context carries no account

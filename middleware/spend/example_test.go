@@ -21,7 +21,7 @@ func Example() {
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "search_flights"}, search,
 		spend.New(spend.Fixed("search_flights", 0.40)))
 
-	ctx := spend.WithLimit(context.Background(), 1.00) // this run may spend 1.00
+	ctx := spend.ContextWithLimit(context.Background(), 1.00) // this run may spend 1.00
 	for range 3 {
 		res, err := tool(ctx, nil)
 		if err != nil {
@@ -59,7 +59,7 @@ func ExampleMetered() {
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "summarise"}, summarise,
 		spend.New(spend.Metered("summarise", 0.50, costOf)))
 
-	ctx := spend.WithLimit(context.Background(), 1.00)
+	ctx := spend.ContextWithLimit(context.Background(), 1.00)
 	if _, err := tool(ctx, nil); err != nil {
 		fmt.Println(err)
 	}
@@ -86,7 +86,7 @@ func ExampleWithStore() {
 	}
 	for i := range 3 {
 		// Each request of the run names it and carries its limit.
-		ctx := budget.WithRun(spend.WithLimit(context.Background(), 1.00), budget.WithID("run-7"))
+		ctx := budget.WithRun(spend.ContextWithLimit(context.Background(), 1.00), budget.WithID("run-7"))
 		if _, err := replicas[i%2](ctx, nil); err != nil {
 			fmt.Println(taxonomy.InfoOf(err).Message)
 			continue

@@ -195,7 +195,7 @@ func Validate(opts ...Option) error { return newConfig(opts).err }
 
 // New returns the spend layer: each call of a tool with a cost declared by
 // [Fixed] or [Metered] is charged to the spend limit its context carries
-// ([WithLimit]), and a call that could take the run past it does not run.
+// ([ContextWithLimit]), and a call that could take the run past it does not run.
 // Tools without a cost, and calls whose context carries no limit, pass
 // through untouched; without any cost the layer is switched off. With
 // [WithStore], a named run's spend is kept in the Store, so its limit holds

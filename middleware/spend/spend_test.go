@@ -63,7 +63,7 @@ func TestFixedCost(t *testing.T) {
 				n.Add(1)
 				return toolmw.Text("ok"), nil
 			}, spend.New(spend.Fixed("search", c.cost)))
-			ctx := spend.WithLimit(context.Background(), c.limit)
+			ctx := spend.ContextWithLimit(context.Background(), c.limit)
 			for i := range 50 {
 				_, err := tool(ctx, nil)
 				if i < c.runs && err != nil {
@@ -152,7 +152,7 @@ func limitNeverExceeded(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return toolmw.Text(strconv.FormatFloat(used, 'f', -1, 64)), nil
 	}, mw)
-	ctx := spend.WithLimit(context.Background(), limit)
+	ctx := spend.ContextWithLimit(context.Background(), limit)
 	var calls, refused atomic.Int64
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -220,7 +220,7 @@ func TestMeteredHostileCosts(t *testing.T) {
 			var reports []spend.BadCost
 			tool := wrap(t, "summarise", ok, spend.New(spend.Metered("summarise", max, c.read),
 				spend.WithOnBadCost(func(b spend.BadCost) { reports = append(reports, b) })))
-			ctx := toolmw.WithCallID(spend.WithLimit(context.Background(), 10), "call_1")
+			ctx := toolmw.WithCallID(spend.ContextWithLimit(context.Background(), 10), "call_1")
 			if _, err := tool(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +245,7 @@ func TestMeteredHostileCosts(t *testing.T) {
 func TestReportPanicIsDropped(t *testing.T) {
 	tool := wrap(t, "summarise", ok, spend.New(spend.Metered("summarise", 1, func(toolmw.Result) float64 { return -1 }),
 		spend.WithOnBadCost(func(spend.BadCost) { panic("sink broke") })))
-	if _, err := tool(spend.WithLimit(context.Background(), 10), nil); err != nil {
+	if _, err := tool(spend.ContextWithLimit(context.Background(), 10), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -296,7 +296,7 @@ func TestWhatCosts(t *testing.T) {
 					}
 					return toolmw.Result{}, c.err
 				}, spend.New(opt))
-				ctx := spend.WithLimit(context.Background(), 1)
+				ctx := spend.ContextWithLimit(context.Background(), 1)
 				func() {
 					defer func() {
 						if r := recover(); (r != nil) != c.panic {
@@ -331,7 +331,7 @@ func TestEachAttemptIsCharged(t *testing.T) {
 		tool := wrap(t, "search", flaky,
 			retry.New(retry.WithMaxAttempts(5), retry.WithBackoff(time.Millisecond, time.Millisecond), retry.WithoutBudget()),
 			spend.New(spend.Fixed("search", 0.4)))
-		ctx := spend.WithLimit(context.Background(), 1)
+		ctx := spend.ContextWithLimit(context.Background(), 1)
 		_, err := tool(ctx, nil)
 		if !isSpendLimit(err) {
 			t.Fatalf("%v, want spend_limit after two attempts", err)
@@ -348,7 +348,7 @@ func TestEachAttemptIsCharged(t *testing.T) {
 func TestPassThrough(t *testing.T) {
 	mw := spend.New(spend.Fixed("search", 1))
 	search, free := wrap(t, "search", ok, mw), wrap(t, "weather", ok, mw)
-	ctx := spend.WithLimit(context.Background(), 1)
+	ctx := spend.ContextWithLimit(context.Background(), 1)
 	for range 3 {
 		if _, err := search(context.Background(), nil); err != nil {
 			t.Fatal(err)
@@ -370,7 +370,7 @@ func TestInvalidLimit(t *testing.T) {
 			t.Fatalf("ValidateLimit(%v): %v", limit, err)
 		}
 		tool := wrap(t, "search", ok, spend.New(spend.Fixed("search", 0.01), spend.Fixed("weather", 0)))
-		_, err := tool(spend.WithLimit(context.Background(), limit), nil)
+		_, err := tool(spend.ContextWithLimit(context.Background(), limit), nil)
 		if !isSpendLimit(err) || taxonomy.InfoOf(err).Message != "the run's spend limit is not a valid amount, so no call that costs may run; nothing ran" {
 			t.Fatalf("limit %v: %v", limit, err)
 		}

@@ -41,7 +41,7 @@ func (c *counted) tool(context.Context, json.RawMessage) (toolmw.Result, error) 
 // one replica's view of the run, as when each request of the run is
 // served on its own.
 func inRun(ctx context.Context, id string, limit float64) context.Context {
-	return budget.WithRun(spend.WithLimit(ctx, limit), budget.WithID(id))
+	return budget.WithRun(spend.ContextWithLimit(ctx, limit), budget.WithID(id))
 }
 
 var errDown = errors.New("store down at 10.0.0.7:6379")
@@ -250,9 +250,9 @@ func TestStoreNotAsked(t *testing.T) {
 		limited bool // the second call is refused by the context's Account
 	}{
 		{"run without id", func() context.Context {
-			return budget.WithRun(spend.WithLimit(context.Background(), 0.1))
+			return budget.WithRun(spend.ContextWithLimit(context.Background(), 0.1))
 		}, true},
-		{"no run", func() context.Context { return spend.WithLimit(context.Background(), 0.1) }, true},
+		{"no run", func() context.Context { return spend.ContextWithLimit(context.Background(), 0.1) }, true},
 		{"no account", func() context.Context {
 			return budget.WithRun(context.Background(), budget.WithID("run-1"))
 		}, false},

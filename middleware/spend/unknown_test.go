@@ -47,7 +47,7 @@ func TestCostsRoundUp(t *testing.T) {
 				n.Add(1)
 				return toolmw.Text("ok"), nil
 			}, spend.New(spend.Fixed("search", c.cost)))
-			ctx := spend.WithLimit(context.Background(), c.limit)
+			ctx := spend.ContextWithLimit(context.Background(), c.limit)
 			for range 1000 {
 				_, _ = tool(ctx, nil)
 			}
@@ -59,7 +59,7 @@ func TestCostsRoundUp(t *testing.T) {
 
 	// A metered cost of 4e-10 is charged a billionth.
 	tool := wrap(t, "search", ok, spend.New(spend.Metered("search", 1, func(toolmw.Result) float64 { return 4e-10 })))
-	ctx := spend.WithLimit(context.Background(), 2)
+	ctx := spend.ContextWithLimit(context.Background(), 2)
 	for range 3 {
 		if _, err := tool(ctx, nil); err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func TestUnknownOutcomeIsSpent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ctx := spend.WithLimit(context.Background(), 1)
+				ctx := spend.ContextWithLimit(context.Background(), 1)
 				_, err = tool(ctx, nil)
 				acct, _ := spend.AccountFrom(ctx)
 				if acct.Spent() != 0.5 || acct.Held() != 0 {
@@ -139,7 +139,7 @@ func TestHedgeInsideSpendsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := spend.WithLimit(context.Background(), 1)
+		ctx := spend.ContextWithLimit(context.Background(), 1)
 		for i := range 2 {
 			_, err := tool(ctx, nil)
 			if (i == 0) != (err == nil) {

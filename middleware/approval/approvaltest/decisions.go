@@ -50,7 +50,7 @@ func newCycle(s approval.Store, clk *clock.Fake, runs *atomic.Int64) cycle {
 	if clk == nil {
 		clk = clock.NewFake(time.Now())
 	}
-	desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(Timeout)), approval.WithKey(cycleKey), approval.WithClock(clk))
+	desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(Timeout)), approval.WithSealKey(cycleKey), approval.WithClock(clk))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "refund_booking"}, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		runs.Add(1)
 		return toolmw.Text("refunded"), nil

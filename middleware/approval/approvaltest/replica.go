@@ -41,7 +41,7 @@ const Timeout = time.Minute
 func NewReplica(s approval.Store, key []byte, runs *atomic.Int64, opts ...store.Option) *Replica {
 	clk := clock.NewFake(time.Now())
 	desk := approval.NewDesk(approval.WithStore(s, append([]store.Option{store.WithTimeout(Timeout)}, opts...)...),
-		approval.WithKey(key), approval.WithClock(clk))
+		approval.WithSealKey(key), approval.WithClock(clk))
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."},
 		func(context.Context, json.RawMessage) (toolmw.Result, error) {
 			runs.Add(1)

@@ -49,11 +49,11 @@
 //
 // # When Redis is slow or down
 //
-// The ports bound every operation with a short timeout (50 ms by default)
-// and, when it fails, decide with their local state, report it through
-// their OnStoreError options, and try Redis again a quarter of a second
-// later; see ratelimit.WithStore, budget.WithTokenStore,
-// budget.WithRunStore, runlimit.WithStore and spend.WithStore. For the
+// The layers bound every operation with a short timeout (50 ms by default,
+// store.WithTimeout) and, when it fails, decide with their local state (the
+// approval layer fails closed), report it to store.WithOnError, and leave
+// Redis alone a quarter of a second; see package store, and the WithStore
+// option of each layer (budget: WithTokenStore and WithRunStore). For the
 // timeout to hold, the client must honour contexts' deadlines: [New]
 // refuses a client made without ContextTimeoutEnabled: true. A client's
 // own retries (MaxRetries) happen within the same timeout.

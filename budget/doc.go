@@ -96,7 +96,7 @@
 // replica holds back at most that much; each retry's withdrawal is one
 // round trip. [WithRunStore] with [WithID] counts a
 // run's attempts in a [RunStore], one round trip per [Run.Take], so a
-// run's cap holds whichever replicas serve its calls. adapters/redis
+// run's cap holds whichever replicas serve its calls. adapters/redisstate
 // implements both on Redis.
 //
 // A store never blocks a call for long nor fails it: after its timeout

@@ -79,7 +79,7 @@ func (outage) Take(context.Context, string, string, int) (int, bool, error) {
 }
 
 // Two replicas serving one named run share its cap through a RunStore
-// (adapters/redis in production). A replica whose store is down counts on
+// (adapters/redisstate in production). A replica whose store is down counts on
 // its own, reports it, and tells the caller the attempt was decided without
 // the store.
 func ExampleWithRunStore() {

@@ -11,7 +11,7 @@ import (
 )
 
 // A TokenStore keeps a [Retry]'s balance outside the process, so that every
-// replica given the same TokenStore draws on one bucket. adapters/redis
+// replica given the same TokenStore draws on one bucket. adapters/redisstate
 // implements it on Redis. Amounts are in thousandths of a token.
 //
 // Implementations must be safe for concurrent use, and return soon after
@@ -58,7 +58,7 @@ type TokenBalance struct {
 
 // A RunStore keeps how many attempts each tool of a named run has used,
 // outside the process, so that the cap of a [Run] holds however many
-// replicas serve the run's calls. adapters/redis implements it on Redis.
+// replicas serve the run's calls. adapters/redisstate implements it on Redis.
 //
 // Implementations must be safe for concurrent use, and return soon after
 // ctx is done: an attempt waits for Take.

@@ -4,12 +4,12 @@ go 1.26.0
 
 replace (
 	github.com/toolmw/toolmw => ../..
-	github.com/toolmw/toolmw/adapters/sql => ../../adapters/sql
+	github.com/toolmw/toolmw/adapters/sqlstore => ../../adapters/sqlstore
 )
 
 require (
 	github.com/toolmw/toolmw v0.0.0-00010101000000-000000000000
-	github.com/toolmw/toolmw/adapters/sql v0.0.0-00010101000000-000000000000
+	github.com/toolmw/toolmw/adapters/sqlstore v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )

@@ -111,7 +111,7 @@
 // # Across replicas
 //
 // [WithStore] keeps a breaker's state in a [Store] shared by a fleet
-// (adapters/redis has one on Redis): per name, the consecutive failures,
+// (adapters/redisstate has one on Redis): per name, the consecutive failures,
 // the state, when the open period ends, and the probe lease.
 //
 //	breaker.New(breaker.WithStore(shared.Breakers()))

@@ -49,7 +49,7 @@ func Example() {
 }
 
 // Three replicas share one breaker through a Store (here the in-memory one
-// of package breakertest; adapters/redis has one on Redis): an outage seen
+// of package breakertest; adapters/redisstate has one on Redis): an outage seen
 // by one opens the breaker for all within one cache period. The options of
 // package store set how each replica uses the Store.
 func ExampleWithStore() {

@@ -15,7 +15,7 @@ import (
 // A Store keeps the state of each breaker outside the process, so that every
 // replica given the same Store (and the same breaker name) shares one
 // breaker: an outage seen by one replica opens it for all, and one probe
-// across the fleet decides whether the dependency is back. adapters/redis
+// across the fleet decides whether the dependency is back. adapters/redisstate
 // implements it on Redis.
 //
 // The layer never holds a lock of the Store across a tool call: it asks

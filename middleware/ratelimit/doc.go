@@ -34,7 +34,7 @@
 // # Across replicas
 //
 // [WithStore] keeps the limits in a [Store] shared by every replica
-// (adapters/redis keeps them on Redis, by GCRA): the limit and burst hold
+// (adapters/redisstate keeps them on Redis, by GCRA): the limit and burst hold
 // across the fleet per tool name, or per key with [WithKey]. The Store
 // decides each call in one round trip: admit now, admit after a wait (the
 // slot is reserved; the call waits as above, within its deadline and

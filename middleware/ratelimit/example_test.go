@@ -43,7 +43,7 @@ func (down) Admit(context.Context, ratelimit.Request) (ratelimit.Decision, error
 	return ratelimit.Decision{}, errors.New("connection refused")
 }
 
-// With a Store (adapters/redis keeps one on Redis) the limit holds across
+// With a Store (adapters/redisstate keeps one on Redis) the limit holds across
 // replicas. When the Store fails, the local limiter decides and the
 // fallback is reported.
 func ExampleWithStore() {

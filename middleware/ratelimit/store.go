@@ -16,7 +16,7 @@ import (
 
 // A Store keeps the rate-limit state of each key outside the process, so
 // that every replica given the same Store (and the same key) draws on one
-// limit. adapters/redis implements it on Redis; the layer calls Admit once
+// limit. adapters/redisstate implements it on Redis; the layer calls Admit once
 // per call (the operation "admit" of a store.Error), with a context bounded
 // by the store timeout (store.WithTimeout) and the call's deadline.
 // Package ratelimittest has the conformance checks every Store runs.

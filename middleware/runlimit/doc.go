@@ -84,7 +84,7 @@
 // Without a [Store] the counts live in this process: a run whose calls
 // several replicas serve is limited on each replica separately
 // (budget.WithRunStore shares attempt caps, not these counts). With
-// [WithStore] (adapters/redis implements it), the calls of a run named
+// [WithStore] (adapters/redisstate implements it), the calls of a run named
 // with budget.WithID are counted in the Store, so a limit holds for the
 // run across the replicas serving it, exactly: Once holds once for the
 // fleet. Each call of a limited tool in a named run is one round trip

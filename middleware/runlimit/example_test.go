@@ -44,7 +44,7 @@ func Example() {
 // Two replicas share a Store: the run's Once tool runs once in all. The
 // Store's failures would be reported as store.Errors.
 func ExampleWithStore() {
-	shared := &runlimittest.MemStore{} // adapters/redis: Store.RunCalls()
+	shared := &runlimittest.MemStore{} // adapters/redisstate: Store.RunCalls()
 	cancels := 0
 	cancel := func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		cancels++

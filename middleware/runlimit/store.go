@@ -13,7 +13,7 @@ import (
 
 // A Store keeps the calls admitted in each named run outside the process,
 // so that a limit holds however many replicas serve the run's calls.
-// adapters/redis implements it on Redis. The layer asks it once per call
+// adapters/redisstate implements it on Redis. The layer asks it once per call
 // of a limited tool in a run named with budget.WithID, with a context
 // bounded by the store timeout (see [WithStore]) and the call's own, and once more when the
 // call gives its slot back, or when it ran on the replica's own count

@@ -72,7 +72,7 @@
 //
 // Without a [Store] the account lives in the context, in this process:
 // calls of one run served by several replicas draw on one account each.
-// With [WithStore] (adapters/redis implements it), the spend of a run
+// With [WithStore] (adapters/redisstate implements it), the spend of a run
 // named with budget.WithID is kept in the Store, so the run's limit — the
 // limit of the call's Account: give every replica the same — holds across
 // the replicas serving it: the run never spends more than its limit in

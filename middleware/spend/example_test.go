@@ -73,7 +73,7 @@ func ExampleMetered() {
 // each with its own Account of the same limit. The Store's failures would
 // be reported as store.Errors.
 func ExampleWithStore() {
-	shared := &spendtest.MemStore{} // adapters/redis: Store.Spend()
+	shared := &spendtest.MemStore{} // adapters/redisstate: Store.Spend()
 	search := func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Text("3 flights found"), nil
 	}

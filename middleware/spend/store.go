@@ -14,7 +14,7 @@ import (
 
 // A Store keeps the spend of each named run outside the process, so that a
 // run's spend limit holds however many replicas serve its calls.
-// adapters/redis implements it on Redis. The layer asks it once per call
+// adapters/redisstate implements it on Redis. The layer asks it once per call
 // of a costed tool in a run named with budget.WithID whose context carries
 // an [Account], with a context bounded by the store timeout (see [WithStore]) and the
 // call's own, and once more when the call ends, to settle — also when the call

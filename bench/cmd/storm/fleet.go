@@ -22,11 +22,11 @@ import (
 // has its own retry budget and its own breaker, and rediscovers the outage
 // on its own; with shared state the replicas draw on one retry budget and
 // share one breaker through a breaker.Store, as they would on Redis
-// (adapters/redis). The simulation stands an in-memory Store in for Redis
+// (adapters/redisstate). The simulation stands an in-memory Store in for Redis
 // (breakertest.MemStore, on the virtual clock: answers take no time, so
 // the figures are those of a Store that never fails), and one budget.Retry
 // object shared by the replicas' retry layers for the shared bucket (a
-// shared bucket whose deposits arrive at once; adapters/redis batches them
+// shared bucket whose deposits arrive at once; adapters/redisstate batches them
 // every 10 ms).
 
 // replicas is the fleet's size.

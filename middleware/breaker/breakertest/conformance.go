@@ -34,7 +34,7 @@ const openFor = 200 * time.Millisecond
 // passes; and that hostile keys (long, binary, look-alike) are kept apart.
 // Stored state that does not parse (an error wrapping store.ErrCorrupt) is
 // not checked: only a writer outside the Store API can leave it, so a
-// Store's own tests plant it (as adapters/redis does).
+// Store's own tests plant it (as adapters/redisstate does).
 func TestStore(t *testing.T, newStore func(t *testing.T) breaker.Store, advance func(d time.Duration)) {
 	t.Helper()
 	for _, c := range []struct {

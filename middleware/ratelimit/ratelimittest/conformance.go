@@ -41,7 +41,7 @@ const rounding = time.Millisecond
 // interval are admitted. Stored state that does not parse (an error
 // wrapping store.ErrCorrupt) is not checked: only a writer outside the
 // Store API can leave it, so a Store's own tests plant it (as
-// adapters/redis does).
+// adapters/redisstate does).
 //
 // The checks do not wait for the store's clock: they measure the time that
 // passes on the test's while they run and expect each wait within it. A

@@ -32,7 +32,7 @@ const MaxKeys = 10_000
 var ErrFull = errors.New("ratelimittest: the store holds MaxKeys keys")
 
 // MemStore is a ratelimit.Store in memory, on a clock: a limit by GCRA (the
-// generic cell rate algorithm), as adapters/redis keeps one. It is safe for
+// generic cell rate algorithm), as adapters/redisstate keeps one. It is safe for
 // concurrent use.
 type MemStore struct {
 	clock clock.Clock

@@ -18,7 +18,7 @@ import (
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 
-	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	redisstate "github.com/toolmw/toolmw/adapters/redisstate"
 )
 
 // The shared breaker's tests run against a real redis-server (see

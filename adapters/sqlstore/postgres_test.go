@@ -22,7 +22,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 )
 
 // The tests start their own PostgreSQL server, once per test binary, on

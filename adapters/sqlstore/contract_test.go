@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/internal/testrig/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
 )

@@ -1,4 +1,4 @@
-module github.com/toolmw/toolmw/adapters/redis
+module github.com/toolmw/toolmw/adapters/redisstate
 
 go 1.26.0
 

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
 )
 

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw"
-	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	redisstate "github.com/toolmw/toolmw/adapters/redisstate"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/ratelimit/ratelimittest"

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	redisstate "github.com/toolmw/toolmw/adapters/redisstate"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/runlimit/runlimittest"

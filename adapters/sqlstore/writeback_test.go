@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
 	"github.com/toolmw/toolmw/taxonomy"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolmw/toolmw"
-	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	redisstate "github.com/toolmw/toolmw/adapters/redisstate"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/ratelimit"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	redisstate "github.com/toolmw/toolmw/adapters/redis"
+	redisstate "github.com/toolmw/toolmw/adapters/redisstate"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/approval/approvaltest"
 	"github.com/toolmw/toolmw/store"

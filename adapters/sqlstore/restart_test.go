@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/store"

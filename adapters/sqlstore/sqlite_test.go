@@ -10,7 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/approval"
 )

@@ -1,4 +1,4 @@
-module github.com/toolmw/toolmw/adapters/sql
+module github.com/toolmw/toolmw/adapters/sqlstore
 
 go 1.26.0
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	sqlstore "github.com/toolmw/toolmw/adapters/sql"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 )
 
 func TestBadOptions(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // TestDefinitionErrorsQuoteNoSecret: a bad tool name, or a property name of

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
-	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
 )
 

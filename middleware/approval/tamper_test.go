@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
 )

@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/canary"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/middleware/logging"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
 // TestCanaryNothingSecretAtAnyLevel plants secrets in every way a tool can
-// fail (internal/testrig/canary) and logs each failure at DEBUG, on both backends.
+// fail (toolmwtest/canary) and logs each failure at DEBUG, on both backends.
 // No line at any level may hold a planted secret or any piece of one; no
 // line above DEBUG may hold any error text; and the DEBUG detail line must
 // show the error's text with each secret replaced by a placeholder (so the

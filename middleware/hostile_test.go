@@ -20,7 +20,6 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/internal/testrig/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/dedupe"
@@ -28,6 +27,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // foreignErr is a taxonomy.Error made outside toolmw that says anything in

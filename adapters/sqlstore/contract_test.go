@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
-	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // testContract checks the approval.Store contract on stores made by

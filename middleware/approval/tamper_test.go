@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // failingStore fails every operation with err.

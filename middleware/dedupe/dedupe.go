@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -18,112 +17,6 @@ import (
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
-
-// Defaults of the per-run bounds.
-const (
-	DefaultMaxRecords = 1024    // finished calls remembered per run
-	DefaultMaxBytes   = 1 << 20 // bytes of result content held per run
-)
-
-// Bounds of one recorded error. A repeat of a failed call gets the
-// error's [taxonomy.Info] form (see [taxonomy.Info.Err]), held to these
-// bounds: its message scrubbed with the default scrubber, then cut at a
-// character boundary to at most MaxErrorMessage bytes (ending in "…");
-// its field errors, with their messages and string locations scrubbed,
-// kept in order while there are at most MaxErrorFields of them and the
-// message and the field errors together take at most MaxErrorBytes of
-// text. The taxonomy bounds the rest: a code, a tool and a guardrail
-// name of at most 64 bytes each, an approval id of at most 128 bytes and
-// its summary of at most taxonomy.MaxApprovalSummary.
-const (
-	MaxErrorMessage = 1024 // bytes of a recorded error's message, scrubbed, then cut
-	MaxErrorFields  = 20   // field errors a recorded error keeps
-	MaxErrorBytes   = 4096 // bytes of a recorded error's message and field errors together
-)
-
-// Option configures the dedupe layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
-type config struct {
-	byArgs     map[string]bool
-	maxRecords int
-	maxBytes   int
-	err        error
-}
-
-func (c *config) reject(format string, args ...any) {
-	if c.err == nil {
-		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-			fmt.Sprintf("dedupe: "+format, args...))
-	}
-}
-
-// WithArguments names tools whose repeats are recognised by their
-// arguments too: two calls of such a tool in one run with the same JSON
-// arguments are one call, whatever their call ids. Use it for
-// side-effecting tools a model may call again in a later turn with a new
-// call id. A name that is not a valid tool name is invalid.
-func WithArguments(tools ...string) Option {
-	return func(c *config) {
-		for _, t := range tools {
-			if !toolmw.ValidName(t) {
-				c.reject("WithArguments(%q): not a tool name", t)
-				return
-			}
-			if c.byArgs == nil {
-				c.byArgs = map[string]bool{}
-			}
-			c.byArgs[t] = true
-		}
-	}
-}
-
-// WithMaxRecords bounds the finished calls remembered per run (default
-// [DefaultMaxRecords]); the oldest is forgotten first. 0 means the default;
-// a negative n is invalid.
-func WithMaxRecords(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.reject("WithMaxRecords(%d): the bound must not be negative", n)
-			return
-		}
-		c.maxRecords = n
-	}
-}
-
-// WithMaxBytes bounds the result content held per run (default
-// [DefaultMaxBytes]). 0 means the default; a negative n is invalid.
-func WithMaxBytes(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.reject("WithMaxBytes(%d): the bound must not be negative", n)
-			return
-		}
-		c.maxBytes = n
-	}
-}
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	if c.maxRecords == 0 {
-		c.maxRecords = DefaultMaxRecords
-	}
-	if c.maxBytes == 0 {
-		c.maxBytes = DefaultMaxBytes
-	}
-	return c
-}
-
-// Validate reports the first invalid option value as a
-// tool-definition-invalid/option_invalid error, or nil.
-func Validate(opts ...Option) error { return newConfig(opts).err }
 
 // New returns the dedupe layer. The tools it wraps share its records (a
 // call is identified by its tool's name among others), one set per run.
@@ -140,6 +33,22 @@ func New(opts ...Option) toolmw.Middleware {
 		}
 	}
 }
+
+// Bounds of one recorded error. A repeat of a failed call gets the
+// error's [taxonomy.Info] form (see [taxonomy.Info.Err]), held to these
+// bounds: its message scrubbed with the default scrubber, then cut at a
+// character boundary to at most MaxErrorMessage bytes (ending in "…");
+// its field errors, with their messages and string locations scrubbed,
+// kept in order while there are at most MaxErrorFields of them and the
+// message and the field errors together take at most MaxErrorBytes of
+// text. The taxonomy bounds the rest: a code, a tool and a guardrail
+// name of at most 64 bytes each, an approval id of at most 128 bytes and
+// its summary of at most taxonomy.MaxApprovalSummary.
+const (
+	MaxErrorMessage = 1024 // bytes of a recorded error's message, scrubbed, then cut
+	MaxErrorFields  = 20   // field errors a recorded error keeps
+	MaxErrorBytes   = 4096 // bytes of a recorded error's message and field errors together
+)
 
 type layer struct {
 	config

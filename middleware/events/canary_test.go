@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // secrets are planted canaries of several families.

@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,18 +15,16 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
+// New returns a middleware that emits a tool_error event to sink for every
+// call that returns an error. It is NewEmitter(sink, opts...).Middleware();
+// use an Emitter directly to flush at shutdown or to read its Stats.
+func New(sink Sink, opts ...Option) toolmw.Middleware {
+	return NewEmitter(sink, opts...).Middleware()
+}
+
 // TypeToolError is the Type of the event emitted for a call that returned
 // an error.
 const TypeToolError = "tool_error"
-
-// Defaults of the queue's bounds: however slow or stuck the sink, an
-// Emitter holds at most this many events, of at most this many bytes in
-// all, plus the one event the sink is handling.
-const (
-	DefaultQueueSize  = 256     // events waiting for the sink; WithQueueSize
-	DefaultQueueBytes = 1 << 20 // bytes of the events waiting; WithQueueBytes
-	DefaultMaxTold    = 8 << 10 // bytes of one event's Told; WithMaxTold
-)
 
 // eventOverhead is what an Event costs beyond its strings, counted against
 // the queue's bytes.
@@ -86,80 +83,6 @@ type SinkFunc func(Event)
 // Emit calls f(e).
 func (f SinkFunc) Emit(e Event) { f(e) }
 
-// Option configures an Emitter.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
-// config is what the Options set.
-type config struct {
-	clock    clock.Clock
-	size     int   // events the queue holds at most
-	maxBytes int   // bytes the queue holds at most
-	maxTold  int   // bytes of one event's Told
-	err      error // the first invalid option
-}
-
-// WithQueueSize sets how many events may wait for the sink; when that many
-// wait, new events are dropped and counted. 0 means DefaultQueueSize; a
-// negative size is invalid.
-func WithQueueSize(n int) Option {
-	return func(e *config) {
-		switch {
-		case n < 0:
-			e.reject(fmt.Sprintf("WithQueueSize(%d): the size must not be negative", n))
-		case n > 0:
-			e.size = n
-		}
-	}
-}
-
-// WithQueueBytes sets how many bytes the events waiting for the sink may
-// hold in all (their strings plus a fixed overhead each); an event that
-// does not fit is dropped and counted. 0 means DefaultQueueBytes; a negative
-// value is invalid.
-func WithQueueBytes(n int) Option {
-	return func(e *config) {
-		switch {
-		case n < 0:
-			e.reject(fmt.Sprintf("WithQueueBytes(%d): the size must not be negative", n))
-		case n > 0:
-			e.maxBytes = n
-		}
-	}
-}
-
-// WithMaxTold sets how many bytes of what the model was told an event
-// keeps; a longer Told is cut at a character boundary and the event says
-// ToldCut. 0 means DefaultMaxTold; a negative value is invalid.
-func WithMaxTold(n int) Option {
-	return func(e *config) {
-		switch {
-		case n < 0:
-			e.reject(fmt.Sprintf("WithMaxTold(%d): the size must not be negative", n))
-		case n > 0:
-			e.maxTold = n
-		}
-	}
-}
-
-func (e *config) reject(msg string) {
-	if e.err == nil {
-		e.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "events: "+msg)
-	}
-}
-
-// Validate reports the first invalid option value, as a
-// tool-definition-invalid error with code option_invalid, or nil.
-func Validate(opts ...Option) error {
-	return NewEmitter(nil, opts...).err
-}
-
-// WithClock sets the clock that stamps events; clock.System by default.
-func WithClock(c clock.Clock) Option {
-	return func(e *config) { e.clock = clock.Or(c) }
-}
-
 // Stats counts what an Emitter did with its events.
 //
 // It is a plain value, safe to read from many goroutines; do not modify one that is shared.
@@ -203,13 +126,6 @@ func NewEmitter(sink Sink, opts ...Option) *Emitter {
 		}
 	}
 	return e
-}
-
-// New returns a middleware that emits a tool_error event to sink for every
-// call that returns an error. It is NewEmitter(sink, opts...).Middleware();
-// use an Emitter directly to flush at shutdown or to read its Stats.
-func New(sink Sink, opts ...Option) toolmw.Middleware {
-	return NewEmitter(sink, opts...).Middleware()
 }
 
 // Middleware returns the middleware that emits a tool_error event for every

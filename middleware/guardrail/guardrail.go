@@ -10,6 +10,30 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
+// New returns the guardrail layer: every call through it passes the
+// argument guardrails ([Args]) before the tool runs, and its result the
+// result guardrails ([Result]) after, each in the order given; the first
+// that blocks ends the call. Without any guardrail the layer is switched
+// off. An invalid option makes a [toolmw.Reject] middleware (see
+// [Validate]).
+//
+// The Middleware and the Tools it makes are safe for concurrent use.
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	if len(cfg.args)+len(cfg.results) == 0 {
+		return func(next toolmw.Tool) toolmw.Tool { return next }
+	}
+	l := &layer{config: cfg}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			return l.call(ctx, next, args)
+		}
+	}
+}
+
 // ArgsCheck looks at a call's arguments before the tool runs: nil lets the
 // call go on, an error blocks it. It gets the call's context and its Call
 // (the zero Call when the tool was not made by toolmw.Wrap). It must be safe
@@ -74,11 +98,6 @@ type Block struct {
 	Panic     any    // the check's panic value, when it panicked (a panic(nil) is a *runtime.PanicNilError)
 }
 
-// Option adds a guardrail to the layer, or configures it.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
 type check struct {
 	name    string
 	args    ArgsCheck
@@ -86,41 +105,6 @@ type check struct {
 	strings StringCheck         // with stage, instead of args or result
 	stage   Stage               // when it checks
 	blocked *taxonomy.ToolError // the error of a block, made once
-}
-
-type config struct {
-	args, results []check
-	values        [2]bool // whether a check of the stage (args, result) reads every string on its own
-	names         map[string]bool
-	onBlock       func(context.Context, Block)
-	err           error
-}
-
-func (c *config) reject(format string, args ...any) {
-	if c.err == nil {
-		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-			fmt.Sprintf("guardrail: "+format, args...))
-	}
-}
-
-// add validates a guardrail's name and check; what is its caller's name,
-// for the error.
-func (c *config) add(what, name string, isNil bool) bool {
-	switch {
-	case !taxonomy.ValidCode(name):
-		c.reject("%s(%q): a guardrail's name is snake_case words, like a code", what, name)
-	case isNil:
-		c.reject("%s(%q): the check is nil", what, name)
-	case c.names[name]:
-		c.reject("%s(%q): two guardrails have that name", what, name)
-	default:
-		if c.names == nil {
-			c.names = map[string]bool{}
-		}
-		c.names[name] = true
-		return true
-	}
-	return false
 }
 
 // Args adds a guardrail over the arguments: check runs before the tool,
@@ -180,14 +164,6 @@ func ResultStrings(name string, check StringCheck) Option {
 	}
 }
 
-// WithOnBlock sets a debug hook told of every block with the check's own
-// error or panic value ([Block]), on the call's goroutine with the call's
-// context, outside every lock; a panic in it is dropped. It is the only
-// place the check's error goes. nil means none (the default).
-func WithOnBlock(f func(ctx context.Context, b Block)) Option {
-	return func(c *config) { c.onBlock = f }
-}
-
 func newCheck(name string, stage Stage, args ArgsCheck, result ResultCheck, strings StringCheck) check {
 	ch := check{name: name, stage: stage, args: args, result: result, strings: strings}
 	if stage == StageArgs {
@@ -199,46 +175,6 @@ func newCheck(name string, stage Stage, args ArgsCheck, result ResultCheck, stri
 	}
 	ch.blocked = ch.blocked.WithGuardrail(name).WithFinal()
 	return ch
-}
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
-// Validate reports the first invalid option value as a
-// tool-definition-invalid/option_invalid error, or nil: the error
-// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
-// for concurrent use.
-func Validate(opts ...Option) error { return newConfig(opts).err }
-
-// New returns the guardrail layer: every call through it passes the
-// argument guardrails ([Args]) before the tool runs, and its result the
-// result guardrails ([Result]) after, each in the order given; the first
-// that blocks ends the call. Without any guardrail the layer is switched
-// off. An invalid option makes a [toolmw.Reject] middleware (see
-// [Validate]).
-//
-// The Middleware and the Tools it makes are safe for concurrent use.
-func New(opts ...Option) toolmw.Middleware {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return toolmw.Reject(cfg.err)
-	}
-	if len(cfg.args)+len(cfg.results) == 0 {
-		return func(next toolmw.Tool) toolmw.Tool { return next }
-	}
-	l := &layer{config: cfg}
-	return func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			return l.call(ctx, next, args)
-		}
-	}
 }
 
 type layer struct{ config }

@@ -9,25 +9,6 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// Policy decides whether a call may run: nil allows it, an error denies it.
-// It gets the call's context and its Call (the zero Call, with Tool "", when
-// the tool was not made by toolmw.Wrap). A Policy must be safe for
-// concurrent use.
-type Policy func(ctx context.Context, call toolmw.Call) error
-
-// errDenied is the denial of Allow and Deny, and of any untyped policy error.
-var errDenied = taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "the call is not permitted by policy")
-
-// errDeadline is the error of a policy that gave up because the caller's
-// deadline passed: a timeout, not a denial.
-var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false)
-
-// Validate reports whether policy can be used, as a
-// tool-definition-invalid/option_invalid error, or nil. Every policy can: a
-// nil policy denies every call (the safe default), so it returns nil; it is
-// here so that every layer is checked the same way.
-func Validate(policy Policy) error { return nil }
-
 // New returns the permission middleware: each call runs only if policy
 // allows it. See the package documentation for how a denial is reported.
 func New(policy Policy) toolmw.Middleware {
@@ -44,6 +25,19 @@ func New(policy Policy) toolmw.Middleware {
 		}
 	}
 }
+
+// Policy decides whether a call may run: nil allows it, an error denies it.
+// It gets the call's context and its Call (the zero Call, with Tool "", when
+// the tool was not made by toolmw.Wrap). A Policy must be safe for
+// concurrent use.
+type Policy func(ctx context.Context, call toolmw.Call) error
+
+// errDenied is the denial of Allow and Deny, and of any untyped policy error.
+var errDenied = taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "the call is not permitted by policy")
+
+// errDeadline is the error of a policy that gave up because the caller's
+// deadline passed: a timeout, not a denial.
+var errDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, "the caller's deadline passed", false)
 
 // denial turns the policy's error into the call's error.
 func denial(ctx context.Context, err error) error {

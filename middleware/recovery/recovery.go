@@ -12,80 +12,6 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 )
 
-// PanicEvent is a recovered panic, as the function of [WithOnPanic] receives
-// it. It is a plain value, safe to read from many goroutines; new fields may
-// be added.
-type PanicEvent struct {
-	Tool    string    // the tool's name; "" when the tool was not made by toolmw.Wrap
-	CallID  string    // the model's call id, when known
-	Attempt int       // the attempt that panicked, from 1; 0 when not known
-	Value   any       // what the tool panicked with: may hold anything, for debug logs only
-	Stack   []byte    // the panicking goroutine's stack
-	Time    time.Time // when the panic was recovered, by the layer's clock ([WithClock])
-}
-
-// An Option configures [New].
-//
-// Options are applied once, by the constructor they are passed to; an
-// Option may be reused and shared between goroutines.
-type Option func(*config)
-
-type config struct {
-	onPanic func(ctx context.Context, e PanicEvent)
-	goexit  bool
-	clock   clock.Clock
-	err     error // the first option given a value it cannot use
-}
-
-func newConfig(opts []Option) config {
-	c := config{clock: clock.System}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
-// WithOnPanic sets a function called with each recovered panic, for debug
-// logs. ctx is the call's context, for what a debug log takes from it (a
-// trace id, a logger). f runs on the panicking goroutine, after the panic
-// is stopped and before the call returns, with no lock held, and may run
-// on many goroutines at once; a panic in f is dropped: the call still ends
-// with the panic error. Without it (or with nil, the default) the panic
-// value is dropped and no stack is taken.
-func WithOnPanic(f func(ctx context.Context, e PanicEvent)) Option {
-	return func(c *config) { c.onPanic = f }
-}
-
-// WithClock sets the clock that stamps [PanicEvent.Time] (nil means
-// clock.System). Tests pass a *clock.Fake. The Option may be shared
-// between goroutines.
-func WithClock(c clock.Clock) Option {
-	return func(cfg *config) { cfg.clock = clock.Or(c) }
-}
-
-// Validate reports the first option given a value [New] cannot use, as a
-// tool-definition-invalid/option_invalid error, or nil. Every value of
-// today's options is usable (nil is the default), so it returns nil; it is
-// there so that a start-up check treats every layer alike. It is safe for
-// concurrent use.
-func Validate(opts ...Option) error {
-	return newConfig(opts).err
-}
-
-// WithGoexit runs each call's tool on a goroutine of its own and waits for
-// it, so that a tool calling runtime.Goexit (t.FailNow in a test helper, a
-// library that ends its goroutine) ends only that goroutine: the call ends
-// as tool-failed/tool_exited instead of silently ending the caller's
-// goroutine. Off by default, because the hand-off is dear: about 0.8 µs a
-// call for the layer alone and 2 µs inside the default stack on a two-core
-// machine (BenchmarkGoexitContained), more than the rest of the default
-// stack together; turn it on for tools you do not trust.
-func WithGoexit() Option {
-	return func(c *config) { c.goexit = true }
-}
-
 // New returns the panic-recovery middleware. The returned Middleware and
 // the Tools it makes are safe for concurrent use.
 //
@@ -105,6 +31,18 @@ func New(opts ...Option) toolmw.Middleware {
 		}
 		return l.call
 	}
+}
+
+// PanicEvent is a recovered panic, as the function of [WithOnPanic] receives
+// it. It is a plain value, safe to read from many goroutines; new fields may
+// be added.
+type PanicEvent struct {
+	Tool    string    // the tool's name; "" when the tool was not made by toolmw.Wrap
+	CallID  string    // the model's call id, when known
+	Attempt int       // the attempt that panicked, from 1; 0 when not known
+	Value   any       // what the tool panicked with: may hold anything, for debug logs only
+	Stack   []byte    // the panicking goroutine's stack
+	Time    time.Time // when the panic was recovered, by the layer's clock ([WithClock])
 }
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/internal/testrig/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/runlimit"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // TestCanaryRefusalsHoldNothing: secrets planted in the arguments and in

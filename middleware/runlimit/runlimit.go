@@ -9,74 +9,9 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/runstate"
-	"github.com/toolmw/toolmw/middleware/internal/runshare"
 	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
-
-// MaxCalls is the largest limit [Max] accepts: far above any number of
-// calls one agent run makes, small enough that a count never overflows.
-const MaxCalls = 1 << 20
-
-// Option declares the limit of one tool, or configures the layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
-type config struct {
-	limits map[string]int // tool name → calls per run
-	store  runshare.Config[Store]
-	err    error
-}
-
-func (c *config) reject(format string, args ...any) {
-	if c.err == nil {
-		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-			fmt.Sprintf("runlimit: "+format, args...))
-	}
-}
-
-// Once declares that the tool named may be called once per run: the
-// limit of a tool that books, pays or cancels. It is Max(tool, 1).
-func Once(tool string) Option { return Max(tool, 1) }
-
-// Max declares that the tool named may be called at most n times per run
-// (calls, not attempts: see the package documentation). n must be 1 to
-// [MaxCalls], and tool a valid tool name ([toolmw.ValidName]); naming a
-// tool twice with different limits is invalid too.
-func Max(tool string, n int) Option {
-	return func(c *config) {
-		switch {
-		case !toolmw.ValidName(tool):
-			c.reject("Max(%q, %d): not a tool name", tool, n)
-		case n < 1 || n > MaxCalls:
-			c.reject("Max(%q, %d): the limit must be 1 to %d calls per run", tool, n, MaxCalls)
-		case c.limits[tool] != 0 && c.limits[tool] != n:
-			c.reject("Max(%q, %d): the tool already has a limit of %d", tool, n, c.limits[tool])
-		default:
-			if c.limits == nil {
-				c.limits = map[string]int{}
-			}
-			c.limits[tool] = n
-		}
-	}
-}
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
-// Validate reports the first invalid option value as a
-// tool-definition-invalid/option_invalid error, or nil: the error
-// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
-// for concurrent use.
-func Validate(opts ...Option) error { return newConfig(opts).err }
 
 // New returns the per-run call limit layer: each tool named by [Once] or
 // [Max] may be called that many times in one run; other tools pass
@@ -107,6 +42,36 @@ func New(opts ...Option) toolmw.Middleware {
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			return l.call(ctx, next, args)
+		}
+	}
+}
+
+// MaxCalls is the largest limit [Max] accepts: far above any number of
+// calls one agent run makes, small enough that a count never overflows.
+const MaxCalls = 1 << 20
+
+// Once declares that the tool named may be called once per run: the
+// limit of a tool that books, pays or cancels. It is Max(tool, 1).
+func Once(tool string) Option { return Max(tool, 1) }
+
+// Max declares that the tool named may be called at most n times per run
+// (calls, not attempts: see the package documentation). n must be 1 to
+// [MaxCalls], and tool a valid tool name ([toolmw.ValidName]); naming a
+// tool twice with different limits is invalid too.
+func Max(tool string, n int) Option {
+	return func(c *config) {
+		switch {
+		case !toolmw.ValidName(tool):
+			c.reject("Max(%q, %d): not a tool name", tool, n)
+		case n < 1 || n > MaxCalls:
+			c.reject("Max(%q, %d): the limit must be 1 to %d calls per run", tool, n, MaxCalls)
+		case c.limits[tool] != 0 && c.limits[tool] != n:
+			c.reject("Max(%q, %d): the tool already has a limit of %d", tool, n, c.limits[tool])
+		default:
+			if c.limits == nil {
+				c.limits = map[string]int{}
+			}
+			c.limits[tool] = n
 		}
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/toolmwtest/canary"
 	"github.com/toolmw/toolmw/internal/testrig/sinkrig"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // TestCanaryNothingOfTheCallLeaks: secrets planted in the arguments, the

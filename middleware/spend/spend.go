@@ -3,16 +3,43 @@ package spend
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
-	"github.com/toolmw/toolmw/middleware/internal/runshare"
 	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/taxonomy"
 )
+
+// New returns the spend layer: each call of a tool with a cost declared by
+// [Fixed] or [Metered] is charged to the spend limit its context carries
+// ([ContextWithLimit]), and a call that could take the run past it does not run.
+// Tools without a cost, and calls whose context carries no limit, pass
+// through untouched; without any cost the layer is switched off. With
+// [WithStore], a named run's spend is kept in the Store, so its limit holds
+// across replicas (see the package documentation). An invalid option makes
+// a [toolmw.Reject] middleware (see [Validate]).
+//
+// The Middleware and the Tools it makes are safe for concurrent use.
+func New(opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	if len(cfg.costs) == 0 {
+		return func(next toolmw.Tool) toolmw.Tool { return next }
+	}
+	l := &layer{config: cfg}
+	if cfg.store.Store != nil {
+		l.shared = newShared(cfg.store)
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			return l.call(ctx, next, args)
+		}
+	}
+}
 
 // MaxAmount is the largest cost or limit the layer takes, in whatever unit
 // the application counts (a currency, tokens, credits). Amounts are kept
@@ -85,54 +112,11 @@ func toUnits(amount float64, up bool) (int64, bool) {
 
 func amount(u int64) float64 { return float64(u) / nano }
 
-// Option declares the cost of one tool, or configures the layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
-type config struct {
-	costs     map[string]cost
-	onBadCost func(BadCost)
-	store     runshare.Config[Store]
-	err       error
-}
-
 // cost is what one call of a tool costs: fixed, or read from its result
 // up to a maximum.
 type cost struct {
 	max  int64                       // the reservation, in units: the fixed cost, or the metered maximum
 	read func(toolmw.Result) float64 // nil for a fixed cost
-}
-
-func (c *config) reject(format string, args ...any) {
-	if c.err == nil {
-		c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-			fmt.Sprintf("spend: "+format, args...))
-	}
-}
-
-func (c *config) declare(what, tool string, amount float64, read func(toolmw.Result) float64) {
-	u, ok := units(amount)
-	switch {
-	case !toolmw.ValidName(tool):
-		c.reject("%s(%q): not a tool name", what, tool)
-	case !ok:
-		c.reject("%s(%q, %v): an amount is a number from 0 to %g", what, tool, amount, MaxAmount)
-	case what == "Metered" && read == nil:
-		c.reject("Metered(%q): the cost function is nil", tool)
-	case c.has(tool):
-		c.reject("%s(%q): the tool already has a cost", what, tool)
-	default:
-		if c.costs == nil {
-			c.costs = map[string]cost{}
-		}
-		c.costs[tool] = cost{max: u, read: read}
-	}
-}
-
-func (c *config) has(tool string) bool {
-	_, ok := c.costs[tool]
-	return ok
 }
 
 // Fixed declares that every call of the tool named costs amount, rounded
@@ -155,14 +139,6 @@ func Metered(tool string, max float64, costOf func(toolmw.Result) float64) Optio
 	return func(c *config) { c.declare("Metered", tool, max, costOf) }
 }
 
-// WithOnBadCost sets a function told of every metered cost the layer could
-// not take as read (see [Metered]). It runs on the call's goroutine after
-// the charge, outside the layer's locks; a panic in it is dropped. nil
-// means none (the default).
-func WithOnBadCost(f func(BadCost)) Option {
-	return func(c *config) { c.onBadCost = f }
-}
-
 // BadCost reports a metered cost that was not an amount within the tool's
 // maximum: NaN, infinite, negative or above it (Read is NaN when the cost
 // function panicked). The call was charged Charged, the maximum. It holds
@@ -175,51 +151,6 @@ type BadCost struct {
 	Max     float64 // the tool's declared maximum
 	Read    float64 // what the cost function returned
 	Charged float64 // what the call was charged
-}
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
-// Validate reports the first invalid option value as a
-// tool-definition-invalid/option_invalid error, or nil: the error
-// toolmw.Wrap reports for the middleware [New] makes of them. It is safe
-// for concurrent use.
-func Validate(opts ...Option) error { return newConfig(opts).err }
-
-// New returns the spend layer: each call of a tool with a cost declared by
-// [Fixed] or [Metered] is charged to the spend limit its context carries
-// ([ContextWithLimit]), and a call that could take the run past it does not run.
-// Tools without a cost, and calls whose context carries no limit, pass
-// through untouched; without any cost the layer is switched off. With
-// [WithStore], a named run's spend is kept in the Store, so its limit holds
-// across replicas (see the package documentation). An invalid option makes
-// a [toolmw.Reject] middleware (see [Validate]).
-//
-// The Middleware and the Tools it makes are safe for concurrent use.
-func New(opts ...Option) toolmw.Middleware {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return toolmw.Reject(cfg.err)
-	}
-	if len(cfg.costs) == 0 {
-		return func(next toolmw.Tool) toolmw.Tool { return next }
-	}
-	l := &layer{config: cfg}
-	if cfg.store.Store != nil {
-		l.shared = newShared(cfg.store)
-	}
-	return func(next toolmw.Tool) toolmw.Tool {
-		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			return l.call(ctx, next, args)
-		}
-	}
 }
 
 type layer struct {

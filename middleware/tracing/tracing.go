@@ -20,6 +20,38 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
+// New returns a middleware that traces each tool call as one span named
+// "execute_tool {tool}" and records its duration and outcome as metrics.
+// See the package documentation for the attributes, the status and the
+// metrics. With a no-op tracer provider and a no-op meter provider (the
+// types of the otel noop packages) it returns each tool unchanged.
+func New(opts ...Option) toolmw.Middleware {
+	if err := Validate(opts...); err != nil {
+		return toolmw.Reject(err)
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		cfg := newConfig(opts)
+		_, noTraces := cfg.tp.(tracenoop.TracerProvider)
+		_, noMetrics := cfg.mp.(metricnoop.MeterProvider)
+		if noTraces && noMetrics {
+			return next
+		}
+		l := &layer{next: next, clock: cfg.clock, cfg: cfg}
+		if !noTraces {
+			l.tracer = cfg.tp.Tracer(ScopeName)
+		}
+		meter := cfg.mp.Meter(ScopeName)
+		l.duration = float64Histogram(meter, MetricDuration,
+			metric.WithDescription("Duration of tool calls."),
+			metric.WithUnit("s"),
+			metric.WithExplicitBucketBoundaries(durationBounds...))
+		l.calls = int64Counter(meter, MetricCalls,
+			metric.WithDescription("Number of tool calls."),
+			metric.WithUnit("{call}"))
+		return l.call
+	}
+}
+
 // ScopeName is the instrumentation scope of the tracer and the meter.
 const ScopeName = "github.com/toolmw/toolmw/middleware/tracing"
 
@@ -64,19 +96,6 @@ const EventAttempt = "toolmw.attempt"
 // durations, from 10 ms doubling up to about 80 s.
 var durationBounds = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
 
-// Option configures New and Attempts.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
-type Option func(*config)
-
-type config struct {
-	tp    trace.TracerProvider
-	mp    metric.MeterProvider
-	clock clock.Clock
-	codes map[string]bool // the codes written as they are; nil until WithCodes
-	err   error           // the first invalid option value
-}
-
 // OtherCode is what the layer writes as error.type, toolmw.error.code and
 // the span status for a code that is neither in the taxonomy's catalogue,
 // nor declared (taxonomy.Declare, which the mapper's verdicts call), nor
@@ -84,125 +103,6 @@ type config struct {
 // values from a bounded vocabulary, so a stream of distinct codes cannot
 // grow the metric series without bound or carry data into them.
 const OtherCode = "_OTHER"
-
-// WithCodes names codes, besides the taxonomy's built-in catalogue and the
-// codes declared with taxonomy.Declare, that the layer writes as they are.
-// Declaring a code where it is named is simpler: WithCodes is for codes
-// that only this layer should let through. Every other code is written as
-// [OtherCode]. A
-// code that is not well formed (taxonomy.ValidCode) is invalid. Repeated
-// options add up.
-func WithCodes(codes ...string) Option {
-	return func(c *config) {
-		for _, code := range codes {
-			if !taxonomy.ValidCode(code) {
-				if c.err == nil {
-					c.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-						"tracing: WithCodes: a code must be snake_case, at most 64 bytes")
-				}
-				continue
-			}
-			if c.codes == nil {
-				c.codes = map[string]bool{}
-			}
-			c.codes[code] = true
-		}
-	}
-}
-
-// bounded returns code if the layer writes it as it is — a built-in or
-// declared code (taxonomy.Declared), or one given to WithCodes —, else
-// OtherCode.
-func (c *config) bounded(code string) string {
-	if taxonomy.Declared(code) || c.codes[code] {
-		return code
-	}
-	return OtherCode
-}
-
-// WithTracerProvider sets the provider of the tracer. By default, and when
-// tp is nil, the global provider (otel.GetTracerProvider) is looked up when
-// the middleware wraps a tool. Attempts ignores it: it adds its events to
-// the span already in the context.
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *config) { c.tp = tp }
-}
-
-// WithMeterProvider sets the provider of the meter. By default, and when mp
-// is nil, the global provider (otel.GetMeterProvider) is looked up when the
-// middleware wraps a tool.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(c *config) { c.mp = mp }
-}
-
-// WithClock sets the clock that times calls for the duration histogram;
-// clock.System by default. Span timestamps are the tracer's own.
-func WithClock(c clock.Clock) Option {
-	return func(cfg *config) { cfg.clock = c }
-}
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	if c.tp == nil {
-		c.tp = otel.GetTracerProvider()
-	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
-	c.clock = clock.Or(c.clock)
-	return c
-}
-
-// Validate reports the first invalid option value as a
-// tool-definition-invalid/option_invalid error, or nil. Nil providers and a
-// nil clock mean the defaults; only a malformed code given to [WithCodes]
-// is invalid.
-func Validate(opts ...Option) error {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c.err
-}
-
-// New returns a middleware that traces each tool call as one span named
-// "execute_tool {tool}" and records its duration and outcome as metrics.
-// See the package documentation for the attributes, the status and the
-// metrics. With a no-op tracer provider and a no-op meter provider (the
-// types of the otel noop packages) it returns each tool unchanged.
-func New(opts ...Option) toolmw.Middleware {
-	if err := Validate(opts...); err != nil {
-		return toolmw.Reject(err)
-	}
-	return func(next toolmw.Tool) toolmw.Tool {
-		cfg := newConfig(opts)
-		_, noTraces := cfg.tp.(tracenoop.TracerProvider)
-		_, noMetrics := cfg.mp.(metricnoop.MeterProvider)
-		if noTraces && noMetrics {
-			return next
-		}
-		l := &layer{next: next, clock: cfg.clock, cfg: cfg}
-		if !noTraces {
-			l.tracer = cfg.tp.Tracer(ScopeName)
-		}
-		meter := cfg.mp.Meter(ScopeName)
-		l.duration = float64Histogram(meter, MetricDuration,
-			metric.WithDescription("Duration of tool calls."),
-			metric.WithUnit("s"),
-			metric.WithExplicitBucketBoundaries(durationBounds...))
-		l.calls = int64Counter(meter, MetricCalls,
-			metric.WithDescription("Number of tool calls."),
-			metric.WithUnit("{call}"))
-		return l.call
-	}
-}
 
 // layer is the per-tool state of New. Its fields are set once; the cached
 // labels change atomically.

@@ -9,12 +9,23 @@ import (
 	"errors"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/storeguard"
-	"github.com/toolmw/toolmw/middleware/internal/single"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
+
+	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/internal/single"
 )
+
+// New returns the approval layer: each call policy says needs approval
+// runs only with a reviewer's valid approval for exactly its arguments;
+// without one it ends at once as approval-pending and the tool does not
+// run. It is NewDesk(opts...).Middleware(policy); use a Desk directly to
+// decide requests. An invalid option makes a [toolmw.Reject] middleware
+// (see [Validate]).
+func New(policy Policy, opts ...Option) toolmw.Middleware {
+	return NewDesk(opts...).Middleware(policy)
+}
 
 // The messages of the layer's errors: fixed sentences, never data.
 const (

@@ -17,8 +17,6 @@ import (
 
 // Call describes one call of a tool, as the layers and the tool itself see it
 // through [CallFrom].
-//
-// It is a plain value, safe to read from many goroutines.
 type Call struct {
 	Tool string // the tool's name
 	ID   string // the model's call id, set with WithCallID, as [SafeCallID] makes it; may be ""

@@ -19,4 +19,18 @@
 // Every error that leaves a toolmw chain is a taxonomy.Error with a stable
 // kind and code, or a context cancellation, so an agent loop can tell "try
 // again" from "the tool said no" from "stop the run".
+//
+// # Concurrency
+//
+// One rule holds in every package of this module and its adapters, and the
+// documentation of a name says so only where it differs:
+//
+//   - an Option (of any layer, adapter or store) is applied once, by the
+//     function it is passed to, and may be reused and shared between
+//     goroutines;
+//   - a struct that only carries values (an event, a report, a record, a
+//     decision) is a plain value: safe to copy and to read from many
+//     goroutines; do not modify one that is shared;
+//   - a Tool, a Middleware, and what a constructor returns (a layer's
+//     state, a Toolbox, a store) is safe for concurrent use.
 package toolmw

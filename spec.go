@@ -15,7 +15,7 @@ import (
 
 // Spec describes a tool to the model and to the layers.
 //
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared. Wrap keeps its own copy.
+// Wrap keeps its own copy.
 type Spec struct {
 	// Name is what the model calls the tool: 1 to 64 of a-z, A-Z, 0-9, '_'
 	// and '-', the rule the major model APIs share.

@@ -79,8 +79,6 @@ func (b *Toolbox) Specs() []Spec {
 // and input schema in one profile's dialect. The JSON names are MCP's; an
 // adapter maps them onto its API's (OpenAI's "parameters", Anthropic's
 // "input_schema").
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Definition struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`

@@ -41,8 +41,6 @@ func Chain(mws ...Middleware) Middleware {
 // Result is what a tool returns. Content is the text shown to the model
 // (wrapped as untrusted data by [ForModel]); JSON reports whether Content is
 // a JSON document.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Result struct {
 	Content string
 	JSON    bool

@@ -52,8 +52,6 @@ type Retry struct {
 }
 
 // RetryOption configures a [Retry].
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type RetryOption func(*retryConfig)
 
 type retryConfig struct {

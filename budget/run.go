@@ -38,8 +38,6 @@ type Run struct {
 }
 
 // RunOption configures a [Run].
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type RunOption func(*runConfig)
 
 type runConfig struct {

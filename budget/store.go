@@ -33,7 +33,6 @@ type TokenStore interface {
 
 // TokenOp is one change to a shared bucket, applied in this order: Add,
 // Take, Withdraw. Amounts are in thousandths of a token and never negative.
-// It is a plain value, safe to copy and to share.
 type TokenOp struct {
 	// Capacity is the bucket's size: the reserve. The balance never exceeds
 	// it.
@@ -47,8 +46,7 @@ type TokenOp struct {
 	Withdraw int64
 }
 
-// TokenBalance is a shared bucket after a [TokenOp]. It is a plain value,
-// safe to copy and to share.
+// TokenBalance is a shared bucket after a [TokenOp].
 type TokenBalance struct {
 	// Balance is what the bucket holds, in thousandths of a token.
 	Balance int64

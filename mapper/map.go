@@ -36,8 +36,6 @@ type compiled struct {
 }
 
 // Option configures a Map.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -7,8 +7,6 @@ import (
 )
 
 // Retry says when an error made from a [Verdict] is retryable.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Retry uint8
 
 // The retry modes.

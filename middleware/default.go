@@ -55,8 +55,6 @@ const (
 const DefaultTimeout = 30 * time.Second
 
 // Option configures Default.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -9,8 +9,6 @@ import (
 )
 
 // Layer is one named middleware of a Stack.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Layer struct {
 	Name       string            // unique within a stack, e.g. "retry"
 	Middleware toolmw.Middleware // the layer itself

@@ -22,8 +22,6 @@ const hashBytes = 4
 
 // Match is one finding: the bytes in[Start:End] of the input belong to the
 // named family.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Match struct {
 	Start, End int    // byte offsets into the input
 	Family     string // e.g. "github_token", "email"
@@ -49,8 +47,6 @@ type extra struct {
 }
 
 // An Option configures a Scrubber made by New.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*options)
 
 type options struct {

@@ -6,8 +6,7 @@ import (
 )
 
 // An Option sets how a layer uses its store. The same Options serve every
-// layer: pass them after the store, as in runlimit.WithStore(s, opts...).
-// An Option may be shared between goroutines.
+// layer: pass them after the store, as in runlimit.WithStore(s, opts...). An
 type Option func(*Config)
 
 // Config is what the Options given to a layer set. A layer reads it with

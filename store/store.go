@@ -44,9 +44,8 @@ var ErrCorrupt = errors.New("store: the stored state does not parse")
 var ErrDropped = errors.New("store: the operation never reached the store and was dropped")
 
 // Error reports an operation a layer's store did not complete: it failed,
-// did not answer within the timeout, answered with corrupt state, or was
-// not asked because it failed moments ago. It is a plain value, safe to
-// copy and to share.
+// did not answer within the timeout, answered with corrupt state, or was not
+// asked because it failed moments ago.
 type Error struct {
 	// Layer names the layer: "breaker", "ratelimit", "runlimit", "spend",
 	// "approval", "retry_budget" or "run_budget" (the names of

@@ -244,8 +244,6 @@ const (
 )
 
 // CodeInfo describes a built-in code.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type CodeInfo struct {
 	Kind      Kind   // the kind the code is made with; "" when any kind may carry it
 	Code      string // the code

@@ -9,8 +9,6 @@ import (
 // the error can tell: the one rule every layer that counts executions (a
 // per-run call limit, a spend limit) and everyone else who asks "did this
 // call possibly run?" decides on. [EffectOf] classifies an error.
-//
-// It is a plain value, safe to read from many goroutines.
 type Effect string
 
 // The effects, from the least known to the best known.

@@ -417,8 +417,6 @@ func isFinal(te Error) bool {
 }
 
 // Outcome is how a call ended, as telemetry reports it.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Outcome string
 
 // The outcomes.

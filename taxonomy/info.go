@@ -14,8 +14,6 @@ import (
 // never holds the input value: Loc is a path of object keys (strings) and
 // array indices (ints), such as ["items", 2, "qty"]; an empty Loc means the
 // whole input.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type FieldError struct {
 	Type string `json:"type"` // a snake_case category such as "missing" or "int_type"
 	Loc  []any  `json:"loc"`  // the path to the offending value
@@ -53,8 +51,6 @@ func (f *FieldError) UnmarshalJSON(data []byte) error {
 // goes into an event or is rendered as a problem document. Message holds only
 // a typed error's own message (which its maker vouches for and layers scrub);
 // the text of an untyped error is withheld.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Info struct {
 	Kind       Kind          `json:"kind"`
 	Code       string        `json:"code"`
@@ -72,8 +68,6 @@ type Info struct {
 // ApprovalInfo names an approval request: the id a reviewer decides under
 // and a summary of the call they can read (the tool and its scrubbed
 // arguments, at most [MaxApprovalSummary] bytes).
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type ApprovalInfo struct {
 	ID      string `json:"id"`
 	Summary string `json:"summary,omitempty"`
@@ -92,8 +86,6 @@ const (
 
 // SpendInfo is what a run may spend, has spent and has left, in the unit
 // its spend budget counts (a currency, tokens, credits).
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type SpendInfo struct {
 	Limit float64 `json:"limit"`
 	Spent float64 `json:"spent"`
@@ -172,8 +164,6 @@ func guardrailName(name string) string {
 
 // Seconds is a duration that encodes in JSON as a number of seconds, as the
 // HTTP Retry-After header counts.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Seconds time.Duration
 
 // MarshalJSON encodes s as seconds, to the nanosecond: every duration up to
@@ -309,8 +299,6 @@ const ProblemContentType = "application/problem+json"
 
 // Problem is an RFC 9457 problem document. Type is a URN naming the kind
 // (urn:toolmw:kind:tool-refused); the toolmw members are extensions.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Problem struct {
 	Type       string        `json:"type"`
 	Title      string        `json:"title"`

@@ -3,8 +3,6 @@ package taxonomy
 // Kind is the stable category of a tool error, a kebab-case string. Kinds are
 // public API: they appear in Info records, problem documents, spans, logs and
 // events, and a consumer may branch on them.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Kind string
 
 // The built-in kinds.
@@ -84,8 +82,6 @@ var kinds = []KindInfo{
 }
 
 // KindInfo describes a built-in kind.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type KindInfo struct {
 	Kind      Kind   // the kind
 	Meaning   string // one line: what it means

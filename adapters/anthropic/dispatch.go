@@ -12,9 +12,6 @@ import (
 )
 
 // Answer is how one of the model's tool calls ended.
-//
-// It is a plain value, safe to read from many goroutines; do not modify
-// one that is shared.
 type Answer struct {
 	// ToolUseID is the id of the model's tool_use block exactly as it sent
 	// it: the tool_result must carry it. (The layers see it through

@@ -40,8 +40,6 @@ const (
 // ([Remote.Verify], a reconnection) against the digest the Remote
 // recorded. Names are the model names of the tools (names in which a
 // secret shows are given as tool_<hash>), never the server's text.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type DefinitionChange struct {
 	Recorded string   // the digest expected: pinned, or recorded at NewRemote
 	Listed   string   // the digest of the listing refused

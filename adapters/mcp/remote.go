@@ -43,9 +43,6 @@ const (
 func ModelName(mcpName string) string { return wire.ModelName("", mcpName) }
 
 // A RemoteOption configures [NewRemote].
-//
-// Options are applied once, by the function they are passed to; an Option
-// may be reused and shared between goroutines.
 type RemoteOption func(*remoteOptions)
 
 type remoteOptions struct {

@@ -32,8 +32,6 @@ const (
 // The Spec gives idempotentHint (Spec.Idempotent); Hints add a title and
 // the read-only, destructive and open-world hints. MCP's defaults apply to
 // what is left unset: not read-only, destructive, open world.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Hints struct {
 	Title       string // a display name; "" for none
 	ReadOnly    bool   // the tool does not modify its environment (implies idempotent)
@@ -42,9 +40,6 @@ type Hints struct {
 }
 
 // A ServerOption configures [AddToolbox].
-//
-// Options are applied once, by the function they are passed to; an Option
-// may be reused and shared between goroutines.
 type ServerOption func(*serverOptions)
 
 type serverOptions struct {

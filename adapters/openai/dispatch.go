@@ -14,9 +14,6 @@ import (
 )
 
 // Answer is how one of the model's tool calls ended.
-//
-// It is a plain value, safe to read from many goroutines; do not modify
-// one that is shared.
 type Answer struct {
 	// CallID is the model's id of the call exactly as it sent it: the
 	// answer must carry it. (The layers see it through toolmw.WithCallID,

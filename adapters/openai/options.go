@@ -14,9 +14,6 @@ import (
 const DefaultMaxParallel = turn.DefaultMaxParallel
 
 // Option configures [New].
-//
-// Options are applied once, by the constructor they are passed to; an
-// Option may be reused and shared between goroutines.
 type Option func(*options)
 
 type options struct {

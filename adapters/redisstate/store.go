@@ -40,9 +40,6 @@ type Store struct {
 }
 
 // An Option configures [New].
-//
-// Options are applied once, by New; an Option may be reused and shared
-// between goroutines.
 type Option func(*options)
 
 type options struct {
@@ -61,7 +58,6 @@ func (o *options) reject(format string, args ...any) {
 // WithPrefix sets the start of every key the Store writes ("" means
 // [DefaultPrefix]): give each application its own. A prefix is at most
 // [MaxPrefixLen] bytes of printable ASCII; another is invalid.
-// The Option may be shared between goroutines.
 func WithPrefix(p string) Option {
 	return func(o *options) {
 		if len(p) > MaxPrefixLen {
@@ -83,7 +79,6 @@ func WithPrefix(p string) Option {
 // WithTimeout bounds one operation whose context has no deadline (0 means
 // [DefaultTimeout]). The layers' ports always give one, shorter: this bound
 // is for direct use. A negative d is invalid.
-// The Option may be shared between goroutines.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) {
 		switch {
@@ -96,12 +91,11 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithTTL sets how long a run's attempt and call counts and spend, and a
-// retry bucket, live after their last use (0 means [DefaultTTL]). A retry bucket that
-// expires starts full again; a run's counts that expire start from zero, so
-// keep it longer than a run lasts. Rate-limit keys expire on their own schedule
-// (when their bucket is full again). A negative d, or one under a
-// millisecond, is invalid.
-// The Option may be shared between goroutines.
+// retry bucket, live after their last use (0 means [DefaultTTL]). A retry
+// bucket that expires starts full again; a run's counts that expire start
+// from zero, so keep it longer than a run lasts. Rate-limit keys expire on
+// their own schedule (when their bucket is full again). A negative d, or one
+// under a millisecond, is invalid.
 func WithTTL(d time.Duration) Option {
 	return func(o *options) {
 		switch {

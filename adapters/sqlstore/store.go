@@ -87,9 +87,6 @@ var drivers = map[string]Dialect{
 }
 
 // Option configures a [Store].
-//
-// Options are applied once, by the constructor they are passed to; an
-// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -89,8 +89,6 @@ func NewDesk(opts ...Option) *Desk {
 // Request is an approval request as a reviewer sees it. Decide it by
 // passing it back to [Desk.Approve] or [Desk.Deny]: the decision then
 // holds for exactly the call the reviewer read about.
-//
-// It is a plain value, safe to read from many goroutines.
 type Request struct {
 	ID      string    // the approval id, as in taxonomy.ApprovalInfo
 	Tool    string    // the tool's name

@@ -10,8 +10,6 @@ import (
 )
 
 // Option configures a [Desk] and the layer it makes.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -14,8 +14,6 @@ import (
 )
 
 // State is where an approval request stands.
-//
-// It is a plain value, safe to read from many goroutines.
 type State uint8
 
 // The states of a request.

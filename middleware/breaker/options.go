@@ -32,9 +32,6 @@ const (
 )
 
 // An Option configures [New] or [NewBreaker].
-//
-// Options are applied once, by the constructor they are passed to; an
-// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -126,11 +123,10 @@ func count(n int, def uint32) (uint32, bool) {
 	return uint32(n), true
 }
 
-// WithConsecutiveFailures opens a breaker after n failures in a row
-// (0 means [DefaultConsecutiveFailures]), provided at least 3 in 4 of the
-// last 20 counted calls failed, so that independent faults amid healthy
-// calls do not open it. It replaces WithFailureRatio. A negative n is
-// invalid. The Option may be shared between goroutines.
+// WithConsecutiveFailures opens a breaker after n failures in a row (0 means
+// [DefaultConsecutiveFailures]), provided at least 3 in 4 of the last 20
+// counted calls failed, so that independent faults amid healthy calls do not
+// open it. It replaces WithFailureRatio. A negative n is invalid.
 func WithConsecutiveFailures(n int) Option {
 	return func(c *config) {
 		if u, ok := count(n, DefaultConsecutiveFailures); ok {
@@ -145,9 +141,9 @@ func WithConsecutiveFailures(n int) Option {
 // counted (successes and failures; neutral outcomes are not; 0 means
 // [DefaultMinRequests]) and the share of failures among them is at least
 // ratio, in (0, 1]. Counts are kept since the breaker last changed state;
-// use [WithInterval] to age them out. It replaces WithConsecutiveFailures.
-// A ratio of 0 leaves the trip rule as it is; a ratio outside [0, 1] or a
-// negative minRequests is invalid. The Option may be shared between goroutines.
+// use [WithInterval] to age them out. It replaces WithConsecutiveFailures. A
+// ratio of 0 leaves the trip rule as it is; a ratio outside [0, 1] or a
+// negative minRequests is invalid.
 func WithFailureRatio(ratio float64, minRequests int) Option {
 	return func(c *config) {
 		least, ok := count(minRequests, DefaultMinRequests)
@@ -162,7 +158,6 @@ func WithFailureRatio(ratio float64, minRequests int) Option {
 
 // WithInterval clears a closed breaker's counts every d. The default, 0,
 // keeps them until the state changes. A negative d is invalid.
-// The Option may be shared between goroutines.
 func WithInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -175,7 +170,6 @@ func WithInterval(d time.Duration) Option {
 
 // WithOpenFor sets how long an open breaker fails calls fast before it lets
 // a probe through (0 means [DefaultOpenFor]). A negative d is invalid.
-// The Option may be shared between goroutines.
 func WithOpenFor(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -189,10 +183,9 @@ func WithOpenFor(d time.Duration) Option {
 	}
 }
 
-// WithProbes sets how many calls a half-open breaker lets through at once
-// (0 means [DefaultProbes]). That many successes in a row close it; one
-// failure opens it again. A negative n is invalid.
-// The Option may be shared between goroutines.
+// WithProbes sets how many calls a half-open breaker lets through at once (0
+// means [DefaultProbes]). That many successes in a row close it; one failure
+// opens it again. A negative n is invalid.
 func WithProbes(n int) Option {
 	return func(c *config) {
 		if u, ok := count(n, DefaultProbes); ok {
@@ -203,10 +196,9 @@ func WithProbes(n int) Option {
 	}
 }
 
-// WithClock sets the clock that stamps state changes, records when a
-// breaker opened and computes RetryAfter (nil means clock.System). The open
-// period itself runs on package time; see the package documentation.
-// The Option may be shared between goroutines.
+// WithClock sets the clock that stamps state changes, records when a breaker
+// opened and computes RetryAfter (nil means clock.System). The open period
+// itself runs on package time; see the package documentation.
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clock = clock.Or(clk) }
 }
@@ -235,7 +227,7 @@ func WithIsFailure(f func(err error) bool) Option {
 // WithShared makes New use b for every tool it wraps: failures of any of
 // them open it for all (one breaker per upstream). The other options of New
 // then have no effect; b has its own. It replaces WithKey; nil means one
-// breaker per tool. The Option may be shared between goroutines.
+// breaker per tool.
 func WithShared(b *Breaker) Option {
 	return func(c *config) { c.sharing.Share(b) }
 }
@@ -253,7 +245,6 @@ func WithKey(key func(toolmw.Call) string) Option {
 // [DefaultMaxKeys]). A new key beyond the bound drops the key used least
 // recently, and with it its breaker's state: the key starts closed on its
 // next use. A negative n is invalid.
-// The Option may be shared between goroutines.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.sharing.Bound(n, c.reject) }
 }

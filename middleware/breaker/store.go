@@ -118,15 +118,14 @@ const DefaultCachePeriod = time.Second
 // round trip; a success then writes nothing, a fault writes once (and may
 // open the breaker for all), an open breaker refuses calls without a round
 // trip until its open period ends, and then one replica takes the probe
-// lease. When s fails or does not answer within the store timeout, the
-// call goes through the local in-process breaker (fail open) and is marked
+// lease. When s fails or does not answer within the store timeout, the call
+// goes through the local in-process breaker (fail open) and is marked
 // degraded, the failure is reported as a store.Error (Layer "breaker", Key
-// the breaker's name), and s is left alone for store.Rest before it is
-// asked again. A Store needs the consecutive-failures rule:
-// [WithFailureRatio] and [WithInterval] cannot be combined with it, nor can
-// [New]'s [WithShared] (give WithStore to [NewBreaker]); nor can an
-// invalid store option. nil means in-process state only (the default).
-// The Option may be shared between goroutines.
+// the breaker's name), and s is left alone for store.Rest before it is asked
+// again. A Store needs the consecutive-failures rule: [WithFailureRatio] and
+// [WithInterval] cannot be combined with it, nor can [New]'s [WithShared]
+// (give WithStore to [NewBreaker]); nor can an invalid store option. nil
+// means in-process state only (the default).
 func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
 		cfg, err := store.NewConfig(opts...)
@@ -138,11 +137,10 @@ func WithStore(s Store, opts ...store.Option) Option {
 }
 
 // WithCachePeriod sets how long a replica trusts the shared state it read
-// from the [Store] (0 means [DefaultCachePeriod]): an outage seen by
-// another replica opens the breaker here within it, and a closed breaker
-// reads the Store at most once per period. An open breaker is trusted
-// until its open period ends whatever the cache period. A negative d is
-// invalid. The Option may be shared between goroutines.
+// from the [Store] (0 means [DefaultCachePeriod]): an outage seen by another
+// replica opens the breaker here within it, and a closed breaker reads the
+// Store at most once per period. An open breaker is trusted until its open
+// period ends whatever the cache period. A negative d is invalid.
 func WithCachePeriod(d time.Duration) Option {
 	return func(c *config) {
 		switch {

@@ -11,8 +11,6 @@ import (
 
 // Adaptive is the rule of a pool whose limit follows the upstream's
 // latency (see [WithAdaptive]).
-//
-// It is a plain value, safe to read from many goroutines.
 type Adaptive struct {
 	Min    int           // the least the limit falls to; at least 1
 	Max    int           // the most it grows to; at least Min
@@ -43,8 +41,7 @@ const decreaseFactor = 0.9
 // rises, waiting calls get the new slots at once, oldest first.
 //
 // Latency is read from the clock of [WithClock]. A Min below 1, a Max below
-// Min or a Target not above 0 is invalid. The Option may be shared between
-// goroutines.
+// Min or a Target not above 0 is invalid.
 func WithAdaptive(a Adaptive) Option {
 	return func(c *config) {
 		switch {
@@ -60,9 +57,8 @@ func WithAdaptive(a Adaptive) Option {
 	}
 }
 
-// WithClock sets the clock an adaptive pool measures latency with (nil
-// means clock.System). Without [WithAdaptive] it has no effect.
-// The Option may be shared between goroutines.
+// WithClock sets the clock an adaptive pool measures latency with (nil means
+// clock.System). Without [WithAdaptive] it has no effect.
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clock = clock.Or(clk) }
 }

@@ -13,8 +13,6 @@ import (
 const DefaultMaxQueue = 1024
 
 // Option configures the bulkhead layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -76,8 +76,6 @@ func (p *Pool) Limit() int {
 }
 
 // Stats is what a Pool has seen, for tests and dashboards.
-//
-// It is a plain value, safe to read from many goroutines.
 type Stats struct {
 	Limit   int // the limit now (it moves in an adaptive pool)
 	Running int // slots taken now

@@ -32,8 +32,6 @@ const eventOverhead = 128
 
 // Event is a run event: what happened to one tool call. It carries no
 // error text beyond Told, which is what the model was shown.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Event struct {
 	Type       string           `json:"type"`                  // TypeToolError
 	Time       time.Time        `json:"time"`                  // when the call returned
@@ -84,8 +82,6 @@ type SinkFunc func(Event)
 func (f SinkFunc) Emit(e Event) { f(e) }
 
 // Stats counts what an Emitter did with its events.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Stats struct {
 	Delivered uint64 // passed to the sink, which returned
 	Panicked  uint64 // passed to the sink, which panicked

@@ -17,8 +17,6 @@ const (
 )
 
 // Option configures an Emitter.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 // config is what the Options set.

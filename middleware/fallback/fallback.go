@@ -67,8 +67,6 @@ type Func func(ctx context.Context, call toolmw.Call, args json.RawMessage, err 
 // It carries no error text and no arguments: only the kind and code of the
 // error replaced (as [taxonomy.InfoOf] reports them), which are safe for
 // logs and metrics.
-//
-// It is a plain value, safe to read from many goroutines.
 type Event struct {
 	Tool   string        // the tool's name
 	CallID string        // the model's call id, as toolmw.SafeCallID makes it; may be ""

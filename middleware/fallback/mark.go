@@ -23,8 +23,6 @@ const (
 // Mark is what a fallback result is marked with: where it came from, the
 // kind and code of the error it replaces, and for a last good result its
 // age in whole seconds.
-//
-// It is a plain value, safe to read from many goroutines.
 type Mark struct {
 	Source Source
 	Kind   taxonomy.Kind

@@ -11,8 +11,6 @@ import (
 )
 
 // Option configures the fallback layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

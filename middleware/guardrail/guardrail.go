@@ -62,8 +62,6 @@ type StringCheck func(ctx context.Context, call toolmw.Call, s string) error
 
 // Stage says when a guardrail checks: before the call (its arguments) or
 // after it (its result).
-//
-// It is a plain value, safe to read from many goroutines.
 type Stage uint8
 
 // The stages.
@@ -87,8 +85,6 @@ func (s Stage) String() string {
 // [WithOnBlock] and to nothing else. Err and Panic are what the check
 // returned or panicked with, and may quote the arguments or the result:
 // treat them as the content itself.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Block struct {
 	Guardrail string // the guardrail's name
 	Stage     Stage  // before or after the call

@@ -45,8 +45,6 @@ const (
 
 // Late is the outcome of an attempt that lost the race: what it returned
 // after the call had been decided.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Late struct {
 	Call   toolmw.Call   // the call; zero when the tool was not Wrap'd
 	Result toolmw.Result // what the attempt returned

@@ -16,8 +16,6 @@ const (
 )
 
 // Option configures the hedge layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -91,8 +89,7 @@ func WithMaxLosers(n int) Option {
 
 // WithClock sets the clock the layer reads and waits on: the hedge delay,
 // the latency it observes and how late a loser came (nil means
-// clock.System). Tests pass a *clock.Fake. The Option may be shared
-// between goroutines.
+// clock.System). Tests pass a *clock.Fake.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }

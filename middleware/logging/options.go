@@ -16,8 +16,6 @@ import (
 const LevelOff slog.Level = math.MaxInt
 
 // Option configures [New] and [NewSlog]; the same options serve both.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

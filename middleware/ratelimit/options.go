@@ -21,9 +21,6 @@ func (c *config) newLimiter() *limiter {
 const DefaultMaxKeys = keyed.DefaultMax
 
 // An Option configures [New].
-//
-// Options are applied once, by the constructor they are passed to; an
-// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -73,15 +70,13 @@ func Validate(limit rate.Limit, burst int, opts ...Option) error {
 
 // WithReject makes calls never wait: without a free token a call fails at
 // once with rate-limited and the wait it would have needed as RetryAfter.
-// The Option may be shared between goroutines.
 func WithReject() Option {
 	return func(c *config) { c.maxWait = 0 }
 }
 
-// WithMaxWait caps how long a call waits for a token; a longer wait fails
-// at once as with [WithReject]. By default, and with 0, only the context's
+// WithMaxWait caps how long a call waits for a token; a longer wait fails at
+// once as with [WithReject]. By default, and with 0, only the context's
 // deadline bounds the wait. A negative d is invalid.
-// The Option may be shared between goroutines.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) {
 		switch {
@@ -96,14 +91,13 @@ func WithMaxWait(d time.Duration) Option {
 }
 
 // WithClock sets the clock for the limiter and the wait (nil means
-// clock.System). The Option may be shared between goroutines.
+// clock.System).
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clock = clock.Or(clk) }
 }
 
-// WithShared makes New use lim for every tool it wraps. It replaces
-// WithKey; nil means one limiter per tool.
-// The Option may be shared between goroutines.
+// WithShared makes New use lim for every tool it wraps. It replaces WithKey;
+// nil means one limiter per tool.
 func WithShared(lim *rate.Limiter) Option {
 	return func(c *config) { c.sharing.Share(lim) }
 }
@@ -119,9 +113,8 @@ func WithKey(key func(toolmw.Call) string) Option {
 
 // WithMaxKeys bounds how many limiters [WithKey] keeps (0 means
 // [DefaultMaxKeys]). A new key beyond the bound drops the key used least
-// recently, and its limiter with it: the key starts with a full burst on
-// its next use. A negative n is invalid.
-// The Option may be shared between goroutines.
+// recently, and its limiter with it: the key starts with a full burst on its
+// next use. A negative n is invalid.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.sharing.Bound(n, c.reject) }
 }

@@ -33,8 +33,7 @@ type Store interface {
 	Admit(ctx context.Context, r Request) (Decision, error)
 }
 
-// Request is what the layer asks a [Store] for one call. It is a plain
-// value, safe to copy and to share.
+// Request is what the layer asks a [Store] for one call.
 type Request struct {
 	// Key names the limit: the tool's name, or what the function of
 	// [WithKey] returned. It is not sanitised: the Store must treat it as
@@ -51,8 +50,7 @@ type Request struct {
 	MaxWait time.Duration
 }
 
-// Decision is a [Store]'s answer. It is a plain value, safe to copy and to
-// share.
+// Decision is a [Store]'s answer.
 type Decision struct {
 	// Allowed says the call may run, after Wait.
 	Allowed bool
@@ -65,16 +63,15 @@ type Decision struct {
 // WithStore makes the layer keep its state in s, shared by every replica
 // using the same Store, and use s as opts say (store.WithTimeout,
 // store.WithOnError; see package store): the limit and the burst of [New]
-// hold across the replicas, per tool name, or per key with [WithKey]. When
-// s fails or does not answer within the store timeout, the call is decided
-// by a local limiter of the same limit and burst (fail open; see
+// hold across the replicas, per tool name, or per key with [WithKey]. When s
+// fails or does not answer within the store timeout, the call is decided by
+// a local limiter of the same limit and burst (fail open; see
 // [WithFailClosed]) and marked degraded, the failure is reported as a
 // store.Error (Layer "ratelimit", Key the tool's name), and s is left alone
 // for store.Rest before it is tried again. A limit of 0 cannot be shared
 // (its burst would be one quota for ever), [WithShared] cannot be combined
 // with a Store, and a store option must be valid: New reports each. nil
 // means in-process state only (the default).
-// The Option may be shared between goroutines.
 func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
 		cfg, err := store.NewConfig(opts...)
@@ -89,7 +86,7 @@ func WithStore(s Store, opts ...store.Option) Option {
 // rate-limited/rate_limited (retryable, without a RetryAfter) instead of
 // being decided by the local limiter; its store.Error has Refused set. Use
 // it when exceeding the limit N-fold while the Store is down is worse than
-// refusing. The Option may be shared between goroutines.
+// refusing.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.failClosed = true }
 }

@@ -7,9 +7,6 @@ import (
 )
 
 // An Option configures [New].
-//
-// Options are applied once, by the constructor they are passed to; an
-// Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -41,8 +38,7 @@ func WithOnPanic(f func(ctx context.Context, e PanicEvent)) Option {
 }
 
 // WithClock sets the clock that stamps [PanicEvent.Time] (nil means
-// clock.System). Tests pass a *clock.Fake. The Option may be shared
-// between goroutines.
+// clock.System). Tests pass a *clock.Fake.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }

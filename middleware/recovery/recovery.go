@@ -34,8 +34,7 @@ func New(opts ...Option) toolmw.Middleware {
 }
 
 // PanicEvent is a recovered panic, as the function of [WithOnPanic] receives
-// it. It is a plain value, safe to read from many goroutines; new fields may
-// be added.
+// it. New fields may be added.
 type PanicEvent struct {
 	Tool    string    // the tool's name; "" when the tool was not made by toolmw.Wrap
 	CallID  string    // the model's call id, when known

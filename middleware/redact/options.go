@@ -8,8 +8,6 @@ import (
 )
 
 // An Option configures [New].
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -10,8 +10,6 @@ import (
 const DefaultMaxBytes = 1 << 20
 
 // An Option configures [New].
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

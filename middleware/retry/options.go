@@ -19,8 +19,6 @@ const (
 )
 
 // Option configures the retry layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {

@@ -92,8 +92,7 @@ type Store interface {
 // that after an outage the run's count in s holds every call that ran,
 // once.
 //
-// nil means in-process counts only (the default). The Option may be
-// shared between goroutines.
+// nil means in-process counts only (the default).
 func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
 		if err := c.store.Set(s, opts); err != nil {
@@ -108,9 +107,8 @@ func WithStore(s Store, opts ...store.Option) Option {
 // call does not run and ends as run-limit-exceeded/run_call_limit, like the
 // limit's own refusal, but it is not final: the kind is not retryable, so
 // taxonomy.ShouldRetry says no and no retry layer repeats it at once, yet
-// the model or the loop may call the tool again later in the run and
-// succeed once the Store answers. The Option may be shared between
-// goroutines.
+// the model or the loop may call the tool again later in the run and succeed
+// once the Store answers.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.FailClosed = true }
 }

@@ -143,8 +143,6 @@ func Metered(tool string, max float64, costOf func(toolmw.Result) float64) Optio
 // maximum: NaN, infinite, negative or above it (Read is NaN when the cost
 // function panicked). The call was charged Charged, the maximum. It holds
 // no content of the call.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type BadCost struct {
 	Tool    string  // the tool's name
 	CallID  string  // the model's call id, or ""

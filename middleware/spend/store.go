@@ -95,8 +95,7 @@ type Store interface {
 // store.GiveUp —, so that after an outage the run's spend in s holds every
 // call that ran, once, and no reservation of a call that ended.
 //
-// nil means the Account alone (the default). The Option may be shared
-// between goroutines.
+// nil means the Account alone (the default).
 func WithStore(s Store, opts ...store.Option) Option {
 	return func(c *config) {
 		if err := c.store.Set(s, opts); err != nil {
@@ -106,15 +105,14 @@ func WithStore(s Store, opts ...store.Option) Option {
 }
 
 // WithFailClosed makes a call of a named run whose spend the [Store] could
-// not check fail instead of being reserved locally: use it when spending
-// up to the limit once per replica during an outage is worse than
-// refusing. The call does not run and ends as budget-exceeded/spend_limit,
-// like the limit's own refusal, with a message saying that the spend could
-// not be checked, but it is not final: the kind is not retryable, so
+// not check fail instead of being reserved locally: use it when spending up
+// to the limit once per replica during an outage is worse than refusing. The
+// call does not run and ends as budget-exceeded/spend_limit, like the
+// limit's own refusal, with a message saying that the spend could not be
+// checked, but it is not final: the kind is not retryable, so
 // taxonomy.ShouldRetry says no and no retry layer repeats it at once, yet
-// the model or the loop may call the tool again later in the run and
-// succeed once the Store answers. The Option may be shared between
-// goroutines.
+// the model or the loop may call the tool again later in the run and succeed
+// once the Store answers.
 func WithFailClosed() Option {
 	return func(c *config) { c.store.FailClosed = true }
 }

@@ -9,8 +9,6 @@ import (
 )
 
 // Option configures the timeout layer.
-//
-// Options are applied once, by the constructor they are passed to; an Option may be reused and shared between goroutines.
 type Option func(*config)
 
 type config struct {
@@ -71,8 +69,7 @@ func WithOnLate(f func(Late)) Option {
 // WithClock sets the clock the layer reads and waits on (nil means
 // clock.System): the attempt's deadline passes when that clock reaches it,
 // and an abandoned call's lateness is measured on it. Tests pass a
-// *clock.Fake; see the package documentation for the deadline the tool
-// sees. The Option may be shared between goroutines.
+// *clock.Fake; see the package documentation for the deadline the tool sees.
 func WithClock(c clock.Clock) Option {
 	return func(cfg *config) { cfg.clock = clock.Or(c) }
 }

@@ -39,8 +39,6 @@ func New(d time.Duration, opts ...Option) toolmw.Middleware {
 
 // Late is the late outcome of a call abandoned by [WithAbandon]: what the
 // tool returned after the layer had stopped waiting for it.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Late struct {
 	Call   toolmw.Call   // the call as it started; zero when the tool was not Wrap'd
 	Result toolmw.Result // what the tool returned

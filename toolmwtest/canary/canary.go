@@ -11,8 +11,6 @@ import (
 // A Secret is a planted value and the part of it that must not survive:
 // its body without the vendor prefix, so a partly scrubbed secret is caught
 // too.
-//
-// It is a plain value, safe to read from many goroutines; do not modify one that is shared.
 type Secret struct {
 	Family string // what it imitates
 	Value  string // the planted value

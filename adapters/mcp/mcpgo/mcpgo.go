@@ -53,9 +53,6 @@ import (
 const MaxTools = 4096
 
 // An Option configures [Middleware].
-//
-// Options are applied once, by the function they are passed to; an Option
-// may be reused and shared between goroutines.
 type Option func(*options)
 
 type options struct {

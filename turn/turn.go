@@ -137,11 +137,10 @@ func run(ctx context.Context, box Caller, c Call, countCalls bool) Answer {
 	ctx = toolmw.WithCallID(ctx, c.ID)
 	if countCalls {
 		if run, ok := budget.RunFrom(ctx); ok {
-			ok, degraded := run.TakeContext(ctx, c.Name)
-			if degraded {
-				toolmw.SetDegraded(ctx, "run_budget")
-			}
-			if !ok {
+			// A take decided without the run's store is reported to the
+			// store's OnError; the call record, made inside box.Call,
+			// does not exist yet to be marked.
+			if ok, _ := run.TakeContext(ctx, c.Name); !ok {
 				return answer(toolmw.Result{}, taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunAttemptsExhausted,
 					"the run's attempt cap for this tool is used up").WithTool(c.Name))
 			}

@@ -118,7 +118,7 @@ func writeBack(t *testing.T, s approval.Store, id string, row []byte) {
 }
 
 // testRevokedApprovalRestored: approve, deny, then write the approved row
-// back: the revoked approval does not run the tool (issue 26, item 5).
+// back: the revoked approval does not run the tool.
 func testRevokedApprovalRestored(t *testing.T, s approval.Store) {
 	c := newCycle(s, nil, nil)
 	ctx := context.Background()
@@ -177,7 +177,7 @@ func testExpiredApprovalRestored(t *testing.T, s approval.Store) {
 }
 
 // testDenialIsFinal: a denial holds whatever other arguments come with the
-// same call id in between (issue 26, item 4): they end typed and leave the
+// same call id in between: they end typed and leave the
 // request as it was.
 func testDenialIsFinal(t *testing.T, s approval.Store) {
 	c := newCycle(s, nil, nil)
@@ -206,7 +206,7 @@ func testDenialIsFinal(t *testing.T, s approval.Store) {
 }
 
 // testOtherArgumentsKeepTheDecision: an approval is not displaced by the
-// same call id with other arguments (issue 26, item 13): those end typed,
+// same call id with other arguments: those end typed,
 // and the approved call then runs once.
 func testOtherArgumentsKeepTheDecision(t *testing.T, s approval.Store) {
 	c := newCycle(s, nil, nil)

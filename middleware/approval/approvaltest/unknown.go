@@ -14,7 +14,7 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// The checks of operations whose answer never arrived (issue 35, item 3):
+// The checks of operations whose answer never arrived:
 // first on the store alone, then through a Desk over a store whose answers
 // to Consume are lost or late.
 

@@ -17,14 +17,14 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/single"
 )
 
-// New returns the approval layer: each call policy says needs approval
+// New returns the approval layer: each call gate says needs approval
 // runs only with a reviewer's valid approval for exactly its arguments;
 // without one it ends at once as approval-pending and the tool does not
-// run. It is NewDesk(opts...).Middleware(policy); use a Desk directly to
+// run. It is NewDesk(opts...).Middleware(gate); use a Desk directly to
 // decide requests. An invalid option makes a [toolmw.Reject] middleware
 // (see [Validate]).
-func New(policy Policy, opts ...Option) toolmw.Middleware {
-	return NewDesk(opts...).Middleware(policy)
+func New(gate Gate, opts ...Option) toolmw.Middleware {
+	return NewDesk(opts...).Middleware(gate)
 }
 
 // The messages of the layer's errors: fixed sentences, never data.
@@ -45,19 +45,19 @@ const (
 // conflicts fails closed instead of spinning.
 const maxRounds = 4
 
-// Middleware returns the approval layer of d: each call policy says needs
+// Middleware returns the approval layer of d: each call gate says needs
 // approval runs only with a valid approval, filed and decided through d;
 // other calls pass through untouched. See the package documentation for
 // what a call ends in. With an invalid option it is a [toolmw.Reject]
 // middleware.
-func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
+func (d *Desk) Middleware(gate Gate) toolmw.Middleware {
 	if d.err != nil {
 		return toolmw.Reject(d.err)
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			call, wrapped := toolmw.CallFrom(ctx)
-			if policy != nil && !needs(policy, ctx, call, args) {
+			if gate != nil && !needs(gate, ctx, call, args) {
 				return next(ctx, args)
 			}
 			if err := d.bound(ctx, wrapped); err != nil {
@@ -73,15 +73,15 @@ func (d *Desk) Middleware(policy Policy) toolmw.Middleware {
 	}
 }
 
-// needs asks policy about a call. A policy that panics gates the call: the
+// needs asks gate about a call. A gate that panics gates the call: the
 // layer fails closed, and the panic goes no further.
-func needs(policy Policy, ctx context.Context, call toolmw.Call, args json.RawMessage) (gate bool) {
+func needs(gate Gate, ctx context.Context, call toolmw.Call, args json.RawMessage) (gated bool) {
 	defer func() {
 		if recover() != nil {
-			gate = true
+			gated = true
 		}
 	}()
-	return policy(ctx, call, args)
+	return gate(ctx, call, args)
 }
 
 // bound returns nil when the call can be bound to its own request:

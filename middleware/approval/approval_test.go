@@ -347,7 +347,7 @@ func TestApproveTTLBounds(t *testing.T) {
 	}
 }
 
-// TestPassThrough: a call the policy does not name runs without touching
+// TestPassThrough: a call the gate does not name runs without touching
 // the store.
 func TestPassThrough(t *testing.T) {
 	desk := approval.NewDesk(approval.WithStore(failingStore{errors.New("down")}), approval.WithSealKey(key))
@@ -356,14 +356,14 @@ func TestPassThrough(t *testing.T) {
 	if _, err := tool(runCtx("call_1"), json.RawMessage(booking)); err != nil || c.n.Load() != 1 {
 		t.Fatalf("an ungated call: %v, %d executions", err, c.n.Load())
 	}
-	// A policy that panics gates the call.
-	panicky := toolmw.MustWrap(toolmw.Spec{Name: "get_booking"}, c.tool, desk.Middleware(func(context.Context, toolmw.Call, json.RawMessage) bool { panic("policy bug") }))
+	// A gate that panics gates the call.
+	panicky := toolmw.MustWrap(toolmw.Spec{Name: "get_booking"}, c.tool, desk.Middleware(func(context.Context, toolmw.Call, json.RawMessage) bool { panic("gate bug") }))
 	_, err := panicky(runCtx("call_1"), json.RawMessage(booking))
 	expect(t, err, taxonomy.KindFailed, taxonomy.CodeApprovalStoreFailed) // gated, and this desk's store is down
 	if c.n.Load() != 1 {
-		t.Fatal("a panicking policy let the call run")
+		t.Fatal("a panicking gate let the call run")
 	}
-	// A nil policy gates every call.
+	// A nil gate gates every call.
 	all := toolmw.MustWrap(toolmw.Spec{Name: "get_booking"}, c.tool, approval.New(nil))
 	_, err = all(runCtx("call_1"), json.RawMessage(booking))
 	expect(t, err, taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending)

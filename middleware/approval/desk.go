@@ -29,16 +29,16 @@ const MaxTTL = 30 * 24 * time.Hour
 // reviewer's side returns it wrapped.
 var ErrStorePanicked = errors.New("approval: the store panicked")
 
-// Policy says whether a call needs a person's approval. It gets the call's
+// Gate says whether a call needs a person's approval. It gets the call's
 // context, its Call (the zero Call when the tool was not made by
-// toolmw.Wrap) and its arguments, which it must not modify. A Policy must
+// toolmw.Wrap) and its arguments, which it must not modify. A Gate must
 // be safe for concurrent use; nil means every call needs approval, and so
-// does a call whose policy panics (the layer fails closed).
-type Policy func(ctx context.Context, call toolmw.Call, args json.RawMessage) bool
+// does a call whose gate panics (the layer fails closed).
+type Gate func(ctx context.Context, call toolmw.Call, args json.RawMessage) bool
 
-// Tools returns a policy under which the calls of the tools named need
+// Tools returns a gate under which the calls of the tools named need
 // approval, and no other.
-func Tools(names ...string) Policy {
+func Tools(names ...string) Gate {
 	set := make(map[string]struct{}, len(names))
 	for _, n := range names {
 		set[n] = struct{}{}

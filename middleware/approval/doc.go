@@ -1,5 +1,5 @@
 // Package approval pauses a tool call for a person's decision: the calls a
-// [Policy] names run only with a reviewer's approval for exactly their
+// [Gate] names run only with a reviewer's approval for exactly their
 // arguments, used once.
 //
 //	desk := approval.NewDesk(approval.WithStore(shared, store.WithOnError(report)), approval.WithSealKey(key))
@@ -7,7 +7,7 @@
 //
 // # What a call ends in
 //
-// A call the policy names, arriving without a decision, ends at once as
+// A call the gate names, arriving without a decision, ends at once as
 // approval-pending/approval_pending and the tool does not run. Its error
 // carries a [taxonomy.ApprovalInfo]: the approval id and a summary a
 // reviewer can read (the tool's name and its arguments in canonical JSON,
@@ -175,8 +175,8 @@
 // (the layer marks it single-execution, as runlimit and spend mark the
 // calls they admit), while a retry inside it may still make a second
 // attempt after a failure that says nothing landed.
-// It makes the idempotency key of the calls it gates; calls the policy does
-// not name pass through with only the policy's cost.
+// It makes the idempotency key of the calls it gates; calls the gate does
+// not name pass through with only the gate's cost.
 //
 // # Bounds
 //

@@ -6,12 +6,69 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/toolmw/toolmw"
+
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
+
+// New returns a middleware that logs one line per finished call to a
+// zerolog logger, and for a failure a DEBUG line with the error's scrubbed
+// text. See the package documentation for the fields and the levels.
+//
+// With a logger whose level is above ERROR, such as zerolog.Nop(), it
+// returns each tool unchanged; with zerolog's global level above ERROR a
+// call costs one atomic load. Given an invalid option value it returns
+// toolmw.Reject with the error [Validate] reports, so toolmw.Wrap fails at
+// start-up; it never panics. The returned Middleware and the Tools it makes
+// are safe for concurrent use, provided the logger's writer is, as zerolog
+// requires.
+func New(logger zerolog.Logger, opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		if logger.GetLevel() > zerolog.ErrorLevel {
+			return next // the layer writes nothing above ERROR
+		}
+		return newLayer(next, &zerologSink{logger: logger}, cfg)
+	}
+}
+
+// NewSlog returns a middleware that logs one line per finished call to a
+// log/slog logger, and for a failure a DEBUG line with the error's scrubbed
+// text: the same lines, fields and levels as [New]. A nil logger means
+// slog.Default(), read at each call. A logger made from another
+// slog.Handler, such as slog.New(handler), is used through its handler.
+//
+// The handler is asked at each call whether it is enabled for the line's
+// level, so a slog.LevelVar may change the level at run time; a logger on
+// slog.DiscardHandler makes NewSlog return each tool unchanged. The records
+// carry the time of the layer's clock and no source position. Given an
+// invalid option value it returns toolmw.Reject with the error [Validate]
+// reports, so toolmw.Wrap fails at start-up; it never panics. The returned
+// Middleware and the Tools it makes are safe for concurrent use, as slog
+// requires of handlers.
+func NewSlog(logger *slog.Logger, opts ...Option) toolmw.Middleware {
+	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return toolmw.Reject(cfg.err)
+	}
+	var h slog.Handler
+	if logger != nil {
+		h = logger.Handler()
+	}
+	return func(next toolmw.Tool) toolmw.Tool {
+		if h == slog.DiscardHandler {
+			return next
+		}
+		return newLayer(next, slogSink{h: h}, cfg)
+	}
+}
 
 // The messages of the two lines the layer writes.
 const (

@@ -3,40 +3,7 @@ package logging
 import (
 	"context"
 	"log/slog"
-
-	"github.com/toolmw/toolmw"
 )
-
-// NewSlog returns a middleware that logs one line per finished call to a
-// log/slog logger, and for a failure a DEBUG line with the error's scrubbed
-// text: the same lines, fields and levels as [New]. A nil logger means
-// slog.Default(), read at each call. A logger made from another
-// slog.Handler, such as slog.New(handler), is used through its handler.
-//
-// The handler is asked at each call whether it is enabled for the line's
-// level, so a slog.LevelVar may change the level at run time; a logger on
-// slog.DiscardHandler makes NewSlog return each tool unchanged. The records
-// carry the time of the layer's clock and no source position. Given an
-// invalid option value it returns toolmw.Reject with the error [Validate]
-// reports, so toolmw.Wrap fails at start-up; it never panics. The returned
-// Middleware and the Tools it makes are safe for concurrent use, as slog
-// requires of handlers.
-func NewSlog(logger *slog.Logger, opts ...Option) toolmw.Middleware {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return toolmw.Reject(cfg.err)
-	}
-	var h slog.Handler
-	if logger != nil {
-		h = logger.Handler()
-	}
-	return func(next toolmw.Tool) toolmw.Tool {
-		if h == slog.DiscardHandler {
-			return next
-		}
-		return newLayer(next, slogSink{h: h}, cfg)
-	}
-}
 
 // slogSink writes the lines to a slog.Handler: nil means slog.Default()'s
 // at each call.

@@ -5,33 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/rs/zerolog"
-
-	"github.com/toolmw/toolmw"
 )
-
-// New returns a middleware that logs one line per finished call to a
-// zerolog logger, and for a failure a DEBUG line with the error's scrubbed
-// text. See the package documentation for the fields and the levels.
-//
-// With a logger whose level is above ERROR, such as zerolog.Nop(), it
-// returns each tool unchanged; with zerolog's global level above ERROR a
-// call costs one atomic load. Given an invalid option value it returns
-// toolmw.Reject with the error [Validate] reports, so toolmw.Wrap fails at
-// start-up; it never panics. The returned Middleware and the Tools it makes
-// are safe for concurrent use, provided the logger's writer is, as zerolog
-// requires.
-func New(logger zerolog.Logger, opts ...Option) toolmw.Middleware {
-	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return toolmw.Reject(cfg.err)
-	}
-	return func(next toolmw.Tool) toolmw.Tool {
-		if logger.GetLevel() > zerolog.ErrorLevel {
-			return next // the layer writes nothing above ERROR
-		}
-		return newLayer(next, &zerologSink{logger: logger}, cfg)
-	}
-}
 
 // zerologSink writes the lines with zerolog, without allocating.
 type zerologSink struct{ logger zerolog.Logger }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -238,7 +239,7 @@ func TestWithClock(t *testing.T) {
 	if te == nil || te.RetryAfter() != breaker.DefaultOpenFor-10*time.Second {
 		t.Fatalf("err = %v, want RetryAfter %v by the fake clock", te, breaker.DefaultOpenFor-10*time.Second)
 	}
-	if e := rec.all(); len(e) != 1 || !e[0].Time.Equal(opened) {
+	if e := rec.All(); len(e) != 1 || !e[0].Time.Equal(opened) {
 		t.Fatalf("events = %+v, want one at %v", e, opened)
 	}
 }
@@ -250,25 +251,14 @@ type transition struct {
 
 // recorder keeps the state changes a breaker reports.
 type recorder struct {
-	mu     sync.Mutex
-	events []breaker.StateChangeEvent
+	testutil.Recorder[breaker.StateChangeEvent]
 }
 
-func (r *recorder) record(e breaker.StateChangeEvent) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-func (r *recorder) all() []breaker.StateChangeEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]breaker.StateChangeEvent(nil), r.events...)
-}
+func (r *recorder) record(e breaker.StateChangeEvent) { r.Add(e) }
 
 func (r *recorder) transitions() []transition {
 	var got []transition
-	for _, e := range r.all() {
+	for _, e := range r.All() {
 		got = append(got, transition{e.Name, e.From, e.To})
 	}
 	return got
@@ -313,7 +303,7 @@ func TestProbe(t *testing.T) {
 					want[2].To = breaker.StateOpen
 					want[2].Counts = breaker.Counts{Requests: 1, Failures: 1, ConsecutiveFailures: 1}
 				}
-				if got := rec.all(); fmt.Sprint(got) != fmt.Sprint(want) {
+				if got := rec.All(); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("events\n%+v\nwant\n%+v", got, want)
 				}
 			})
@@ -682,7 +672,7 @@ func TestConcurrent(t *testing.T) {
 		wg.Wait()
 		b.State()
 		prev := breaker.StateClosed
-		got := rec.all()
+		got := rec.All()
 		for _, e := range got {
 			if e.From != prev {
 				t.Fatalf("change %v -> %v does not follow %v", e.From, e.To, prev)

@@ -13,28 +13,39 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// Reports collects the store.Errors a layer reports: give its Add to
-// store.WithOnError. It is safe for concurrent use.
-type Reports struct {
+// Recorder collects what a callback reports, in order: give its Add to
+// the option. It is safe for concurrent use.
+type Recorder[T any] struct {
 	mu  sync.Mutex
-	got []store.Error
+	got []T
 }
 
 // Add records e.
-func (r *Reports) Add(e store.Error) {
+func (r *Recorder[T]) Add(e T) {
 	r.mu.Lock()
 	r.got = append(r.got, e)
 	r.mu.Unlock()
 }
 
+// All returns a copy of what was recorded.
+func (r *Recorder[T]) All() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]T(nil), r.got...)
+}
+
 // Take returns what was recorded since the last Take.
-func (r *Reports) Take() []store.Error {
+func (r *Recorder[T]) Take() []T {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	got := r.got
 	r.got = nil
 	return got
 }
+
+// Reports collects the store.Errors a layer reports: give its Add to
+// store.WithOnError.
+type Reports = Recorder[store.Error]
 
 // NoDeadline returns a context without a deadline.
 func NoDeadline() (context.Context, context.CancelFunc) { return context.Background(), func() {} }

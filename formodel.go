@@ -40,7 +40,10 @@ const (
 // reverses it.
 func ForModel(res Result, err error) string {
 	if err == nil {
-		return envelope(SourceResult, res.Content)
+		if len(res.Parts) == 0 {
+			return envelope(SourceResult, res.Content)
+		}
+		return envelope(SourceResult, renderParts(res.AllParts()))
 	}
 	info := taxonomy.InfoOf(err)
 	var b strings.Builder
@@ -220,4 +223,77 @@ func hasLookalike(s string) bool {
 		}
 	}
 	return false
+}
+
+// ForModelParts returns res's parts as an API that takes parts sends them
+// to the model: each text and JSON part, and each embedded resource's text,
+// wrapped as untrusted data as [ForModel] wraps a text result; images,
+// audio, files and links as they are (their bytes are not text the model
+// reads as instructions; their names and URIs were scrubbed by the layers
+// like any text). A text Result is one enveloped text part.
+func ForModelParts(res Result) []Part {
+	parts := res.AllParts()
+	out := make([]Part, len(parts))
+	for i, p := range parts {
+		switch p.Kind {
+		case PartText, PartJSON:
+			p.Text = envelope(SourceResult, p.Text)
+		case PartResource:
+			if p.Text != "" {
+				p.Text = envelope(SourceResult, p.Text)
+			}
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// renderParts renders parts as the text ForModel wraps: one line or block
+// a part.
+func renderParts(parts []Part) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch p.Kind {
+		case PartText, PartJSON:
+			b.WriteString(p.Text)
+		case PartResource:
+			describe(&b, "resource", p.URI, p.MIMEType, p.Data, p.Text == "")
+			if p.Text != "" {
+				b.WriteByte('\n')
+				b.WriteString(p.Text)
+			}
+		case PartResourceLink:
+			describe(&b, "resource link", p.URI, p.Name, nil, false, p.MIMEType)
+		case PartFile:
+			describe(&b, "file", p.Name, p.MIMEType, p.Data, len(p.Data) > 0 || p.URI == "", p.URI)
+		default:
+			describe(&b, strings.ReplaceAll(string(p.Kind), "_", " "), p.MIMEType, "", p.Data, len(p.Data) > 0 || p.URI == "", p.URI)
+		}
+	}
+	return b.String()
+}
+
+// describe writes "[what: fields…, N bytes]", skipping empty fields; size
+// says whether to give data's length.
+func describe(b *strings.Builder, what, f1, f2 string, data []byte, size bool, more ...string) {
+	b.WriteByte('[')
+	b.WriteString(what)
+	b.WriteByte(':')
+	sep := " "
+	for _, f := range append([]string{f1, f2}, more...) {
+		if f != "" {
+			b.WriteString(sep)
+			b.WriteString(f)
+			sep = ", "
+		}
+	}
+	if size {
+		b.WriteString(sep)
+		b.WriteString(strconv.Itoa(len(data)))
+		b.WriteString(" bytes")
+	}
+	b.WriteByte(']')
 }

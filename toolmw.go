@@ -38,12 +38,17 @@ func Chain(mws ...Middleware) Middleware {
 	}
 }
 
-// Result is what a tool returns. Content is the text shown to the model
-// (wrapped as untrusted data by [ForModel]); JSON reports whether Content is
-// a JSON document.
+// Result is what a tool returns. A text tool's Result is Content, the text
+// shown to the model (wrapped as untrusted data by [ForModel]), and JSON
+// reports whether Content is a JSON document. A Result may instead carry
+// Parts, in order — text, JSON, images, audio, files, resource links and
+// embedded resources (see [Part]); it then has no Content of its own (a
+// Content beside Parts is its first text part). [Result.AllParts] reads
+// both kinds alike.
 type Result struct {
 	Content string
 	JSON    bool
+	Parts   []Part
 }
 
 // Text returns a plain-text Result.

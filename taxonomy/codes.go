@@ -16,6 +16,13 @@ const (
 	CodeToolPanicked = "tool_panicked"
 	// CodeToolExited: the tool called runtime.Goexit; permanent.
 	CodeToolExited = "tool_exited"
+	// CodeSessionUnsupported: the tool asked the client something (a
+	// question to the user, a sampling completion) that the transport
+	// carrying the call cannot ask; permanent.
+	CodeSessionUnsupported = "session_unsupported"
+	// CodeResultPartInvalid: a part of the result is of no known kind, or
+	// its MIME type is not allowed.
+	CodeResultPartInvalid = "result_part_invalid"
 	// CodeTooManyAbandoned: the tool already has as many abandoned
 	// (timed-out, still running) executions as the timeout layer allows, so
 	// the call was not started; transient.
@@ -257,6 +264,8 @@ var codes = []CodeInfo{
 	{KindFailed, CodeUnmappedFailure, "if idempotent", "a foreign error no mapper rule matched", "mapper (classify layer), InfoOf"},
 	{KindFailed, CodeToolPanicked, "no", "the tool panicked", "recovery layer"},
 	{KindFailed, CodeToolExited, "no", "the tool called runtime.Goexit", "recovery layer"},
+	{KindFailed, CodeSessionUnsupported, "no", "the tool asked the client something the transport carrying the call cannot ask (a question to the user, a sampling completion)", "toolmw.Elicit, toolmw.Sample"},
+	{KindResultInvalid, CodeResultPartInvalid, "no", "a part of the result is of no known kind, or of a MIME type the result layer does not allow", "result layer"},
 	{KindFailed, CodeTooManyAbandoned, "yes", "too many abandoned executions of the tool are still running; the call was not started", "timeout layer (WithAbandon)"},
 	{KindFailed, CodeDuplicateInDoubt, "no", "the call repeats one already made in this run whose outcome is unknown; the tool was not run again", "dedupe layer"},
 	{KindFailed, CodeDuplicateDropped, "no", "the call repeats one already made in this run whose result is no longer held; the tool was not run again", "dedupe layer"},

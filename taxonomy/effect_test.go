@@ -17,6 +17,8 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeUnmappedFailure:          taxonomy.EffectPossible,
 	taxonomy.CodeToolPanicked:             taxonomy.EffectPossible,
 	taxonomy.CodeToolExited:               taxonomy.EffectPossible,
+	taxonomy.CodeSessionUnsupported:       taxonomy.EffectPossible,
+	taxonomy.CodeResultPartInvalid:        taxonomy.EffectPossible,
 	taxonomy.CodeTooManyAbandoned:         taxonomy.EffectNotStarted,
 	taxonomy.CodeDuplicateInDoubt:         taxonomy.EffectNotStarted,
 	taxonomy.CodeDuplicateDropped:         taxonomy.EffectNotStarted,

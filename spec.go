@@ -50,6 +50,14 @@ type Spec struct {
 	// that checks its own arguments: it takes any object
 	// ([AnyObjectSchema]).
 	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the tool's structured output: its
+	// JSON result, or its JSON part. Wrap fills it for a tool made by
+	// [Typed] whose output type is a JSON object (a struct or a map), from
+	// that type; set by hand, it is checked at Wrap as InputSchema is. An
+	// adapter publishes it where the API has a place for it (MCP's
+	// outputSchema), and the result layer checks results against it. Nil
+	// means the tool's output has no declared shape.
+	OutputSchema json.RawMessage
 	// MaxArgsBytes caps the size of a call's arguments, checked before they
 	// are read: 0 means [DefaultMaxArgsBytes] (1 MiB); a negative value is
 	// a definition error. Larger arguments are tool-args-invalid with code

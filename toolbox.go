@@ -88,6 +88,10 @@ type Definition struct {
 	// without parameters, and rejects parameters that are an object
 	// without properties.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// OutputSchema is the schema of the tool's structured output
+	// (Spec.OutputSchema) in the profile's dialect, or nil when the tool
+	// declares none.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // AnyObjectSchema is the input schema of a tool registered without one:

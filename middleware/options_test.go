@@ -66,6 +66,8 @@ func badOptions() []badOption {
 		{name: "approval.WithClock", none: "nil means the system clock"},
 		{name: "approval.WithScrubber", none: "nil means the default scrubber"},
 		{name: "approval.WithRunOptional", none: "it takes no value"},
+		{name: "approval.WithElicit", validate: func() error { return approval.Validate(approval.WithElicit(-time.Second)) },
+			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithElicit(-time.Second)) }},
 
 		{name: "breaker.WithConsecutiveFailures", validate: func() error { return breaker.Validate(breaker.WithConsecutiveFailures(-1)) },
 			layer: func() toolmw.Middleware { return breaker.New(breaker.WithConsecutiveFailures(-1)) }, stack: middleware.WithBreaker(breaker.WithConsecutiveFailures(-1))},

@@ -128,6 +128,7 @@ func approvalID(tool, key string) string {
 func (d *Desk) gate(ctx context.Context, call toolmw.Call, args json.RawMessage) error {
 	digest, canon := digestArgs(args)
 	id := approvalID(call.Tool, call.Key())
+	asked := false // the user was asked through the session (WithElicit)
 	for range maxRounds {
 		r, raw, err := d.loadForCall(ctx, id)
 		switch {
@@ -140,7 +141,7 @@ func (d *Desk) gate(ctx context.Context, call toolmw.Call, args json.RawMessage)
 		case r.digest != digest:
 			return argsChanged(id)
 		case r.state == StatePending:
-			return pending(id, r.summary, taxonomy.CodeApprovalPending, msgPending)
+			err = pending(id, r.summary, taxonomy.CodeApprovalPending, msgPending)
 		case r.state == StateDenied:
 			return denied(id)
 		case r.state == StateUsed:
@@ -149,6 +150,12 @@ func (d *Desk) gate(ctx context.Context, call toolmw.Call, args json.RawMessage)
 			err = d.renew(ctx, r, raw, canon)
 		default:
 			return d.use(ctx, r, raw, call)
+		}
+		if !asked && d.elicitTTL > 0 && taxonomy.InfoOf(err).Kind == taxonomy.KindApprovalPending {
+			asked = true
+			if d.elicit(ctx, id) {
+				continue // decided: read the decision
+			}
 		}
 		if !errors.Is(err, ErrConflict) {
 			return err
@@ -310,4 +317,33 @@ func storeFailed(ctx context.Context, err error) error {
 		return taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, msgDeadline, false).WithCause(err)
 	}
 	return taxonomy.Transient(taxonomy.CodeApprovalStoreFailed, msgFailed).WithCause(err)
+}
+
+// approveSchema is the answer the Desk asks the user for (WithElicit).
+var approveSchema = json.RawMessage(`{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve this call"}},"required":["approve"]}`)
+
+// elicit asks the user of the call ctx is for whether to approve the
+// pending request id, through the call's session, and records the answer;
+// it reports whether a decision was recorded. A transport that cannot ask,
+// a cancel, or any failure leaves the request pending.
+func (d *Desk) elicit(ctx context.Context, id string) bool {
+	req, err := d.Get(ctx, id)
+	if err != nil || req.State != StatePending {
+		return false
+	}
+	ans, err := toolmw.Elicit(ctx, toolmw.Elicitation{
+		Message: "A tool call waits for your approval: " + req.Summary,
+		Schema:  approveSchema,
+	})
+	if err != nil {
+		return false
+	}
+	approve, _ := ans.Content["approve"].(bool)
+	switch {
+	case ans.Action == "accept" && approve:
+		return d.Approve(ctx, req, d.elicitTTL) == nil
+	case ans.Action == "accept", ans.Action == "decline":
+		return d.Deny(ctx, req) == nil
+	}
+	return false
 }

@@ -63,6 +63,7 @@ type Desk struct {
 	scrub       *scrub.Scrubber
 	guard       *storeguard.Guard
 	runOptional bool
+	elicitTTL   time.Duration
 	err         error
 }
 
@@ -72,7 +73,7 @@ type Desk struct {
 func NewDesk(opts ...Option) *Desk {
 	c := newConfig(opts)
 	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber,
-		guard: storeguard.New("approval", c.storeCfg, true, c.clock), runOptional: c.runOptional, err: c.err}
+		guard: storeguard.New("approval", c.storeCfg, true, c.clock), runOptional: c.runOptional, elicitTTL: c.elicitTTL, err: c.err}
 	if d.store == nil {
 		d.store = NewMemoryStore()
 	}

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/scrub"
@@ -19,6 +20,7 @@ type config struct {
 	storeCfg    store.Config
 	scrubber    *scrub.Scrubber
 	runOptional bool
+	elicitTTL   time.Duration // > 0: ask the user through the call's session (WithElicit)
 	err         error
 }
 
@@ -83,6 +85,25 @@ func WithClock(c clock.Clock) Option {
 // means the default scrubber of package scrub.
 func WithScrubber(s *scrub.Scrubber) Option {
 	return func(c *config) { c.scrubber = s }
+}
+
+// WithElicit makes the Desk ask the user of a gated call directly, when
+// the call's transport can (a toolmw.Session that elicits, as an MCP
+// client that declares elicitation does): a call with no decision yet is
+// shown to the user with its summary, and the answer is the decision — an
+// approval for ttl, which the call then uses at once, or a denial. When the
+// transport cannot ask, or the user cancels, the call ends as
+// approval-pending as without it, for a reviewer to decide through the
+// Desk. The question carries only the request's scrubbed summary. ttl must
+// be above 0 and at most MaxTTL.
+func WithElicit(ttl time.Duration) Option {
+	return func(c *config) {
+		if ttl <= 0 || ttl > MaxTTL {
+			c.reject("WithElicit(%v): the approval's lifetime must be above 0 and at most %v", ttl, MaxTTL)
+			return
+		}
+		c.elicitTTL = ttl
+	}
 }
 
 // WithRunOptional lets a gated call without a run (budget.WithRun) ask

@@ -236,9 +236,9 @@ func validMIME(s string) bool {
 	if s == "" || len(s) > maxMIMELen {
 		return false
 	}
-	head, params, _ := strings.Cut(s, ";")
+	head, params, hasParams := strings.Cut(s, ";")
 	typ, sub, ok := strings.Cut(strings.TrimSpace(head), "/")
-	if !ok || !token(typ) || !token(sub) {
+	if !ok || !token(typ) || !token(sub) || (hasParams && params == "") {
 		return false
 	}
 	for params != "" {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP deprecated logging and sampling (SEP-2577) in 2026-07-28; servers still send them, and they are relayed while the protocol versions that have them are spoken.
+
 package mcp
 
 import (
@@ -33,6 +35,12 @@ import (
 //     message is dropped, an elicitation is declined, and a sampling
 //     request is refused with an error: what a server sends never reaches
 //     the user of another call.
+//
+// The SDK hands notifications to these handlers on a goroutine of its own,
+// not in step with results: a notification the server sent just before
+// its result may be handled after the call returned, and is then dropped
+// (one the server sent before a request of its own, an elicitation or a
+// ping, is handled before that request).
 //
 // A handler already in opts (ProgressNotificationHandler,
 // LoggingMessageHandler, ElicitationHandler, CreateMessageHandler) gets

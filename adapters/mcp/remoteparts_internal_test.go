@@ -25,9 +25,10 @@ func TestRemoteResultBounds(t *testing.T) {
 		"structured_total": {&sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: half}, &sdk.ImageContent{MIMEType: "image/png", Data: half}},
 			StructuredContent: map[string]any{"x": strings.Repeat("x", 4096)}}, taxonomy.CodeResultTooLarge},
-		"blob":         {&sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "u:x", Blob: make([]byte, MaxRemotePartBytes)}}}}, taxonomy.CodeResultTooLarge},
-		"null":         {&sdk.CallToolResult{Content: []sdk.Content{nil}}, taxonomy.CodeResultPartInvalid},
-		"no_resource":  {&sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{}}}, taxonomy.CodeResultPartInvalid},
+		"blob":        {&sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "u:x", Blob: make([]byte, MaxRemotePartBytes)}}}}, taxonomy.CodeResultTooLarge},
+		"null":        {&sdk.CallToolResult{Content: []sdk.Content{nil}}, taxonomy.CodeResultPartInvalid},
+		"no_resource": {&sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{}}}, taxonomy.CodeResultPartInvalid},
+		//lint:ignore SA1019 a sampling block is what a tool result may not hold
 		"foreign_kind": {&sdk.CallToolResult{Content: []sdk.Content{&sdk.ToolUseContent{ID: "x", Name: "y"}}}, taxonomy.CodeResultPartInvalid},
 		"bad_utf8_uri": {&sdk.CallToolResult{Content: []sdk.Content{&sdk.ResourceLink{URI: "u:\xff"}}}, taxonomy.CodeResultPartInvalid},
 		"bad_res_mime": {&sdk.CallToolResult{Content: []sdk.Content{&sdk.ResourceLink{URI: "u:x", MIMEType: "text/plain; charset"}}}, taxonomy.CodeResultPartInvalid},

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP deprecated logging and sampling (SEP-2577) in 2026-07-28; servers still send them, and they are relayed while the protocol versions that have them are spoken.
+
 package mcp_test
 
 import (

@@ -44,6 +44,18 @@
 // ([Remote.Verify], definitions_changed); the listing is bounded in tools,
 // pages and, through [LimitTransport], bytes before it is decoded.
 //
+// A remote result keeps its parts: text, images and audio (bytes and MIME
+// type), embedded resources and resource links (URI, name, MIME type), with
+// their annotations, and structured content as a JSON part; a text-only
+// result is text, as before. Every part is bounded before it is kept
+// ([MaxRemotePartBytes], [MaxRemoteResultBytes], [MaxRemoteURILen]), MIME
+// types and URIs are checked. A client made with [ClientOptions] relays
+// what the server sends during a call to the caller's toolmw.Session:
+// progress (a Remote sends a progress token with each call whose context
+// carries a Session), log lines, elicitation and sampling requests.
+//
+//	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, toolmcp.ClientOptions(nil))
+//	session, err := client.Connect(ctx, transport, nil)
 //	remote, err := toolmcp.NewRemote(ctx, session, toolmcp.WithPrefix("booking_"))
 //	box, err := remote.Toolbox(middleware.Default(
 //		middleware.WithBreaker(breaker.WithShared(breaker.NewBreaker("booking"))),

@@ -158,9 +158,15 @@ func WithReconnect(dial func(context.Context) (*sdk.ClientSession, error)) Remot
 // schema by toolmw.Wrap) and the model's call id (in _meta under
 // [MetaCallID]). What comes back:
 //
-//   - a result: text content joined by newlines (a non-text item as a short
-//     placeholder naming its type); structured content, when present, as
-//     a JSON result instead;
+//   - a result: text content joined by newlines, or a JSON result when
+//     the server sent structured content; a result with other content
+//     (images, audio, embedded resources, resource links, annotations) as
+//     parts, bounded and checked ([MaxRemotePartBytes],
+//     [MaxRemoteResultBytes], [MaxRemoteURILen]; a result over them is a
+//     tool-result-invalid error, result_too_large or result_part_invalid);
+//   - progress, log lines, elicitation and sampling requests the server
+//     sends during the call: relayed to the caller's toolmw.Session when
+//     the client was made with [ClientOptions];
 //   - an isError result: the remote tool's own answer, a typed error that
 //     is never retryable; from a toolmw server it keeps the kind, code and
 //     field errors of the record in _meta ([MetaError]), otherwise it is
@@ -465,7 +471,9 @@ func (r *Remote) tool(mcpName string) toolmw.Tool {
 			params.Meta = sdk.Meta{MetaCallID: call.ID} // a new map each call: the SDK adds to it
 		}
 		rec := &status{}
+		f := begin(ctx, cs, params)
 		res, err := cs.CallTool(withStatus(ctx, rec), params)
+		f.end(cs)
 		if err != nil {
 			if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
 				r.lost(cs)
@@ -478,7 +486,7 @@ func (r *Remote) tool(mcpName string) toolmw.Tool {
 		if res.IsError {
 			return toolmw.Result{}, wire.ReportedFailure(wire.CodeRemoteToolError, textOf(res), res.Meta[MetaError])
 		}
-		return resultOf(res), nil
+		return remoteResult(res)
 	}
 }
 
@@ -646,22 +654,6 @@ func contentText(c sdk.Content) string {
 		return ""
 	}
 	return "[content]"
-}
-
-// resultOf is a successful result as a toolmw Result: a JSON result when
-// it has structured content (its text, when that is the same document as
-// JSON, keeping the server's key order), else its text.
-func resultOf(res *sdk.CallToolResult) toolmw.Result {
-	text := textOf(res)
-	if res.StructuredContent != nil {
-		if json.Valid([]byte(text)) && strings.TrimSpace(text) != "" {
-			return toolmw.Result{Content: text, JSON: true}
-		}
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return toolmw.Result{Content: string(b), JSON: true}
-		}
-	}
-	return toolmw.Text(text)
 }
 
 func truncate(s string, n int) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -410,7 +411,12 @@ func TestRemoteContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := box.Call(ctx, "mixed", nil)
-	if err != nil || res.Content != "see the chart\n[image: image/png]\nthe notes" || res.JSON {
+	want := []toolmw.Part{
+		toolmw.TextPart("see the chart"),
+		toolmw.ImagePart([]byte{1, 2, 3}, "image/png"),
+		toolmw.ResourcePart("file:///notes.txt", "", "the notes"),
+	}
+	if err != nil || res.Content != "" || res.JSON || !reflect.DeepEqual(res.Parts, want) {
 		t.Fatalf("mixed: %+v, %v", res, err)
 	}
 	res, err = box.Call(ctx, "structured", nil)

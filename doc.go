@@ -13,8 +13,11 @@
 // and the attempt number, so layers know whom they serve.
 //
 // [Typed] turns func(ctx, In) (Out, error) into a Tool with strict JSON
-// decoding; [Toolbox] registers tools and calls them by name; [ForModel]
-// renders a result or an error for the model, wrapped as untrusted data.
+// decoding, and publishes the JSON Schema of In, and of Out when it is a
+// JSON object (structured output: [Spec.OutputSchema], which the result
+// layer checks results against); [Toolbox] registers tools and calls them
+// by name, and lists their definitions per model API; [ForModel] renders a
+// result or an error for the model, wrapped as untrusted data.
 //
 // Every error that leaves a toolmw chain is a taxonomy.Error with a stable
 // kind and code, or a context cancellation, so an agent loop can tell "try

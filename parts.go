@@ -167,6 +167,21 @@ func (p Part) Structured() (v any, ok bool) {
 	return v, true
 }
 
+// Structured returns r's structured output decoded: its content when r is
+// a JSON result (a [Typed] tool's, say), else its first JSON part's; ok is
+// false when it has none, or that document does not decode.
+func (r Result) Structured() (v any, ok bool) {
+	if r.JSON {
+		return Part{Kind: PartJSON, Text: r.Content}.Structured()
+	}
+	for _, p := range r.Parts {
+		if p.Kind == PartJSON {
+			return p.Structured()
+		}
+	}
+	return nil, false
+}
+
 // Valid reports whether k is one of the kinds of part.
 func (k PartKind) Valid() bool {
 	switch k {

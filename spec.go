@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/toolmw/toolmw/internal/jsonarg"
@@ -52,11 +53,17 @@ type Spec struct {
 	InputSchema json.RawMessage
 	// OutputSchema is the JSON Schema of the tool's structured output: its
 	// JSON result, or its JSON part. Wrap fills it for a tool made by
-	// [Typed] whose output type is a JSON object (a struct or a map), from
-	// that type; set by hand, it is checked at Wrap as InputSchema is. An
-	// adapter publishes it where the API has a place for it (MCP's
-	// outputSchema), and the result layer checks results against it. Nil
-	// means the tool's output has no declared shape.
+	// [Typed] whose output type is a JSON object (a struct or a map with
+	// string keys), from that type ([schema.Plain]); set by hand, it wins,
+	// and is checked once at Wrap as InputSchema is: a valid JSON Schema of
+	// an object, referring to nothing outside itself, within the bounds on
+	// the work a schema may cause (tool-definition-invalid otherwise). It
+	// is not checked against Profiles: no model API but MCP takes an output
+	// schema, and a profile that cannot express it is shown none (see
+	// [Toolbox.Definitions]). An adapter publishes it where the API has a
+	// place for it (MCP's outputSchema), and the result layer checks
+	// results against it, bounded as arguments are. Nil means the tool's
+	// output has no declared shape.
 	OutputSchema json.RawMessage
 	// MaxArgsBytes caps the size of a call's arguments, checked before they
 	// are read: 0 means [DefaultMaxArgsBytes] (1 MiB); a negative value is
@@ -119,7 +126,9 @@ func (s Spec) Validate() error {
 // input schema that cannot be used, or that one of spec.Profiles would
 // reject.
 //
-// A tool made by [Typed] gives the spec its input schema; a spec's own
+// A tool made by [Typed] gives the spec its input schema, and its output
+// schema when its output type is a JSON object; a spec's own OutputSchema
+// is checked here as its own InputSchema is. A spec's own
 // InputSchema is compiled once here ([schema.Compile]: a schema past the
 // bounds on its work is schema_too_costly) and checks every call's
 // arguments before the tool runs ([schema.Validator.ValidateContext], under
@@ -140,11 +149,12 @@ func Wrap(spec Spec, tool Tool, mws ...Middleware) (Tool, error) {
 // wrapped is what Wrap learns about a tool, kept by a Toolbox to describe
 // it.
 type wrapped struct {
-	spec  Spec
-	typed *schema.Schema // the input schema of a Typed tool without its own
+	spec     Spec
+	typed    *schema.Schema // the input schema of a Typed tool without its own
+	typedOut *schema.Schema // the output schema of a Typed tool without its own
 
 	mu      sync.Mutex
-	adapted map[schema.Profile]adaptation // the spec's own schema, per profile shown
+	adapted map[shownKey]adaptation // the spec's own schemas, per profile shown
 }
 
 func wrap(spec Spec, tool Tool, mws []Middleware) (Tool, *wrapped, error) {
@@ -223,6 +233,9 @@ func prepare(spec *Spec, tool Tool, w *wrapped) (Tool, error) {
 		spec.InputSchema = plain
 		w.typed = ts
 	}
+	if err := prepareOutput(spec, t, isTyped, w); err != nil {
+		return nil, err
+	}
 	for _, p := range spec.Profiles {
 		var err error
 		if w.typed != nil {
@@ -251,6 +264,46 @@ func prepare(spec *Spec, tool Tool, w *wrapped) (Tool, error) {
 		}
 		return tool(ctx, args)
 	}, nil
+}
+
+// prepareOutput checks spec's own output schema, or fills it with a Typed
+// tool's (t's, when isTyped) when its output type is a JSON object.
+func prepareOutput(spec *Spec, t typedTool, isTyped bool, w *wrapped) error {
+	if spec.OutputSchema != nil {
+		if _, err := schema.Compile(spec.OutputSchema); err != nil {
+			return asOutput(err)
+		}
+		return nil
+	}
+	if !isTyped {
+		return nil
+	}
+	out := t.outputSchema()
+	if out == nil {
+		return nil
+	}
+	if err := out.Err(); err != nil {
+		return err
+	}
+	plain, err := out.Render(schema.Plain)
+	if err != nil {
+		return asOutput(err)
+	}
+	spec.OutputSchema = plain
+	w.typedOut = out
+	return nil
+}
+
+// asOutput returns err, an error of package schema about a schema it
+// takes for an input schema, as one about the output schema. Its messages
+// hold no value of the schema.
+func asOutput(err error) error {
+	te, ok := err.(*taxonomy.ToolError)
+	if !ok || te.Kind() != taxonomy.KindDefinitionInvalid {
+		return err
+	}
+	msg := strings.ReplaceAll(te.Message(), "input schema", "output schema")
+	return te.WithMessage(strings.ReplaceAll(msg, "in the arguments", "in the result"))
 }
 
 // agrees checks an explicit input schema against a Typed tool's input

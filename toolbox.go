@@ -63,7 +63,8 @@ func (b *Toolbox) Call(ctx context.Context, name string, args json.RawMessage) (
 }
 
 // Specs returns the registered specs in registration order, as Wrap
-// completed them (a Typed tool's InputSchema filled in). The slice is a
+// completed them (a Typed tool's InputSchema, and OutputSchema when its
+// output type is a JSON object, filled in). The slice is a
 // copy.
 func (b *Toolbox) Specs() []Spec {
 	b.mu.RLock()
@@ -90,7 +91,7 @@ type Definition struct {
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// OutputSchema is the schema of the tool's structured output
 	// (Spec.OutputSchema) in the profile's dialect, or nil when the tool
-	// declares none.
+	// declares none or the profile cannot express it.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
@@ -112,6 +113,14 @@ const AnyObjectSchema = `{"type":"object"}`
 // OpenAIStrict, which cannot describe one and makes it an error. The first
 // tool p cannot describe makes the error, a tool-definition-invalid one
 // naming the tool.
+//
+// A tool's output schema, when it has one ([Spec.OutputSchema]), is
+// rendered the same way, once per profile: a Typed tool's from its output
+// type, a hand-written one adapted. A profile that cannot express it
+// (OpenAIStrict and a map, Gemini and a $ref) shows the tool without one
+// rather than failing: of the APIs these profiles serve, only MCP (Plain,
+// which expresses every output schema Wrap accepts) takes an output
+// schema.
 func (b *Toolbox) Definitions(p schema.Profile) ([]Definition, error) {
 	b.mu.RLock()
 	ws := append([]*wrapped(nil), b.specs...)
@@ -137,35 +146,55 @@ func (w *wrapped) definition(p schema.Profile) (Definition, error) {
 		err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaNotStrict,
 			"the tool has no input schema, and OpenAI strict mode needs one")
 	default:
-		d.InputSchema, err = w.shown(p)
+		d.InputSchema, err = w.shown(p, false)
 	}
 	if err != nil {
 		return Definition{}, err
 	}
+	// An output schema p cannot express is left out, not an error: no
+	// model API but MCP's (Plain, which expresses every one Wrap accepts)
+	// takes one.
+	switch {
+	case w.typedOut != nil:
+		d.OutputSchema, _ = w.typedOut.Render(p)
+	case w.spec.OutputSchema != nil:
+		d.OutputSchema, _ = w.shown(p, true)
+	}
 	return d, nil
 }
 
-// shown returns the spec's own input schema (AnyObjectSchema without one)
-// as profile p's API is shown it, adapted once per profile.
-func (w *wrapped) shown(p schema.Profile) (json.RawMessage, error) {
+// shown returns the spec's own input schema (AnyObjectSchema without one),
+// or its own output schema when output is set, as profile p's API is shown
+// it, adapted once per profile.
+func (w *wrapped) shown(p schema.Profile, output bool) (json.RawMessage, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if r, ok := w.adapted[p]; ok {
+	k := shownKey{p, output}
+	if r, ok := w.adapted[k]; ok {
 		return r.schema, r.err
 	}
 	in := w.spec.InputSchema
+	if output {
+		in = w.spec.OutputSchema
+	}
 	if in == nil {
 		in = json.RawMessage(AnyObjectSchema)
 	}
 	out, err := schema.Adapt(in, p)
 	if w.adapted == nil {
-		w.adapted = map[schema.Profile]adaptation{}
+		w.adapted = map[shownKey]adaptation{}
 	}
-	w.adapted[p] = adaptation{out, err}
+	w.adapted[k] = adaptation{out, err}
 	return out, err
 }
 
-// adaptation is a spec's input schema as one profile shows it.
+// shownKey names one of a spec's own schemas as one profile shows it.
+type shownKey struct {
+	profile schema.Profile
+	output  bool // the output schema, not the input schema
+}
+
+// adaptation is a spec's own schema as one profile shows it.
 type adaptation struct {
 	schema json.RawMessage
 	err    error

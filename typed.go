@@ -2,6 +2,7 @@ package toolmw
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"sync"
@@ -58,8 +59,16 @@ const DefaultMaxArgsBytes = jsonarg.DefaultMaxBytes
 // `enum` tag (`enum:"economy,business"`), which the decoder enforces too.
 //
 // A string Out is passed as text; a [Result] as is; a json.RawMessage as a
-// JSON result; anything else is encoded with encoding/json. The Tool is
-// safe for concurrent use when fn is.
+// JSON result; anything else is encoded with encoding/json as a JSON
+// result, whose decoded value [Result.Structured] returns. When Out is a
+// JSON object type — a struct, or a map with string keys, or a pointer to
+// one, that does not encode itself (json.Marshaler,
+// encoding.TextMarshaler) — the Tool also carries the JSON Schema of Out,
+// rendered by the same rules: [Wrap] fills [Spec.OutputSchema] with it, a
+// [Toolbox] lists it per model API, and the result layer checks results
+// against it. A nil pointer or nil map Out encodes as null, which is no
+// object: the result layer refuses it. The Tool is safe for concurrent use
+// when fn is.
 func Typed[In, Out any](fn func(ctx context.Context, in In) (Out, error)) Tool {
 	t := &typed[In, Out]{fn: fn, model: jsonarg.For(reflect.TypeFor[In]())}
 	tool := t.bind(DefaultMaxArgsBytes)
@@ -74,6 +83,8 @@ type typed[In, Out any] struct {
 	model  *jsonarg.Model
 	once   sync.Once
 	schema *schema.Schema
+	outOne sync.Once
+	out    *schema.Schema // nil when Out is not a JSON object type
 }
 
 // bind returns the Tool of t with the size cap maxBytes.
@@ -102,9 +113,48 @@ func (t *typed[In, Out]) inputSchema() *schema.Schema {
 	return t.schema
 }
 
+func (t *typed[In, Out]) outputSchema() *schema.Schema {
+	t.outOne.Do(func() {
+		if typ := reflect.TypeFor[Out](); objectType(typ) {
+			t.out = schema.Of(typ)
+		}
+	})
+	return t.out
+}
+
+// objectType reports whether values of t encode as JSON objects by the
+// rules the schema renders: a struct or a map with string keys, or a
+// pointer to one, that does not encode itself (json.Marshaler,
+// encoding.TextMarshaler), and is not a [Result].
+func objectType(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[Result]() || encodesItself(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return true
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String && !encodesItself(t.Key())
+	}
+	return false
+}
+
+// encodesItself reports whether t, or a pointer to it, has its own JSON or
+// text encoding.
+func encodesItself(t reflect.Type) bool {
+	marshaler := reflect.TypeFor[json.Marshaler]()
+	text := reflect.TypeFor[encoding.TextMarshaler]()
+	p := reflect.PointerTo(t)
+	return t.Implements(marshaler) || p.Implements(marshaler) || t.Implements(text) || p.Implements(text)
+}
+
 // typedTool is what Wrap learns of a Typed tool.
 type typedTool interface {
 	inputSchema() *schema.Schema
+	outputSchema() *schema.Schema
 	bind(maxBytes int) Tool
 }
 
@@ -145,6 +195,18 @@ func InputSchemaOf(tool Tool) (*schema.Schema, bool) {
 		return nil, false
 	}
 	return t.inputSchema(), true
+}
+
+// OutputSchemaOf returns the output schema of a tool made by [Typed] whose
+// output type is a JSON object (a struct, or a map with string keys, or a
+// pointer to one, that does not encode itself), and false for any other
+// tool: another output type, a Tool wrapped by a middleware.
+func OutputSchemaOf(tool Tool) (*schema.Schema, bool) {
+	t, ok := typedOf(tool)
+	if !ok || t.outputSchema() == nil {
+		return nil, false
+	}
+	return t.outputSchema(), true
 }
 
 var errNilContext = taxonomy.New(taxonomy.KindFailed, taxonomy.CodeContextNil, "the tool was called with a nil context")

@@ -216,6 +216,10 @@ func badOptions() []badOption {
 
 		{name: "result.WithMaxBytes", validate: func() error { return result.Validate(result.WithMaxBytes(-1)) },
 			layer: func() toolmw.Middleware { return result.New(result.WithMaxBytes(-1)) }},
+		{name: "result.WithMaxPartBytes", validate: func() error { return result.Validate(result.WithMaxPartBytes(-1)) },
+			layer: func() toolmw.Middleware { return result.New(result.WithMaxPartBytes(-1)) }},
+		{name: "result.WithMIMETypes", validate: func() error { return result.Validate(result.WithMIMETypes("image")) },
+			layer: func() toolmw.Middleware { return result.New(result.WithMIMETypes("image")) }},
 
 		{name: "retry.WithMaxAttempts", validate: func() error { return retry.Validate(retry.WithMaxAttempts(-1)) },
 			layer: func() toolmw.Middleware { return retry.New(retry.WithMaxAttempts(-1)) }, stack: middleware.WithRetry(retry.WithMaxAttempts(-1))},

@@ -115,6 +115,10 @@ const (
 	CodeResultNotJSON = "result_not_json"
 	// CodeResultEncoding: the tool's output could not be encoded as JSON.
 	CodeResultEncoding = "result_encoding_failed"
+	// CodeResultSchemaMismatch: the tool declares an output schema and its
+	// result does not match it (no JSON document, or one the schema
+	// refuses), or checking it would exceed its step budget.
+	CodeResultSchemaMismatch = "result_schema_mismatch"
 
 	// CodeCircuitOpen: the breaker is open; retry after the open period.
 	CodeCircuitOpen = "circuit_open"
@@ -295,6 +299,7 @@ var codes = []CodeInfo{
 	{KindResultInvalid, CodeResultNotUTF8, "no", "the result is not valid UTF-8", "result layer"},
 	{KindResultInvalid, CodeResultNotJSON, "no", "the spec declares a JSON result and it is not valid JSON", "result layer, Typed"},
 	{KindResultInvalid, CodeResultEncoding, "no", "the tool's output could not be encoded as JSON", "Typed, JSON"},
+	{KindResultInvalid, CodeResultSchemaMismatch, "no", "the result does not match the tool's output schema, or checking it would exceed its step budget", "result layer"},
 	{KindCircuitOpen, CodeCircuitOpen, "yes", "the breaker is open; retry after the open period", "breaker layer"},
 	{KindCircuitOpen, CodeCircuitHalfOpen, "yes", "the breaker is half-open and its probes are taken", "breaker layer"},
 	{KindRateLimited, CodeRateLimited, "yes", "a local rate limiter refused the call", "ratelimit layer"},

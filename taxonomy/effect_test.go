@@ -48,6 +48,7 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeResultNotUTF8:            taxonomy.EffectPossible,
 	taxonomy.CodeResultNotJSON:            taxonomy.EffectPossible,
 	taxonomy.CodeResultEncoding:           taxonomy.EffectPossible,
+	taxonomy.CodeResultSchemaMismatch:     taxonomy.EffectPossible,
 	taxonomy.CodeCircuitOpen:              taxonomy.EffectNotStarted,
 	taxonomy.CodeCircuitHalfOpen:          taxonomy.EffectNotStarted,
 	taxonomy.CodeRateLimited:              taxonomy.EffectNotStarted,

@@ -2,6 +2,7 @@ package result_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
@@ -50,7 +51,7 @@ func TestChecks(t *testing.T) {
 			tool := toolmw.MustWrap(tt.spec, testutil.Returning(tt.res, nil), result.New(tt.opts...))
 			res, err := tool(context.Background(), nil)
 			if tt.wantCode == "" {
-				if err != nil || res != tt.res {
+				if err != nil || !reflect.DeepEqual(res, tt.res) {
 					t.Fatalf("got %.40q, %v; want the result untouched", res.Content, err)
 				}
 				return
@@ -59,7 +60,7 @@ func TestChecks(t *testing.T) {
 			if !ok || te.Kind() != taxonomy.KindResultInvalid || te.Code() != tt.wantCode || te.Retryable() || te.Tool() != "search" {
 				t.Fatalf("err = %v, want search: tool-result-invalid/%s, permanent", err, tt.wantCode)
 			}
-			if res != (toolmw.Result{}) {
+			if !reflect.DeepEqual(res, toolmw.Result{}) {
 				t.Fatal("an invalid result was passed on")
 			}
 		})
@@ -71,7 +72,7 @@ func TestToolErrorPassesThrough(t *testing.T) {
 	partial := toolmw.Text("\xff partial")
 	tool := result.New(result.WithMaxBytes(1))(testutil.Returning(partial, want))
 	res, err := tool(context.Background(), nil)
-	if err != want || res != partial {
+	if err != want || !reflect.DeepEqual(res, partial) {
 		t.Fatalf("got %+v, %v; want the tool's result and error untouched", res, err)
 	}
 }
@@ -82,7 +83,7 @@ func TestChecksOnly(t *testing.T) {
 	const secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 	in := toolmw.Result{Content: `{"note":"use token ` + secret + `"}`, JSON: true}
 	res, err := result.New()(testutil.Returning(in, nil))(context.Background(), nil)
-	if err != nil || res != in || unsafe.StringData(res.Content) != unsafe.StringData(in.Content) {
+	if err != nil || !reflect.DeepEqual(res, in) || unsafe.StringData(res.Content) != unsafe.StringData(in.Content) {
 		t.Fatalf("got %+v, %v; want the result as it came", res, err)
 	}
 }

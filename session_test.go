@@ -15,7 +15,10 @@ func (s *fakeSession) Progress(_ context.Context, p toolmw.Progress) error {
 	s.got = append(s.got, p)
 	return nil
 }
-func (s *fakeSession) Log(_ context.Context, l toolmw.LogLine) error { s.got = append(s.got, l); return nil }
+func (s *fakeSession) Log(_ context.Context, l toolmw.LogLine) error {
+	s.got = append(s.got, l)
+	return nil
+}
 func (s *fakeSession) Elicit(_ context.Context, q toolmw.Elicitation) (toolmw.ElicitResult, error) {
 	s.got = append(s.got, q)
 	return toolmw.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/redact"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
@@ -165,7 +164,7 @@ func (r *recorder) add(v any) {
 }
 
 func (r *recorder) Progress(_ context.Context, p toolmw.Progress) error { r.add(p); return nil }
-func (r *recorder) Log(_ context.Context, l toolmw.LogLine) error      { r.add(l); return nil }
+func (r *recorder) Log(_ context.Context, l toolmw.LogLine) error       { r.add(l); return nil }
 func (r *recorder) Elicit(_ context.Context, q toolmw.Elicitation) (toolmw.ElicitResult, error) {
 	r.add(q)
 	return toolmw.ElicitResult{Action: "accept", Content: map[string]any{"email": "jane.canary@example.com"}}, nil
@@ -231,11 +230,16 @@ func TestSessionCanaries(t *testing.T) {
 	}
 }
 
+type ctxKey struct{}
+
 // TestSessionNone: without a session the tool's context is the caller's.
 func TestSessionNone(t *testing.T) {
-	ctx := context.WithValue(context.Background(), struct{}{}, 1)
+	ctx := context.WithValue(context.Background(), ctxKey{}, 1)
 	var got context.Context
-	tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) { got = ctx; return toolmw.Result{}, nil }
+	tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		got = ctx
+		return toolmw.Result{}, nil
+	}
 	redact.New()(tool)(ctx, nil)
 	if got != ctx {
 		t.Error("the context was replaced")
@@ -275,5 +279,4 @@ func TestSessionOnce(t *testing.T) {
 	if inner != outer {
 		t.Error("the session was wrapped twice")
 	}
-	_ = testutil.Returning
 }

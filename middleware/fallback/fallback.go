@@ -42,8 +42,9 @@ const (
 	DefaultTTL = 5 * time.Minute
 	// DefaultMaxEntries is how many last good results are kept per tool.
 	DefaultMaxEntries = 256
-	// DefaultMaxBytes is how many bytes of result content are kept per
-	// tool; a result larger than the bound is not kept.
+	// DefaultMaxBytes is how many bytes of results are kept per tool,
+	// content and parts (toolmw.Result.Size); a result larger than the
+	// bound is not kept.
 	DefaultMaxBytes = 1 << 20
 	// MaxArgsBytes is the largest arguments a last good result is kept or
 	// looked up for: larger ones are not canonicalised (that costs their
@@ -113,7 +114,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	remember := l.cache != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
 	res, err := l.next(ctx, args)
 	if err == nil {
-		if remember && len(res.Content) <= l.maxBytes {
+		if remember && res.Size() <= l.maxBytes {
 			if k, ok := l.key(ctx, call, args); ok {
 				l.cache.put(k, res, l.clk.Now())
 			}

@@ -128,9 +128,9 @@ func (c *cache) put(k key, res toolmw.Result, at time.Time) {
 	}
 }
 
-// get returns the result kept for k if it is at most ttl old at now, its
-// parts copied (partinfo.Clone) so the caller cannot change what is kept;
-// an older one is dropped.
+// get returns the result kept for k if it is at most ttl old at now; an
+// older one is dropped. Its parts are what is kept: copy them
+// (partinfo.Clone) before they leave the layer.
 func (c *cache) get(k key, now time.Time, ttl time.Duration) (toolmw.Result, time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -144,7 +144,7 @@ func (c *cache) get(k key, now time.Time, ttl time.Duration) (toolmw.Result, tim
 		return toolmw.Result{}, time.Time{}, false
 	}
 	c.order.MoveToFront(el)
-	return partinfo.Clone(e.res), e.at, true
+	return e.res, e.at, true
 }
 
 func (c *cache) drop(el *list.Element) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -132,7 +133,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 				age := max(now.Sub(at), 0) // a clock set back reads as fresh, never negative
 				m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
 				l.served(ctx, call, m, now, age)
-				return markResult(good, m), nil
+				return markResult(partinfo.Clone(good), m), nil // a copy: no caller changes what is kept
 			}
 		}
 	}

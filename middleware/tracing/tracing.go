@@ -92,7 +92,7 @@ const (
 )
 
 // MaxPartsDescribed is how many parts KeyResultPartDescriptions describes.
-const MaxPartsDescribed = 8
+const MaxPartsDescribed = partinfo.MaxListed
 
 // The metric names; see the package documentation for why these.
 const (

@@ -40,6 +40,10 @@ func Describe(p toolmw.Part) string {
 	return b.String()
 }
 
+// MaxListed is how many parts the layers describe of one result, to a span
+// or a log line.
+const MaxListed = 8
+
 // List returns the descriptions of the first max of parts ([Describe]),
 // and, when parts has more, a last entry "+N more".
 func List(parts []toolmw.Part, max int) []string {

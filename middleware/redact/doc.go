@@ -47,8 +47,8 @@
 // strings, keys and values at any depth, keeping it valid JSON (each value
 // read beside its key, so "password": "hunter2" is caught; a placeholder in
 // place of a bare number becomes a JSON string, and the document is then
-// rewritten compact); and every part's name, URI, MIME type and
-// annotations. It never reads the bytes of an image, audio, a file or a
+// rewritten compact); every part's name, URI, MIME type and annotations;
+// and a kind the tool made up (not one of toolmw's), which is its text. It never reads the bytes of an image, audio, a file or a
 // binary resource (Part.Data): they are the tool's binary output, which no
 // text scrubber can read, and they reach the client as the tool made them.
 // A tool that may put a secret in an image must not. Clean parts are

@@ -12,7 +12,8 @@ import (
 
 // scrubParts returns parts with the text of each scrubbed: a text part's or
 // an embedded resource's text, the strings of a JSON part ([scrubJSON]),
-// and every part's name, URI and MIME type. Data (an image's, audio's, a
+// every part's name, URI, MIME type and annotations, and a kind that is
+// not one of toolmw's. Data (an image's, audio's, a
 // file's or a blob's bytes) is never read. It returns parts itself when
 // nothing changed, else a new slice.
 func scrubParts(s *scrub.Scrubber, parts []toolmw.Part) []toolmw.Part {
@@ -45,6 +46,9 @@ func scrubPart(s *scrub.Scrubber, p toolmw.Part) (toolmw.Part, bool) {
 		q.Text = s.String(p.Text)
 	}
 	q.Name, q.URI, q.MIMEType = s.String(p.Name), s.String(p.URI), s.String(p.MIMEType)
+	if !p.Kind.Valid() {
+		q.Kind = toolmw.PartKind(s.String(string(p.Kind))) // a kind the tool made up is its text
+	}
 	if a := p.Annotations; a != nil {
 		c := *a
 		c.LastModified = s.String(a.LastModified)

@@ -14,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/middleware/internal/canonjson"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -73,7 +74,7 @@ type record struct {
 	res       toolmw.Result
 	err       error
 	forgotten bool // the outcome was not kept: a waiting repeat runs the tool
-	size      int  // bytes of result content or error text held
+	size      int  // bytes of result (toolmw.Result.Size) or error text held
 }
 
 func newStore() *store { return &store{m: map[string]*record{}} }
@@ -127,7 +128,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 			return toolmw.Result{}, ctx.Err()
 		}
 		if !rec.forgotten {
-			return rec.res, rec.err
+			return partinfo.Clone(rec.res), rec.err // a copy: no repeat changes what another gets
 		}
 	}
 }
@@ -340,6 +341,7 @@ func boundField(f taxonomy.FieldError) (taxonomy.FieldError, int, bool) {
 // settle finishes rec: it forgets it, or keeps its outcome within the
 // run's bounds, and wakes the repeats waiting for it.
 func (l *layer) settle(st *store, id string, rec *record, res toolmw.Result, o outcome, forget bool) {
+	res = partinfo.Clone(res) // a copy, made outside the lock: the first caller cannot change what repeats get
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer close(rec.ready)
@@ -349,7 +351,7 @@ func (l *layer) settle(st *store, id string, rec *record, res toolmw.Result, o o
 		return
 	}
 	rec.res, rec.err = res, o.err
-	if size := len(res.Content); size > 0 {
+	if size := res.Size(); size > 0 {
 		if st.bytes+size > l.maxBytes {
 			rec.res, rec.err = toolmw.Result{}, errDropped
 		} else {

@@ -63,7 +63,7 @@ func TestDuplicateCallIDExecutesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := tool(toolmw.WithCallID(run, "call_1"), nil)
-	if err != nil || again != first || c.n.Load() != 1 {
+	if err != nil || !reflect.DeepEqual(again, first) || c.n.Load() != 1 {
 		t.Fatalf("repeat: %v %v after %d executions", again, err, c.n.Load())
 	}
 	_, _ = tool(toolmw.WithCallID(run, "call_2"), nil)
@@ -522,7 +522,7 @@ func TestCallIDReusedWithOtherArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := tool(ctx, json.RawMessage(`{ "amount": 10, "to": "acme" }`)); err != nil || res != first {
+	if res, err := tool(ctx, json.RawMessage(`{ "amount": 10, "to": "acme" }`)); err != nil || !reflect.DeepEqual(res, first) {
 		t.Fatalf("the same arguments spelt another way: %v %v", res, err)
 	}
 	for _, other := range []string{`{"to":"mallory","amount":10}`, `{"to":"acme","amount":10,"note":"x"}`, ``, `{"to":"acme","to":"acme","amount":10}`} {
@@ -542,7 +542,7 @@ func TestCallIDReusedWithOtherArguments(t *testing.T) {
 		t.Errorf("in flight: %v", err)
 	}
 	<-done
-	if res, err := tool(ctx, json.RawMessage(`{"to":"acme","amount":10}`)); err != nil || res != first || c.n.Load() != 2 {
+	if res, err := tool(ctx, json.RawMessage(`{"to":"acme","amount":10}`)); err != nil || !reflect.DeepEqual(res, first) || c.n.Load() != 2 {
 		t.Fatalf("the first call's record: %v %v after %d executions", res, err, c.n.Load())
 	}
 }

@@ -76,8 +76,10 @@
 // 1024; each a tool name, two 32-byte hashes, about 150 bytes and, for a
 // failure, its kind, code, tool, approval id and guardrail name, at most
 // 400 bytes), the oldest dropped first — a repeat of a call that old runs
-// again — and at most [WithMaxBytes] ([DefaultMaxBytes], 1 MiB) of result
-// content and error text together. An error is recorded without its cause,
+// again — and at most [WithMaxBytes] ([DefaultMaxBytes], 1 MiB) of results
+// (their content and parts, toolmw.Result.Size) and error text together.
+// A result is held as a copy of its parts, and each repeat gets a copy of
+// its own, so no caller can change what another is given. An error is recorded without its cause,
 // its message scrubbed and cut to [MaxErrorMessage] (1 KiB), its field
 // errors kept in order up to [MaxErrorFields] (20) and [MaxErrorBytes]
 // (4 KiB) of text with the message. Past WithMaxBytes a record keeps who

@@ -10,7 +10,7 @@ import (
 // Defaults of the per-run bounds.
 const (
 	DefaultMaxRecords = 1024    // finished calls remembered per run
-	DefaultMaxBytes   = 1 << 20 // bytes of result content held per run
+	DefaultMaxBytes   = 1 << 20 // bytes of results (content and parts) held per run
 )
 
 // Option configures the dedupe layer.
@@ -63,7 +63,8 @@ func WithMaxRecords(n int) Option {
 	}
 }
 
-// WithMaxBytes bounds the result content held per run (default
+// WithMaxBytes bounds the bytes of results, content and parts
+// (toolmw.Result.Size), and of error text held per run (default
 // [DefaultMaxBytes]). 0 means the default; a negative n is invalid.
 func WithMaxBytes(n int) Option {
 	return func(c *config) {

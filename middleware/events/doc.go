@@ -24,6 +24,13 @@
 // ForModel shows: a typed error's own message (which the redact layer
 // scrubs) and never the text of an untyped error or of a cause.
 //
+// An event never carries a result's parts: a success emits nothing, and for
+// a failure the model is told the error, not whatever result the tool
+// returned with it (ForModel shows no result beside an error), so neither
+// is Told. Nothing of a part's text, JSON, name, URI or bytes reaches an
+// event; the tracing and logging layers describe a successful result's
+// parts by kind, MIME type and size.
+//
 // # Delivery
 //
 // A sink that panics or blocks must not break or stall a call. An

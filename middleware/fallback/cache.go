@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/internal/canonjson"
+	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 )
 
 // entryOverhead is what one kept result costs besides its content: the
@@ -82,7 +83,7 @@ type cache struct {
 	mu    sync.Mutex
 	m     map[key]*list.Element // of *entry
 	order list.List             // front: used most recently
-	bytes int                   // content plus entryOverhead per entry
+	bytes int                   // size of each entry
 }
 
 type entry struct {
@@ -95,14 +96,19 @@ func newCache(maxEntries, maxBytes int) *cache {
 	return &cache{maxEntries: maxEntries, maxBytes: maxBytes, m: map[key]*list.Element{}}
 }
 
-func size(res toolmw.Result) int { return len(res.Content) + entryOverhead }
+// size is what a kept result counts against MaxBytes: its bytes, content
+// and parts (toolmw.Result.Size), and entryOverhead.
+func size(res toolmw.Result) int { return res.Size() + entryOverhead }
 
-// put keeps res as the last good result of k, made at at, when it fits.
+// put keeps res as the last good result of k, made at at, when it fits: a
+// copy of its parts (partinfo.Clone), so the caller given res cannot
+// change what is kept.
 func (c *cache) put(k key, res toolmw.Result, at time.Time) {
 	n := size(res)
 	if n > c.maxBytes {
 		return
 	}
+	res = partinfo.Clone(res)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.m[k]; ok {
@@ -123,7 +129,8 @@ func (c *cache) put(k key, res toolmw.Result, at time.Time) {
 }
 
 // get returns the result kept for k if it is at most ttl old at now; an
-// older one is dropped.
+// older one is dropped. Its parts are what is kept: copy them
+// (partinfo.Clone) before they leave the layer.
 func (c *cache) get(k key, now time.Time, ttl time.Duration) (toolmw.Result, time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -41,3 +41,14 @@ func TestCacheBounds(t *testing.T) {
 		t.Fatalf("%d entries, %d bytes", n, b)
 	}
 }
+
+// TestCacheCountsParts: a result counts its parts' bytes (Result.Size).
+func TestCacheCountsParts(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	ca := newCache(10, 1<<20)
+	res := toolmw.Parts(toolmw.ImagePart(make([]byte, 1000), "image/png"), toolmw.TextPart("abc"))
+	ca.put(key{1}, res, now)
+	if n, b := ca.stats(); n != 1 || b != 1000+len("image/png")+3+entryOverhead {
+		t.Fatalf("%d entries, %d bytes", n, b)
+	}
+}

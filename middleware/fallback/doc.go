@@ -57,7 +57,9 @@
 //
 //	[toolmw fallback source=last_good kind=circuit-open code=circuit_open age=42s] The tool is unavailable right now; this is its last good result for the same arguments, 42s old, not a fresh one.
 //
-// followed by the original content; a JSON result stays one document,
+// followed by the original content (a result of parts alone gets the line
+// as its content; parts are kept after it, as they are); a JSON result
+// stays one document,
 //
 //	{"toolmw_fallback":{"source":"last_good","kind":"circuit-open","code":"circuit_open","age_seconds":42,"note":"…"},"result":…}
 //
@@ -71,7 +73,8 @@
 //
 // One cache per tool wrapped, bounded: at most [WithMaxEntries] results
 // ([DefaultMaxEntries], 256) and [WithMaxBytes] bytes ([DefaultMaxBytes], 1
-// MiB), each result counting its content plus 128 bytes; the result used
+// MiB), each result counting its bytes, content and parts
+// (toolmw.Result.Size), plus 128 bytes; the result used
 // least recently goes first, and a result larger than the byte bound is not
 // kept. A key is 32 bytes whatever the arguments. Arguments over
 // [MaxArgsBytes] (64 KiB) are not canonicalised: such calls are neither

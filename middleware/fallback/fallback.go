@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -42,8 +43,9 @@ const (
 	DefaultTTL = 5 * time.Minute
 	// DefaultMaxEntries is how many last good results are kept per tool.
 	DefaultMaxEntries = 256
-	// DefaultMaxBytes is how many bytes of result content are kept per
-	// tool; a result larger than the bound is not kept.
+	// DefaultMaxBytes is how many bytes of results are kept per tool,
+	// content and parts (toolmw.Result.Size); a result larger than the
+	// bound is not kept.
 	DefaultMaxBytes = 1 << 20
 	// MaxArgsBytes is the largest arguments a last good result is kept or
 	// looked up for: larger ones are not canonicalised (that costs their
@@ -113,7 +115,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	remember := l.cache != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
 	res, err := l.next(ctx, args)
 	if err == nil {
-		if remember && len(res.Content) <= l.maxBytes {
+		if remember && res.Size() <= l.maxBytes {
 			if k, ok := l.key(ctx, call, args); ok {
 				l.cache.put(k, res, l.clk.Now())
 			}
@@ -131,7 +133,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 				age := max(now.Sub(at), 0) // a clock set back reads as fresh, never negative
 				m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
 				l.served(ctx, call, m, now, age)
-				return markResult(good, m), nil
+				return markResult(partinfo.Clone(good), m), nil // a copy: no caller changes what is kept
 			}
 		}
 	}

@@ -397,7 +397,7 @@ func TestMark(t *testing.T) {
 		{Content: `{"toolmw_fallback":{"source":"function"`, JSON: true},
 		{Content: `{"result":1}`, JSON: true},
 	} {
-		if m, back, ok := fallback.Parse(r); ok || back != r {
+		if m, back, ok := fallback.Parse(r); ok || !reflect.DeepEqual(back, r) {
 			t.Errorf("%q read as a fallback: %+v", r.Content, m)
 		}
 	}

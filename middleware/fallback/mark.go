@@ -66,7 +66,9 @@ func (m Mark) note() string {
 //	{"toolmw_fallback":{"source":"last_good","kind":"circuit-open","code":"circuit_open","age_seconds":42,"note":"…"},"result":<original>}
 //
 // (with "result": null when the original is empty). A result that says it
-// is JSON but is not gets the text form, so no content is lost. Kind and
+// is JSON but is not gets the text form, so no content is lost. The parts
+// are kept as they are, after the marked content: a result of parts alone
+// gets the mark line as its content. Kind and
 // code are as taxonomy.InfoOf reports them: no error text, no arguments.
 func markResult(res toolmw.Result, m Mark) toolmw.Result {
 	if res.JSON {
@@ -89,7 +91,7 @@ func markJSON(res toolmw.Result, m Mark) (toolmw.Result, bool) {
 			Source: m.Source, Kind: m.Kind, Code: m.Code, AgeSeconds: ageSeconds(m), Note: m.note(),
 		}, Result: orig})
 		if err == nil {
-			return toolmw.Result{Content: string(b), JSON: true}, true
+			return toolmw.Result{Content: string(b), JSON: true, Parts: res.Parts}, true
 		}
 	}
 	return toolmw.Result{}, false
@@ -114,7 +116,7 @@ func markText(res toolmw.Result, m Mark) toolmw.Result {
 	b.WriteString(m.note())
 	b.WriteByte('\n')
 	b.WriteString(res.Content)
-	return toolmw.Result{Content: b.String()}
+	return toolmw.Result{Content: b.String(), Parts: res.Parts}
 }
 
 func ageSeconds(m Mark) *int64 {
@@ -139,8 +141,8 @@ type markFields struct {
 }
 
 // Parse reads the mark of a fallback result made by this layer, and
-// returns it with the original result; ok is false for a result without a
-// mark. The mark is in the content, so a tool could write one itself: a
+// returns it with the original result, its parts included; ok is false
+// for a result without a mark. The mark is in the content, so a tool could write one itself: a
 // mark says a result is not fresh, and a program that must know a result
 // is fresh should not rely on its absence alone.
 // It is safe for concurrent use.
@@ -180,7 +182,7 @@ func Parse(res toolmw.Result) (m Mark, orig toolmw.Result, ok bool) {
 	if !m.valid() {
 		return Mark{}, res, false
 	}
-	return m, toolmw.Result{Content: content}, true
+	return m, toolmw.Result{Content: content, Parts: res.Parts}, true
 }
 
 func parseJSON(res toolmw.Result) (Mark, toolmw.Result, bool) {
@@ -204,7 +206,7 @@ func parseJSON(res toolmw.Result) (Mark, toolmw.Result, bool) {
 	if !m.valid() {
 		return Mark{}, res, false
 	}
-	orig := toolmw.Result{JSON: true}
+	orig := toolmw.Result{JSON: true, Parts: res.Parts}
 	if len(doc.Result) > 0 && string(doc.Result) != "null" {
 		orig.Content = string(doc.Result)
 	}

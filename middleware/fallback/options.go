@@ -107,7 +107,8 @@ func WithMaxEntries(n int) Option {
 	}
 }
 
-// WithMaxBytes bounds the result content kept per tool (default
+// WithMaxBytes bounds the bytes of results kept per tool, content and
+// parts (toolmw.Result.Size) (default
 // [DefaultMaxBytes]): the results used least recently are dropped to make
 // room, and a result larger than n is not kept. 0 means the default; a
 // negative n is invalid.

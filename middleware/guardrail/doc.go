@@ -39,6 +39,14 @@
 // a tab or a newline inside a value reaches it as itself. The tool gets the
 // arguments as they were sent, and the run the tool's own result.
 //
+// A result's parts are read too. A ResultCheck gets each JSON part's
+// document decoded as a JSON result's; ResultStrings gives each string of
+// each part on its own: a text part's and an embedded resource's text
+// whole, a JSON part's keys, strings and numbers decoded, and each part's
+// name and URI, which the model is shown too. The bytes of an image, audio
+// or a file are not text and are not given; the result layer bounds them
+// and checks their MIME types.
+//
 // # Bounded work
 //
 // Reading is one pass, linear in the arguments' size, with no backtracking.

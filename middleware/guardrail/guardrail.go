@@ -51,7 +51,9 @@ type ArgsCheck func(ctx context.Context, call toolmw.Call, args json.RawMessage)
 // ResultCheck looks at what a tool returned, after a successful call: nil
 // lets the result enter the run, an error blocks it. It must be safe for
 // concurrent use. A JSON result (res.JSON) is given as [ArgsCheck] is given
-// the arguments, with every string decoded; a text result as it is.
+// the arguments, with every string decoded; a text result as it is. So are
+// the result's parts: a JSON part's document decoded, every other part as
+// it is (res.Parts is then a copy; do not modify it).
 type ResultCheck func(ctx context.Context, call toolmw.Call, res toolmw.Result) error
 
 // StringCheck looks at one string of a call's arguments or result, decoded:
@@ -148,7 +150,10 @@ func ArgStrings(name string, check StringCheck) Option {
 // ResultStrings adds a guardrail over each string of a result, after a
 // successful call: for a JSON result, every key and string value, decoded,
 // and every number as written; for a text result (or a JSON one that does
-// not parse), the text whole. An error blocks the result as
+// not parse), the text whole. Then, part after part, the strings of the
+// result's parts: a text part's and an embedded resource's text whole, a
+// JSON part's strings as a JSON result's, and each part's name and URI
+// (not empty strings, never an image's, audio's or file's bytes). An error blocks the result as
 // guardrail-blocked/guardrail_result, as [Result] does. Names follow the
 // rule of [Args].
 func ResultStrings(name string, check StringCheck) Option {
@@ -198,6 +203,9 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 		return res, err
 	}
 	view, values := res, []string{res.Content}
+	if len(res.Parts) > 0 && res.Content == "" && !res.JSON {
+		values = nil // parts alone: no content to read (toolmw.Result.AllParts)
+	}
 	if res.JSON {
 		if d, err := read([]byte(res.Content), l.values[1]); err == nil {
 			if string(d.text) != res.Content {
@@ -205,6 +213,11 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 			}
 			values = d.values
 		}
+	}
+	if len(res.Parts) > 0 {
+		var parts []toolmw.Part
+		parts, values = readParts(res.Parts, values, l.values[1])
+		view.Parts = parts
 	}
 	for i := range l.results {
 		if err := l.run(ctx, &l.results[i], call, nil, view, values); err != nil {
@@ -271,4 +284,41 @@ func (ch *check) do(ctx context.Context, call toolmw.Call, args json.RawMessage,
 func (l *layer) tell(ctx context.Context, b Block) {
 	defer func() { _ = recover() }()
 	l.onBlock(ctx, b)
+}
+
+// readParts returns the parts a [ResultCheck] is given, each JSON part's
+// document decoded as a JSON result's is (the tool's own slice when none
+// changes), and values with the strings a [StringCheck] is given of them
+// appended, part after part: a text part's or an embedded resource's text
+// whole, a JSON part's keys, string values and numbers decoded (its text
+// whole when it does not parse), then the part's name and URI. Empty
+// strings and binary data (an image's, audio's, a file's bytes) are not
+// given.
+func readParts(parts []toolmw.Part, values []string, wantValues bool) ([]toolmw.Part, []string) {
+	view := parts
+	for i, p := range parts {
+		switch {
+		case p.Kind == toolmw.PartJSON:
+			d, err := read([]byte(p.Text), wantValues)
+			if err != nil {
+				values = append(values, p.Text)
+				break
+			}
+			if string(d.text) != p.Text {
+				if &view[0] == &parts[0] {
+					view = append([]toolmw.Part(nil), parts...)
+				}
+				view[i].Text = string(d.text)
+			}
+			values = append(values, d.values...)
+		case p.Text != "":
+			values = append(values, p.Text)
+		}
+		for _, s := range [...]string{p.Name, p.URI} {
+			if s != "" {
+				values = append(values, s)
+			}
+		}
+	}
+	return view, values
 }

@@ -88,7 +88,7 @@ func TestBlocks(t *testing.T) {
 			}
 			info := taxonomy.InfoOf(err)
 			if info.Kind != taxonomy.KindGuardrailBlocked || info.Code != c.code || info.Guardrail != c.guardrail ||
-				info.Retryable || !info.Final || res != (toolmw.Result{}) {
+				info.Retryable || !info.Final || !reflect.DeepEqual(res, toolmw.Result{}) {
 				t.Fatalf("result %q, record %+v", res.Content, info)
 			}
 			if retry, _ := taxonomy.ShouldRetry(err, true); retry {

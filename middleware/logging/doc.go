@@ -23,6 +23,9 @@
 //	attempts     the attempts made, read from the Call once the call returned, when known
 //	fallback     what stood in for the tool's result (toolmw.SetFallback), when something did
 //	degraded     the layer that fell back from its shared store to local state (toolmw.SetDegraded)
+//	parts        the number of parts of a successful result with parts (toolmw.Result.AllParts)
+//	part_info    the first 8 of them described, "image image/png 48213 bytes; text 12 bytes; +2 more":
+//	             kind, MIME type and size only, never their text, JSON, names, URIs or bytes
 //	duration_ms  the call's duration in milliseconds (fractional)
 //
 // Each library spells the level and the message its own way (zerolog
@@ -87,7 +90,8 @@
 // unchanged; with zerolog's global level above ERROR a call costs one
 // atomic load. Otherwise a call that writes nothing costs a clock reading
 // and, with slog, a call of the handler's Enabled. zerolog writes a line
-// without allocating; slog's JSON handler allocates a few times per line.
+// without allocating (the description of a result's parts, part_info, is
+// made for the line); slog's JSON handler allocates a few times per line.
 // bench/logging_test.go measures the two side by side.
 //
 // A panic passing through the layer is logged as tool-failed/tool_panicked

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -140,6 +142,8 @@ type callFields struct {
 	known        bool   // whether attempts is known: the context carried a toolmw.Call
 	fallback     string // what stood in for the result (toolmw.SetFallback), or ""
 	degraded     string // the layer that fell back to local state (toolmw.SetDegraded), or ""
+	parts        int    // a successful result's parts (toolmw.Result.AllParts), when it has Parts; else 0
+	partInfo     string // the first partinfo.MaxListed of them described (partinfo.List), joined by "; "
 	start        time.Time
 	clock        clock.Clock
 }
@@ -191,12 +195,12 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 	done := false
 	defer func() {
 		if !done {
-			l.log(ctx, start, panicked.Err)
+			l.log(ctx, start, toolmw.Result{}, panicked.Err)
 		}
 	}()
 	res, err = l.next(ctx, args)
 	done = true
-	l.log(ctx, start, err)
+	l.log(ctx, start, res, err)
 	return res, err
 }
 
@@ -206,7 +210,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 // Only the detail line, at DEBUG, carries text from the error, scrubbed;
 // the line at the call's level carries identifiers and numbers only.
 // TestSourceRule holds this package's source to that.
-func (l *layer) log(ctx context.Context, start time.Time, err error) {
+func (l *layer) log(ctx context.Context, start time.Time, res toolmw.Result, err error) {
 	c, known := toolmw.CallFrom(ctx) // after the call: the attempts made
 	level := l.cfg.success
 	var info taxonomy.Info
@@ -231,6 +235,10 @@ func (l *layer) log(ctx context.Context, start time.Time, err error) {
 		degraded:  c.Degraded,
 		start:     start,
 		clock:     l.cfg.clock,
+	}
+	if err == nil && len(res.Parts) > 0 {
+		parts := res.AllParts()
+		f.parts, f.partInfo = len(parts), strings.Join(partinfo.List(parts, partinfo.MaxListed), "; ")
 	}
 	l.out.call(ctx, level, f)
 	if err != nil {

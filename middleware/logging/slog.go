@@ -42,6 +42,9 @@ func (s slogSink) call(ctx context.Context, level slog.Level, f callFields) {
 	if f.degraded != "" {
 		e.AddAttrs(slog.String("degraded", f.degraded))
 	}
+	if f.parts > 0 {
+		e.AddAttrs(slog.Int("parts", f.parts), slog.String("part_info", f.partInfo))
+	}
 	e.AddAttrs(slog.Float64("duration_ms", ms))
 	_ = h.Handle(ctx, e)
 }

@@ -34,6 +34,9 @@ func (s *zerologSink) call(ctx context.Context, level slog.Level, f callFields) 
 	if f.degraded != "" {
 		e = e.Str("degraded", f.degraded)
 	}
+	if f.parts > 0 {
+		e = e.Int("parts", f.parts).Str("part_info", f.partInfo)
+	}
 	_, ms := f.end()
 	e.Float64("duration_ms", ms).Msg(msgCall)
 }

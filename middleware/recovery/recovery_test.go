@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ func TestPanicBecomesToolPanicked(t *testing.T) {
 		if !ok || te.Kind() != taxonomy.KindFailed || te.Code() != taxonomy.CodeToolPanicked || te.Retryable() || te.Tool() != "book" {
 			t.Fatalf("err = %v, want book: tool-failed/tool_panicked, permanent", err)
 		}
-		if res != (toolmw.Result{}) {
+		if !reflect.DeepEqual(res, toolmw.Result{}) {
 			t.Fatalf("res = %+v, want the zero Result", res)
 		}
 		if retry, _ := taxonomy.ShouldRetry(err, true); retry {

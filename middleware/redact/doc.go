@@ -42,6 +42,33 @@
 // value, such as a card number written as a number) is returned with JSON
 // false, never unscrubbed.
 //
+// A result's parts follow the same switch. With [WithResults] the layer
+// scrubs a text part's text and an embedded resource's text; a JSON part's
+// strings, keys and values at any depth, keeping it valid JSON (each value
+// read beside its key, so "password": "hunter2" is caught; a placeholder in
+// place of a bare number becomes a JSON string, and the document is then
+// rewritten compact); every part's name, URI, MIME type and annotations;
+// and a kind the tool made up (not one of toolmw's), which is its text. It never reads the bytes of an image, audio, a file or a
+// binary resource (Part.Data): they are the tool's binary output, which no
+// text scrubber can read, and they reach the client as the tool made them.
+// A tool that may put a secret in an image must not. Clean parts are
+// returned as they are, the same slice; otherwise the result gets a new
+// slice and the tool's is not changed.
+//
+// # The tool's session
+//
+// What a tool sends the client through the call's toolmw.Session
+// (toolmw.ReportProgress, LogToClient, Elicit, Sample) goes from the tool
+// out, as an error message does, and is scrubbed always, with or without
+// [WithResults]: a progress message, a log line's logger name and data (a
+// string as text, any other value encoded as JSON and scrubbed as a JSON
+// part is, then passed on as a json.RawMessage), an elicitation's message
+// (its schema is the tool's form and is sent as it is), and a sampling
+// request's system prompt and messages. What comes back, the user's answer
+// or the client model's completion, is returned as it is. Log data that does
+// not encode as JSON is not sent; the tool gets an error. Without a Session
+// in the context the tool gets the caller's context unchanged.
+//
 // This layer is the one place results are scrubbed; the result layer only
 // checks them. Used together, put result inside redact: the tool's own
 // output is checked (size, UTF-8, JSON), then scrubbed on its way out, so a
@@ -56,6 +83,8 @@
 // which returns a bad scrub option (an unknown family, a bad pattern) as
 // its error rather than panicking.
 //
-// The success path without [WithResults] costs a nil check: no allocation.
+// The success path without [WithResults] costs a look-up of the context's
+// Session and a nil check: no allocation without a Session; with one, the
+// wrapper and its context.
 // Clean messages and results are returned as they are, without allocating.
 package redact

@@ -42,3 +42,34 @@ func ExampleWithKeyedHash() {
 	// orders of [REDACTED:email:acb62315]: 3
 	// orders of [REDACTED:email:acb62315]: 3
 }
+
+// A secret a tool sends the client through its session, here in a
+// progress message, is scrubbed; so are the parts of its result, with
+// WithResults.
+func ExampleNew_session() {
+	tool := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		_ = toolmw.ReportProgress(ctx, 1, 2, "mailing jane.doe@example.com")
+		return toolmw.Parts(toolmw.ResourceLinkPart("https://example.com/r?token=abcdef123456789", "report", "text/csv")), nil
+	}
+	ctx := toolmw.WithSession(context.Background(), printSession{})
+	res, _ := redact.New(redact.WithResults())(tool)(ctx, nil)
+	fmt.Println(res.Parts[0].URI)
+	// Output:
+	// progress: mailing [REDACTED:email]
+	// https://example.com/r?token=[REDACTED:query_secret]
+}
+
+// printSession prints what a tool reports.
+type printSession struct{}
+
+func (printSession) Progress(_ context.Context, p toolmw.Progress) error {
+	fmt.Println("progress:", p.Message)
+	return nil
+}
+func (printSession) Log(context.Context, toolmw.LogLine) error { return nil }
+func (printSession) Elicit(context.Context, toolmw.Elicitation) (toolmw.ElicitResult, error) {
+	return toolmw.ElicitResult{}, toolmw.ErrSessionUnsupported
+}
+func (printSession) Sample(context.Context, toolmw.SampleRequest) (toolmw.SampleResult, error) {
+	return toolmw.SampleResult{}, toolmw.ErrSessionUnsupported
+}

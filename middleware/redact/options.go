@@ -51,7 +51,8 @@ func WithKeyedHash(key []byte) Option {
 	}
 }
 
-// WithResults scrubs the content of results too. This layer is the one
+// WithResults scrubs the content of results too, and their parts (see
+// the package documentation for what of a part is scrubbed). This layer is the one
 // that scrubs results; the result layer only checks them, and goes outside
 // this one so that its size cap holds for the scrubbed result.
 func WithResults() Option {

@@ -28,7 +28,7 @@ func New(opts ...Option) toolmw.Middleware {
 	results := c.results
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			res, err := next(ctx, args)
+			res, err := next(withSession(ctx, s), args)
 			if err == nil && !results {
 				return res, nil
 			}
@@ -47,8 +47,12 @@ var processKey = sync.OnceValue(func() []byte {
 	return key
 })
 
-// scrubResult returns res with its content scrubbed.
+// scrubResult returns res with its content and its parts scrubbed
+// (scrubParts).
 func scrubResult(s *scrub.Scrubber, res toolmw.Result) toolmw.Result {
+	if len(res.Parts) > 0 {
+		res.Parts = scrubParts(s, res.Parts)
+	}
 	content := s.String(res.Content)
 	if content == res.Content {
 		return res

@@ -29,6 +29,15 @@
 //	toolmw.error.kind      the taxonomy kind, on error
 //	toolmw.error.code      the taxonomy code, on error
 //	toolmw.retryable       whether the error is retryable, on error
+//	toolmw.result.parts    the number of parts of a successful result with parts (Result.AllParts)
+//	toolmw.result.part_descriptions
+//	                       the first 8 of them described, "image image/png 48213 bytes", then "+N more"
+//
+// A result's parts are described by kind, MIME type and size only: never
+// their text, JSON, names, URIs or bytes. A kind the tool made up reads
+// "unknown" and a MIME type that is not a well-formed media type, or holds
+// something the default scrubber finds, reads "invalid-mime". A text
+// result gets neither attribute.
 //
 // The operation, tool name and type are given at start, so samplers see
 // them; the rest is set only when the span is recording.

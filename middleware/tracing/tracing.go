@@ -17,6 +17,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -79,7 +80,19 @@ const (
 	KeyAttempt   = attribute.Key("toolmw.attempt")    // the attempt's number, on an attempt event
 	KeyFallback  = attribute.Key("toolmw.fallback")   // what stood in for the result (toolmw.SetFallback), when something did
 	KeyDegraded  = attribute.Key("toolmw.degraded")   // the layer that fell back from its shared store to local state (toolmw.SetDegraded)
+	// KeyResultParts is the number of parts of a successful result that
+	// has parts (toolmw.Result.AllParts); unset for a text result.
+	KeyResultParts = attribute.Key("toolmw.result.parts")
+	// KeyResultPartDescriptions describes the first MaxPartsDescribed of
+	// those parts, each "kind MIME-type N bytes" ("image image/png 48213
+	// bytes"), then "+N more": never their content, names or URIs, a kind
+	// that is not toolmw's reads "unknown", a MIME type that is not well
+	// formed "invalid-mime".
+	KeyResultPartDescriptions = attribute.Key("toolmw.result.part_descriptions")
 )
+
+// MaxPartsDescribed is how many parts KeyResultPartDescriptions describes.
+const MaxPartsDescribed = partinfo.MaxListed
 
 // The metric names; see the package documentation for why these.
 const (
@@ -139,16 +152,16 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 	defer func() {
 		if !done {
 			// The tool panicked; the panic goes on.
-			l.finish(ctx, span, lb, c.ID, known, start, measured, panicked.Err)
+			l.finish(ctx, span, lb, c.ID, known, start, measured, toolmw.Result{}, panicked.Err)
 		}
 	}()
 	res, err = l.next(inner, args)
 	done = true
-	l.finish(ctx, span, lb, c.ID, known, start, measured, err)
+	l.finish(ctx, span, lb, c.ID, known, start, measured, res, err)
 	return res, err
 }
 
-func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id string, known bool, start time.Time, measured bool, err error) {
+func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id string, known bool, start time.Time, measured bool, res toolmw.Result, err error) {
 	outcome := taxonomy.OutcomeOf(err)
 	var info taxonomy.Info
 	if err != nil {
@@ -164,6 +177,11 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 			c, _ = toolmw.CallFrom(ctx)
 		}
 		annotate(span, id, outcome, info, known, c)
+		if err == nil && len(res.Parts) > 0 {
+			parts := res.AllParts()
+			span.SetAttributes(KeyResultParts.Int(len(parts)),
+				KeyResultPartDescriptions.StringSlice(partinfo.List(parts, MaxPartsDescribed)))
+		}
 	}
 	span.End()
 	if !measured {

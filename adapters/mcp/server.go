@@ -179,17 +179,48 @@ func AddToolbox(srv *sdk.Server, box *toolmw.Toolbox, opts ...ServerOption) erro
 	tools := make([]*sdk.Tool, 0, len(defs))
 	for _, d := range defs {
 		spec := specs[d.Name]
-		tools = append(tools, &sdk.Tool{
+		out, err := outputSchema(d, spec)
+		if err != nil {
+			return err
+		}
+		t := &sdk.Tool{
 			Name:        d.Name,
 			Description: d.Description,
 			InputSchema: d.InputSchema,
 			Annotations: annotations(spec, o.hints[d.Name]),
-		})
+		}
+		if out != nil {
+			t.OutputSchema = out
+		}
+		tools = append(tools, t)
 	}
 	for _, t := range tools {
-		srv.AddTool(t, handler(box, t.Name, o.callID))
+		h := handler(box, t.Name, o.callID)
+		if t.OutputSchema != nil {
+			h = structuredOnly(t.Name, h)
+		}
+		srv.AddTool(t, h)
 	}
 	return nil
+}
+
+// outputSchema is the outputSchema published for the tool d describes:
+// its definition's (Spec.OutputSchema in the MCP profile), else its spec's
+// adapted to the MCP profile; nil when it has none, or when it is not of
+// type "object", which MCP requires of an outputSchema (the tool's JSON
+// result is then sent as text only).
+func outputSchema(d toolmw.Definition, spec toolmw.Spec) (json.RawMessage, error) {
+	out := d.OutputSchema
+	if out == nil && spec.OutputSchema != nil {
+		var err error
+		if out, err = schema.Adapt(spec.OutputSchema, schema.MCP); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil || !objectSchema(out) {
+		return nil, nil
+	}
+	return out, nil
 }
 
 func annotations(spec toolmw.Spec, h Hints) *sdk.ToolAnnotations {
@@ -212,11 +243,16 @@ func handler(box *toolmw.Toolbox, name string, callID func(context.Context, *sdk
 		if id := callID(ctx, req); id != "" {
 			ctx = toolmw.WithCallID(ctx, id)
 		}
+		ctx = withSession(ctx, req)
 		res, err := call(ctx, box, name, normalArgs(args))
 		if err != nil {
 			return failureResult(err), nil
 		}
-		return successResult(res), nil
+		r, bad := successResult(res)
+		if bad != nil {
+			return failureResult(bad.WithTool(name)), nil
+		}
+		return r, nil
 	}
 }
 
@@ -245,14 +281,32 @@ func normalArgs(args json.RawMessage) json.RawMessage {
 	return args
 }
 
-func successResult(res toolmw.Result) *sdk.CallToolResult {
-	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}
-	if res.JSON {
-		if js, ok := wire.StructuredJSON(res.Content); ok {
-			r.StructuredContent = js
+// structuredOnly is h for a tool that publishes an output schema: MCP then
+// requires structured content in every result that is not an error, so a
+// result without (no JSON object) becomes the error result_not_json.
+func structuredOnly(name string, h sdk.ToolHandler) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		r, err := h(ctx, req)
+		if err == nil && r != nil && !r.IsError && r.StructuredContent == nil {
+			return failureResult(errNotStructured.WithTool(name)), nil
 		}
+		return r, err
 	}
-	return r
+}
+
+// successResult is the result of a call that returned res: its parts as
+// content ([contentOf]), and its structured content. A part that cannot be
+// sent is an error.
+func successResult(res toolmw.Result) (*sdk.CallToolResult, *taxonomy.ToolError) {
+	content, value, err := contentOf(res)
+	if err != nil {
+		return nil, err
+	}
+	r := &sdk.CallToolResult{Content: content}
+	if value != nil {
+		r.StructuredContent = value
+	}
+	return r, nil
 }
 
 // failureResult is the isError result of err: the envelope first, then the

@@ -5,7 +5,7 @@
 // toolmw.Result's parts and the call's toolmw.Session. No handler here
 // sees an SDK type. scripts/mcp-conformance builds and runs it.
 //
-//	server -addr 127.0.0.1:3001   # serves streamable HTTP at http://127.0.0.1:3001/mcp
+//	server -addr 127.0.0.1:0   # prints "serving http://127.0.0.1:PORT/mcp", then serves streamable HTTP there
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -36,7 +37,7 @@ const (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:3001", "the address to serve streamable HTTP on (path /mcp)")
+	addr := flag.String("addr", "127.0.0.1:0", "the address to serve streamable HTTP on (path /mcp); port 0 picks a free one")
 	flag.Parse()
 
 	srv := sdk.NewServer(&sdk.Implementation{Name: "toolmw-conformance-server", Version: "1.0.0"}, nil)
@@ -50,9 +51,14 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
-	hs := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	log.Printf("conformance server at http://%s/mcp", *addr)
-	log.Fatal(hs.ListenAndServe())
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The script reads the URL from this line (the port may be chosen here).
+	fmt.Printf("serving http://%s/mcp\n", ln.Addr())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(hs.Serve(ln))
 }
 
 // tool is one tool of the server: its spec and the tool.

@@ -127,11 +127,11 @@ func (s *session) Sample(ctx context.Context, r toolmw.SampleRequest) (toolmw.Sa
 func (s *session) canAsk(what string, has func(*sdk.ClientCapabilities) bool) error {
 	p := s.ss.InitializeParams()
 	switch {
+	case p != nil && p.ProtocolVersion >= roundTripVersion:
+		return fmt.Errorf("mcp: from protocol %s on, a server may not ask for %s during a call: %w",
+			roundTripVersion, what, toolmw.ErrSessionUnsupported)
 	case p == nil || p.Capabilities == nil || !has(p.Capabilities):
 		return fmt.Errorf("mcp: the client did not declare the %s capability: %w", what, toolmw.ErrSessionUnsupported)
-	case p.ProtocolVersion >= roundTripVersion:
-		return fmt.Errorf("mcp: protocol %s lets no server ask for %s during a call: %w",
-			roundTripVersion, what, toolmw.ErrSessionUnsupported)
 	}
 	return nil
 }

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP 2025-11-25 logging and sampling, which the SDK deprecates from protocol 2026-07-28 on, are what a tool's Session sends to a client on the earlier versions
+
 package mcp
 
 import (

@@ -138,10 +138,41 @@ func AddTool(srv *sdk.Server, spec toolmw.Spec, tool toolmw.Tool, mws ...toolmw.
 // A box that cannot be described, a nil srv or box, or an invalid option
 // is a tool-definition-invalid error, and nothing is added.
 //
+// A tool with an output schema (Spec.OutputSchema, or its definition's)
+// of type "object" publishes it as its outputSchema; one of another type
+// is not published, since MCP requires an object schema there.
+//
 // Each call runs with the request's call id ([WithCallID]) and the
 // request's context: a client's cancellation cancels the call. Empty or
-// null arguments stand for {}. A result becomes text content; a JSON
-// object result is also sent as structured content. Any error becomes an
+// null arguments stand for {}. The context carries a [toolmw.Session] on
+// the request's session: [toolmw.ReportProgress] sends a progress
+// notification with the request's progress token (nothing when the client
+// sent none), [toolmw.LogToClient] a logging notification at or above the
+// level the client set (none before it sets one; a level MCP does not
+// define is sent as "info"), [toolmw.Elicit] a form elicitation with the
+// question's schema, [toolmw.Sample] a sampling request of its text
+// messages (maxTokens 1024 when it sets none). Elicit and Sample return
+// an error wrapping [toolmw.ErrSessionUnsupported] when the client did not
+// declare the capability, or negotiated protocol 2026-07-28 or later,
+// where a server may no longer ask during a call; a request the client
+// fails is tool-failed/upstream_error.
+//
+// A result is sent as [toolmw.ForModelParts] gives its parts: every text
+// and JSON part, and an embedded resource's text, wrapped as untrusted
+// data, as an error is. Each part becomes one content block, in order,
+// with its annotations (the audiences "user" and "assistant", a priority
+// within 0 to 1, a lastModified): text and JSON as text; an image or audio
+// as image or audio content, or as a resource link when it has only a URI;
+// a file as an embedded resource of its bytes (a blob) under its URI, or
+// "attachment:" and its escaped name when it has none, or as a resource
+// link when it has only a URI; a resource link as one (named by its kind
+// when it has no name); an embedded resource with its text or its blob.
+// A part of no known kind, or with nothing to send, ends the call as
+// tool-result-invalid/result_part_invalid. The first JSON part, when it
+// is a JSON object, is also sent as structured content (MCP's
+// structuredContent is an object: a JSON array or scalar is sent as text
+// only); a tool that publishes an output schema must return one, else the
+// call ends as tool-result-invalid/result_not_json. Any error becomes an
 // isError result, never a protocol error: its only content is
 // [toolmw.ForModel]'s envelope (an untyped error's text withheld), its
 // _meta carries the error's record under [MetaError], and it carries the

@@ -16,9 +16,10 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,19 +191,16 @@ func ask(message, schema string) toolmw.Tool {
 
 // describe renders an answer's content with its keys in order.
 func describe(content map[string]any) string {
-	keys := make([]string, 0, len(content))
-	for k := range content {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for i, k := range keys {
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(content)) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s=%v", k, content[k])
 	}
-	return "{" + b.String() + "}"
+	b.WriteByte('}')
+	return b.String()
 }
 
 func echoArgs(_ context.Context, args json.RawMessage) (toolmw.Result, error) {

@@ -14,13 +14,21 @@
 // annotations (idempotentHint from the Spec; title, read-only, destructive
 // and open-world from [WithHints]). Each call runs through the tool's
 // middlewares with the request's call id ([CallIDFromMeta]) and the
-// request's context, so a client's cancellation cancels it. A result is
-// text content (and structured content for a JSON object); any error is an
-// isError result, never a protocol error: ForModel's envelope as its only
-// content, the error's taxonomy.Info in _meta under [MetaError], and the
-// typed error for the server's own middleware (CallToolResult.GetError). A
-// panic no layer recovered is tool_panicked. [ProtocolErrors] types the
-// answers the SDK gives before a tool runs (an unknown tool).
+// request's context, so a client's cancellation cancels it, and with a
+// toolmw.Session on the client's session: a tool reports progress, writes
+// log lines, asks the user (elicitation) and asks the client's model
+// (sampling) through toolmw.ReportProgress, LogToClient, Elicit and
+// Sample, never through the SDK's types. A result's parts become content
+// blocks — text, image, audio, embedded resources and resource links, with
+// their annotations — with every text wrapped as untrusted data
+// (toolmw.ForModelParts); a JSON object part is also structured content,
+// and a tool's output schema is published as its outputSchema. Any error
+// is an isError result, never a protocol error: ForModel's envelope as its
+// only content, the error's taxonomy.Info in _meta under [MetaError], and
+// the typed error for the server's own middleware
+// (CallToolResult.GetError). A panic no layer recovered is tool_panicked.
+// [ProtocolErrors] types the answers the SDK gives before a tool runs (an
+// unknown tool).
 //
 //	srv := mcp.NewServer(&mcp.Implementation{Name: "booking", Version: "1.0.0"}, nil)
 //	srv.AddReceivingMiddleware(toolmcp.ProtocolErrors())
@@ -65,7 +73,9 @@
 //
 // Package mcpgo does the server side for mark3labs/mcp-go, as a tool
 // handler middleware. The examples directory holds a booking server (stdio
-// or streamable HTTP) and an agent-side client.
+// or streamable HTTP) and an agent-side client; conformance/server is the
+// server the official MCP conformance suite tests, made of toolmw tools
+// alone (scripts/mcp-conformance runs the suite).
 //
 // Everything exported here is safe for concurrent use, as each says.
 package mcp

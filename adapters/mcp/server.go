@@ -138,10 +138,41 @@ func AddTool(srv *sdk.Server, spec toolmw.Spec, tool toolmw.Tool, mws ...toolmw.
 // A box that cannot be described, a nil srv or box, or an invalid option
 // is a tool-definition-invalid error, and nothing is added.
 //
+// A tool with an output schema (Spec.OutputSchema, or its definition's)
+// of type "object" publishes it as its outputSchema; one of another type
+// is not published, since MCP requires an object schema there.
+//
 // Each call runs with the request's call id ([WithCallID]) and the
 // request's context: a client's cancellation cancels the call. Empty or
-// null arguments stand for {}. A result becomes text content; a JSON
-// object result is also sent as structured content. Any error becomes an
+// null arguments stand for {}. The context carries a [toolmw.Session] on
+// the request's session: [toolmw.ReportProgress] sends a progress
+// notification with the request's progress token (nothing when the client
+// sent none), [toolmw.LogToClient] a logging notification at or above the
+// level the client set (none before it sets one; a level MCP does not
+// define is sent as "info"), [toolmw.Elicit] a form elicitation with the
+// question's schema, [toolmw.Sample] a sampling request of its text
+// messages (maxTokens 1024 when it sets none). Elicit and Sample return
+// an error wrapping [toolmw.ErrSessionUnsupported] when the client did not
+// declare the capability, or negotiated protocol 2026-07-28 or later,
+// where a server may no longer ask during a call; a request the client
+// fails is tool-failed/upstream_error.
+//
+// A result is sent as [toolmw.ForModelParts] gives its parts: every text
+// and JSON part, and an embedded resource's text, wrapped as untrusted
+// data, as an error is. Each part becomes one content block, in order,
+// with its annotations (the audiences "user" and "assistant", a priority
+// within 0 to 1, a lastModified): text and JSON as text; an image or audio
+// as image or audio content, or as a resource link when it has only a URI;
+// a file as an embedded resource of its bytes (a blob) under its URI, or
+// "attachment:" and its escaped name when it has none, or as a resource
+// link when it has only a URI; a resource link as one (named by its kind
+// when it has no name); an embedded resource with its text or its blob.
+// A part of no known kind, or with nothing to send, ends the call as
+// tool-result-invalid/result_part_invalid. The first JSON part, when it
+// is a JSON object, is also sent as structured content (MCP's
+// structuredContent is an object: a JSON array or scalar is sent as text
+// only); a tool that publishes an output schema must return one, else the
+// call ends as tool-result-invalid/result_not_json. Any error becomes an
 // isError result, never a protocol error: its only content is
 // [toolmw.ForModel]'s envelope (an untyped error's text withheld), its
 // _meta carries the error's record under [MetaError], and it carries the
@@ -179,17 +210,48 @@ func AddToolbox(srv *sdk.Server, box *toolmw.Toolbox, opts ...ServerOption) erro
 	tools := make([]*sdk.Tool, 0, len(defs))
 	for _, d := range defs {
 		spec := specs[d.Name]
-		tools = append(tools, &sdk.Tool{
+		out, err := outputSchema(d, spec)
+		if err != nil {
+			return err
+		}
+		t := &sdk.Tool{
 			Name:        d.Name,
 			Description: d.Description,
 			InputSchema: d.InputSchema,
 			Annotations: annotations(spec, o.hints[d.Name]),
-		})
+		}
+		if out != nil {
+			t.OutputSchema = out
+		}
+		tools = append(tools, t)
 	}
 	for _, t := range tools {
-		srv.AddTool(t, handler(box, t.Name, o.callID))
+		h := handler(box, t.Name, o.callID)
+		if t.OutputSchema != nil {
+			h = structuredOnly(t.Name, h)
+		}
+		srv.AddTool(t, h)
 	}
 	return nil
+}
+
+// outputSchema is the outputSchema published for the tool d describes:
+// its definition's (Spec.OutputSchema in the MCP profile), else its spec's
+// adapted to the MCP profile; nil when it has none, or when it is not of
+// type "object", which MCP requires of an outputSchema (the tool's JSON
+// result is then sent as text only).
+func outputSchema(d toolmw.Definition, spec toolmw.Spec) (json.RawMessage, error) {
+	out := d.OutputSchema
+	if out == nil && spec.OutputSchema != nil {
+		var err error
+		if out, err = schema.Adapt(spec.OutputSchema, schema.MCP); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil || !objectSchema(out) {
+		return nil, nil
+	}
+	return out, nil
 }
 
 func annotations(spec toolmw.Spec, h Hints) *sdk.ToolAnnotations {
@@ -212,11 +274,16 @@ func handler(box *toolmw.Toolbox, name string, callID func(context.Context, *sdk
 		if id := callID(ctx, req); id != "" {
 			ctx = toolmw.WithCallID(ctx, id)
 		}
+		ctx = withSession(ctx, req)
 		res, err := call(ctx, box, name, normalArgs(args))
 		if err != nil {
 			return failureResult(err), nil
 		}
-		return successResult(res), nil
+		r, bad := successResult(res)
+		if bad != nil {
+			return failureResult(bad.WithTool(name)), nil
+		}
+		return r, nil
 	}
 }
 
@@ -245,14 +312,32 @@ func normalArgs(args json.RawMessage) json.RawMessage {
 	return args
 }
 
-func successResult(res toolmw.Result) *sdk.CallToolResult {
-	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}
-	if res.JSON {
-		if js, ok := wire.StructuredJSON(res.Content); ok {
-			r.StructuredContent = js
+// structuredOnly is h for a tool that publishes an output schema: MCP then
+// requires structured content in every result that is not an error, so a
+// result without (no JSON object) becomes the error result_not_json.
+func structuredOnly(name string, h sdk.ToolHandler) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		r, err := h(ctx, req)
+		if err == nil && r != nil && !r.IsError && r.StructuredContent == nil {
+			return failureResult(errNotStructured.WithTool(name)), nil
 		}
+		return r, err
 	}
-	return r
+}
+
+// successResult is the result of a call that returned res: its parts as
+// content ([contentOf]), and its structured content. A part that cannot be
+// sent is an error.
+func successResult(res toolmw.Result) (*sdk.CallToolResult, *taxonomy.ToolError) {
+	content, value, err := contentOf(res)
+	if err != nil {
+		return nil, err
+	}
+	r := &sdk.CallToolResult{Content: content}
+	if value != nil {
+		r.StructuredContent = value
+	}
+	return r, nil
 }
 
 // failureResult is the isError result of err: the envelope first, then the

@@ -26,19 +26,7 @@ import (
 // connect connects a go-sdk client to srv in memory, for the test's length.
 func connect(t *testing.T, srv *sdk.Server) *sdk.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	ct, st := sdk.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1.0.0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectAs(t, srv, nil, "")
 }
 
 func newServer() *sdk.Server {

@@ -638,10 +638,10 @@ func textOf(res *sdk.CallToolResult) string {
 func contentText(c sdk.Content) string {
 	switch c := c.(type) {
 	case *sdk.TextContent:
-		return c.Text
+		return unenvelope(c.Text)
 	case *sdk.EmbeddedResource:
 		if c.Resource != nil && c.Resource.Text != "" {
-			return c.Resource.Text
+			return unenvelope(c.Resource.Text)
 		}
 		return "[embedded resource]"
 	case *sdk.ImageContent:
@@ -654,6 +654,17 @@ func contentText(c sdk.Content) string {
 		return ""
 	}
 	return "[content]"
+}
+
+// unenvelope returns s without the untrusted-data envelope of a result
+// when s is exactly one (a toolmw server wraps every text it sends), and s
+// otherwise: what the Remote returns is wrapped again by ForModel, never
+// twice.
+func unenvelope(s string) string {
+	if source, content, ok := toolmw.ParseEnvelope(s); ok && source == toolmw.SourceResult {
+		return content
+	}
+	return s
 }
 
 func truncate(s string, n int) string {

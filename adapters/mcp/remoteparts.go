@@ -162,7 +162,7 @@ func partOf(i int, c sdk.Content) (toolmw.Part, error) {
 	var a *sdk.Annotations
 	switch c := c.(type) {
 	case *sdk.TextContent:
-		p, a = toolmw.TextPart(c.Text), c.Annotations
+		p, a = toolmw.TextPart(unenvelope(c.Text)), c.Annotations
 	case *sdk.ImageContent:
 		p, a = toolmw.ImagePart(c.Data, c.MIMEType), c.Annotations
 	case *sdk.AudioContent:
@@ -174,7 +174,7 @@ func partOf(i int, c sdk.Content) (toolmw.Part, error) {
 		if len(r.Blob) > 0 {
 			p = toolmw.BlobResourcePart(r.URI, r.MIMEType, r.Blob)
 		} else {
-			p = toolmw.ResourcePart(r.URI, r.MIMEType, r.Text)
+			p = toolmw.ResourcePart(r.URI, r.MIMEType, unenvelope(r.Text))
 		}
 		a = c.Annotations
 	}

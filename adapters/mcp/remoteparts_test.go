@@ -174,9 +174,9 @@ func (r *recorder) Sample(_ context.Context, q toolmw.SampleRequest) (toolmw.Sam
 	return toolmw.SampleResult{Role: "assistant", Text: "a haiku", Model: "m"}, nil
 }
 
-// sessionServer is a server whose tool "long" reports progress, logs, asks
+// remoteSessionServer is a server whose tool "long" reports progress, logs, asks
 // the user and samples, and answers what it got.
-func sessionServer(secret string) *sdk.Server {
+func remoteSessionServer(secret string) *sdk.Server {
 	srv := newServer()
 	srv.AddTool(&sdk.Tool{Name: "long", InputSchema: anyObject}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		ss := req.Session
@@ -212,7 +212,7 @@ func sessionServer(secret string) *sdk.Server {
 
 func TestRemoteSessionRelayed(t *testing.T) {
 	secret := canary.Values()[0]
-	cs := serveHTTP(t, sessionServer(secret), toolmcp.ClientOptions(nil))
+	cs := serveHTTP(t, remoteSessionServer(secret), toolmcp.ClientOptions(nil))
 	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestRemoteSessionRelayed(t *testing.T) {
 // Without a Session, no progress token is sent, elicitation is declined
 // and sampling refused.
 func TestRemoteSessionNone(t *testing.T) {
-	cs := serveHTTP(t, sessionServer("s"), toolmcp.ClientOptions(nil))
+	cs := serveHTTP(t, remoteSessionServer("s"), toolmcp.ClientOptions(nil))
 	box := remoteBox(t, cs)
 	res, err := box.Call(context.Background(), "long", nil)
 	if err != nil || res.Content != "decline; none" {
@@ -261,7 +261,7 @@ func TestRemoteSessionNone(t *testing.T) {
 
 // Two calls in flight: what MCP does not tie to a call reaches neither.
 func TestRemoteSessionAmbiguous(t *testing.T) {
-	srv := sessionServer("s")
+	srv := remoteSessionServer("s")
 	release := make(chan struct{})
 	started := make(chan struct{})
 	srv.AddTool(&sdk.Tool{Name: "wait", InputSchema: anyObject}, func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -60,7 +60,7 @@ func contentOf(res toolmw.Result) ([]sdk.Content, any, *taxonomy.ToolError) {
 // contentOfPart is one part (already through ForModelParts) as an MCP
 // content block; false for a part that cannot be sent.
 func contentOfPart(p toolmw.Part) (sdk.Content, bool) {
-	ann := annotationsOf(p.Annotations)
+	ann := sdkAnnotationsOf(p.Annotations)
 	switch p.Kind {
 	case toolmw.PartText, toolmw.PartJSON:
 		return &sdk.TextContent{Text: p.Text, Annotations: ann}, true
@@ -126,10 +126,10 @@ func fileURI(p toolmw.Part) string {
 	return "attachment:" + url.PathEscape(name)
 }
 
-// annotationsOf maps a part's annotations, keeping what MCP allows: the
+// sdkAnnotationsOf maps a part's annotations, keeping what MCP allows: the
 // audiences "user" and "assistant", a priority from 0 to 1 (MCP has no
 // "unset" apart from 0), a short lastModified. Nil when nothing is left.
-func annotationsOf(a *toolmw.Annotations) *sdk.Annotations {
+func sdkAnnotationsOf(a *toolmw.Annotations) *sdk.Annotations {
 	if a == nil {
 		return nil
 	}

@@ -1,0 +1,229 @@
+// Package modelparts decides how a tool result's parts go to a model API
+// that takes images and documents in its tool results (OpenAI's Responses
+// API, Anthropic's Messages API): which part is sent as an image, a PDF or
+// a plain-text document, and which as text — enveloped text, or a
+// descriptor of what the API does not take. The model-SDK adapters share
+// it; each turns the [Block]s into its SDK's types.
+//
+// Everything in a part is untrusted. A part is sent as media only when its
+// MIME type is one the API takes (image/png, image/jpeg, image/gif,
+// image/webp; application/pdf; text/plain where the API takes plain-text
+// documents) and its bytes are what the type says (sniffed with
+// http.DetectContentType, or valid UTF-8 for text), or when it has no
+// bytes and its URI is an http or https URL without credentials; and only
+// while it fits the API's bounds ([Limits]). Anything else is a descriptor
+// wrapped as untrusted data, as toolmw.ForModel renders it.
+package modelparts
+
+import (
+	"encoding/base64"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolmw/toolmw"
+)
+
+// Kind is how a [Block] goes to the API.
+type Kind int
+
+// The kinds of block.
+const (
+	Text      Kind = iota // Text: enveloped text, or a descriptor
+	Image                 // an image: Data (base64) of MIMEType, or URL
+	PDF                   // a PDF document: Data (base64), or URL; Name
+	PlainText             // a plain-text document: Text (enveloped); Name
+)
+
+// Block is one part as the API gets it.
+type Block struct {
+	Kind Kind
+	// Text is what the model reads of a Text block, or a PlainText
+	// document's content: wrapped as untrusted data.
+	Text string
+	// Data is the bytes of an Image or a PDF in standard base64; "" when
+	// URL is set.
+	Data string
+	// URL is where the API fetches an Image or a PDF: http or https.
+	URL string
+	// MIMEType is an Image's media type (image/png, …) or application/pdf,
+	// in lower case without parameters.
+	MIMEType string
+	// Name is a document's name, cleaned for the API ([CleanName]); "" when
+	// the part had none.
+	Name string
+}
+
+// DataURL returns an Image's or a PDF's bytes as a data URL
+// (data:image/png;base64,…).
+func (b Block) DataURL() string { return "data:" + b.MIMEType + ";base64," + b.Data }
+
+// Limits are an API's bounds on the media of one request.
+type Limits struct {
+	// Image is the most base64 bytes of one image.
+	Image int
+	// Document is the most base64 (or text) bytes of one document.
+	Document int
+	// Total is the most base64 (or text) bytes of all the media of one
+	// turn's answers.
+	Total int
+	// PlainText says whether the API takes plain-text documents.
+	PlainText bool
+}
+
+// Turn converts the results of one turn's calls, keeping count of the
+// bytes against its Limits. Its zero value takes no media.
+type Turn struct {
+	limits Limits
+	used   int
+}
+
+// NewTurn returns a Turn within limits.
+func NewTurn(limits Limits) *Turn { return &Turn{limits: limits} }
+
+// Blocks returns res's parts as blocks, in order, and true when at least
+// one of them is media; false when every part would be text (a text
+// Result, or parts the API takes none of): the caller then sends
+// toolmw.ForModel's text as it does for any text result.
+func (t *Turn) Blocks(res toolmw.Result) ([]Block, bool) {
+	if len(res.Parts) == 0 {
+		return nil, false
+	}
+	parts := res.AllParts()
+	wrapped := toolmw.ForModelParts(res)
+	out := make([]Block, len(parts))
+	media := false
+	for i, p := range parts {
+		b, ok := t.media(p)
+		if !ok {
+			switch p.Kind {
+			case toolmw.PartText, toolmw.PartJSON:
+				b = Block{Kind: Text, Text: wrapped[i].Text}
+			default:
+				b = Block{Kind: Text, Text: toolmw.ForModel(toolmw.Parts(p), nil)}
+			}
+		}
+		media = media || ok
+		out[i] = b
+	}
+	return out, media
+}
+
+// media returns p as an Image, PDF or PlainText block when the API takes
+// it and it fits.
+func (t *Turn) media(p toolmw.Part) (Block, bool) {
+	mt := mediaType(p.MIMEType)
+	var kind Kind
+	switch {
+	case p.Kind == toolmw.PartImage && (imageType(mt) || mt == "" && len(p.Data) == 0):
+		kind = Image
+	case p.Kind == toolmw.PartFile && mt == "application/pdf":
+		kind = PDF
+	case p.Kind == toolmw.PartFile && mt == "text/plain" && t.limits.PlainText && len(p.Data) > 0:
+		kind = PlainText
+	default:
+		return Block{}, false
+	}
+	b := Block{Kind: kind, MIMEType: mt}
+	if kind != Image {
+		b.Name = CleanName(p.Name)
+	}
+	switch {
+	case kind == PlainText:
+		if !utf8.Valid(p.Data) {
+			return Block{}, false
+		}
+		b.MIMEType = ""
+		b.Text = toolmw.ForModel(toolmw.Text(string(p.Data)), nil)
+		return b, t.take(kind, len(b.Text))
+	case len(p.Data) > 0:
+		if sniffed, _, _ := strings.Cut(http.DetectContentType(p.Data), ";"); sniffed != mt {
+			return Block{}, false
+		}
+		if !t.take(kind, base64.StdEncoding.EncodedLen(len(p.Data))) {
+			return Block{}, false
+		}
+		b.Data = base64.StdEncoding.EncodeToString(p.Data)
+		return b, true
+	default:
+		u, ok := webURL(p.URI)
+		if !ok || !t.take(kind, len(u)) {
+			return Block{}, false
+		}
+		b.URL = u
+		return b, true
+	}
+}
+
+// take counts n bytes of a block of kind against the limits, and reports
+// whether they fit.
+func (t *Turn) take(kind Kind, n int) bool {
+	item := t.limits.Document
+	if kind == Image {
+		item = t.limits.Image
+	}
+	if n > item || t.used+n > t.limits.Total {
+		return false
+	}
+	t.used += n
+	return true
+}
+
+// mediaType returns s's media type in lower case without parameters, or
+// "" when s does not parse.
+func mediaType(s string) string {
+	mt, _, err := mime.ParseMediaType(s)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// imageType reports whether the APIs take images of media type mt.
+func imageType(mt string) bool {
+	switch mt {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// webURL returns s when it is an absolute http or https URL with a host
+// and no user information, at most 2048 bytes.
+func webURL(s string) (string, bool) {
+	if len(s) > 2048 {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return "", false
+	}
+	if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" {
+		return "", false
+	}
+	return s, true
+}
+
+// maxName is the most bytes of a cleaned name.
+const maxName = 128
+
+// CleanName returns name as a document's name: its last path element,
+// without control characters, at most 128 bytes (cut at a character).
+func CleanName(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if r == utf8.RuneError || r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0xE0000 && r <= 0xE007F {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > maxName {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}

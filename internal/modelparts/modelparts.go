@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolmw/toolmw"
@@ -210,14 +211,16 @@ func webURL(s string) (string, bool) {
 const maxName = 128
 
 // CleanName returns name as a document's name: its last path element,
-// without control characters, at most 128 bytes (cut at a character).
+// without control and format characters (zero-width, bidirectional
+// overrides, tags: text a reader does not see), at most 128 bytes (cut at
+// a character).
 func CleanName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}
 	var b strings.Builder
 	for _, r := range name {
-		if r == utf8.RuneError || r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0xE0000 && r <= 0xE007F {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			continue
 		}
 		if b.Len()+utf8.RuneLen(r) > maxName {

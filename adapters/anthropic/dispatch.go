@@ -8,7 +8,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/modelparts"
 	"github.com/toolmw/toolmw/turn"
 )
 
@@ -67,7 +66,7 @@ func (t *Turn) Blocks() []anthropic.ContentBlockParamUnion {
 	if t == nil {
 		return nil
 	}
-	media := modelparts.NewTurn(limits)
+	media := turn.NewMedia(limits)
 	out := make([]anthropic.ContentBlockParamUnion, len(t.Calls))
 	for i, c := range t.Calls {
 		out[i] = anthropic.NewToolResultBlock(c.ToolUseID, c.Text, c.IsError())
@@ -82,14 +81,14 @@ func (t *Turn) Blocks() []anthropic.ContentBlockParamUnion {
 
 // limits are the Messages API's bounds on a turn's media: an image of at
 // most 5 MB in base64, and a request of at most 32 MB.
-var limits = modelparts.Limits{Image: 5 << 20, Document: 30 << 20, Total: 30 << 20, PlainText: true}
+var limits = turn.MediaLimits{Image: 5 << 20, Document: 30 << 20, Total: 30 << 20, PlainText: true}
 
 // resultContent returns blocks as tool_result content blocks.
-func resultContent(blocks []modelparts.Block) []anthropic.ToolResultBlockParamContentUnion {
+func resultContent(blocks []turn.Block) []anthropic.ToolResultBlockParamContentUnion {
 	out := make([]anthropic.ToolResultBlockParamContentUnion, len(blocks))
 	for i, b := range blocks {
 		switch b.Kind {
-		case modelparts.Image:
+		case turn.BlockImage:
 			img := &anthropic.ImageBlockParam{}
 			if b.URL != "" {
 				img.Source.OfURL = &anthropic.URLImageSourceParam{URL: b.URL}
@@ -97,10 +96,10 @@ func resultContent(blocks []modelparts.Block) []anthropic.ToolResultBlockParamCo
 				img.Source.OfBase64 = &anthropic.Base64ImageSourceParam{Data: b.Data, MediaType: anthropic.Base64ImageSourceMediaType(b.MIMEType)}
 			}
 			out[i] = anthropic.ToolResultBlockParamContentUnion{OfImage: img}
-		case modelparts.PDF, modelparts.PlainText:
+		case turn.BlockPDF, turn.BlockPlainText:
 			doc := &anthropic.DocumentBlockParam{}
 			switch {
-			case b.Kind == modelparts.PlainText:
+			case b.Kind == turn.BlockPlainText:
 				doc.Source.OfText = &anthropic.PlainTextSourceParam{Data: b.Text}
 			case b.URL != "":
 				doc.Source.OfURL = &anthropic.URLPDFSourceParam{URL: b.URL}

@@ -10,7 +10,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/modelparts"
 	"github.com/toolmw/toolmw/turn"
 )
 
@@ -82,7 +81,7 @@ func (t *Turn) Items() []responses.ResponseInputItemUnionParam {
 	if t == nil {
 		return nil
 	}
-	media := modelparts.NewTurn(limits)
+	media := turn.NewMedia(limits)
 	out := make([]responses.ResponseInputItemUnionParam, len(t.Calls))
 	for i, c := range t.Calls {
 		item := responses.ResponseInputItemParamOfFunctionCallOutput(c.Text)
@@ -101,14 +100,14 @@ func (t *Turn) Items() []responses.ResponseInputItemUnionParam {
 
 // limits are the Responses API's bounds on a turn's media: images and
 // files count toward its 50 MB request limit, base64 included.
-var limits = modelparts.Limits{Image: 48 << 20, Document: 48 << 20, Total: 48 << 20}
+var limits = turn.MediaLimits{Image: 48 << 20, Document: 48 << 20, Total: 48 << 20}
 
 // outputItems returns blocks as function_call_output content items.
-func outputItems(blocks []modelparts.Block) responses.ResponseFunctionCallOutputItemListParam {
+func outputItems(blocks []turn.Block) responses.ResponseFunctionCallOutputItemListParam {
 	out := make(responses.ResponseFunctionCallOutputItemListParam, len(blocks))
 	for i, b := range blocks {
 		switch b.Kind {
-		case modelparts.Image:
+		case turn.BlockImage:
 			img := &responses.ResponseInputImageContentParam{Detail: responses.ResponseInputImageContentDetailAuto}
 			if b.URL != "" {
 				img.ImageURL = param.NewOpt(b.URL)
@@ -116,7 +115,7 @@ func outputItems(blocks []modelparts.Block) responses.ResponseFunctionCallOutput
 				img.ImageURL = param.NewOpt(b.DataURL())
 			}
 			out[i] = responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: img}
-		case modelparts.PDF:
+		case turn.BlockPDF:
 			file := &responses.ResponseInputFileContentParam{}
 			if b.URL != "" {
 				file.FileURL = param.NewOpt(b.URL)

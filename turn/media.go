@@ -1,19 +1,4 @@
-// Package modelparts decides how a tool result's parts go to a model API
-// that takes images and documents in its tool results (OpenAI's Responses
-// API, Anthropic's Messages API): which part is sent as an image, a PDF or
-// a plain-text document, and which as text — enveloped text, or a
-// descriptor of what the API does not take. The model-SDK adapters share
-// it; each turns the [Block]s into its SDK's types.
-//
-// Everything in a part is untrusted. A part is sent as media only when its
-// MIME type is one the API takes (image/png, image/jpeg, image/gif,
-// image/webp; application/pdf; text/plain where the API takes plain-text
-// documents) and its bytes are what the type says (sniffed with
-// http.DetectContentType, or valid UTF-8 for text), or when it has no
-// bytes and its URI is an http or https URL without credentials; and only
-// while it fits the API's bounds ([Limits]). Anything else is a descriptor
-// wrapped as untrusted data, as toolmw.ForModel renders it.
-package modelparts
+package turn
 
 import (
 	"encoding/base64"
@@ -27,29 +12,30 @@ import (
 	"github.com/toolmw/toolmw"
 )
 
-// Kind is how a [Block] goes to the API.
-type Kind int
+// BlockKind is how a [Block] goes to the API.
+type BlockKind int
 
 // The kinds of block.
 const (
-	Text      Kind = iota // Text: enveloped text, or a descriptor
-	Image                 // an image: Data (base64) of MIMEType, or URL
-	PDF                   // a PDF document: Data (base64), or URL; Name
-	PlainText             // a plain-text document: Text (enveloped); Name
+	BlockText      BlockKind = iota // enveloped text, or a descriptor: Text
+	BlockImage                      // an image: Data (base64) of MIMEType, or URL
+	BlockPDF                        // a PDF document: Data (base64), or URL; Name
+	BlockPlainText                  // a plain-text document: Text (enveloped); Name
 )
 
-// Block is one part as the API gets it.
+// Block is one part of a result as an API that takes media gets it (see
+// [Media]).
 type Block struct {
-	Kind Kind
-	// Text is what the model reads of a Text block, or a PlainText
-	// document's content: wrapped as untrusted data.
+	Kind BlockKind
+	// Text is what the model reads of a BlockText block, or a
+	// BlockPlainText document's content: wrapped as untrusted data.
 	Text string
-	// Data is the bytes of an Image or a PDF in standard base64; "" when
+	// Data is the bytes of an image or a PDF in standard base64; "" when
 	// URL is set.
 	Data string
-	// URL is where the API fetches an Image or a PDF: http or https.
+	// URL is where the API fetches an image or a PDF: http or https.
 	URL string
-	// MIMEType is an Image's media type (image/png, …) or application/pdf,
+	// MIMEType is an image's media type (image/png, …) or application/pdf,
 	// in lower case without parameters.
 	MIMEType string
 	// Name is a document's name, cleaned for the API ([CleanName]); "" when
@@ -57,12 +43,12 @@ type Block struct {
 	Name string
 }
 
-// DataURL returns an Image's or a PDF's bytes as a data URL
+// DataURL returns an image's or a PDF's bytes as a data URL
 // (data:image/png;base64,…).
 func (b Block) DataURL() string { return "data:" + b.MIMEType + ";base64," + b.Data }
 
-// Limits are an API's bounds on the media of one request.
-type Limits struct {
+// MediaLimits are an API's bounds on the media of one request.
+type MediaLimits struct {
 	// Image is the most base64 bytes of one image.
 	Image int
 	// Document is the most base64 (or text) bytes of one document.
@@ -74,21 +60,38 @@ type Limits struct {
 	PlainText bool
 }
 
-// Turn converts the results of one turn's calls, keeping count of the
-// bytes against its Limits. Its zero value takes no media.
-type Turn struct {
-	limits Limits
+// Media decides how the results of one turn's calls go to a model API that
+// takes images and documents in its tool results (OpenAI's Responses API,
+// Anthropic's Messages API): which part is sent as an image, a PDF or a
+// plain-text document, and which as text — wrapped as untrusted data, or a
+// descriptor of what the API does not take. The model-SDK adapters share
+// it; each turns the [Block]s into its SDK's types.
+//
+// Everything in a part is untrusted. A part is sent as media only when its
+// MIME type is one the API takes (image/png, image/jpeg, image/gif,
+// image/webp; application/pdf; text/plain where the API takes plain-text
+// documents) and its bytes are what the type says (sniffed with
+// http.DetectContentType, or valid UTF-8 for text), or when it has no
+// bytes and its URI is an http or https URL without credentials; and only
+// while it fits the API's bounds ([MediaLimits]), counted across the
+// turn's results. Anything else is toolmw.ForModel's descriptor of it,
+// wrapped as untrusted data.
+//
+// A Media is for one turn's answers, from one goroutine; its zero value
+// takes no media.
+type Media struct {
+	limits MediaLimits
 	used   int
 }
 
-// NewTurn returns a Turn within limits.
-func NewTurn(limits Limits) *Turn { return &Turn{limits: limits} }
+// NewMedia returns a Media within limits.
+func NewMedia(limits MediaLimits) *Media { return &Media{limits: limits} }
 
 // Blocks returns res's parts as blocks, in order, and true when at least
 // one of them is media; false when every part would be text (a text
 // Result, or parts the API takes none of): the caller then sends
 // toolmw.ForModel's text as it does for any text result.
-func (t *Turn) Blocks(res toolmw.Result) ([]Block, bool) {
+func (m *Media) Blocks(res toolmw.Result) ([]Block, bool) {
 	if len(res.Parts) == 0 {
 		return nil, false
 	}
@@ -97,13 +100,13 @@ func (t *Turn) Blocks(res toolmw.Result) ([]Block, bool) {
 	out := make([]Block, len(parts))
 	media := false
 	for i, p := range parts {
-		b, ok := t.media(p)
+		b, ok := m.media(p)
 		if !ok {
 			switch p.Kind {
 			case toolmw.PartText, toolmw.PartJSON:
-				b = Block{Kind: Text, Text: wrapped[i].Text}
+				b = Block{Kind: BlockText, Text: wrapped[i].Text}
 			default:
-				b = Block{Kind: Text, Text: toolmw.ForModel(toolmw.Parts(p), nil)}
+				b = Block{Kind: BlockText, Text: toolmw.ForModel(toolmw.Parts(p), nil)}
 			}
 		}
 		media = media || ok
@@ -114,43 +117,43 @@ func (t *Turn) Blocks(res toolmw.Result) ([]Block, bool) {
 
 // media returns p as an Image, PDF or PlainText block when the API takes
 // it and it fits.
-func (t *Turn) media(p toolmw.Part) (Block, bool) {
+func (m *Media) media(p toolmw.Part) (Block, bool) {
 	mt := mediaType(p.MIMEType)
-	var kind Kind
+	var kind BlockKind
 	switch {
 	case p.Kind == toolmw.PartImage && (imageType(mt) || mt == "" && len(p.Data) == 0):
-		kind = Image
+		kind = BlockImage
 	case p.Kind == toolmw.PartFile && mt == "application/pdf":
-		kind = PDF
-	case p.Kind == toolmw.PartFile && mt == "text/plain" && t.limits.PlainText && len(p.Data) > 0:
-		kind = PlainText
+		kind = BlockPDF
+	case p.Kind == toolmw.PartFile && mt == "text/plain" && m.limits.PlainText && len(p.Data) > 0:
+		kind = BlockPlainText
 	default:
 		return Block{}, false
 	}
 	b := Block{Kind: kind, MIMEType: mt}
-	if kind != Image {
+	if kind != BlockImage {
 		b.Name = CleanName(p.Name)
 	}
 	switch {
-	case kind == PlainText:
+	case kind == BlockPlainText:
 		if !utf8.Valid(p.Data) {
 			return Block{}, false
 		}
 		b.MIMEType = ""
 		b.Text = toolmw.ForModel(toolmw.Text(string(p.Data)), nil)
-		return b, t.take(kind, len(b.Text))
+		return b, m.take(kind, len(b.Text))
 	case len(p.Data) > 0:
 		if sniffed, _, _ := strings.Cut(http.DetectContentType(p.Data), ";"); sniffed != mt {
 			return Block{}, false
 		}
-		if !t.take(kind, base64.StdEncoding.EncodedLen(len(p.Data))) {
+		if !m.take(kind, base64.StdEncoding.EncodedLen(len(p.Data))) {
 			return Block{}, false
 		}
 		b.Data = base64.StdEncoding.EncodeToString(p.Data)
 		return b, true
 	default:
 		u, ok := webURL(p.URI)
-		if !ok || !t.take(kind, len(u)) {
+		if !ok || !m.take(kind, len(u)) {
 			return Block{}, false
 		}
 		b.URL = u
@@ -160,15 +163,15 @@ func (t *Turn) media(p toolmw.Part) (Block, bool) {
 
 // take counts n bytes of a block of kind against the limits, and reports
 // whether they fit.
-func (t *Turn) take(kind Kind, n int) bool {
-	item := t.limits.Document
-	if kind == Image {
-		item = t.limits.Image
+func (m *Media) take(kind BlockKind, n int) bool {
+	item := m.limits.Document
+	if kind == BlockImage {
+		item = m.limits.Image
 	}
-	if n > item || t.used+n > t.limits.Total {
+	if n > item || m.used+n > m.limits.Total {
 		return false
 	}
-	t.used += n
+	m.used += n
 	return true
 }
 

@@ -1,4 +1,4 @@
-package modelparts
+package turn
 
 import (
 	"encoding/base64"
@@ -13,14 +13,14 @@ var png = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 // TestText: a text Result, and parts that are all text or descriptors, are
 // not media: the caller sends ForModel's text.
 func TestText(t *testing.T) {
-	tr := NewTurn(Limits{Image: 1 << 20, Document: 1 << 20, Total: 1 << 20})
+	m := NewMedia(MediaLimits{Image: 1 << 20, Document: 1 << 20, Total: 1 << 20})
 	for name, res := range map[string]toolmw.Result{
 		"text":     toolmw.Text("hello"),
 		"json":     {Content: `{"a":1}`, JSON: true},
 		"empty":    {},
 		"no media": toolmw.Parts(toolmw.TextPart("a"), toolmw.AudioPart([]byte("RIFF"), "audio/wav")),
 	} {
-		if _, ok := tr.Blocks(res); ok {
+		if _, ok := m.Blocks(res); ok {
 			t.Errorf("%s: media, want none", name)
 		}
 	}
@@ -32,25 +32,25 @@ func TestBounds(t *testing.T) {
 	enc := base64.StdEncoding.EncodedLen(len(png))
 	cases := []struct {
 		name   string
-		limits Limits
+		limits MediaLimits
 		parts  []toolmw.Part
-		kinds  []Kind
+		kinds  []BlockKind
 	}{
-		{"image fits", Limits{Image: enc, Total: enc}, []toolmw.Part{toolmw.ImagePart(png, "IMAGE/PNG")}, []Kind{Image}},
-		{"image over its limit", Limits{Image: enc - 1, Document: enc, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "image/png")}, []Kind{Text}},
-		{"second image over the total", Limits{Image: enc, Total: enc + 4}, []toolmw.Part{toolmw.ImagePart(png, "image/png"), toolmw.ImagePart(png, "image/png")}, []Kind{Image, Text}},
-		{"bytes not the type", Limits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "image/jpeg")}, []Kind{Text}},
-		{"no type", Limits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "")}, []Kind{Text}},
-		{"bad type", Limits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "image/png; x")}, []Kind{Text}},
-		{"plain text not taken", Limits{Document: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.FilePart("a.txt", "text/plain", []byte("hi"))}, []Kind{Text}},
-		{"plain text taken", Limits{Document: 1 << 20, Total: 1 << 20, PlainText: true}, []toolmw.Part{toolmw.FilePart("a.txt", "text/plain", []byte("hi"))}, []Kind{PlainText}},
-		{"plain text not UTF-8", Limits{Document: 1 << 20, Total: 1 << 20, PlainText: true}, []toolmw.Part{toolmw.FilePart("a.txt", "text/plain", []byte("\xff\xfe"))}, []Kind{Text}},
-		{"a PDF that is not", Limits{Document: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.FilePart("a.pdf", "application/pdf", png)}, []Kind{Text}},
-		{"an embedded image resource", Limits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.BlobResourcePart("x://a", "image/png", png)}, []Kind{Text}},
+		{"image fits", MediaLimits{Image: enc, Total: enc}, []toolmw.Part{toolmw.ImagePart(png, "IMAGE/PNG")}, []BlockKind{BlockImage}},
+		{"image over its limit", MediaLimits{Image: enc - 1, Document: enc, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "image/png")}, []BlockKind{BlockText}},
+		{"second image over the total", MediaLimits{Image: enc, Total: enc + 4}, []toolmw.Part{toolmw.ImagePart(png, "image/png"), toolmw.ImagePart(png, "image/png")}, []BlockKind{BlockImage, BlockText}},
+		{"bytes not the type", MediaLimits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "image/jpeg")}, []BlockKind{BlockText}},
+		{"no type", MediaLimits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "")}, []BlockKind{BlockText}},
+		{"bad type", MediaLimits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.ImagePart(png, "image/png; x")}, []BlockKind{BlockText}},
+		{"plain text not taken", MediaLimits{Document: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.FilePart("a.txt", "text/plain", []byte("hi"))}, []BlockKind{BlockText}},
+		{"plain text taken", MediaLimits{Document: 1 << 20, Total: 1 << 20, PlainText: true}, []toolmw.Part{toolmw.FilePart("a.txt", "text/plain", []byte("hi"))}, []BlockKind{BlockPlainText}},
+		{"plain text not UTF-8", MediaLimits{Document: 1 << 20, Total: 1 << 20, PlainText: true}, []toolmw.Part{toolmw.FilePart("a.txt", "text/plain", []byte("\xff\xfe"))}, []BlockKind{BlockText}},
+		{"a PDF that is not", MediaLimits{Document: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.FilePart("a.pdf", "application/pdf", png)}, []BlockKind{BlockText}},
+		{"an embedded image resource", MediaLimits{Image: 1 << 20, Total: 1 << 20}, []toolmw.Part{toolmw.BlobResourcePart("x://a", "image/png", png)}, []BlockKind{BlockText}},
 	}
 	for _, c := range cases {
-		tr := NewTurn(c.limits)
-		blocks, _ := tr.Blocks(toolmw.Parts(c.parts...))
+		m := NewMedia(c.limits)
+		blocks, _ := m.Blocks(toolmw.Parts(c.parts...))
 		for i, b := range blocks {
 			if b.Kind != c.kinds[i] {
 				t.Errorf("%s: block %d of kind %d, want %d", c.name, i, b.Kind, c.kinds[i])
@@ -58,11 +58,11 @@ func TestBounds(t *testing.T) {
 		}
 	}
 	// The total spans a turn's results.
-	tr := NewTurn(Limits{Image: enc, Total: enc})
-	if _, ok := tr.Blocks(toolmw.Parts(toolmw.ImagePart(png, "image/png"))); !ok {
+	m := NewMedia(MediaLimits{Image: enc, Total: enc})
+	if _, ok := m.Blocks(toolmw.Parts(toolmw.ImagePart(png, "image/png"))); !ok {
 		t.Fatal("the first image is not media")
 	}
-	if _, ok := tr.Blocks(toolmw.Parts(toolmw.ImagePart(png, "image/png"))); ok {
+	if _, ok := m.Blocks(toolmw.Parts(toolmw.ImagePart(png, "image/png"))); ok {
 		t.Error("the second result's image is media past the turn's total")
 	}
 }
@@ -80,8 +80,8 @@ func TestURLs(t *testing.T) {
 		"javascript:alert(1)":                  false,
 		"https://" + strings.Repeat("a", 2048): false,
 	} {
-		tr := NewTurn(Limits{Image: 1 << 20, Total: 1 << 20})
-		blocks, got := tr.Blocks(toolmw.Parts(toolmw.Part{Kind: toolmw.PartImage, URI: uri}))
+		m := NewMedia(MediaLimits{Image: 1 << 20, Total: 1 << 20})
+		blocks, got := m.Blocks(toolmw.Parts(toolmw.Part{Kind: toolmw.PartImage, URI: uri}))
 		if got != ok || ok && blocks[0].URL != uri {
 			t.Errorf("%.40s: media %v (%+v), want %v", uri, got, blocks, ok)
 		}

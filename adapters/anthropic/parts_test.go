@@ -3,6 +3,8 @@ package anthropic_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/toolmw/toolmw"
@@ -10,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw/adapters/anthropic/internal/replay"
 	"github.com/toolmw/toolmw/internal/testrig/partrig"
 	"github.com/toolmw/toolmw/toolmwtest"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // TestPartsWire: the real SDK sends a result with parts as a tool_result
@@ -70,5 +73,29 @@ func TestPartsWire(t *testing.T) {
 	}
 	if resultText(t, results[1].(map[string]any)) != toolmw.ForModel(toolmw.Text("3 hits for <lisbon>"), nil) {
 		t.Errorf("the text result went out as %v", results[1])
+	}
+}
+
+// TestFailedPartsWithheld: a call that failed is answered with its Text
+// alone, whatever parts its Result holds: no canary in them reaches the
+// wire.
+func TestFailedPartsWithheld(t *testing.T) {
+	for _, s := range canary.Secrets {
+		res := toolmw.Parts(toolmw.TextPart(s.Value), toolmw.ImagePart(partrig.PNG, "image/png"),
+			toolmw.FilePart(s.Value+".pdf", "application/pdf", partrig.PDF))
+		turn := &toolanthropic.Turn{Calls: []toolanthropic.Answer{{ToolUseID: "toolu_1", Result: res,
+			Err: errors.New("boom"), Text: toolmw.ForModel(res, errors.New("boom"))}}}
+		js, err := json.Marshal(turn.Blocks())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := canary.Leaked(string(js)); f != "" {
+			t.Errorf("%s leaked from a failed call's parts: %s", f, js)
+		}
+		var blocks []map[string]any
+		_ = json.Unmarshal(js, &blocks)
+		if got := resultText(t, blocks[0]); got != turn.Calls[0].Text || blocks[0]["is_error"] != true {
+			t.Errorf("a failed call's tool_result is %v, want its Text as an error", blocks[0])
+		}
 	}
 }

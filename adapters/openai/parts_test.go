@@ -3,6 +3,8 @@ package openai_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
 	"github.com/toolmw/toolmw/internal/testrig/partrig"
 	"github.com/toolmw/toolmw/toolmwtest"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 var partCalls = []replay.ToolCall{
@@ -91,5 +94,29 @@ func TestChatParts(t *testing.T) {
 	}
 	if msgs[3].(map[string]any)["content"] != toolmw.ForModel(toolmw.Text("3 hits for <lisbon>"), nil) {
 		t.Errorf("text tool message = %v", msgs[3])
+	}
+}
+
+// TestFailedPartsWithheld: a call that failed is answered with its Text
+// alone, whatever parts its Result holds: no canary in them reaches the
+// wire.
+func TestFailedPartsWithheld(t *testing.T) {
+	for _, s := range canary.Secrets {
+		res := toolmw.Parts(toolmw.TextPart(s.Value), toolmw.ImagePart(partrig.PNG, "image/png"),
+			toolmw.FilePart(s.Value+".pdf", "application/pdf", partrig.PDF))
+		turn := &toolopenai.Turn{Calls: []toolopenai.Answer{{CallID: "call_1", Result: res,
+			Err: errors.New("boom"), Text: toolmw.ForModel(res, errors.New("boom"))}}}
+		js, err := json.Marshal(turn.Items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := canary.Leaked(string(js)); f != "" {
+			t.Errorf("%s leaked from a failed call's parts: %s", f, js)
+		}
+		var items []map[string]any
+		_ = json.Unmarshal(js, &items)
+		if _, ok := items[0]["output"].(string); !ok {
+			t.Errorf("a failed call's output is %v, want its Text", items[0]["output"])
+		}
 	}
 }

@@ -48,3 +48,30 @@ func Example() {
 	// call_2 refused: tool_not_found
 	// stop: false
 }
+
+// A screenshot tool's result on an API that takes images in its tool
+// results: the caption goes as text wrapped as untrusted data, the PNG as
+// an image; the SVG, which such APIs do not take, as a descriptor.
+func ExampleMedia() {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	res := toolmw.Parts(
+		toolmw.TextPart("The login page"),
+		toolmw.ImagePart(png, "image/png"),
+		toolmw.ImagePart([]byte("<svg/>"), "image/svg+xml"),
+	)
+	media := turn.NewMedia(turn.MediaLimits{Image: 5 << 20, Document: 30 << 20, Total: 30 << 20})
+	blocks, ok := media.Blocks(res)
+	fmt.Println("media:", ok)
+	for _, b := range blocks {
+		if b.Kind == turn.BlockImage {
+			fmt.Println("image", b.DataURL())
+		} else {
+			fmt.Println("text", b.Text)
+		}
+	}
+	// Output:
+	// media: true
+	// text <untrusted-data source="tool_result">The login page</untrusted-data>
+	// image data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==
+	// text <untrusted-data source="tool_result">[image: image/svg+xml, 6 bytes]</untrusted-data>
+}

@@ -6,7 +6,9 @@
 // turns the [Answer]s into its model's messages; [StopOf] says when the
 // run should stop asking the model ([Stop]). How calls run, how a tool's
 // panic or runtime.Goexit is contained, and when the run should stop are
-// decided here, once.
+// decided here, once. For an API that takes images and documents in its
+// tool results, [Media] says which parts of a result go as media and which
+// as text, within the API's bounds ([MediaLimits]).
 package turn
 
 import (

@@ -48,16 +48,71 @@ type Turn struct {
 }
 
 // Blocks returns the answers as tool_result blocks, one per call in the
-// model's order, each with the tool_use id, ForModel's text and is_error
-// set (true or false) from the outcome. The Messages API wants them first
-// in the next user message; add other content after them.
+// model's order, each with the tool_use id and is_error set (true or
+// false) from the outcome. The Messages API wants them first in the next
+// user message; add other content after them.
+//
+// A failed call, and a result the API takes no media of (a text result, or
+// parts that are all text, audio or links), is one text block of its Text.
+// A result with an image or a document the API takes has one content block
+// per part in order (the package doc says which parts go as media): text
+// and JSON parts as text blocks wrapped as untrusted data
+// (toolmw.ForModelParts), images as image blocks (base64 with the media
+// type, or a URL source), PDFs as document blocks (base64, or a URL
+// source) and plain-text files as text documents, wrapped as untrusted
+// data too, both titled with the file's name; every other part as a text
+// block holding toolmw.ForModel's descriptor of it.
 func (t *Turn) Blocks() []anthropic.ContentBlockParamUnion {
 	if t == nil {
 		return nil
 	}
+	media := turn.NewMedia(limits)
 	out := make([]anthropic.ContentBlockParamUnion, len(t.Calls))
 	for i, c := range t.Calls {
 		out[i] = anthropic.NewToolResultBlock(c.ToolUseID, c.Text, c.IsError())
+		if c.Err == nil {
+			if blocks, ok := media.Blocks(c.Result); ok {
+				out[i].OfToolResult.Content = resultContent(blocks)
+			}
+		}
+	}
+	return out
+}
+
+// limits are the Messages API's bounds on a turn's media: an image of at
+// most 5 MB in base64, and a request of at most 32 MB.
+var limits = turn.MediaLimits{Image: 5 << 20, Document: 30 << 20, Total: 30 << 20, PlainText: true}
+
+// resultContent returns blocks as tool_result content blocks.
+func resultContent(blocks []turn.Block) []anthropic.ToolResultBlockParamContentUnion {
+	out := make([]anthropic.ToolResultBlockParamContentUnion, len(blocks))
+	for i, b := range blocks {
+		switch b.Kind {
+		case turn.BlockImage:
+			img := &anthropic.ImageBlockParam{}
+			if b.URL != "" {
+				img.Source.OfURL = &anthropic.URLImageSourceParam{URL: b.URL}
+			} else {
+				img.Source.OfBase64 = &anthropic.Base64ImageSourceParam{Data: b.Data, MediaType: anthropic.Base64ImageSourceMediaType(b.MIMEType)}
+			}
+			out[i] = anthropic.ToolResultBlockParamContentUnion{OfImage: img}
+		case turn.BlockPDF, turn.BlockPlainText:
+			doc := &anthropic.DocumentBlockParam{}
+			switch {
+			case b.Kind == turn.BlockPlainText:
+				doc.Source.OfText = &anthropic.PlainTextSourceParam{Data: b.Text}
+			case b.URL != "":
+				doc.Source.OfURL = &anthropic.URLPDFSourceParam{URL: b.URL}
+			default:
+				doc.Source.OfBase64 = &anthropic.Base64PDFSourceParam{Data: b.Data}
+			}
+			if b.Name != "" {
+				doc.Title = anthropic.String(b.Name)
+			}
+			out[i] = anthropic.ToolResultBlockParamContentUnion{OfDocument: doc}
+		default:
+			out[i] = anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: b.Text}}
+		}
 	}
 	return out
 }

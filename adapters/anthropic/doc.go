@@ -22,6 +22,30 @@
 // never the raw error (the SDK's own tool runner sends "Error: " and the
 // error's text).
 //
+// # Results with parts
+//
+// A result with parts (toolmw.Parts) that holds an image or a document the
+// Messages API takes goes out in [Turn.Blocks] as a tool_result of content
+// blocks, one per part in order: text and JSON parts as text blocks
+// wrapped as untrusted data, images as image blocks (base64 with the media
+// type, or a URL source), PDFs as document blocks (base64, or a URL
+// source) and text/plain files as plain-text documents whose text is
+// wrapped as untrusted data, documents titled with the file's name; audio,
+// links, embedded resources and other files as text blocks holding
+// toolmw.ForModel's descriptor of them. Every other answer — a text
+// result, parts with no such media, a failure — is the one text block it
+// always was.
+//
+// Everything in a part is untrusted, so a part goes as media only when the
+// API will take it: an image of type image/png, image/jpeg, image/gif or
+// image/webp, or a file of type application/pdf, whose bytes are what the
+// type says (sniffed), or with no bytes and an http or https URL without
+// credentials; a text/plain file of valid UTF-8; each image at most 5 MiB
+// of base64 (the API's limit) and the turn's media at most 30 MiB, below
+// its 32 MB request limit. Any other part is a descriptor. A file's name
+// is cut to its last path element, without control or invisible
+// characters, at most 128 bytes.
+//
 // Every call draws on the run budget in the context (budget.WithRun), so a
 // budget put there before the first turn spans the whole run. When nothing
 // the model wants can run — every call refused by the run budget, or every

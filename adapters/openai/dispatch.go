@@ -48,7 +48,9 @@ type Turn struct {
 // Messages returns the answers as Chat Completions tool messages, one per
 // call in the model's order, each carrying the call's id and its Text.
 // Append them to the conversation after the assistant message that made
-// the calls.
+// the calls. A tool message holds text only (the API takes a string or
+// text parts there), so a result with images or files is its Text too:
+// toolmw.ForModel's descriptors of them.
 func (t *Turn) Messages() []openai.ChatCompletionMessageParamUnion {
 	if t == nil {
 		return nil
@@ -61,18 +63,74 @@ func (t *Turn) Messages() []openai.ChatCompletionMessageParamUnion {
 }
 
 // Items returns the answers as Responses API function_call_output items,
-// one per call in the model's order, each carrying the call's call_id and
-// its Text. Send them as the next request's input, chained to the reply
-// with PreviousResponseID.
+// one per call in the model's order, each carrying the call's call_id.
+// Send them as the next request's input, chained to the reply with
+// PreviousResponseID.
+//
+// A failed call, and a result the API takes no media of (a text result, or
+// parts that are all text, audio or links), is its Text, a plain string
+// output. A result with an image or a document the API takes is a list of
+// content items, one per part in order (the package doc says which parts
+// go as media):
+// text and JSON parts as input_text wrapped as untrusted data
+// (toolmw.ForModelParts), images as input_image (a data URL of the bytes,
+// or the image's URL), PDFs as input_file (a data URL with the file's
+// name, or its URL), and every other part as input_text holding
+// toolmw.ForModel's descriptor of it.
 func (t *Turn) Items() []responses.ResponseInputItemUnionParam {
 	if t == nil {
 		return nil
 	}
+	media := turn.NewMedia(limits)
 	out := make([]responses.ResponseInputItemUnionParam, len(t.Calls))
 	for i, c := range t.Calls {
 		item := responses.ResponseInputItemParamOfFunctionCallOutput(c.Text)
+		if c.Err == nil {
+			if blocks, ok := media.Blocks(c.Result); ok {
+				item.OfFunctionCallOutput.Output = responses.ResponseInputItemFunctionCallOutputOutputUnionParam{
+					OfResponseFunctionCallOutputItemArray: outputItems(blocks),
+				}
+			}
+		}
 		item.OfFunctionCallOutput.CallID = param.NewOpt(c.CallID)
 		out[i] = item
+	}
+	return out
+}
+
+// limits are the Responses API's bounds on a turn's media: images and
+// files count toward its 50 MB request limit, base64 included.
+var limits = turn.MediaLimits{Image: 48 << 20, Document: 48 << 20, Total: 48 << 20}
+
+// outputItems returns blocks as function_call_output content items.
+func outputItems(blocks []turn.Block) responses.ResponseFunctionCallOutputItemListParam {
+	out := make(responses.ResponseFunctionCallOutputItemListParam, len(blocks))
+	for i, b := range blocks {
+		switch b.Kind {
+		case turn.BlockImage:
+			img := &responses.ResponseInputImageContentParam{Detail: responses.ResponseInputImageContentDetailAuto}
+			if b.URL != "" {
+				img.ImageURL = param.NewOpt(b.URL)
+			} else {
+				img.ImageURL = param.NewOpt(b.DataURL())
+			}
+			out[i] = responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: img}
+		case turn.BlockPDF:
+			file := &responses.ResponseInputFileContentParam{}
+			if b.URL != "" {
+				file.FileURL = param.NewOpt(b.URL)
+			} else {
+				name := b.Name
+				if name == "" {
+					name = "document.pdf"
+				}
+				file.FileData = param.NewOpt(b.DataURL())
+				file.Filename = param.NewOpt(name)
+			}
+			out[i] = responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: file}
+		default:
+			out[i] = responses.ResponseFunctionCallOutputItemParamOfInputText(b.Text)
+		}
 	}
 	return out
 }

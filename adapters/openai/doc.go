@@ -26,6 +26,32 @@
 // text: results and failures wrapped as untrusted data, never a raw error
 // (OpenAI's tool results have no error flag, so the envelope says it).
 //
+// # Results with parts
+//
+// A result with parts (toolmw.Parts) that holds an image or a PDF the
+// Responses API takes goes out in [Turn.Items] as a function_call_output
+// whose output is a list, one content item per part in order: text and
+// JSON parts as input_text wrapped as untrusted data, images as
+// input_image (a data URL of the bytes, or the image's URL), PDFs as
+// input_file (a data URL with the file's name, or its URL), and audio,
+// links, embedded resources and other files as input_text holding
+// toolmw.ForModel's descriptor of them (the API takes none of those in a
+// function_call_output). Every other answer — a text result, parts with no
+// such media, a failure — is the plain string output it always was.
+//
+// Everything in a part is untrusted, so a part goes as media only when the
+// API will take it: an image of type image/png, image/jpeg, image/gif
+// (not animated) or image/webp, or a file of type application/pdf, whose
+// bytes are what the type says (sniffed), or with no bytes and an http or
+// https URL without credentials; and only while the turn's media stay
+// under 48 MiB of base64, below the API's 50 MB request limit. Any other
+// part is a descriptor. A file's name is cut to its last path element,
+// without control or invisible characters, at most 128 bytes.
+//
+// A Chat Completions tool message takes text only (a string or text
+// parts), so [Turn.Messages] sends every answer as its Text: a result's
+// images and files as ForModel's descriptors.
+//
 // Every call draws on the run budget in the context (budget.WithRun), so a
 // budget put there before the first turn spans the whole run. When nothing
 // the model wants can run — every call refused by the run budget, or every

@@ -260,20 +260,29 @@ func renderParts(parts []Part) string {
 		case PartText, PartJSON:
 			b.WriteString(p.Text)
 		case PartResource:
-			describe(&b, "resource", p.URI, p.MIMEType, p.Data, p.Text == "")
+			describe(&b, "resource", p.URI, mimeOf(p), p.Data, p.Text == "")
 			if p.Text != "" {
 				b.WriteByte('\n')
 				b.WriteString(p.Text)
 			}
 		case PartResourceLink:
-			describe(&b, "resource link", p.URI, p.Name, nil, false, p.MIMEType)
+			describe(&b, "resource link", p.URI, p.Name, nil, false, mimeOf(p))
 		case PartFile:
-			describe(&b, "file", p.Name, p.MIMEType, p.Data, len(p.Data) > 0 || p.URI == "", p.URI)
+			describe(&b, "file", p.Name, mimeOf(p), p.Data, len(p.Data) > 0 || p.URI == "", p.URI)
 		default:
-			describe(&b, strings.ReplaceAll(string(p.Kind), "_", " "), p.MIMEType, "", p.Data, len(p.Data) > 0 || p.URI == "", p.URI)
+			describe(&b, strings.ReplaceAll(p.Kind.safe(), "_", " "), mimeOf(p), "", p.Data, len(p.Data) > 0 || p.URI == "", p.URI)
 		}
 	}
 	return b.String()
+}
+
+// mimeOf returns p's MIME type as a descriptor shows it: "" when it has
+// none, its type/subtype when well formed, else "invalid-mime".
+func mimeOf(p Part) string {
+	if p.MIMEType == "" {
+		return ""
+	}
+	return safeMIME(p.MIMEType)
 }
 
 // describe writes "[what: fields…, N bytes]", skipping empty fields; size

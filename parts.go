@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/toolmw/toolmw/scrub"
 )
 
 // PartKind says what a [Part] holds.
@@ -140,18 +142,67 @@ func (p Part) Size() int {
 }
 
 // Describe returns what a log line, a span or an event may say of p: its
-// kind, MIME type and size — never its content, name or URI.
+// kind, MIME type and size — never its content, name or URI — with what
+// the tool wrote held to a known vocabulary: a kind that is not one of the
+// kinds of part reads "unknown", and a MIME type shows only its
+// type/subtype, and only when it is well formed (RFC 6838 characters, at
+// most [MaxMIMELen] bytes) and holds nothing the default scrubber finds;
+// otherwise it reads "invalid-mime".
 func (p Part) Describe() string {
 	var b strings.Builder
-	b.WriteString(string(p.Kind))
+	b.WriteString(p.Kind.safe())
 	if p.MIMEType != "" {
 		b.WriteByte(' ')
-		b.WriteString(p.MIMEType)
+		b.WriteString(safeMIME(p.MIMEType))
 	}
 	b.WriteByte(' ')
 	b.WriteString(strconv.Itoa(p.Size()))
 	b.WriteString(" bytes")
 	return b.String()
+}
+
+// MaxMIMELen is the longest MIME type [Part.Describe] and [ForModel] show:
+// RFC 6838 allows 127 bytes for the type and the subtype each.
+const MaxMIMELen = 255
+
+// safe returns k, or "unknown" for a kind that is not one of the kinds of
+// part.
+func (k PartKind) safe() string {
+	if !k.Valid() {
+		return "unknown"
+	}
+	return string(k)
+}
+
+// safeMIME returns the type/subtype of a well-formed, clean media type, or
+// "invalid-mime".
+func safeMIME(m string) string {
+	if i := strings.IndexByte(m, ';'); i >= 0 {
+		m = strings.TrimRight(m[:i], " \t") // parameters are the tool's text: never shown
+	}
+	typ, sub, ok := strings.Cut(m, "/")
+	if !ok || len(m) > MaxMIMELen || !restrictedName(typ) || !restrictedName(sub) || scrub.String(m) != m {
+		return "invalid-mime"
+	}
+	return m
+}
+
+// restrictedName reports whether s is an RFC 6838 restricted-name: a
+// letter or digit, then letters, digits and ! # $ & - ^ _ . +.
+func restrictedName(s string) bool {
+	if s == "" || !alnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !alnum(c) && !strings.ContainsRune("!#$&-^_.+", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // Structured returns a JSON part's document decoded, for an API that sends

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
 // A Result of parts reads as its parts; a text Result as one part; ForModel
@@ -73,5 +74,44 @@ func TestParts(t *testing.T) {
 	}
 	if text.Size() != 5 || res.Size() <= len(png) {
 		t.Errorf("Size: %d, %d", text.Size(), res.Size())
+	}
+}
+
+// TestDescribe: a part is described by its kind, a clean MIME type and
+// its size.
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		p    toolmw.Part
+		want string
+	}{
+		{toolmw.ImagePart([]byte("abc"), "image/png"), "image image/png 12 bytes"},
+		{toolmw.TextPart("hello"), "text 5 bytes"},
+		{toolmw.Part{Kind: "secret-kind", Text: "x"}, "unknown 1 bytes"},
+		{toolmw.Part{Kind: toolmw.PartFile, MIMEType: "text/csv; charset=utf-8"}, "file text/csv 23 bytes"},
+		{toolmw.Part{Kind: toolmw.PartFile, MIMEType: "not a type"}, "file invalid-mime 10 bytes"},
+		{toolmw.Part{Kind: toolmw.PartFile, MIMEType: "image/"}, "file invalid-mime 6 bytes"},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Describe(); got != tt.want {
+			t.Errorf("Describe(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestDescribeCanaries: a secret the tool put in a kind, a MIME type, a
+// name or a URI never reaches a description.
+func TestDescribeCanaries(t *testing.T) {
+	for _, s := range canary.Secrets {
+		for _, p := range []toolmw.Part{
+			{Kind: toolmw.PartKind(s.Value)},
+			{Kind: toolmw.PartImage, MIMEType: "image/" + s.Value},
+			{Kind: toolmw.PartImage, MIMEType: s.Value},
+			{Kind: toolmw.PartImage, MIMEType: "image/png; name=" + s.Value},
+			toolmw.ResourceLinkPart("https://example.com/?k="+s.Value, s.Value, "text/plain"),
+		} {
+			if fam, found := canary.Find(p.Describe()); fam != "" {
+				t.Errorf("%s: %q leaked in %q", s.Family, found, p.Describe())
+			}
+		}
 	}
 }

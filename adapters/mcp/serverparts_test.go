@@ -260,6 +260,34 @@ func TestServerSecretsStayOut(t *testing.T) {
 	unwrapped(t, res.Content[0].(*sdk.TextContent).Text)
 }
 
+// TestServerPartSecretsStayOut: behind the default stack scrubbing
+// results, a canary in a text part, in a JSON string, in an embedded
+// resource's text, in a resource link's name or URI, or in a file's name,
+// reaches the client scrubbed, and the image bytes beside them unchanged.
+func TestServerPartSecretsStayOut(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n-pixels-")
+	for _, secret := range canary.Values() {
+		js, err := toolmw.JSONPart(map[string]string{"note": "token " + secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := toolmw.Parts(toolmw.TextPart("password: "+secret), js, toolmw.ImagePart(png, "image/png"),
+			toolmw.ResourceLinkPart("https://example.com/doc?token="+secret, "report "+secret, "text/plain"),
+			toolmw.ResourcePart("file:///notes/"+secret+".txt", "text/plain", "key "+secret),
+			toolmw.FilePart("invoice "+secret+".pdf", "application/pdf", []byte("%PDF-1.7")))
+		stack := middleware.Default(middleware.WithRedact(redact.WithResults()))
+		cs := serveTool(t, toolmw.Spec{Name: "tool"}, res, stack.Middleware())
+		got := callRaw(t, cs, "tool")
+		b, _ := json.Marshal(got)
+		if leaked := canary.Leaked(string(b)); leaked != "" || got.IsError {
+			t.Fatalf("a %s reached the client: %s", leaked, b)
+		}
+		if img, ok := got.Content[2].(*sdk.ImageContent); !ok || string(img.Data) != string(png) {
+			t.Errorf("the image reached the client changed: %#v", got.Content[2])
+		}
+	}
+}
+
 // sameJSON reports whether a and b are the same JSON value.
 func sameJSON(a, b string) bool {
 	var va, vb any

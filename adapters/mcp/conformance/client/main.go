@@ -6,14 +6,18 @@
 // during a call reaches the call's toolmw.Session.
 //
 // The suite runs it as `client <server-url>`, the scenario in
-// MCP_CONFORMANCE_SCENARIO:
+// MCP_CONFORMANCE_SCENARIO and, for some, what the client is told in
+// MCP_CONFORMANCE_CONTEXT (a JSON object: pre-registered credentials, a
+// private key, an identity provider's token):
 //
 //	npx @modelcontextprotocol/conformance client --command "go run ./conformance/client" --scenario tools_call
 //
 // Scenarios: initialize, tools_call, elicitation-sep1034-client-defaults,
-// sse-retry. The auth/* scenarios test the OAuth flows of the transport
-// (the go-sdk's auth package, or the caller's HTTP client), which toolmcp
-// leaves to the caller; they are not run here.
+// sse-retry, and the auth/* ones. Those test the OAuth flows of the
+// transport, which toolmcp leaves to the caller: the client configures them
+// as a user of the go-sdk does, with an OAuth handler on the
+// StreamableClientTransport (see auth.go), and then lists and calls the
+// server's test-tool through toolmcp as in the other scenarios.
 package main
 
 import (
@@ -22,6 +26,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,25 +44,42 @@ var scenarios = map[string]struct{ tool, args string }{
 	"sse-retry":                           {"test_reconnection", `{}`},
 }
 
+// authTool is the tool every auth/* scenario's server has, and the client
+// calls once authorized.
+const authTool = "test-tool"
+
 func main() {
 	if len(os.Args) != 2 {
 		log.Fatalf("usage: %s <server-url> (the scenario in MCP_CONFORMANCE_SCENARIO)", os.Args[0])
 	}
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	sc, ok := scenarios[name]
+	if strings.HasPrefix(name, "auth/") {
+		sc, ok = struct{ tool, args string }{authTool, `{}`}, true
+	}
 	if !ok {
 		log.Fatalf("scenario %q is not one this client runs", name)
 	}
+	told, err := readContext(os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		log.Fatalf("scenario %s: %v", name, err)
+	}
+	transport := &mcp.StreamableClientTransport{Endpoint: os.Args[1]}
+	if strings.HasPrefix(name, "auth/") {
+		if transport.OAuthHandler, err = oauthHandler(name, told); err != nil {
+			log.Fatalf("scenario %s: %v", name, err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := run(ctx, os.Args[1], sc.tool, sc.args); err != nil {
+	if err := run(ctx, transport, sc.tool, sc.args); err != nil {
 		log.Fatalf("scenario %s: %v", name, err)
 	}
 }
 
-func run(ctx context.Context, url, tool, args string) error {
+func run(ctx context.Context, transport *mcp.StreamableClientTransport, tool, args string) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmw-conformance-client", Version: "1.0.0"}, toolmcp.ClientOptions(nil))
-	cs, err := client.Connect(ctx, toolmcp.LimitTransport(&mcp.StreamableClientTransport{Endpoint: url}, 0), nil)
+	cs, err := client.Connect(ctx, toolmcp.LimitTransport(transport, 0), nil)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

@@ -10,6 +10,7 @@ require (
 	github.com/toolmw/toolmw v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel/sdk v1.46.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/oauth2 v0.35.0
 )
 
 require (
@@ -31,7 +32,6 @@ require (
 	go.opentelemetry.io/otel v1.46.0 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
-	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.14.0 // indirect

@@ -40,7 +40,7 @@ const (
 // reverses it.
 func ForModel(res Result, err error) string {
 	if err == nil {
-		if len(res.Parts) == 0 {
+		if len(res.Parts()) == 0 {
 			return envelope(SourceResult, res.Content)
 		}
 		return envelope(SourceResult, renderParts(res.AllParts()))

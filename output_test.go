@@ -105,7 +105,7 @@ func TestTypedResultStructured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Content != `{"id":"B-LX8","seats":2,"guests":["Ann"]}` || !res.JSON || res.Parts != nil {
+	if res.Content != `{"id":"B-LX8","seats":2,"guests":["Ann"]}` || !res.JSON || res.Parts() != nil {
 		t.Fatalf("result %+v", res)
 	}
 	v, ok := res.Structured()

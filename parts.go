@@ -58,7 +58,27 @@ type Annotations struct {
 }
 
 // Parts returns a Result of parts, in order.
-func Parts(parts ...Part) Result { return Result{Parts: parts} }
+func Parts(parts ...Part) Result { return Result{}.WithParts(parts...) }
+
+// Parts returns r's parts beside its Content, in order; nil for a text
+// Result. The slice is r's: do not modify it (use WithParts).
+func (r Result) Parts() []Part {
+	if r.parts == nil {
+		return nil
+	}
+	return *r.parts
+}
+
+// WithParts returns r with its parts replaced by parts (none: a text
+// Result); r itself is unchanged.
+func (r Result) WithParts(parts ...Part) Result {
+	if len(parts) == 0 {
+		r.parts = nil
+		return r
+	}
+	r.parts = &parts
+	return r
+}
 
 // TextPart returns a text part.
 func TextPart(s string) Part { return Part{Kind: PartText, Text: s} }
@@ -114,22 +134,22 @@ func BlobResourcePart(uri, mimeType string, data []byte) Part {
 // text Result is one part; the empty Result is none.
 func (r Result) AllParts() []Part {
 	if r.Content == "" && !r.JSON {
-		return r.Parts
+		return r.Parts()
 	}
 	head := TextPart(r.Content)
 	if r.JSON {
 		head.Kind = PartJSON
 	}
-	if len(r.Parts) == 0 {
+	if len(r.Parts()) == 0 {
 		return []Part{head}
 	}
-	return append([]Part{head}, r.Parts...)
+	return append([]Part{head}, r.Parts()...)
 }
 
 // Size returns how many bytes r holds: Content and every part's [Part.Size].
 func (r Result) Size() int {
 	n := len(r.Content)
-	for _, p := range r.Parts {
+	for _, p := range r.Parts() {
 		n += p.Size()
 	}
 	return n
@@ -225,7 +245,7 @@ func (r Result) Structured() (v any, ok bool) {
 	if r.JSON {
 		return Part{Kind: PartJSON, Text: r.Content}.Structured()
 	}
-	for _, p := range r.Parts {
+	for _, p := range r.Parts() {
 		if p.Kind == PartJSON {
 			return p.Structured()
 		}

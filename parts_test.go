@@ -45,11 +45,11 @@ func TestParts(t *testing.T) {
 	for i, p := range parts {
 		switch p.Kind {
 		case toolmw.PartText, toolmw.PartJSON:
-			if _, c, ok := toolmw.ParseEnvelope(p.Text); !ok || c != res.Parts[i].Text {
+			if _, c, ok := toolmw.ParseEnvelope(p.Text); !ok || c != res.Parts()[i].Text {
 				t.Errorf("part %d: %q is not its text enveloped", i, p.Text)
 			}
 		case toolmw.PartImage, toolmw.PartFile:
-			if string(p.Data) != string(res.Parts[i].Data) {
+			if string(p.Data) != string(res.Parts()[i].Data) {
 				t.Errorf("part %d: the bytes changed", i)
 			}
 		}

@@ -40,15 +40,17 @@ func Chain(mws ...Middleware) Middleware {
 
 // Result is what a tool returns. A text tool's Result is Content, the text
 // shown to the model (wrapped as untrusted data by [ForModel]), and JSON
-// reports whether Content is a JSON document. A Result may instead carry
-// Parts, in order — text, JSON, images, audio, files, resource links and
-// embedded resources (see [Part]); it then has no Content of its own (a
-// Content beside Parts is its first text part). [Result.AllParts] reads
-// both kinds alike.
+// reports whether Content is a JSON document. A Result may also carry
+// parts, in order — text, JSON, images, audio, files, resource links and
+// embedded resources (see [Part], [Parts] and [Result.WithParts]); a
+// Content beside them is their first part. [Result.AllParts] reads both
+// kinds alike. The parts are held behind one pointer, so that a text
+// Result stays three words, as cheap to return through every layer as
+// before parts existed.
 type Result struct {
 	Content string
 	JSON    bool
-	Parts   []Part
+	parts   *[]Part
 }
 
 // Text returns a plain-text Result.

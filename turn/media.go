@@ -92,7 +92,7 @@ func NewMedia(limits MediaLimits) *Media { return &Media{limits: limits} }
 // Result, or parts the API takes none of): the caller then sends
 // toolmw.ForModel's text as it does for any text result.
 func (m *Media) Blocks(res toolmw.Result) ([]Block, bool) {
-	if len(res.Parts) == 0 {
+	if len(res.Parts()) == 0 {
 		return nil, false
 	}
 	parts := res.AllParts()

@@ -60,7 +60,7 @@ func ExampleClientOptions() {
 		fmt.Println(err)
 		return
 	}
-	for _, p := range res.Parts {
+	for _, p := range res.Parts() {
 		fmt.Println(p.Describe())
 	}
 	// Output:

@@ -88,18 +88,18 @@ func TestRemoteParts(t *testing.T) {
 		toolmw.ResourceLinkPart("https://example.com/r?q=1#x", "report", "application/pdf"),
 	}
 	res, err := box.Call(ctx, "every", nil)
-	if want := append([]toolmw.Part{text}, rest...); err != nil || res.Content != "" || !reflect.DeepEqual(res.Parts, want) {
+	if want := append([]toolmw.Part{text}, rest...); err != nil || res.Content != "" || !reflect.DeepEqual(res.Parts(), want) {
 		t.Fatalf("every: %+v, %v", res, err)
 	}
 	// Structured content is the JSON part; the text blocks are its
 	// serialization and are left out.
 	res, err = box.Call(ctx, "every_structured", nil)
-	if want := append([]toolmw.Part{{Kind: toolmw.PartJSON, Text: `{"seats":2}`}}, rest...); err != nil || !reflect.DeepEqual(res.Parts, want) {
+	if want := append([]toolmw.Part{{Kind: toolmw.PartJSON, Text: `{"seats":2}`}}, rest...); err != nil || !reflect.DeepEqual(res.Parts(), want) {
 		t.Fatalf("every_structured: %+v, %v", res, err)
 	}
 	// Text only: as it has always been.
 	res, err = box.Call(ctx, "text", nil)
-	if err != nil || res.Content != "a\nb" || res.JSON || res.Parts != nil {
+	if err != nil || res.Content != "a\nb" || res.JSON || res.Parts() != nil {
 		t.Fatalf("text: %+v, %v", res, err)
 	}
 }

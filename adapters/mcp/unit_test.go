@@ -404,7 +404,7 @@ func TestRemoteContent(t *testing.T) {
 		toolmw.ImagePart([]byte{1, 2, 3}, "image/png"),
 		toolmw.ResourcePart("file:///notes.txt", "", "the notes"),
 	}
-	if err != nil || res.Content != "" || res.JSON || !reflect.DeepEqual(res.Parts, want) {
+	if err != nil || res.Content != "" || res.JSON || !reflect.DeepEqual(res.Parts(), want) {
 		t.Fatalf("mixed: %+v, %v", res, err)
 	}
 	res, err = box.Call(ctx, "structured", nil)

@@ -36,13 +36,13 @@ func TestPartsRepeated(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := toolmw.Parts(toolmw.TextPart("screenshot"), toolmw.ImagePart(bytes.Repeat([]byte{1}, 100), "image/png"))
-	first.Parts[1].Data[0] = 9
-	first.Parts[0].Text = "changed"
+	first.Parts()[1].Data[0] = 9
+	first.Parts()[0].Text = "changed"
 	again, err := tool(ctx, nil)
 	if err != nil || n.Load() != 1 || !reflect.DeepEqual(again, want) {
 		t.Fatalf("repeat: %+v %v after %d runs", again, err, n.Load())
 	}
-	again.Parts[1].Data[1] = 9
+	again.Parts()[1].Data[1] = 9
 	if third, _ := tool(ctx, nil); !reflect.DeepEqual(third, want) {
 		t.Fatalf("third: %+v", third)
 	}
@@ -61,7 +61,7 @@ func TestPartsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := tool(ctx, nil)
-	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeDuplicateDropped || len(res.Parts) != 0 || n.Load() != 1 {
+	if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeDuplicateDropped || len(res.Parts()) != 0 || n.Load() != 1 {
 		t.Fatalf("repeat: %+v %v after %d runs", res, err, n.Load())
 	}
 }

@@ -91,7 +91,7 @@ func markJSON(res toolmw.Result, m Mark) (toolmw.Result, bool) {
 			Source: m.Source, Kind: m.Kind, Code: m.Code, AgeSeconds: ageSeconds(m), Note: m.note(),
 		}, Result: orig})
 		if err == nil {
-			return toolmw.Result{Content: string(b), JSON: true, Parts: res.Parts}, true
+			return toolmw.Result{Content: string(b), JSON: true}.WithParts(res.Parts()...), true
 		}
 	}
 	return toolmw.Result{}, false
@@ -116,7 +116,7 @@ func markText(res toolmw.Result, m Mark) toolmw.Result {
 	b.WriteString(m.note())
 	b.WriteByte('\n')
 	b.WriteString(res.Content)
-	return toolmw.Result{Content: b.String(), Parts: res.Parts}
+	return toolmw.Result{Content: b.String()}.WithParts(res.Parts()...)
 }
 
 func ageSeconds(m Mark) *int64 {
@@ -182,7 +182,7 @@ func Parse(res toolmw.Result) (m Mark, orig toolmw.Result, ok bool) {
 	if !m.valid() {
 		return Mark{}, res, false
 	}
-	return m, toolmw.Result{Content: content, Parts: res.Parts}, true
+	return m, toolmw.Result{Content: content}.WithParts(res.Parts()...), true
 }
 
 func parseJSON(res toolmw.Result) (Mark, toolmw.Result, bool) {
@@ -206,7 +206,7 @@ func parseJSON(res toolmw.Result) (Mark, toolmw.Result, bool) {
 	if !m.valid() {
 		return Mark{}, res, false
 	}
-	orig := toolmw.Result{JSON: true, Parts: res.Parts}
+	orig := toolmw.Result{JSON: true}.WithParts(res.Parts()...)
 	if len(doc.Result) > 0 && string(doc.Result) != "null" {
 		orig.Content = string(doc.Result)
 	}

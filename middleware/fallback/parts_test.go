@@ -39,17 +39,17 @@ func TestPartsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := toolmw.Result{Parts: append([]toolmw.Part(nil), first.Parts...)}
-	want.Parts[1].Data = bytes.Clone(first.Parts[1].Data)
+	want := toolmw.Result{}.WithParts(append([]toolmw.Part(nil), first.Parts()...)...)
+	want.Parts()[1].Data = bytes.Clone(first.Parts()[1].Data)
 	// The caller changes what it got: what is kept does not change.
-	first.Parts[1].Data[0] = 0
-	first.Parts[0].Text = "changed"
+	first.Parts()[1].Data[0] = 0
+	first.Parts()[0].Text = "changed"
 	p.down.Store(true)
 	res, err := tool(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(res.Content, "[toolmw fallback source=last_good") || len(res.Parts) != 3 {
+	if !strings.HasPrefix(res.Content, "[toolmw fallback source=last_good") || len(res.Parts()) != 3 {
 		t.Fatalf("got %+v", res)
 	}
 	m, orig, ok := fallback.Parse(res)
@@ -57,7 +57,7 @@ func TestPartsServed(t *testing.T) {
 		t.Fatalf("Parse: %v %+v, want %+v", ok, orig, want)
 	}
 	// Nor does this caller change what the next is served.
-	res.Parts[1].Data[1] = 0
+	res.Parts()[1].Data[1] = 0
 	again, _ := tool(ctx, nil)
 	if _, orig, _ := fallback.Parse(again); !reflect.DeepEqual(orig, want) {
 		t.Fatalf("served after a change: %+v", orig)
@@ -67,14 +67,14 @@ func TestPartsServed(t *testing.T) {
 // TestPartsJSON: a JSON result keeps its parts after its marked document.
 func TestPartsJSON(t *testing.T) {
 	fn := func(context.Context, toolmw.Call, json.RawMessage, error) (toolmw.Result, error) {
-		return toolmw.Result{Content: `{"n":1}`, JSON: true, Parts: []toolmw.Part{toolmw.ImagePart([]byte{1}, "image/png")}}, nil
+		return toolmw.Result{Content: `{"n":1}`, JSON: true}.WithParts([]toolmw.Part{toolmw.ImagePart([]byte{1}, "image/png")}...), nil
 	}
 	tool := wrap(t, search, func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Result{}, open }, fallback.WithFunc(fn))
 	res, err := tool(context.Background(), nil)
-	if err != nil || !res.JSON || len(res.Parts) != 1 || res.Parts[0].Kind != toolmw.PartImage {
+	if err != nil || !res.JSON || len(res.Parts()) != 1 || res.Parts()[0].Kind != toolmw.PartImage {
 		t.Fatalf("%+v %v", res, err)
 	}
-	if _, orig, ok := fallback.Parse(res); !ok || orig.Content != `{"n":1}` || len(orig.Parts) != 1 {
+	if _, orig, ok := fallback.Parse(res); !ok || orig.Content != `{"n":1}` || len(orig.Parts()) != 1 {
 		t.Fatalf("Parse: %+v", orig)
 	}
 }

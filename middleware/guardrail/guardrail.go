@@ -203,7 +203,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 		return res, err
 	}
 	view, values := res, []string{res.Content}
-	if len(res.Parts) > 0 && res.Content == "" && !res.JSON {
+	if len(res.Parts()) > 0 && res.Content == "" && !res.JSON {
 		values = nil // parts alone: no content to read (toolmw.Result.AllParts)
 	}
 	if res.JSON {
@@ -214,10 +214,10 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 			values = d.values
 		}
 	}
-	if len(res.Parts) > 0 {
+	if len(res.Parts()) > 0 {
 		var parts []toolmw.Part
-		parts, values = readParts(res.Parts, values, l.values[1])
-		view.Parts = parts
+		parts, values = readParts(res.Parts(), values, l.values[1])
+		view = view.WithParts(parts...)
 	}
 	for i := range l.results {
 		if err := l.run(ctx, &l.results[i], call, nil, view, values); err != nil {

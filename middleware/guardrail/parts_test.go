@@ -18,7 +18,7 @@ import (
 // TestResultStringsParts: a string check sees each string of a result's
 // parts, decoded; never bytes.
 func TestResultStringsParts(t *testing.T) {
-	res := toolmw.Result{Content: "head", Parts: []toolmw.Part{
+	res := toolmw.Result{Content: "head"}.WithParts([]toolmw.Part{
 		toolmw.TextPart("a text"),
 		{Kind: toolmw.PartJSON, Text: `{"k\u0065y": ["v\u0061l", 4]}`},
 		{Kind: toolmw.PartJSON, Text: `{not json`},
@@ -26,7 +26,7 @@ func TestResultStringsParts(t *testing.T) {
 		toolmw.ResourcePart("file:///x", "text/plain", "embedded"),
 		toolmw.ImagePart([]byte("bytes are not read"), "image/png"),
 		toolmw.TextPart(""),
-	}}
+	}...)
 	var mu sync.Mutex
 	var seen []string
 	mw := guardrail.New(guardrail.ResultStrings("look", func(_ context.Context, _ toolmw.Call, s string) error {
@@ -62,10 +62,10 @@ func TestResultCheckParts(t *testing.T) {
 		return nil
 	}))
 	out, err := mw(testutil.Returning(res, nil))(context.Background(), nil)
-	if err != nil || got.Parts[1].Text != `{"card":"4556"}` || got.Parts[0].Text != "t" {
+	if err != nil || got.Parts()[1].Text != `{"card":"4556"}` || got.Parts()[0].Text != "t" {
 		t.Fatalf("seen %+v %v", got, err)
 	}
-	if out.Parts[1].Text != doc || res.Parts[1].Text != doc {
+	if out.Parts()[1].Text != doc || res.Parts()[1].Text != doc {
 		t.Errorf("the result was changed: %+v", out)
 	}
 }
@@ -74,7 +74,7 @@ func TestResultCheckParts(t *testing.T) {
 // the result, and the block carries nothing of it.
 func TestResultStringsPartsBlock(t *testing.T) {
 	for _, s := range canary.Secrets {
-		for i, p := range testutil.PartsWith(s.Value).Parts {
+		for i, p := range testutil.PartsWith(s.Value).Parts() {
 			if p.Kind == toolmw.PartImage || !p.Kind.Valid() || p.Annotations != nil {
 				continue // the secret is in bytes, a kind, a MIME type or annotations: not strings a check reads
 			}

@@ -236,7 +236,7 @@ func (l *layer) log(ctx context.Context, start time.Time, res toolmw.Result, err
 		start:     start,
 		clock:     l.cfg.clock,
 	}
-	if err == nil && len(res.Parts) > 0 {
+	if err == nil && len(res.Parts()) > 0 {
 		parts := res.AllParts()
 		f.parts, f.partInfo = len(parts), strings.Join(partinfo.List(parts, partinfo.MaxListed), "; ")
 	}

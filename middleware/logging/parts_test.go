@@ -21,7 +21,7 @@ func TestPartsDescribed(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			res := toolmw.Result{Content: "caption", Parts: []toolmw.Part{toolmw.ImagePart(make([]byte, 100), "image/png")}}
+			res := toolmw.Result{Content: "caption"}.WithParts([]toolmw.Part{toolmw.ImagePart(make([]byte, 100), "image/png")}...)
 			for _, r := range []toolmw.Result{res, toolmw.Text("plain")} {
 				tool := toolmw.MustWrap(toolmw.Spec{Name: "shoot"}, testutil.Returning(r, nil),
 					b.new(&buf, slog.LevelInfo, logging.WithSuccessLevel(slog.LevelInfo), logging.WithClock(newClock())))

@@ -53,7 +53,7 @@ func ExampleNew_session() {
 	}
 	ctx := toolmw.WithSession(context.Background(), printSession{})
 	res, _ := redact.New(redact.WithResults())(tool)(ctx, nil)
-	fmt.Println(res.Parts[0].URI)
+	fmt.Println(res.Parts()[0].URI)
 	// Output:
 	// progress: mailing [REDACTED:email]
 	// https://example.com/r?token=[REDACTED:query_secret]

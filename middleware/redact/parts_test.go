@@ -44,19 +44,19 @@ func TestPartsCanaries(t *testing.T) {
 			for _, l := range leaks(res) {
 				t.Error(l)
 			}
-			if len(res.Parts) != len(orig.Parts) {
-				t.Fatalf("%d parts, want %d", len(res.Parts), len(orig.Parts))
+			if len(res.Parts()) != len(orig.Parts()) {
+				t.Fatalf("%d parts, want %d", len(res.Parts()), len(orig.Parts()))
 			}
-			for i, p := range res.Parts {
+			for i, p := range res.Parts() {
 				if canary.Leaked(string(p.Kind)) != "" {
 					t.Errorf("part %d: kind %s", i, p.Kind)
 				}
-				if orig.Parts[i].Kind.Valid() && p.Kind != orig.Parts[i].Kind {
-					t.Errorf("part %d: kind %s, want %s", i, p.Kind, orig.Parts[i].Kind)
+				if orig.Parts()[i].Kind.Valid() && p.Kind != orig.Parts()[i].Kind {
+					t.Errorf("part %d: kind %s, want %s", i, p.Kind, orig.Parts()[i].Kind)
 				}
 			}
-			if !json.Valid([]byte(res.Parts[1].Text)) {
-				t.Errorf("the JSON part is no longer JSON: %s", res.Parts[1].Text)
+			if !json.Valid([]byte(res.Parts()[1].Text)) {
+				t.Errorf("the JSON part is no longer JSON: %s", res.Parts()[1].Text)
 			}
 			if len(leaks(orig)) == 0 {
 				t.Error("the original was changed")
@@ -73,7 +73,7 @@ func TestPartsCanaries(t *testing.T) {
 func TestPartsWithoutResults(t *testing.T) {
 	orig := testutil.PartsWith(canary.Secrets[0].Value)
 	res, _ := run(redact.New(), orig, nil)
-	if &res.Parts[0] != &orig.Parts[0] {
+	if &res.Parts()[0] != &orig.Parts()[0] {
 		t.Error("the parts were copied")
 	}
 }
@@ -86,8 +86,8 @@ func TestPartsBytesUntouched(t *testing.T) {
 	orig := toolmw.Parts(toolmw.ImagePart(secret, "image/png"), toolmw.AudioPart(secret, "audio/wav"),
 		toolmw.FilePart("a.txt", "text/plain", secret), toolmw.BlobResourcePart("file:///b", "application/octet-stream", secret))
 	res, _ := run(redact.New(redact.WithResults()), orig, nil)
-	for i, p := range res.Parts {
-		if !bytes.Equal(p.Data, secret) || &p.Data[0] != &orig.Parts[i].Data[0] {
+	for i, p := range res.Parts() {
+		if !bytes.Equal(p.Data, secret) || &p.Data[0] != &orig.Parts()[i].Data[0] {
 			t.Errorf("part %d: data %q", i, p.Data)
 		}
 	}
@@ -98,8 +98,8 @@ func TestPartsClean(t *testing.T) {
 	orig := toolmw.Parts(toolmw.TextPart("hello"), toolmw.Part{Kind: toolmw.PartJSON, Text: `{"a": [1, "b"]}`},
 		toolmw.ResourceLinkPart("https://example.com/r", "r", "text/plain"))
 	res, _ := run(redact.New(redact.WithResults()), orig, nil)
-	if &res.Parts[0] != &orig.Parts[0] || res.Parts[1].Text != `{"a": [1, "b"]}` {
-		t.Errorf("got %+v", res.Parts)
+	if &res.Parts()[0] != &orig.Parts()[0] || res.Parts()[1].Text != `{"a": [1, "b"]}` {
+		t.Errorf("got %+v", res.Parts())
 	}
 }
 
@@ -123,7 +123,7 @@ func TestJSONPart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, _ := run(redact.New(redact.WithResults()), toolmw.Parts(toolmw.Part{Kind: toolmw.PartJSON, Text: tt.doc}), nil)
-			if p := res.Parts[0]; p.Text != tt.want || p.Kind != tt.kind {
+			if p := res.Parts()[0]; p.Text != tt.want || p.Kind != tt.kind {
 				t.Errorf("got %s %s, want %s %s", p.Kind, p.Text, tt.kind, tt.want)
 			}
 		})
@@ -133,8 +133,7 @@ func TestJSONPart(t *testing.T) {
 // TestContentUnchanged: a text or JSON result without parts is scrubbed
 // as before, the Content of a result with parts too.
 func TestContentWithParts(t *testing.T) {
-	res, _ := run(redact.New(redact.WithResults()), toolmw.Result{Content: `{"card": 4556737586899855}`, JSON: true,
-		Parts: []toolmw.Part{toolmw.TextPart("x")}}, nil)
+	res, _ := run(redact.New(redact.WithResults()), toolmw.Result{Content: `{"card": 4556737586899855}`, JSON: true}.WithParts([]toolmw.Part{toolmw.TextPart("x")}...), nil)
 	if res.Content != `{"card": [REDACTED:card]}` || res.JSON {
 		t.Errorf("got %+v", res)
 	}

@@ -50,8 +50,8 @@ var processKey = sync.OnceValue(func() []byte {
 // scrubResult returns res with its content and its parts scrubbed
 // (scrubParts).
 func scrubResult(s *scrub.Scrubber, res toolmw.Result) toolmw.Result {
-	if len(res.Parts) > 0 {
-		res.Parts = scrubParts(s, res.Parts)
+	if len(res.Parts()) > 0 {
+		res = res.WithParts(scrubParts(s, res.Parts())...)
 	}
 	content := s.String(res.Content)
 	if content == res.Content {

@@ -17,7 +17,7 @@
 //     declares JSON results (Spec.ResultJSON), its content is one valid JSON
 //     document → result_not_json.
 //
-// A result with parts (toolmw.Result.Parts; its content, when it has one,
+// A result with parts (toolmw.Result.Parts(); its content, when it has one,
 // is its first part, as toolmw.Result.AllParts counts):
 //
 //   - its size ([toolmw.Result.Size]): by default, its bytes other than

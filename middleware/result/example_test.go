@@ -42,7 +42,7 @@ func ExampleWithMIMETypes() {
 		return toolmw.Parts(toolmw.TextPart("the login page"), toolmw.ImagePart([]byte("<svg/>"), "image/svg+xml")), nil
 	}, result.New(result.WithMIMETypes("image/png", "image/svg+xml")))
 	res, err := shot(context.Background(), nil)
-	fmt.Println(res.Parts[1].Describe(), err)
+	fmt.Println(res.Parts()[1].Describe(), err)
 	// Output:
 	// screenshot: tool-result-invalid result_part_invalid: part 1 of the tool's result is of a MIME type the result layer does not allow
 	// image image/svg+xml 19 bytes <nil>

@@ -72,7 +72,7 @@ func TestPartCaps(t *testing.T) {
 		{"text parts at the text cap", toolmw.Parts(toolmw.TextPart(strings.Repeat("a", mib/2)), toolmw.TextPart(strings.Repeat("a", mib/2))), nil, ""},
 		{"text parts over the text cap", toolmw.Parts(toolmw.TextPart(strings.Repeat("a", mib/2)), toolmw.TextPart(strings.Repeat("a", mib/2+1))), nil, taxonomy.CodeResultTooLarge},
 		{"an image's bytes leave the text cap alone", toolmw.Parts(toolmw.TextPart(strings.Repeat("a", mib-9)), image(mib, "image/png")), nil, ""},
-		{"content beside parts counts", toolmw.Result{Content: strings.Repeat("a", mib), Parts: []toolmw.Part{toolmw.TextPart("a")}}, nil, taxonomy.CodeResultTooLarge},
+		{"content beside parts counts", toolmw.Result{Content: strings.Repeat("a", mib)}.WithParts([]toolmw.Part{toolmw.TextPart("a")}...), nil, taxonomy.CodeResultTooLarge},
 		{"WithMaxBytes counts binary data", toolmw.Parts(image(2*mib, "image/png")), []result.Option{result.WithMaxBytes(mib)}, taxonomy.CodeResultTooLarge},
 		{"WithMaxBytes raises the cap", toolmw.Parts(image(10*mib, "image/png"), image(10*mib, "image/png"), image(10*mib, "image/png"), image(10*mib, "image/png")), []result.Option{result.WithMaxBytes(64 * mib)}, ""},
 		{"WithMaxPartBytes", toolmw.Parts(image(100, "image/png")), []result.Option{result.WithMaxPartBytes(108)}, taxonomy.CodeResultTooLarge},
@@ -122,12 +122,12 @@ func TestPartChecks(t *testing.T) {
 		{"a name not UTF-8", toolmw.Parts(toolmw.FilePart("a\xff.pdf", "application/pdf", nil)), nil, taxonomy.CodeResultNotUTF8},
 		{"a URI not UTF-8", toolmw.Parts(toolmw.ResourceLinkPart("file:///\xff", "a", "")), nil, taxonomy.CodeResultNotUTF8},
 		{"a resource's text not UTF-8", toolmw.Parts(toolmw.ResourcePart("file:///a", "text/plain", "\xed\xa0\x80")), nil, taxonomy.CodeResultNotUTF8},
-		{"content beside parts not UTF-8", toolmw.Result{Content: "\xff", Parts: []toolmw.Part{toolmw.TextPart("a")}}, nil, taxonomy.CodeResultNotUTF8},
+		{"content beside parts not UTF-8", toolmw.Result{Content: "\xff"}.WithParts([]toolmw.Part{toolmw.TextPart("a")}...), nil, taxonomy.CodeResultNotUTF8},
 		{"image bytes need not be UTF-8", toolmw.Parts(toolmw.ImagePart([]byte{0xff, 0xfe}, "image/png")), nil, ""},
 		{"a JSON part", toolmw.Parts(toolmw.Part{Kind: toolmw.PartJSON, Text: `{"n":1}`}), nil, ""},
 		{"a broken JSON part", toolmw.Parts(toolmw.Part{Kind: toolmw.PartJSON, Text: `{"n":1`}), nil, taxonomy.CodeResultNotJSON},
 		{"an empty JSON part", toolmw.Parts(toolmw.Part{Kind: toolmw.PartJSON}), nil, taxonomy.CodeResultNotJSON},
-		{"JSON content beside parts", toolmw.Result{Content: `{"n":`, JSON: true, Parts: []toolmw.Part{toolmw.TextPart("a")}}, nil, taxonomy.CodeResultNotJSON},
+		{"JSON content beside parts", toolmw.Result{Content: `{"n":`, JSON: true}.WithParts([]toolmw.Part{toolmw.TextPart("a")}...), nil, taxonomy.CodeResultNotJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestPartsDeclaredJSON(t *testing.T) {
 	if code, err := run(t, spec, toolmw.Parts(toolmw.TextPart("see the image"), image(4, "image/png"))); code != "" {
 		t.Fatalf("parts under ResultJSON: %v", err)
 	}
-	if code, _ := run(t, spec, toolmw.Result{Content: "not JSON", Parts: []toolmw.Part{image(4, "image/png")}}); code != taxonomy.CodeResultNotJSON {
+	if code, _ := run(t, spec, toolmw.Result{Content: "not JSON"}.WithParts([]toolmw.Part{image(4, "image/png")}...)); code != taxonomy.CodeResultNotJSON {
 		t.Fatalf("content beside parts under ResultJSON: %q, want result_not_json", code)
 	}
 }
@@ -160,7 +160,7 @@ func TestPartErrorsHoldNothingOfThePart(t *testing.T) {
 			toolmw.FilePart(secret+"\xff", "application/pdf", []byte(secret)),
 			{Kind: toolmw.PartJSON, Text: `{"k":"` + secret + `"`},
 		} {
-			_, err := run(t, toolmw.Spec{}, toolmw.Result{Content: "head", Parts: []toolmw.Part{toolmw.TextPart("a"), p}})
+			_, err := run(t, toolmw.Spec{}, toolmw.Result{Content: "head"}.WithParts([]toolmw.Part{toolmw.TextPart("a"), p}...))
 			if err == nil {
 				t.Fatalf("%s: passed", p.Describe())
 			}

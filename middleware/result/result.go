@@ -72,8 +72,8 @@ func (k *checker) check(ctx context.Context, res toolmw.Result, out *outputs) er
 	if call, ok := toolmw.CallFrom(ctx); ok {
 		spec = call.Spec
 	}
-	contentJSON := res.JSON || spec != nil && spec.ResultJSON && (len(res.Parts) == 0 || res.Content != "")
-	if len(res.Parts) == 0 {
+	contentJSON := res.JSON || spec != nil && spec.ResultJSON && (len(res.Parts()) == 0 || res.Content != "")
+	if len(res.Parts()) == 0 {
 		// A text result: the checks it has always had.
 		switch {
 		case len(res.Content) > k.textCap:
@@ -96,7 +96,7 @@ func (k *checker) check(ctx context.Context, res toolmw.Result, out *outputs) er
 // (its content first when it has one).
 func (k *checker) checkParts(res toolmw.Result, contentJSON bool) error {
 	whole, binary := res.Size(), 0
-	for _, p := range res.Parts {
+	for _, p := range res.Parts() {
 		binary += len(p.Data)
 	}
 	switch {
@@ -115,7 +115,7 @@ func (k *checker) checkParts(res toolmw.Result, contentJSON bool) error {
 			return errNotJSON
 		}
 	}
-	for i, p := range res.Parts {
+	for i, p := range res.Parts() {
 		if err := k.checkPart(first+i, p); err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (o *outputs) check(ctx context.Context, spec *toolmw.Spec, res toolmw.Resul
 			return err
 		}
 	}
-	for _, p := range res.Parts {
+	for _, p := range res.Parts() {
 		if p.Kind != toolmw.PartJSON {
 			continue
 		}

@@ -22,7 +22,7 @@ func TestPartsDescribed(t *testing.T) {
 	for range tracing.MaxPartsDescribed {
 		parts = append(parts, toolmw.TextPart("hi"))
 	}
-	for _, res := range []toolmw.Result{{Content: "caption", Parts: parts}, toolmw.Text("plain")} {
+	for _, res := range []toolmw.Result{toolmw.Text("caption").WithParts(parts...), toolmw.Text("plain")} {
 		tool := toolmw.MustWrap(toolmw.Spec{Name: "shoot"}, testutil.Returning(res, nil), tracing.New(r.opts()...))
 		if _, err := tool(context.Background(), nil); err != nil {
 			t.Fatal(err)

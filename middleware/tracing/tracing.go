@@ -177,7 +177,7 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 			c, _ = toolmw.CallFrom(ctx)
 		}
 		annotate(span, id, outcome, info, known, c)
-		if err == nil && len(res.Parts) > 0 {
+		if err == nil && len(res.Parts()) > 0 {
 			parts := res.AllParts()
 			span.SetAttributes(KeyResultParts.Int(len(parts)),
 				KeyResultPartDescriptions.StringSlice(partinfo.List(parts, MaxPartsDescribed)))

@@ -169,7 +169,7 @@ func (m *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		if err != nil {
 			return failureResult(err), nil
 		}
-		if orig := st.result(); orig != nil && len(res.Parts) == 0 && resultOf(orig).Content == res.Content && resultOf(orig).JSON == res.JSON {
+		if orig := st.result(); orig != nil && len(res.Parts()) == 0 && resultOf(orig).Content == res.Content && resultOf(orig).JSON == res.JSON {
 			return orig, nil
 		}
 		return successResult(res), nil

@@ -32,11 +32,11 @@ func List(parts []toolmw.Part, max int) []string {
 // so that neither the one who kept res nor the one given the copy can
 // change what the other holds. A result without parts is returned as it is.
 func Clone(res toolmw.Result) toolmw.Result {
-	if res.Parts == nil {
+	if res.Parts() == nil {
 		return res
 	}
-	parts := make([]toolmw.Part, len(res.Parts))
-	for i, p := range res.Parts {
+	parts := make([]toolmw.Part, len(res.Parts()))
+	for i, p := range res.Parts() {
 		if p.Data != nil {
 			p.Data = append([]byte{}, p.Data...)
 		}
@@ -53,6 +53,6 @@ func Clone(res toolmw.Result) toolmw.Result {
 		}
 		parts[i] = p
 	}
-	res.Parts = parts
+	res = res.WithParts(parts...)
 	return res
 }

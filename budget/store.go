@@ -198,7 +198,7 @@ func (b *Retry) apply(ctx context.Context, withdraw int64) (TokenBalance, error)
 		if withdraw > 0 {
 			s.guard.Corrupt("retry", "", err)
 		} else {
-			s.guard.Report("deposit", "", err)
+			s.guard.After("deposit", "", err)
 		}
 		r.Withdrawn = false
 	}

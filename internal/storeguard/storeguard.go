@@ -255,6 +255,11 @@ func (g *Guard) Report(op, key string, err error) { g.report(op, key, err, g.fai
 // so it does not rest.
 func (g *Guard) Corrupt(op, key string, err error) { g.report(op, key, err, true) }
 
+// After reports an operation that came after the call (a deposit, a
+// release, a settle) the store did not complete or answered with corrupt
+// state: Refused is false, and the store does not rest.
+func (g *Guard) After(op, key string, err error) { g.report(op, key, err, false) }
+
 func (g *Guard) report(op, key string, err error, refused bool) {
 	if g.onError != nil {
 		g.onError(store.Error{Layer: g.layer, Op: op, Key: key, Err: err, Refused: refused})

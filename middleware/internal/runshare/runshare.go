@@ -49,7 +49,6 @@ type Shared[St, L any] struct {
 
 	layer      string
 	guard      *storeguard.Guard
-	onError    func(store.Error)
 	failClosed bool
 	down       error // ends a call the store could not serve, failing closed
 	corrupt    error // ends a call the store answered with corrupt state
@@ -62,7 +61,7 @@ type Shared[St, L any] struct {
 // with corrupt; newLocal makes the replica's state of a run.
 func New[St, L any](layer string, c Config[St], down, corrupt error, newLocal func() *L) *Shared[St, L] {
 	return &Shared[St, L]{Store: c.Store, layer: layer, guard: storeguard.New(layer, c.Options, c.FailClosed, nil),
-		onError: c.Options.OnError, failClosed: c.FailClosed, down: down, corrupt: corrupt,
+		failClosed: c.FailClosed, down: down, corrupt: corrupt,
 		local: keyed.New(MaxLocalRuns, func(string) *L { return newLocal() })}
 }
 
@@ -91,7 +90,7 @@ func (s *Shared[St, L]) Ask(ctx context.Context, op string, f func(context.Conte
 	})
 	switch {
 	case corrupt != nil:
-		s.report(op, corrupt, true)
+		s.guard.Corrupt(op, "", corrupt)
 		return false, false, s.corrupt
 	case local:
 		toolmw.SetDegraded(ctx, s.layer)
@@ -109,17 +108,9 @@ func (s *Shared[St, L]) Eventually(ctx context.Context, op string, f func(contex
 	s.guard.Eventually(ctx, op, "", func(ctx context.Context) error {
 		err := f(ctx)
 		if errors.Is(err, store.ErrCorrupt) {
-			s.report(op, err, false)
+			s.guard.After(op, "", err)
 			return nil
 		}
 		return err
 	})
-}
-
-// report reports an operation the store answered with corrupt state;
-// refused says the call was refused because of it.
-func (s *Shared[St, L]) report(op string, err error, refused bool) {
-	if s.onError != nil {
-		s.onError(store.Error{Layer: s.layer, Op: op, Err: err, Refused: refused})
-	}
 }

@@ -596,8 +596,16 @@ func TestChaosExactlyOnce(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
 			if i%20 == 7 && jobs[j].n == 0 { // the first issuer gives up mid-call
-				timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
-				defer timer.Stop()
+				if d := time.Duration(i%3) * time.Millisecond; d > 0 {
+					timer := time.AfterFunc(d, cancel)
+					defer timer.Stop()
+				} else {
+					// At once, on another goroutine. Not AfterFunc(0): a
+					// zero-duration AfterFunc, made by many goroutines of a
+					// synctest bubble at once under -race, crashed the Go
+					// 1.26.8 runtime once (SIGSEGV in runtime.(*timer).modify).
+					go cancel()
+				}
 			}
 			res, err := wrapped[name](ctx, nil)
 			cancel()
@@ -951,8 +959,16 @@ func TestChaosLimits(t *testing.T) {
 			name := [...]string{"pay", "search", "cancel"}[i%3]
 			ctx, cancel := context.WithCancel(toolmw.WithCallID(runs[i/10], callID(i)))
 			if i%20 == 7 { // the caller gives up mid-call
-				timer := time.AfterFunc(time.Duration(i%3)*time.Millisecond, cancel)
-				defer timer.Stop()
+				if d := time.Duration(i%3) * time.Millisecond; d > 0 {
+					timer := time.AfterFunc(d, cancel)
+					defer timer.Stop()
+				} else {
+					// At once, on another goroutine. Not AfterFunc(0): a
+					// zero-duration AfterFunc, made by many goroutines of a
+					// synctest bubble at once under -race, crashed the Go
+					// 1.26.8 runtime once (SIGSEGV in runtime.(*timer).modify).
+					go cancel()
+				}
 			}
 			_, err := wrapped[name](ctx, nil)
 			cancel()

@@ -160,8 +160,10 @@ func (s *runStates) drop(wp weak.Pointer[budget.Run]) {
 	s.mu.Unlock()
 }
 
-func (s *runStates) len() int {
+// has reports whether the run of wp has state, for tests.
+func (s *runStates) has(wp weak.Pointer[budget.Run]) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.m)
+	_, ok := s.m[wp]
+	return ok
 }

@@ -21,7 +21,7 @@ const NotOfferedTool = "toolmw/not-offered"
 
 // Agent returns a so that a call the model makes to a tool a does not have
 // is answered typed, as toolmw answers it — the envelope of
-// not-found/tool_not_found, "no tool named <name>" (the name only when it
+// tool-not-found/tool_not_found, "no tool named <name>" (the name only when it
 // is a valid tool name) — instead of the executor's own text ("<name> is
 // not a valid tool, try another one"). The run goes on either way: the
 // executor never aborts on an unknown tool.

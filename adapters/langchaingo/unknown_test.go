@@ -71,7 +71,7 @@ func TestUnknownToolThroughAgent(t *testing.T) {
 			t.Errorf("result %d: %q, want %q", i, got[i].Content, want[i])
 		}
 	}
-	if !strings.Contains(want[0], "not-found tool_not_found: no tool named frobnicate") {
+	if !strings.Contains(want[0], "tool-not-found tool_not_found: no tool named frobnicate") {
 		t.Errorf("the typed answer reads %q", want[0])
 	}
 	// The assistant message replayed to the model holds its calls under

@@ -183,3 +183,33 @@ func TestCallsCounted(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want once", n)
 	}
 }
+
+// TestApprovalSameRunWithoutAgent: without Agent (so no pass begins at the
+// first Plan), the Stop itself starts a new pass: the same input run again
+// in the same run finds the approval, and dedupe answers the calls made
+// before it.
+func TestApprovalSameRunWithoutAgent(t *testing.T) {
+	tr := newTravel(t)
+	lc, err := toollangchaingo.New(tr.box)
+	must(t, err)
+	ctx := budget.WithRun(context.Background(), budget.WithID("run_no_agent"))
+	pass := func() (string, error) {
+		agent := agents.NewOpenAIFunctionsAgent(newScripted(travelScript()...), lc.Tools())
+		return chains.Run(ctx, agents.NewExecutor(agent), "Cancel LH123 and BK-1042; how is Oslo?")
+	}
+	_, err = pass()
+	var stop *toollangchaingo.Stop
+	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindApprovalPending {
+		t.Fatalf("the first pass ended with %v", err)
+	}
+	req, err := tr.desk.Get(context.Background(), stop.Approvals[0])
+	must(t, err)
+	must(t, tr.desk.Approve(context.Background(), req, time.Hour))
+	if _, err := pass(); err != nil {
+		t.Fatalf("the second pass: %v", err)
+	}
+	if tr.cancellations.Load() != 1 || tr.weathers.Load() != 2 || tr.refusals.Load() != 1 {
+		t.Fatalf("%d cancellations, %d weather calls, %d refusals; want 1, 2, 1",
+			tr.cancellations.Load(), tr.weathers.Load(), tr.refusals.Load())
+	}
+}

@@ -10,10 +10,10 @@ import (
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
-// InputSchema is the input schema of a tool made by [Wrap], as the layers
+// WrapInputSchema is the input schema of a tool made by [Wrap], as the layers
 // see it: langchaingo tools take one free string, which Wrap passes as the
 // arguments {"input": "…"}.
-const InputSchema = `{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}`
+const WrapInputSchema = `{"type":"object","properties":{"input":{"type":"string"}},"required":["input"],"additionalProperties":false}`
 
 // Wrap runs t, a langchaingo tool of your own (a tools.Tool you wrote, or
 // one of langchaingo's), through the toolmw stack mw, with the semantics of
@@ -64,7 +64,7 @@ func Wrap(t tools.Tool, mw toolmw.Middleware, opts ...Option) (tools.Tool, error
 	if spec.Description == "" {
 		spec.Description = t.Description()
 	}
-	spec.InputSchema = json.RawMessage(InputSchema)
+	spec.InputSchema = json.RawMessage(WrapInputSchema)
 	inner := func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 		var in struct {
 			Input string `json:"input"`

@@ -28,9 +28,11 @@ var errNoCalls = errors.New("adapters/anthropic: ResumeBeta: the history's last 
 // and returns the history with the user message of their tool_result
 // blocks appended, as the runner makes them: the Messages of the next
 // runner's params. A call of a tool not among tools is answered
-// tool-not-found. Run it with the context of the stopped run (the same
-// run budget, with the same budget.WithID), so that an approved call finds
-// its approval and runs once.
+// tool-not-found. Give it a context with the stopped run's budget
+// (budget.WithRun with the same budget.WithID; not the context
+// WithBetaRunner returned, which End cancelled), so that an approved call
+// finds its approval and runs once. The calls' media share the bounds of
+// one reply.
 //
 // Every call of the message runs again, not only the one that stopped the
 // run: a call that ran before the stop runs twice unless the stack has a

@@ -176,11 +176,10 @@ func (r *BetaRun) content(a turn.Answer) []anthropic.BetaToolResultBlockParamCon
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	media := r.media
-	if media == nil {
-		media = turn.NewMedia(limits)
+	if r.media == nil { // no reply read (ResumeBeta's calls): one bound for all
+		r.media = turn.NewMedia(limits)
 	}
-	return betaContent(a, media)
+	return betaContent(a, r.media)
 }
 
 // detach returns a context for one call: ctx's values, the run's own

@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -132,11 +133,22 @@ func TestBetaRunCancelled(t *testing.T) {
 // the model is not asked again.
 func TestBetaStopLetsSiblingsFinish(t *testing.T) {
 	desk := approval.NewDesk()
-	box := toolmw.NewToolbox(fastStack(t,
+	noteStarted, stopped := make(chan struct{}), make(chan struct{})
+	// The gated call goes on only once note runs: a call the runner has
+	// not started when the stop comes is never started.
+	hold := middleware.Layer{Name: "hold", Middleware: func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			if call, _ := toolmw.CallFrom(ctx); call.Tool == "cancel_booking" {
+				<-noteStarted
+			}
+			return next(ctx, args)
+		}
+	}}
+	box := toolmw.NewToolbox(fastStack(t, hold,
 		middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("cancel_booking"))}))
-	stopped := make(chan struct{})
 	var siblingCancelled atomic.Bool
 	mustRegister(t, box, "note", func(ctx context.Context, in bookingIn) (string, error) {
+		close(noteStarted)
 		<-stopped
 		siblingCancelled.Store(ctx.Err() != nil)
 		return "noted " + in.Booking, nil
@@ -241,5 +253,34 @@ func TestBetaToolsWithoutRun(t *testing.T) {
 	x := onlyResult(t, wireResults(t, rp.Requests()), "toolu_X")
 	if _, content := envelopeAfter(t, "Error: ", x.text); !x.isError || taxonomy.Kind(content[:len(taxonomy.KindApprovalPending)]) != taxonomy.KindApprovalPending {
 		t.Errorf("the gated call went back as %+v", x)
+	}
+}
+
+// TestBetaToolsetMemberNotOffered: a toolset member's call that bears the
+// name of one of the box's tools is answered tool-not-found without
+// reaching the box, as Tools.Call answers it; the runner goes on.
+func TestBetaToolsetMemberNotOffered(t *testing.T) {
+	var pings atomic.Int32
+	box := toolmw.NewToolbox()
+	mustRegister(t, box, "ping", func(ctx context.Context, in bookingIn) (string, error) {
+		pings.Add(1)
+		return "pong", nil
+	})
+	tools, err := toolanthropic.New(box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := strings.Replace(string(replay.ToolUses("", replay.ToolUse{ID: "toolu_M", Name: "ping", Input: `{}`})),
+		`"caller"`, `"toolset_name":"browser","caller"`, 1)
+	rp := replay.New("/v1/messages", []byte(member), replay.Answer("done"))
+	runner := newRunner(serve(t, rp), tools.BetaTools(), ask("Ping."))
+	ctx, run := toolanthropic.WithBetaRunner(context.Background(), runner)
+	_, err = runner.RunToCompletion(ctx)
+	if err := run.End(err); err != nil {
+		t.Fatal(err)
+	}
+	r := onlyResult(t, wireResults(t, rp.Requests()), "toolu_M")
+	if _, content := envelopeAfter(t, "Error: ", r.text); !r.isError || content != "tool-not-found tool_not_found: no tool named ping" || pings.Load() != 0 {
+		t.Errorf("the member's call went back as %+v after %d pings", r, pings.Load())
 	}
 }

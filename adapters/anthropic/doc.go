@@ -99,7 +99,8 @@
 // answer says the run should stop (turn.StopOf of that one call) cancels
 // the run's context, the only thing that ends the runner's loop: the
 // runner returns before it asks the model again, the turn's running calls
-// finish, and [BetaRun.End] returns the [*Stop]. One call is enough: a
+// finish (one it has not started is not started), and [BetaRun.End]
+// returns the [*Stop]. One call is enough: a
 // tool sees nothing of the rest of its turn, unlike [Tools.Call]. Without
 // WithBetaRunner the tools still answer, but their calls have no id (an
 // approval-gated call can then never be approved) and no answer ends the

@@ -1,7 +1,9 @@
 // Package anthropic connects a toolmw Toolbox to the Anthropic Go SDK
 // (github.com/anthropics/anthropic-sdk-go/v2): the box's tools as Messages
 // API tools, and the model's tool_use blocks of each turn dispatched
-// through the box, their outcomes sent back as tool_result blocks.
+// through the box, their outcomes sent back as tool_result blocks; or the
+// box's tools, and tools written for the SDK's tool runner, as tools of
+// that runner.
 //
 // # Definitions
 //
@@ -69,6 +71,51 @@
 //
 // examples/loop runs that loop against a local replay of the API, or
 // against Anthropic when ANTHROPIC_API_KEY is set.
+//
+// # The SDK's tool runner
+//
+// The SDK's own loop (client.Beta.Messages.NewToolRunner, and
+// NewToolRunnerStreaming) takes anthropic.BetaTools: [Tools.BetaTools]
+// gives the box's tools as those, and [WrapBetaTool] puts a tool written
+// for the runner behind a toolmw stack. The runner calls every tool_use
+// block of a turn at once, with no hook, and hands a tool only its input:
+//
+//	tools, err := toolanthropic.New(box)
+//	runner := client.Beta.Messages.NewToolRunner(tools.BetaTools(), params)
+//	ctx, run := toolanthropic.WithBetaRunner(budget.WithRun(ctx), runner)
+//	msg, err := runner.RunToCompletion(ctx)
+//	err = run.End(err) // a *toolanthropic.Stop when a call stopped the run
+//
+// The runner sends "Error: " and the text of any error a tool returns,
+// and sets is_error only then. These tools answer a result as content
+// (toolmw.ForModel's text, or image and document blocks as
+// [Turn.Blocks] maps parts) and a failure as an error whose text is only
+// the envelope: the model reads "Error: " and the envelope, with is_error
+// set, never a raw error.
+//
+// Under [WithBetaRunner], each call finds its tool_use block in the
+// runner's last reply (its tool, the same input, a block no other call
+// took) and runs with the block's id as its call id; and a call whose
+// answer says the run should stop (turn.StopOf of that one call) cancels
+// the run's context, the only thing that ends the runner's loop: the
+// runner returns before it asks the model again, the turn's running calls
+// finish (one it has not started is not started), and [BetaRun.End]
+// returns the [*Stop]. One call is enough: a
+// tool sees nothing of the rest of its turn, unlike [Tools.Call]. Without
+// WithBetaRunner the tools still answer, but their calls have no id (an
+// approval-gated call can then never be approved) and no answer ends the
+// run.
+//
+// The runner has no pause, and cannot be told to run the calls of a reply
+// it did not receive: an approval-pending call ends the run. Save
+// runner.Messages(); once a reviewer approves, [ResumeBeta], with the
+// same run id, answers that reply's calls (the approved one runs once)
+// and returns the messages a new runner goes on from.
+//
+// The runner answers a tool it was not given itself ("Error: Tool '…' not
+// found", is_error set) and goes on. [WithMaxParallel] does not bound the
+// runner's calls. examples/toolrunner runs the runner with a box's tools
+// and one of its own, against the replay or Anthropic.
 //
 // Everything here is safe for concurrent use.
 package anthropic

@@ -49,7 +49,8 @@ func evaluateOptions(opts []Option) options {
 // (default [DefaultMaxParallel]); 1 runs them one after another, in the
 // model's order, for tools whose side effects must not overlap. 0 means the
 // default; a negative n is a tool-definition-invalid/option_invalid error
-// from [New].
+// from [New]. It bounds [Tools.Call], not the SDK's tool runner, which
+// starts every call of a turn itself (a bulkhead layer bounds a tool).
 func WithMaxParallel(n int) Option {
 	return func(o *options) {
 		switch {
@@ -61,8 +62,9 @@ func WithMaxParallel(n int) Option {
 	}
 }
 
-// WithCallsCounted makes the dispatcher take one attempt from the context's
-// run budget (budget.WithRun) for every call before it reaches the box, and
+// WithCallsCounted makes the dispatcher (and the tools of
+// [Tools.BetaTools]) take one attempt from the context's run budget
+// (budget.WithRun) for every call before it reaches the box, and
 // answer a call whose tool has no attempt left with run-limit-exceeded
 // without calling it. Use it for a Toolbox whose tools have no retry layer:
 // the retry layer (in middleware.Default) takes an attempt for each of its

@@ -1,0 +1,2 @@
+// Package genkit connects toolmw to Genkit Go.
+package genkit

@@ -10,6 +10,7 @@ require (
 	github.com/firebase/genkit/go v1.13.1
 	github.com/toolmw/toolmw v0.0.0-00010101000000-000000000000
 	github.com/toolmw/toolmw/adapters/sqlstore v0.0.0-00010101000000-000000000000
+	go.opentelemetry.io/otel/sdk v1.46.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
@@ -42,7 +43,6 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.46.0 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.46.0 // indirect
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/sys v0.49.0 // indirect

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
@@ -42,11 +43,15 @@ type scripted struct {
 	raw      [][]byte           // the requests as JSON
 }
 
-// script returns a scripted model defined on g under name.
+// models numbers the scripted models, whose names must differ on one
+// Genkit instance.
+var models atomic.Int32
+
+// script returns a scripted model defined on g, answering with replies.
 func script(t *testing.T, g *genkit.Genkit, replies ...*ai.Message) (*scripted, ai.Model) {
 	t.Helper()
 	s := &scripted{replies: replies}
-	m := genkit.DefineModel(g, "test/scripted", &ai.ModelOptions{
+	m := genkit.DefineModel(g, fmt.Sprintf("test/scripted-%d", models.Add(1)), &ai.ModelOptions{
 		Supports: &ai.ModelSupports{Tools: true, Multiturn: true, ToolChoice: true, SystemRole: true, Media: true},
 	}, s.generate)
 	return s, m
@@ -141,7 +146,7 @@ func outputText(t *testing.T, r *ai.ToolResponse) string {
 // layers inserted before retry.
 func newBox(t *testing.T, extra ...middleware.Layer) *toolmw.Toolbox {
 	t.Helper()
-	stack := middleware.Default(middleware.WithSlog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	stack := middleware.Default(middleware.WithSlog(quiet()))
 	for _, l := range extra {
 		var err error
 		if stack, err = stack.InsertBefore(middleware.Retry, l); err != nil {
@@ -150,3 +155,6 @@ func newBox(t *testing.T, extra ...middleware.Layer) *toolmw.Toolbox {
 	}
 	return toolmw.NewToolbox(stack.Middleware())
 }
+
+// quiet is a logger that writes nowhere.
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

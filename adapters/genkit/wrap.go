@@ -133,12 +133,14 @@ type wrapCall struct {
 type wrapCallKey struct{}
 
 // errInterrupted is what the stack sees of a Genkit tool that interrupted
-// the generation (ToolContext.Interrupt): a kind no layer retries, counts
-// against a circuit or shows, since the Wrapper hands the interrupt
-// itself to Genkit.
-var errInterrupted = taxonomy.New(kindInterrupted, "genkit_interrupt", "the tool paused the generation")
+// the generation (ToolContext.Interrupt): tool-cancelled, which no layer
+// retries, replaces with a fallback or counts against a circuit, and which
+// dedupe reads as an outcome unknown (the tool may have acted before it
+// paused). The model never reads it: the Wrapper hands Genkit the
+// interrupt itself.
+var errInterrupted = taxonomy.New(taxonomy.KindCancelled, codeInterrupted, "the tool paused the generation")
 
-const kindInterrupted taxonomy.Kind = "tool-interrupted"
+const codeInterrupted = "tool_interrupted"
 
 // wrapTool is the WrapTool hook.
 func (g *wrapGen) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext) (*ai.MultipartToolResponse, error) {
@@ -165,7 +167,7 @@ func (g *wrapGen) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNe
 	wc := &wrapCall{params: p, next: next}
 	ctx = context.WithValue(ctx, wrapCallKey{}, wc)
 	answers := turn.Run(ctx, g.w.box, []turn.Call{c}, turn.Options{MaxParallel: 1, CountCalls: g.w.opts.countCalls})
-	if taxonomy.InfoOf(answers[0].Err).Kind == kindInterrupted {
+	if info := taxonomy.InfoOf(answers[0].Err); info.Kind == taxonomy.KindCancelled && info.Code == codeInterrupted {
 		wc.mu.Lock()
 		err := wc.interrupt
 		wc.mu.Unlock()

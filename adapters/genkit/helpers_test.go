@@ -2,6 +2,7 @@ package genkit_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -158,3 +159,5 @@ func newBox(t *testing.T, extra ...middleware.Layer) *toolmw.Toolbox {
 
 // quiet is a logger that writes nowhere.
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

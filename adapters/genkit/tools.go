@@ -86,11 +86,17 @@ func New(box Box, opts ...Option) (*Tools, error) {
 		}
 		def := &definition{name: d.Name, description: d.Description}
 		if s := bytes.TrimSpace(d.InputSchema); len(s) > 0 && string(s) != "null" {
-			if _, err := decodeSchema(s); err != nil {
+			m, err := decodeSchema(s)
+			if err != nil {
 				return nil, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaNotObject,
 					"adapters/genkit: the tool's input schema is not a JSON object").WithTool(d.Name)
 			}
-			def.schema = bytes.Clone(s)
+			// The model API reads the schema as its own dialect; the Plain
+			// profile's declaration of 2020-12 tells it nothing.
+			delete(m, "$schema")
+			if def.schema, err = json.Marshal(m); err != nil {
+				return nil, err
+			}
 		}
 		t.defs = append(t.defs, def)
 	}

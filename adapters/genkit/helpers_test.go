@@ -52,13 +52,13 @@ var models atomic.Int32
 func script(t *testing.T, g *genkit.Genkit, replies ...*ai.Message) (*scripted, ai.Model) {
 	t.Helper()
 	s := &scripted{replies: replies}
-	m := genkit.DefineModel(g, fmt.Sprintf("test/scripted-%d", models.Add(1)), &ai.ModelOptions{
+	m := genkit.DefineModelAction(g, fmt.Sprintf("test/scripted-%d", models.Add(1)), &ai.ModelOptions{
 		Supports: &ai.ModelSupports{Tools: true, Multiturn: true, ToolChoice: true, SystemRole: true, Media: true},
 	}, s.generate)
 	return s, m
 }
 
-func (s *scripted) generate(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+func (s *scripted) generate(ctx context.Context, req *ai.ModelRequest, _ any, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, err

@@ -42,12 +42,12 @@ func (s *spanText) ExportSpans(_ context.Context, ss []sdktrace.ReadOnlySpan) er
 	for _, sp := range ss {
 		fmt.Fprintf(&s.buf, "span %s status=%s %q\n", sp.Name(), sp.Status().Code, sp.Status().Description)
 		for _, a := range sp.Attributes() {
-			fmt.Fprintf(&s.buf, "  %s=%s\n", a.Key, a.Value.Emit())
+			fmt.Fprintf(&s.buf, "  %s=%s\n", a.Key, a.Value.String())
 		}
 		for _, e := range sp.Events() {
 			fmt.Fprintf(&s.buf, "  event %s\n", e.Name)
 			for _, a := range e.Attributes {
-				fmt.Fprintf(&s.buf, "    %s=%s\n", a.Key, a.Value.Emit())
+				fmt.Fprintf(&s.buf, "    %s=%s\n", a.Key, a.Value.String())
 			}
 		}
 	}

@@ -3,12 +3,14 @@ package genkit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core/status"
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/toolmw/toolmw"
@@ -154,4 +156,52 @@ func roundTrip(t *testing.T, msgs []*ai.Message) []*ai.Message {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestResumeStillPending: resumed before the reviewer decided, the call
+// interrupts again, and Genkit returns the interrupted response with a
+// FAILED_PRECONDITION error; nothing ran. Resumed again from that
+// response's conversation once approved, the call runs once.
+func TestResumeStillPending(t *testing.T) {
+	desk := approval.NewDesk()
+	box := newBox(t, middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("refund"))})
+	var refunds atomic.Int32
+	register(t, box, toolmw.Spec{Name: "refund"}, func(ctx context.Context, in bookingIn) (string, error) {
+		refunds.Add(1)
+		return "refunded " + in.Booking, nil
+	})
+	tools, err := toolgenkit.New(box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenkit(t)
+	_, m := script(t, g, calls(call("refund", "r1", map[string]any{"booking": "BK-2"})), answer("Done."))
+	ctx := budget.WithRun(context.Background(), budget.WithID("run_still_pending"))
+	resume := func(history []*ai.Message) (*ai.ModelResponse, error) {
+		return genkit.Generate(ctx, g, ai.WithModel(m), ai.WithMessages(history...),
+			ai.WithToolRestarts(toolgenkit.Restarts(history)...), ai.WithUse(tools))
+	}
+	resp, err := resume([]*ai.Message{ai.NewUserTextMessage("Refund BK-2.")})
+	if err != nil || resp.FinishReason != ai.FinishReasonInterrupted {
+		t.Fatalf("%v, finish %q", err, resp.FinishReason)
+	}
+	resp, err = resume(roundTrip(t, resp.History()))
+	if !errors.Is(err, status.ErrFailedPrecondition) || resp == nil || resp.FinishReason != ai.FinishReasonInterrupted || refunds.Load() != 0 {
+		t.Fatalf("resumed while pending: %v, %+v, %d refunds", err, resp, refunds.Load())
+	}
+	id, ok := toolgenkit.Pending(resp.Interrupts()[0])
+	if !ok {
+		t.Fatal("the call no longer waits for its approval")
+	}
+	req, err := desk.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Approve(context.Background(), req, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = resume(roundTrip(t, resp.History()))
+	if err != nil || resp.Text() != "Done." || refunds.Load() != 1 {
+		t.Fatalf("resumed after the approval: %v, %q, %d refunds", err, resp.Text(), refunds.Load())
+	}
 }

@@ -47,7 +47,18 @@ func stack(t *testing.T, extra ...middleware.Layer) toolmw.Middleware {
 // unknown tool is answered by a Tools in the same generation.
 func TestWrapAcceptance(t *testing.T) {
 	desk := approval.NewDesk()
-	wrap, err := toolgenkit.Wrap(stack(t, middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("refund"))}))
+	var mu sync.Mutex
+	wrapped := map[string]bool{} // the tools the Wrapper's stack saw a call of
+	seen := func(next toolmw.Tool) toolmw.Tool {
+		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			c, _ := toolmw.CallFrom(ctx)
+			mu.Lock()
+			wrapped[c.Tool] = true
+			mu.Unlock()
+			return next(ctx, args)
+		}
+	}
+	wrap, err := toolgenkit.Wrap(toolmw.Chain(seen, stack(t, middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("refund"))})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +93,8 @@ func TestWrapAcceptance(t *testing.T) {
 		calls(call("cancel_booking", "c1", map[string]any{"booking": "BK-1"}),
 			call("get_rates", "c2", map[string]any{"currency": "EUR"}),
 			call("ledger", "c3", map[string]any{"booking": "BK-1"}),
-			call("teleport", "c4", map[string]any{"to": "Mars"})),
+			call("teleport", "c4", map[string]any{"to": "Mars"}),
+			call("noop", "c6", map[string]any{})),
 		calls(call("refund", "c5", map[string]any{"booking": "BK-1"})),
 		answer("Refunded."))
 	ctx := budget.WithRun(context.Background(), budget.WithID("run_wrap_acceptance"))
@@ -110,6 +122,11 @@ func TestWrapAcceptance(t *testing.T) {
 			t.Errorf("%s reads %s %q, want %s %q", ref, src, content, want[0], want[1])
 		}
 	}
+	mu.Lock()
+	if len(wrapped) != 4 || !wrapped["cancel_booking"] || !wrapped["get_rates"] || !wrapped["ledger"] || !wrapped["refund"] {
+		t.Errorf("the Wrapper's stack saw calls of %v, want the four Genkit tools (not the box's noop, not the unknown one)", wrapped)
+	}
+	mu.Unlock()
 	if rates.Load() != 2 || cancels.Load() != 1 {
 		t.Errorf("get_rates ran %d times, cancel_booking %d; want 2 and 1", rates.Load(), cancels.Load())
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +21,17 @@ import (
 	"github.com/toolmw/toolmw/middleware"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests with Genkit in its production environment
+// whatever the shell says: with GENKIT_ENV=dev, genkit.Init would start
+// the reflection server (and write its runtime file), and a telemetry
+// server variable would send traces out. goleak then checks that nothing
+// is left running, with no exceptions.
+func TestMain(m *testing.M) {
+	for _, v := range []string{"GENKIT_ENV", "GENKIT_TELEMETRY_SERVER", "GENKIT_REFLECTION_V2_SERVER", "GENKIT_ENABLE_REALTIME_TELEMETRY"} {
+		os.Unsetenv(v)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // newGenkit returns a Genkit instance for one test, and a context that
 // carries nothing but what the test adds. genkit.Init watches its context

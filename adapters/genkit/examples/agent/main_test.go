@@ -10,7 +10,17 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests with Genkit in its production environment
+// whatever the shell says: with GENKIT_ENV=dev, genkit.Init would start
+// the reflection server (and write its runtime file), and a telemetry
+// server variable would send traces out. goleak then checks that nothing
+// is left running, with no exceptions.
+func TestMain(m *testing.M) {
+	for _, v := range []string{"GENKIT_ENV", "GENKIT_TELEMETRY_SERVER", "GENKIT_REFLECTION_V2_SERVER", "GENKIT_ENABLE_REALTIME_TELEMETRY"} {
+		os.Unsetenv(v)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // TestRun runs the example as a fresh machine would: it pauses for the
 // approval, resumes from the saved file, cancels once and answers.

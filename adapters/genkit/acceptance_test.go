@@ -205,3 +205,45 @@ func TestResumeStillPending(t *testing.T) {
 		t.Fatalf("resumed after the approval: %v, %q, %d refunds", err, resp.Text(), refunds.Load())
 	}
 }
+
+// TestDenied: a call the reviewer denies, resumed, is answered
+// approval-denied as a tool response, and the tool never runs; the
+// generation goes on.
+func TestDenied(t *testing.T) {
+	desk := approval.NewDesk()
+	box := newBox(t, middleware.Layer{Name: middleware.Approval, Middleware: desk.Middleware(approval.Tools("refund"))})
+	var refunds atomic.Int32
+	register(t, box, toolmw.Spec{Name: "refund"}, func(ctx context.Context, in bookingIn) (string, error) {
+		refunds.Add(1)
+		return "refunded", nil
+	})
+	tools, err := toolgenkit.New(box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenkit(t)
+	model, m := script(t, g, calls(call("refund", "r1", map[string]any{"booking": "BK-3"})), answer("It was not allowed."))
+	ctx := budget.WithRun(context.Background(), budget.WithID("run_denied"))
+	resp, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("Refund BK-3."), ai.WithUse(tools))
+	if err != nil || resp.FinishReason != ai.FinishReasonInterrupted {
+		t.Fatalf("%v, finish %q", err, resp.FinishReason)
+	}
+	id, _ := toolgenkit.Pending(resp.Interrupts()[0])
+	req, err := desk.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Deny(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	history := roundTrip(t, resp.History())
+	resp, err = genkit.Generate(ctx, g, ai.WithModel(m), ai.WithMessages(history...),
+		ai.WithToolRestarts(toolgenkit.Restarts(history)...), ai.WithUse(tools))
+	if err != nil || resp.Text() != "It was not allowed." || refunds.Load() != 0 {
+		t.Fatalf("resumed: %v, %q, %d refunds", err, resp.Text(), refunds.Load())
+	}
+	src, content := toolmwtest.Envelope(t, outputText(t, answers(t, model.seen()[1])["r1"]))
+	if src != "tool_error" || !strings.HasPrefix(content, "approval-denied approval_denied") {
+		t.Errorf("the denied call reads %s %q", src, content)
+	}
+}

@@ -84,9 +84,10 @@
 // layer retries) to Genkit untouched. A tool registered but not offered is
 // answered tool-not-found. A Genkit tool whose name toolmw does not take
 // (Genkit allows dots and slashes) is answered tool-definition-invalid
-// rather than run past the stack. Genkit's own span of such a tool
-// records the tool's error as the tool returned it, before the stack sees
-// it; the model and the conversation never do.
+// rather than run past the stack. Genkit's own span of a wrapped tool,
+// and its debug log line for that span, record the tool's error as the
+// tool returned it, before the stack sees it; the model and the
+// conversation never do.
 //
 // Tools from New are left to their box's stack. A call of a tool that
 // does not exist never reaches a WrapTool hook, so a Wrapper alone cannot

@@ -173,3 +173,62 @@ func TestSecretsStayHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapSecrets: an own Genkit tool fails with a planted secret in its
+// error. The model's requests and the conversation never carry it; nor
+// does anything the Wrapper or the generate loop writes of the call.
+// Genkit's own span of the tool, and its debug line for that span, record
+// the tool's error as the tool returned it — before any WrapTool hook
+// sees it — which this test pins, as the README says.
+func TestWrapSecrets(t *testing.T) {
+	spans.record()
+	var logs syncBuffer
+	debug := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	wrap, err := toolgenkit.Wrap(stack(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenkit(t)
+	secret := canary.Secrets[1].Value
+	ledger := genkit.DefineTool(g, "ledger", "Reads the ledger.", func(tc *ai.ToolContext, in struct{}) (string, error) {
+		return "", fmt.Errorf("dial upstream with %s: refused", secret)
+	})
+	model, m := script(t, g, calls(call("ledger", "l1", map[string]any{})), answer("It failed."))
+	resp, err := genkit.Generate(logger.WithContext(context.Background(), debug), g, ai.WithModel(m), ai.WithPrompt("Read."),
+		ai.WithTools(ledger), ai.WithUse(wrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, err := json.Marshal(resp.History())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{
+		"the model's requests": string(bytes.Join(model.bodies(), []byte("\n"))),
+		"the conversation":     string(history),
+	} {
+		if family, _ := canary.Find(text); family != "" || strings.Contains(text, "dial upstream") {
+			t.Errorf("%s carry the tool's error", where)
+		}
+	}
+	var toolSpan, toolLog bool
+	for _, block := range strings.Split(spans.String(), "\nspan ") {
+		if strings.HasPrefix(strings.TrimPrefix(block, "span "), "ledger ") {
+			toolSpan = strings.Contains(block, secret)
+		} else if strings.Contains(block, secret) {
+			t.Errorf("a span other than the tool's own carries the secret:\n%s", block)
+		}
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, secret) {
+			if strings.Contains(line, `msg="span finished" name=ledger`) {
+				toolLog = true
+			} else {
+				t.Errorf("a log line other than the tool span's carries the secret: %s", line)
+			}
+		}
+	}
+	if !toolSpan || !toolLog {
+		t.Errorf("Genkit's span of the tool records its error: %v, and logs it: %v; the README says both", toolSpan, toolLog)
+	}
+}

@@ -32,8 +32,8 @@ In Paris it is 09:30 with light rain at 14°C; there is no forecast for Atlantis
 
 // TestReadme: the README's tool runner code is this program's ask, word
 // for word (so it compiles and runs, above), and its glue — the lines
-// beyond building the runner the SDK's way — is the four lines the README
-// counts: New, the runner's tools, WithBetaRunner and End.
+// beyond building the runner the SDK's way — is the five lines the README
+// counts: New, its error check, the runner's tools, WithBetaRunner and End.
 func TestReadme(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -59,11 +59,12 @@ func TestReadme(t *testing.T) {
 	}
 	var glue []string
 	for line := range strings.Lines(block) {
-		if strings.Contains(line, "toolanthropic.") || strings.Contains(line, "tools.BetaTools()") || strings.Contains(line, "run.End(") {
+		if strings.Contains(line, "toolanthropic.") || strings.Contains(line, "tools.BetaTools()") || strings.Contains(line, "run.End(") ||
+			strings.TrimSpace(line) == "if err != nil {" && len(glue) == 1 {
 			glue = append(glue, strings.TrimSpace(line))
 		}
 	}
-	if len(glue) != 4 {
-		t.Errorf("the glue is %d lines, want the 4 the README counts: %q", len(glue), glue)
+	if len(glue) != 5 {
+		t.Errorf("the glue is %d lines, want the 5 the README counts: %q", len(glue), glue)
 	}
 }

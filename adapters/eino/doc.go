@@ -1,0 +1,2 @@
+// Package eino connects toolmw to CloudWeGo Eino.
+package eino

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"go.uber.org/goleak"
+
+	"github.com/toolmw/toolmw/middleware/breaker"
 
 	"github.com/toolmw/toolmw"
 )
@@ -242,4 +245,10 @@ func (s *memStore) Set(_ context.Context, id string, cp []byte) error {
 	defer s.mu.Unlock()
 	s.m[id] = append([]byte(nil), cp...)
 	return nil
+}
+
+// breakerOne opens a tool's circuit after one dependency fault, for an
+// hour.
+func breakerOne() []breaker.Option {
+	return []breaker.Option{breaker.WithConsecutiveFailures(1), breaker.WithOpenFor(time.Hour)}
 }

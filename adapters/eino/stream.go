@@ -212,6 +212,7 @@ func (f *forwarder) run(ctx context.Context, inv *invocation, in *compose.ToolIn
 func (f *forwarder) send(me *attempt, c string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	open := ""
 	switch {
 	case f.finished || f.gone:
 		return false
@@ -219,11 +220,11 @@ func (f *forwarder) send(me *attempt, c string) bool {
 		f.owner = me
 		close(f.first)
 		go f.write()
-		f.push(chunk{text: envelopeOpen})
+		open = envelopeOpen
 	case f.owner != me:
 		return false
 	}
-	if s := f.esc.write(c); s != "" {
+	if s := open + f.esc.write(c); s != "" {
 		f.push(chunk{text: s})
 	}
 	return true

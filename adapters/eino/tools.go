@@ -125,6 +125,10 @@ func paramsOf(doc json.RawMessage) (*einoschema.ParamsOneOf, error) {
 			"adapters/eino: Eino's schema type cannot read the tool's input schema")
 	}
 	s.Version = ""
+	if err := keep(s, doc, true); err != nil {
+		return nil, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeSchemaInvalid,
+			"adapters/eino: Eino's schema type cannot read the tool's input schema")
+	}
 	back, err := json.Marshal(s)
 	var got map[string]any
 	if err == nil {
@@ -137,6 +141,106 @@ func paramsOf(doc json.RawMessage) (*einoschema.ParamsOneOf, error) {
 			"adapters/eino: Eino's schema type does not keep the tool's input schema as it is")
 	}
 	return einoschema.NewParamsOneOfByJSONSchema(s), nil
+}
+
+// keep puts into s.Extras, at every depth, the keywords of doc that Eino's
+// schema type reads into no field of its own (Gemini's "nullable", an
+// empty "required" list), so that the schema reaches the model as the
+// profile made it; and keeps an empty schema ({}) from being written as
+// true. The top level's "$schema" is left out.
+func keep(s *jsonschema.Schema, doc json.RawMessage, top bool) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		return nil // a boolean schema: the type keeps it
+	}
+	if top {
+		delete(raw, "$schema")
+	}
+	extras := s.Extras
+	s.Extras = nil
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	s.Extras = extras
+	var have map[string]json.RawMessage
+	if string(b) != "true" {
+		if err := json.Unmarshal(b, &have); err != nil {
+			return err
+		}
+	}
+	for k, v := range raw {
+		if _, ok := have[k]; !ok {
+			if s.Extras == nil {
+				s.Extras = map[string]any{}
+			}
+			s.Extras[k] = v
+		}
+	}
+	if len(raw) == 0 && s.Extras == nil {
+		s.Extras = map[string]any{} // written as {}, not true
+	}
+	sub := func(s *jsonschema.Schema, key string) error {
+		if s == nil {
+			return nil
+		}
+		return keep(s, raw[key], false)
+	}
+	subs := func(key string, list []*jsonschema.Schema) error {
+		var docs []json.RawMessage
+		if err := json.Unmarshal(raw[key], &docs); err != nil || len(docs) != len(list) {
+			return nil
+		}
+		for i, c := range list {
+			if err := keep(c, docs[i], false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	named := func(key string, get func(string) *jsonschema.Schema) error {
+		var docs map[string]json.RawMessage
+		if err := json.Unmarshal(raw[key], &docs); err != nil {
+			return nil
+		}
+		for name, d := range docs {
+			if c := get(name); c != nil {
+				if err := keep(c, d, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, step := range []func() error{
+		func() error { return sub(s.Items, "items") },
+		func() error { return sub(s.AdditionalProperties, "additionalProperties") },
+		func() error { return sub(s.Not, "not") },
+		func() error { return sub(s.If, "if") },
+		func() error { return sub(s.Then, "then") },
+		func() error { return sub(s.Else, "else") },
+		func() error { return sub(s.Contains, "contains") },
+		func() error { return sub(s.PropertyNames, "propertyNames") },
+		func() error { return sub(s.ContentSchema, "contentSchema") },
+		func() error { return subs("allOf", s.AllOf) },
+		func() error { return subs("anyOf", s.AnyOf) },
+		func() error { return subs("oneOf", s.OneOf) },
+		func() error { return subs("prefixItems", s.PrefixItems) },
+		func() error {
+			if s.Properties == nil {
+				return nil
+			}
+			return named("properties", func(n string) *jsonschema.Schema { c, _ := s.Properties.Get(n); return c })
+		},
+		func() error { return named("patternProperties", func(n string) *jsonschema.Schema { return s.PatternProperties[n] }) },
+		func() error { return named("dependentSchemas", func(n string) *jsonschema.Schema { return s.DependentSchemas[n] }) },
+		func() error { return named("$defs", func(n string) *jsonschema.Schema { return s.Definitions[n] }) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // boxTool is one of the box's tools as an Eino tool.

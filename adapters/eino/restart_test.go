@@ -17,8 +17,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/toolmw/toolmw"
-	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	tooleino "github.com/toolmw/toolmw/adapters/eino"
+	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/middleware/approval"
 )
 

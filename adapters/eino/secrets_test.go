@@ -58,6 +58,30 @@ func (r *recorder) write(info *callbacks.RunInfo, what string, v any) {
 	fmt.Fprintf(b, "%s %+v\n", what, v)
 }
 
+// stream records a stream a callback receives. While the recorder is off
+// it closes it at once: a copy read by a second reader waits on a mutex
+// (Eino's stream copies share one), on which a synctest bubble cannot
+// advance its clock.
+func (r *recorder) stream(info *callbacks.RunInfo, sr any) {
+	r.mu.Lock()
+	on := r.on
+	r.mu.Unlock()
+	switch sr := sr.(type) {
+	case *schema.StreamReader[callbacks.CallbackOutput]:
+		if !on {
+			sr.Close()
+			return
+		}
+		go drainStream(r, info, sr)
+	case *schema.StreamReader[callbacks.CallbackInput]:
+		if !on {
+			sr.Close()
+			return
+		}
+		go drainStream(r, info, sr)
+	}
+}
+
 // start records callbacks until the test ends, and returns what was
 // recorded by component.
 func (r *recorder) start(t *testing.T) func() map[components.Component]string {
@@ -76,11 +100,11 @@ func (r *recorder) start(t *testing.T) func() map[components.Component]string {
 				return ctx
 			}).
 			OnEndWithStreamOutputFn(func(ctx context.Context, info *callbacks.RunInfo, out *schema.StreamReader[callbacks.CallbackOutput]) context.Context {
-				drainStream(r, info, out)
+				r.stream(info, out)
 				return ctx
 			}).
 			OnStartWithStreamInputFn(func(ctx context.Context, info *callbacks.RunInfo, in *schema.StreamReader[callbacks.CallbackInput]) context.Context {
-				drainStream(r, info, in)
+				r.stream(info, in)
 				return ctx
 			}).Build())
 	})
@@ -101,7 +125,8 @@ func (r *recorder) start(t *testing.T) func() map[components.Component]string {
 	return stop
 }
 
-// drainStream records a callback's stream, to its end.
+// drainStream records a callback's stream, to its end, as a handler does:
+// on a goroutine of its own, never holding up the component.
 func drainStream[T any](r *recorder, info *callbacks.RunInfo, sr *schema.StreamReader[T]) {
 	defer sr.Close()
 	for {

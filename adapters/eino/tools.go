@@ -232,8 +232,12 @@ func keep(s *jsonschema.Schema, doc json.RawMessage, top bool) error {
 			}
 			return named("properties", func(n string) *jsonschema.Schema { c, _ := s.Properties.Get(n); return c })
 		},
-		func() error { return named("patternProperties", func(n string) *jsonschema.Schema { return s.PatternProperties[n] }) },
-		func() error { return named("dependentSchemas", func(n string) *jsonschema.Schema { return s.DependentSchemas[n] }) },
+		func() error {
+			return named("patternProperties", func(n string) *jsonschema.Schema { return s.PatternProperties[n] })
+		},
+		func() error {
+			return named("dependentSchemas", func(n string) *jsonschema.Schema { return s.DependentSchemas[n] })
+		},
 		func() error { return named("$defs", func(n string) *jsonschema.Schema { return s.Definitions[n] }) },
 	} {
 		if err := step(); err != nil {

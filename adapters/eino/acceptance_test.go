@@ -187,3 +187,49 @@ func TestAcceptance(t *testing.T) {
 		t.Error("the model saw the transient failure that toolmw retried")
 	}
 }
+
+// TestApprovalPendingAndDenied: resuming before the reviewer decides
+// pauses the run again on the same request; once denied, the resumed call
+// is answered approval-denied, a tool result, and the tool never runs.
+func TestApprovalPendingAndDenied(t *testing.T) {
+	ctx := context.Background()
+	desk := approval.NewDesk()
+	tb := newTravelBox(t, desk, nil)
+	m := newScripted(calls("call_cancel", "cancel_booking", `{"booking":"BK-7"}`), say("Not cancelled."))
+	runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: newAgent(t, tb.box, m), CheckPointStore: newMemStore()})
+	intr := interrupted(drainEvents(t, runner.Query(ctx, "Cancel BK-7.", adk.WithCheckPointID("conv-7"))))
+	if intr == nil {
+		t.Fatal("the run did not pause")
+	}
+	first := tooleino.Approvals(intr.InterruptContexts)
+	it, err := runner.Resume(ctx, "conv-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	intr = interrupted(drainEvents(t, it))
+	if intr == nil {
+		t.Fatal("resumed before a decision, the run did not pause again")
+	}
+	again := tooleino.Approvals(intr.InterruptContexts)
+	if len(first) != 1 || len(again) != 1 || again[0] != first[0] {
+		t.Fatalf("paused again on %+v, want the same request as %+v", again, first)
+	}
+	req, err := desk.Get(ctx, first[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Deny(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	it, err = runner.Resume(ctx, "conv-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eventErr(drainEvents(t, it)); err != nil {
+		t.Fatal(err)
+	}
+	source, content := envelope(t, toolMessages(m.last())["call_cancel"].Content)
+	if source != toolmw.SourceError || !strings.HasPrefix(content, "approval-denied approval_denied") || tb.cancels.Load() != 0 {
+		t.Fatalf("the denied call: %s %q after %d runs", source, content, tb.cancels.Load())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/toolmw/toolmw"
@@ -147,7 +148,8 @@ func (keywordBox) Call(context.Context, string, json.RawMessage) (toolmw.Result,
 	return toolmw.Text("never"), nil
 }
 
-// TestNewRefuses: what New and NewMiddleware refuse, typed.
+// TestNewRefuses: what New refuses, typed; and what Middleware ends every
+// call's run with.
 func TestNewRefuses(t *testing.T) {
 	isDef := func(t *testing.T, err error, code string) {
 		t.Helper()
@@ -166,14 +168,17 @@ func TestNewRefuses(t *testing.T) {
 	if taxonomy.InfoOf(err).Tool != "odd" {
 		t.Errorf("the error %v does not name the tool", err)
 	}
-	_, err = tooleino.NewMiddleware(nil)
-	isDef(t, err, taxonomy.CodeMiddlewareNil)
 	mw := func(next toolmw.Tool) toolmw.Tool { return next }
-	_, err = tooleino.NewMiddleware(mw, tooleino.WithMaxTools(0))
-	isDef(t, err, taxonomy.CodeOptionInvalid)
-	_, err = tooleino.NewMiddleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "bad name"}))
-	isDef(t, err, taxonomy.CodeNameInvalid)
-	_, err = tooleino.NewMiddleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "a"}, toolmw.Spec{Name: "a"}))
+	for code, m := range map[string]compose.ToolMiddleware{
+		taxonomy.CodeMiddlewareNil: tooleino.Middleware(nil),
+		taxonomy.CodeOptionInvalid: tooleino.Middleware(mw, tooleino.WithMaxTools(0)),
+		taxonomy.CodeNameInvalid:   tooleino.Middleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "bad name"})),
+	} {
+		_, err = streamNode(t, m, &streamTool{name: "report", produce: chunks("x")}).Invoke(context.Background(), callOf("c1", "report"))
+		isDef(t, err, code)
+	}
+	_, err = streamNode(t, tooleino.Middleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "a"}, toolmw.Spec{Name: "a"})),
+		&streamTool{name: "report", produce: chunks("x")}).Stream(context.Background(), callOf("c1", "report"))
 	isDef(t, err, taxonomy.CodeOptionInvalid)
 	if !errors.Is(err, taxonomy.ErrDefinitionInvalid) {
 		t.Fatal("errors.Is does not see the kind")

@@ -15,7 +15,7 @@ import (
 	"github.com/toolmw/toolmw/turn"
 )
 
-// NewMiddleware returns a tool-call middleware that runs every call of the
+// Middleware returns a tool-call middleware that runs every call of the
 // user's own Eino tools through a toolmw stack, mw: for
 // compose.ToolsNodeConfig.ToolCallMiddlewares, or as the WrapToolCall of an
 // adk.AgentMiddleware. It covers the four kinds of Eino tool: invokable,
@@ -38,16 +38,17 @@ import (
 // timeout covers it to its end (see Streams in the package doc).
 //
 // The tools of [New] must not be given this middleware too: they run
-// through their box already. An invalid option, or a nil mw, is a
-// tool-definition-invalid error.
-func NewMiddleware(mw toolmw.Middleware, opts ...Option) (compose.ToolMiddleware, error) {
+// through their box already.
+//
+// Like a toolmw layer's constructor, Middleware reports a mistake where it
+// cannot be missed rather than returning it: an invalid option, a nil mw,
+// or a tool toolmw.Wrap refuses (a name toolmw does not take) ends the run
+// of every call it concerns with its tool-definition-invalid error.
+func Middleware(mw toolmw.Middleware, opts ...Option) compose.ToolMiddleware {
 	o := evaluateOptions(opts)
-	if o.err != nil {
-		return compose.ToolMiddleware{}, o.err
-	}
-	if mw == nil {
-		return compose.ToolMiddleware{}, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeMiddlewareNil,
-			"adapters/eino: NewMiddleware: the middleware is nil")
+	if o.err == nil && mw == nil {
+		o.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeMiddlewareNil,
+			"adapters/eino: Middleware: the middleware is nil")
 	}
 	s := &stack{mw: mw, opts: o, d: dispatcher{countCalls: o.countCalls}, tools: make(map[string]*wrapped)}
 	return compose.ToolMiddleware{
@@ -55,10 +56,10 @@ func NewMiddleware(mw toolmw.Middleware, opts ...Option) (compose.ToolMiddleware
 		Streamable:         s.streamable,
 		EnhancedInvokable:  s.enhancedInvokable,
 		EnhancedStreamable: s.enhancedStreamable,
-	}, nil
+	}
 }
 
-// stack is one NewMiddleware: the stack, and the tools it wrapped.
+// stack is one Middleware: the stack, and the tools it wrapped.
 type stack struct {
 	mw   toolmw.Middleware
 	opts options
@@ -88,6 +89,9 @@ func (s *stack) Call(ctx context.Context, name string, args json.RawMessage) (to
 // tool returns the stack of the tool named name, wrapping it on its first
 // call.
 func (s *stack) tool(name string) (toolmw.Tool, error) {
+	if s.opts.err != nil {
+		return nil, s.opts.err
+	}
 	s.mu.Lock()
 	w, ok := s.tools[name]
 	if !ok {
@@ -170,7 +174,7 @@ var errInterrupted = taxonomy.New(taxonomy.KindCancelled, "tool_interrupted",
 	"the tool paused the run (an Eino interrupt)")
 
 // errNoInvocation answers a call of the innermost tool outside an Eino
-// call, which cannot happen through NewMiddleware.
+// call, which cannot happen through Middleware.
 var errNoInvocation = taxonomy.Failure("no_eino_call", "the tool was called outside an Eino tool call")
 
 // toolErr returns what the stack sees of an error of the user's tool: an

@@ -16,13 +16,15 @@ import (
 // media at most 30 MiB).
 var DefaultMediaLimits = turn.MediaLimits{Image: 5 << 20, Document: 30 << 20, Total: 30 << 20}
 
-// DefaultMaxTools is how many tool names one [NewMiddleware] keeps a
+// DefaultMaxTools is how many tool names one [Middleware] keeps a
 // wrapped toolmw stack for when no other bound is given (see
 // [WithMaxTools]).
 const DefaultMaxTools = 1024
 
-// Option configures [New] and [NewMiddleware]. An option that only one of
-// them reads is ignored by the other, as its doc comment says.
+// Option configures [New] and [Middleware]. An option that only one of
+// them reads is ignored by the other, as its doc comment says. An invalid
+// option is a tool-definition-invalid/option_invalid error: New returns
+// it; Middleware ends the run of every call with it.
 type Option func(*options)
 
 type options struct {
@@ -81,7 +83,7 @@ func WithProfile(p schema.Profile) Option {
 // without calling it. Use it for a box or a stack without a retry layer:
 // the retry layer (in middleware.Default) takes an attempt for each of its
 // attempts itself, so with both every call would count twice. Read by
-// [New] and [NewMiddleware].
+// [New] and [Middleware].
 func WithCallsCounted() Option {
 	return func(o *options) { o.countCalls = true }
 }
@@ -93,7 +95,7 @@ func WithCallsCounted() Option {
 // [DefaultMediaLimits]), and everything else as enveloped text (see the
 // package doc, Results with parts). Give it only when the agent's chat
 // model sends multimodal tool messages to its API; without it every result
-// is text, its media described. NewMiddleware reads the limits for the
+// is text, its media described. Middleware reads the limits for the
 // user's own enhanced tools, which are multimodal already. Negative limits
 // are a tool-definition-invalid/option_invalid error.
 func WithMultimodal(limits turn.MediaLimits) Option {
@@ -111,13 +113,12 @@ func WithMultimodal(limits turn.MediaLimits) Option {
 }
 
 // WithSpecs declares the user's own Eino tools to the stack of
-// [NewMiddleware], by name: whether a tool is idempotent or honours
+// [Middleware], by name: whether a tool is idempotent or honours
 // idempotency keys (so timeouts and untyped failures are retried), its
 // input schema, its cap on argument size. A tool without a spec here is
 // wrapped as toolmw.Spec{Name: name}: not idempotent, any object as
 // arguments. A spec that does not validate, or two with the same name, is
-// a tool-definition-invalid error from NewMiddleware. Read by
-// NewMiddleware only.
+// a tool-definition-invalid error. Read by Middleware only.
 func WithSpecs(specs ...toolmw.Spec) Option {
 	return func(o *options) {
 		if o.specs == nil {
@@ -139,15 +140,14 @@ func WithSpecs(specs ...toolmw.Spec) Option {
 	}
 }
 
-// WithMaxTools bounds how many tool names [NewMiddleware] keeps a wrapped
+// WithMaxTools bounds how many tool names [Middleware] keeps a wrapped
 // stack for (default [DefaultMaxTools]): each tool the ToolsNode offers
 // gets its own, with its own per-tool state (breaker, rate limit …), made
 // on its first call. Eino passes the middleware only calls of the tools it
 // offers, so the bound is met only by a program that offers more tools
 // than it says; a call of one more tool then ends the run with a
 // tool-definition-invalid error. n < 1 is a
-// tool-definition-invalid/option_invalid error. Read by NewMiddleware
-// only.
+// tool-definition-invalid/option_invalid error. Read by Middleware only.
 func WithMaxTools(n int) Option {
 	return func(o *options) {
 		if n < 1 {

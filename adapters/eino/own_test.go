@@ -69,16 +69,13 @@ func approvalStack(t testing.TB, desk *approval.Desk) toolmw.Middleware {
 }
 
 // TestOwnToolsAcceptance is the scenario with the user's own Eino tools
-// under a toolmw stack (NewMiddleware as the agent's WrapToolCall): the
+// under a toolmw stack (Middleware as the agent's WrapToolCall): the
 // same outcome as through a Toolbox.
 func TestOwnToolsAcceptance(t *testing.T) {
 	ctx := context.Background()
 	desk := approval.NewDesk()
 	own := newOwnTools(t)
-	wrap, err := tooleino.NewMiddleware(approvalStack(t, desk), tooleino.WithSpecs(toolmw.Spec{Name: "lookup_fare", Idempotent: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wrap := tooleino.Middleware(approvalStack(t, desk), tooleino.WithSpecs(toolmw.Spec{Name: "lookup_fare", Idempotent: true}))
 	m := newScripted(theTurn, say("Done."))
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "travel", Description: "Handles bookings.", Model: m,
@@ -159,11 +156,8 @@ func TestOwnToolInterruptPassesThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrap, err := tooleino.NewMiddleware(middleware.Default(middleware.WithRetry(retry.WithBackoff(0, 0))).Middleware(),
+	wrap := tooleino.Middleware(middleware.Default(middleware.WithRetry(retry.WithBackoff(0, 0))).Middleware(),
 		tooleino.WithSpecs(toolmw.Spec{Name: "confirm", Idempotent: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := newScripted(calls("call_1", "confirm", `{"booking":"BK-9"}`), say("ok"))
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "a", Description: "d", Model: m,
@@ -221,10 +215,7 @@ func TestOwnToolsPerToolState(t *testing.T) {
 	}
 	stack := middleware.Default(middleware.WithRetry(retry.WithMaxAttempts(1)),
 		middleware.WithBreaker(breakerOne()...)).Middleware()
-	wrap, err := tooleino.NewMiddleware(stack, tooleino.WithMaxTools(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wrap := tooleino.Middleware(stack, tooleino.WithMaxTools(2))
 	node := func(tools ...tool.BaseTool) *compose.ToolsNode {
 		n, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: tools, ToolCallMiddlewares: []compose.ToolMiddleware{wrap}})
 		if err != nil {
@@ -239,7 +230,7 @@ func TestOwnToolsPerToolState(t *testing.T) {
 		t.Fatalf("first node: %v %v", out, err)
 	}
 	// A new node, the same tool name: its breaker is open.
-	_, err = node(mk("flaky", true), mk("steady", false)).Invoke(ctx, msg("flaky"))
+	_, err := node(mk("flaky", true), mk("steady", false)).Invoke(ctx, msg("flaky"))
 	if err == nil || !errors.Is(err, taxonomy.ErrCircuitOpen) {
 		t.Fatalf("the second node's call of flaky ended with %v, want the circuit-open stop", err)
 	}

@@ -174,7 +174,7 @@ func leaks(t *testing.T, where, text string) {
 // TestSecretsStayOut: tools fail in every way canary.All knows, with
 // every planted secret, in one model turn of an ADK run: through a
 // Toolbox (New) and as the user's own tools under a stack
-// (NewMiddleware). Nothing of the secrets, nor of the errors' raw texts,
+// (Middleware). Nothing of the secrets, nor of the errors' raw texts,
 // reaches what the model received, the run's events, or the callbacks of
 // the run (every component's for the box's tools; for the user's own
 // tools, every component's but the tools' own, which Eino calls inside

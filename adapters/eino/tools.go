@@ -99,7 +99,7 @@ func (t *Tools) Names() []string {
 // ([Tools.BaseTools]) and [UnknownTool] as its UnknownToolsHandler: what
 // an adk.ToolsConfig or a react.AgentConfig takes as its ToolsNodeConfig.
 // Add the agent's other tools to its Tools, and middlewares (such as
-// [NewMiddleware]'s) to its ToolCallMiddlewares.
+// [Middleware]'s) to its ToolCallMiddlewares.
 func (t *Tools) NodeConfig() compose.ToolsNodeConfig {
 	return compose.ToolsNodeConfig{Tools: t.BaseTools(), UnknownToolsHandler: UnknownTool}
 }

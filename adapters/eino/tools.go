@@ -81,6 +81,17 @@ func New(box Box, opts ...Option) (*Tools, error) {
 	return t, nil
 }
 
+// MustNew is [New] for a program that treats a tool it cannot render as a
+// mistake to fix before it starts, as toolmw.MustWrap does: it panics
+// with New's error.
+func MustNew(box Box, opts ...Option) *Tools {
+	t, err := New(box, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // BaseTools returns the tools, in the box's order, for
 // compose.ToolsNodeConfig.Tools (and so adk.ToolsConfig, react.AgentConfig
 // ToolsConfig): tool.InvokableTool values, or tool.EnhancedInvokableTool

@@ -62,7 +62,9 @@
 //     random when the call is first made; a context without a run gets one
 //     for the call, so that the approval layer can file its request.
 //     Without a checkpoint store Eino cannot resume: the interrupt ends
-//     the run.
+//     the run. (The react agent of flow/agent/react compiles its graph
+//     without one: add its ExportGraph to a graph compiled with
+//     compose.WithCheckPointStore.)
 //   - cancelled (the context is done), run-limit-exceeded (the run budget
 //     refused the call) and circuit-open (its tool's circuit is open): a
 //     *turn.Stop, which ends Eino's run. errors.As(err, &stop) sees it

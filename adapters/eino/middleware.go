@@ -170,12 +170,12 @@ type invocationKey struct{}
 
 // errInterrupted is what the stack sees of a call whose tool interrupted
 // the graph: a cancellation, never retried nor counted as a failure.
-var errInterrupted = taxonomy.New(taxonomy.KindCancelled, "tool_interrupted",
+var errInterrupted = taxonomy.New(taxonomy.KindCancelled, taxonomy.Declare("tool_interrupted"),
 	"the tool paused the run (an Eino interrupt)")
 
 // errNoInvocation answers a call of the innermost tool outside an Eino
 // call, which cannot happen through Middleware.
-var errNoInvocation = taxonomy.Failure("no_eino_call", "the tool was called outside an Eino tool call")
+var errNoInvocation = taxonomy.Failure(taxonomy.Declare("no_eino_call"), "the tool was called outside an Eino tool call")
 
 // toolErr returns what the stack sees of an error of the user's tool: an
 // Eino interrupt is kept for the endpoint and seen as errInterrupted; any

@@ -155,7 +155,7 @@ func newForwarder(w *einoschema.StreamWriter[string], cancel context.CancelFunc)
 
 // errOverlap answers an attempt that started while another one owned the
 // stream (a hedge).
-var errOverlap = taxonomy.New(taxonomy.KindFailed, "stream_in_progress",
+var errOverlap = taxonomy.New(taxonomy.KindFailed, taxonomy.Declare("stream_in_progress"),
 	"another attempt of the call is streaming its result").WithFinal()
 
 // run is the innermost tool of a streamable call: one attempt.

@@ -140,7 +140,9 @@
 //     goroutine that ends when the stream's next Recv returns; the call
 //     itself ends at its deadline. A reader that closes the stream
 //     cancels the call at the tool's next chunk (as an Eino pipe tells its
-//     writer, on its next Send).
+//     writer, on its next Send); so does a reader Eino drops unread (its
+//     ToolsNode does when another call of the turn fails), once the
+//     garbage collector finds it (schema.StreamReader.SetAutomaticClose).
 //
 // A user's enhanced streamable tool is read whole inside the stack (its
 // timeout covers the stream) and answered as one result. A stream that

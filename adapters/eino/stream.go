@@ -333,6 +333,10 @@ func (s *stack) streamable(next compose.StreamableToolEndpoint) compose.Streamab
 		}()
 		select {
 		case <-f.first:
+			// A reader Eino drops unread (its ToolsNode does when another
+			// call of the turn fails) is closed when collected, so the
+			// writer and the call end.
+			sr.SetAutomaticClose()
 			return &compose.StreamToolOutput{Result: sr}, nil
 		case o := <-f.result:
 			if o.panicked {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/components/tool/utils"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/toolmw/toolmw"
 	tooleino "github.com/toolmw/toolmw/adapters/eino"
+	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/retry"
@@ -405,5 +408,47 @@ func TestStreamingAgent(t *testing.T) {
 	}
 	if !seen {
 		t.Fatal("no tool event carried the stream's envelope")
+	}
+}
+
+// TestStreamDroppedByTheNode: when another call of the turn stops the run,
+// Eino's ToolsNode returns the error and drops the streams of the others
+// unread; the forwarded stream's reader is closed when collected
+// (SetAutomaticClose), so its call is cancelled and the tool's producer
+// ends.
+func TestStreamDroppedByTheNode(t *testing.T) {
+	next := make(chan struct{})
+	st := &streamTool{name: "report", ended: make(chan struct{}), produce: func(ctx context.Context, _ int, w *schema.StreamWriter[string]) {
+		w.Send("one", nil)
+		<-next
+		w.Send("two", nil)
+		<-ctx.Done()
+	}}
+	counted, err := utils.InferTool("counted", "d", func(ctx context.Context, _ struct{}) (string, error) { return "ok", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := streamNode(t, mustMiddleware(t, middleware.Default().Middleware(), tooleino.WithCallsCounted()), st, counted)
+	ctx := budget.WithRun(context.Background(), budget.WithToolMaxAttempts("counted", 1))
+	run, _ := budget.RunFrom(ctx)
+	run.Take("counted") // its one attempt is used: the call stops the run
+	_, err = node.Stream(ctx, schema.AssistantMessage("", []schema.ToolCall{
+		{ID: "c1", Function: schema.FunctionCall{Name: "report", Arguments: `{}`}},
+		{ID: "c2", Function: schema.FunctionCall{Name: "counted", Arguments: `{}`}},
+	}))
+	if !errors.Is(err, taxonomy.ErrRunLimitExceeded) {
+		t.Fatalf("the node returned %v, want the run-limit stop", err)
+	}
+	close(next)
+	deadline := time.After(toolmwtest.Guard)
+	for {
+		runtime.GC()
+		select {
+		case <-st.ended:
+			return
+		case <-deadline:
+			t.Fatal("the dropped stream's call was never cancelled")
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

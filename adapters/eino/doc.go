@@ -160,8 +160,9 @@
 // # Go 1.26
 //
 // Eino v0.7.36 requires github.com/bytedance/sonic v1.14.1, which does
-// not build with Go 1.26; this module requires sonic v1.15.5, which
-// does, and so must a program built with Go 1.26.
+// not build with Go 1.26 (its internal/rt has no map iterator for it);
+// this module requires sonic v1.15.5, which does, so a program that
+// requires this module gets it (or later) by minimal version selection.
 //
 // Everything here is safe for concurrent use: a [Tools] and a [Middleware]
 // may serve many runs at once, each with its own context (and run budget).

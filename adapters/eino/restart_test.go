@@ -20,6 +20,7 @@ import (
 	tooleino "github.com/toolmw/toolmw/adapters/eino"
 	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 )
 
 // The restart test runs each phase of the approval in a process of its own
@@ -53,7 +54,9 @@ func openDesk(t testing.TB, dir string) (*approval.Desk, func()) {
 	if err := st.CreateTables(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return approval.NewDesk(approval.WithStore(st), approval.WithSealKey(sealKey)), func() { db.Close() }
+	// A generous store timeout: a loaded machine must not fail the SQLite
+	// operations closed (which the test would read as a lost approval).
+	return approval.NewDesk(approval.WithStore(st, store.WithTimeout(time.Minute)), approval.WithSealKey(sealKey)), func() { db.Close() }
 }
 
 // TestRestartChild is a phase of TestApprovalAcrossRestart in a process of
@@ -183,7 +186,7 @@ func TestApprovalAcrossRestart(t *testing.T) {
 
 	out = child(t, dir, "resume")
 	if got := line(t, out, "ran "); got != "refund=0 fare=0 cancel=1" || ran() != 1 {
-		t.Fatalf("phase resume executed %s, the side effect %d times; want only the cancellation, once", got, ran())
+		t.Fatalf("phase resume executed %s, the side effect %d times; want only the cancellation, once\n%q", got, ran(), out)
 	}
 	if got := line(t, out, "answer "); got != `"Done."` {
 		t.Fatalf("the resumed run answered %s", got)

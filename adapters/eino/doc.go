@@ -125,8 +125,9 @@
 //     for any call; a call that ends before any chunk is answered as an
 //     invokable one (one envelope, or its pause or stop).
 //   - Once a chunk was forwarded the tool is never called again for the
-//     call: an attempt the stack makes after that (a retry, a hedge) gets
-//     the first attempt's failure, final. When the call fails after
+//     call: an attempt the stack makes after that (a retry, a hedge) ends
+//     at once with the first attempt's failure, final (or, while that
+//     attempt still streams, tool-failed/stream_in_progress). When the call fails after
 //     forwarding — the stream's error, the timeout, a result layer that
 //     refuses the whole output — the stream ends with the forwarded
 //     chunks' envelope closed and the failure's envelope after it; when a

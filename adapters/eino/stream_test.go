@@ -25,6 +25,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/taxonomy"
 	"github.com/toolmw/toolmw/toolmwtest"
+	"github.com/toolmw/toolmw/turn"
 )
 
 // streamTool is a user's own Eino StreamableTool whose stream a test
@@ -450,5 +451,37 @@ func TestStreamDroppedByTheNode(t *testing.T) {
 			t.Fatal("the dropped stream's call was never cancelled")
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// TestStreamCancelledAfterChunks: the run's context cancelled after a
+// chunk was forwarded: the stream ends with the chunk's envelope closed,
+// then the cancelled *turn.Stop as the stream's error.
+func TestStreamCancelledAfterChunks(t *testing.T) {
+	st := &streamTool{name: "report", produce: func(ctx context.Context, _ int, w *schema.StreamWriter[string]) {
+		w.Send("partial", nil)
+		<-ctx.Done()
+	}}
+	node := streamNode(t, mustMiddleware(t, middleware.Default().Middleware()), st)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sr, err := node.Stream(ctx, callOf("c1", "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := sr.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	rest, err := readAll(sr)
+	var stop *turn.Stop
+	if !errors.As(err, &stop) || stop.Kind != taxonomy.KindCancelled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stream ended with %v, want the cancelled *turn.Stop", err)
+	}
+	got := first[0].Content + strings.Join(rest, "")
+	head := toolmw.ForModel(toolmw.Text("partial"), nil)
+	if !strings.HasPrefix(got, head) {
+		t.Fatalf("the stream %q does not start with %q", got, head)
 	}
 }

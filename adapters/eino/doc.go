@@ -107,6 +107,12 @@
 // tools included; give a stack to which that is right, and never to a node
 // of the tools of [New], which run through their box already.
 //
+// A tool of your own that pauses the run itself (tool.Interrupt) and is
+// also held by the approval layer sees, when resumed after its approval,
+// that it was interrupted: tool.GetInterruptState reports the adapter's
+// pause at the call's address. Such a tool tells its own pause by its own
+// state (hasState with its own type), not by wasInterrupted alone.
+//
 // # Streams
 //
 // A user's own tool.StreamableTool under [Middleware]: the stack's Tool —

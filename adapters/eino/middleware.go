@@ -137,12 +137,12 @@ func definitionError(a turn.Answer) error {
 type invocation struct {
 	input *compose.ToolInput
 
-	invoke   compose.InvokableToolEndpoint
-	stream   compose.StreamableToolEndpoint
-	einvoke  compose.EnhancedInvokableToolEndpoint
-	estream  compose.EnhancedStreamableToolEndpoint
-	forward  *forwarder // for stream
-	interrup interrupted
+	invoke    compose.InvokableToolEndpoint
+	stream    compose.StreamableToolEndpoint
+	einvoke   compose.EnhancedInvokableToolEndpoint
+	estream   compose.EnhancedStreamableToolEndpoint
+	forward   *forwarder // for stream
+	interrupt interrupted
 }
 
 // interrupted keeps an Eino interrupt the tool returned, for the endpoint
@@ -182,7 +182,7 @@ var errNoInvocation = taxonomy.Failure(taxonomy.Declare("no_eino_call"), "the to
 // other error is the tool's, for the stack to classify.
 func (inv *invocation) toolErr(err error) error {
 	if isInterrupt(err) {
-		inv.interrup.set(err)
+		inv.interrupt.set(err)
 		return errInterrupted
 	}
 	return err
@@ -238,7 +238,7 @@ func inner(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 func (s *stack) run(ctx context.Context, inv *invocation) (turn.Answer, error) {
 	ctx = context.WithValue(ctx, invocationKey{}, inv)
 	a, err := s.d.call(ctx, s, inv.input.CallID, inv.input.Name, argsOf(inv.input.Arguments))
-	if ierr := inv.interrup.get(); ierr != nil {
+	if ierr := inv.interrupt.get(); ierr != nil {
 		return a, ierr
 	}
 	if err == nil {

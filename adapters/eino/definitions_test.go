@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cloudwego/eino/components/tool"
-	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/toolmw/toolmw"
@@ -169,16 +168,16 @@ func TestNewRefuses(t *testing.T) {
 		t.Errorf("the error %v does not name the tool", err)
 	}
 	mw := func(next toolmw.Tool) toolmw.Tool { return next }
-	for code, m := range map[string]compose.ToolMiddleware{
-		taxonomy.CodeMiddlewareNil: tooleino.Middleware(nil),
-		taxonomy.CodeOptionInvalid: tooleino.Middleware(mw, tooleino.WithMaxTools(0)),
-		taxonomy.CodeNameInvalid:   tooleino.Middleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "bad name"})),
+	for code, opts := range map[string][]tooleino.Option{
+		taxonomy.CodeOptionInvalid: {tooleino.WithMaxTools(0)},
+		taxonomy.CodeNameInvalid:   {tooleino.WithSpecs(toolmw.Spec{Name: "bad name"})},
 	} {
-		_, err = streamNode(t, m, &streamTool{name: "report", produce: chunks("x")}).Invoke(context.Background(), callOf("c1", "report"))
+		_, err = tooleino.Middleware(mw, opts...)
 		isDef(t, err, code)
 	}
-	_, err = streamNode(t, tooleino.Middleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "a"}, toolmw.Spec{Name: "a"})),
-		&streamTool{name: "report", produce: chunks("x")}).Stream(context.Background(), callOf("c1", "report"))
+	_, err = tooleino.Middleware(nil)
+	isDef(t, err, taxonomy.CodeMiddlewareNil)
+	_, err = tooleino.Middleware(mw, tooleino.WithSpecs(toolmw.Spec{Name: "a"}, toolmw.Spec{Name: "a"}))
 	isDef(t, err, taxonomy.CodeOptionInvalid)
 	if !errors.Is(err, taxonomy.ErrDefinitionInvalid) {
 		t.Fatal("errors.Is does not see the kind")

@@ -78,10 +78,14 @@ func ExampleMiddleware() {
 		return "", taxonomy.Transient(taxonomy.CodeUpstreamUnavailable, "the fares service is down")
 	})
 	ctx := context.Background()
+	stack, err := tooleino.Middleware(middleware.Default().Middleware())
+	if err != nil {
+		panic(err)
+	}
 	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
 		Tools:               []tool.BaseTool{lookup},
 		UnknownToolsHandler: tooleino.UnknownTool,
-		ToolCallMiddlewares: []compose.ToolMiddleware{tooleino.Middleware(middleware.Default().Middleware())},
+		ToolCallMiddlewares: []compose.ToolMiddleware{stack},
 	})
 	if err != nil {
 		panic(err)

@@ -40,15 +40,19 @@ import (
 // The tools of [New] must not be given this middleware too: they run
 // through their box already.
 //
-// Like a toolmw layer's constructor, Middleware reports a mistake where it
-// cannot be missed rather than returning it: an invalid option, a nil mw,
-// or a tool toolmw.Wrap refuses (a name toolmw does not take) ends the run
-// of every call it concerns with its tool-definition-invalid error.
-func Middleware(mw toolmw.Middleware, opts ...Option) compose.ToolMiddleware {
+// An invalid option or a nil mw is refused here, at start-up, as a
+// tool-definition-invalid error (codes option_invalid, middleware_nil, or
+// the spec's own). A tool toolmw.Wrap refuses when it is first called (a
+// name toolmw does not take) ends the run of every call of it with its
+// tool-definition-invalid error.
+func Middleware(mw toolmw.Middleware, opts ...Option) (compose.ToolMiddleware, error) {
 	o := evaluateOptions(opts)
 	if o.err == nil && mw == nil {
 		o.err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeMiddlewareNil,
 			"adapters/eino: Middleware: the middleware is nil")
+	}
+	if o.err != nil {
+		return compose.ToolMiddleware{}, o.err
 	}
 	s := &stack{mw: mw, opts: o, d: dispatcher{countCalls: o.countCalls}, tools: make(map[string]*wrapped)}
 	return compose.ToolMiddleware{
@@ -56,7 +60,7 @@ func Middleware(mw toolmw.Middleware, opts ...Option) compose.ToolMiddleware {
 		Streamable:         s.streamable,
 		EnhancedInvokable:  s.enhancedInvokable,
 		EnhancedStreamable: s.enhancedStreamable,
-	}
+	}, nil
 }
 
 // stack is one Middleware: the stack, and the tools it wrapped.
@@ -89,9 +93,6 @@ func (s *stack) Call(ctx context.Context, name string, args json.RawMessage) (to
 // tool returns the stack of the tool named name, wrapping it on its first
 // call.
 func (s *stack) tool(name string) (toolmw.Tool, error) {
-	if s.opts.err != nil {
-		return nil, s.opts.err
-	}
 	s.mu.Lock()
 	w, ok := s.tools[name]
 	if !ok {

@@ -75,7 +75,7 @@ func TestOwnToolsAcceptance(t *testing.T) {
 	ctx := context.Background()
 	desk := approval.NewDesk()
 	own := newOwnTools(t)
-	wrap := tooleino.Middleware(approvalStack(t, desk), tooleino.WithSpecs(toolmw.Spec{Name: "lookup_fare", Idempotent: true}))
+	wrap := mustMiddleware(t, approvalStack(t, desk), tooleino.WithSpecs(toolmw.Spec{Name: "lookup_fare", Idempotent: true}))
 	m := newScripted(theTurn, say("Done."))
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "travel", Description: "Handles bookings.", Model: m,
@@ -156,7 +156,7 @@ func TestOwnToolInterruptPassesThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrap := tooleino.Middleware(middleware.Default(middleware.WithRetry(retry.WithBackoff(0, 0))).Middleware(),
+	wrap := mustMiddleware(t, middleware.Default(middleware.WithRetry(retry.WithBackoff(0, 0))).Middleware(),
 		tooleino.WithSpecs(toolmw.Spec{Name: "confirm", Idempotent: true}))
 	m := newScripted(calls("call_1", "confirm", `{"booking":"BK-9"}`), say("ok"))
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
@@ -215,7 +215,7 @@ func TestOwnToolsPerToolState(t *testing.T) {
 	}
 	stack := middleware.Default(middleware.WithRetry(retry.WithMaxAttempts(1)),
 		middleware.WithBreaker(breakerOne()...)).Middleware()
-	wrap := tooleino.Middleware(stack, tooleino.WithMaxTools(2))
+	wrap := mustMiddleware(t, stack, tooleino.WithMaxTools(2))
 	node := func(tools ...tool.BaseTool) *compose.ToolsNode {
 		n, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: tools, ToolCallMiddlewares: []compose.ToolMiddleware{wrap}})
 		if err != nil {

@@ -105,7 +105,11 @@ func readAll(sr *schema.StreamReader[[]*schema.Message]) ([]string, error) {
 
 func mustMiddleware(t testing.TB, mw toolmw.Middleware, opts ...tooleino.Option) compose.ToolMiddleware {
 	t.Helper()
-	return tooleino.Middleware(mw, opts...)
+	m, err := tooleino.Middleware(mw, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestStreamForwardedAsItComes: the first chunk reaches the reader while

@@ -15,7 +15,7 @@ type options struct {
 	profile    schema.Profile
 	profileSet bool
 	countCalls bool
-	idempotent map[string]bool
+	specs      map[string]toolmw.Spec
 	err        error
 }
 
@@ -77,24 +77,32 @@ func WithCallsCounted() Option {
 	return func(o *options) { o.countCalls = true }
 }
 
-// WithIdempotent declares, for [Wrap], that the Genkit tools of these names
-// have the same effect when called twice as once (toolmw.Spec.Idempotent):
-// only then do the stack's retry and hedge layers repeat their untyped
-// failures and timeouts. Typed failures say themselves whether they may be
-// retried (taxonomy.Transient), for every tool. An invalid tool name, or
-// WithIdempotent given to New (whose box declares its tools itself), is a
-// tool-definition-invalid/option_invalid error.
-func WithIdempotent(names ...string) Option {
+// WithSpecs describes, for [Wrap], the application's own Genkit tools that
+// the stack should know more of than their name: Idempotent above all (only
+// an idempotent tool has its untyped failures and timeouts repeated by the
+// stack's retry and hedge layers; typed failures say themselves whether
+// they may be retried), and a Description for the approval layer's
+// summaries (Genkit's own description when empty). A tool without a spec is
+// toolmw.Spec{Name: its name}. An invalid spec, two specs of one name, or
+// WithSpecs given to New (whose box declares its tools itself) is a
+// tool-definition-invalid error.
+func WithSpecs(specs ...toolmw.Spec) Option {
 	return func(o *options) {
-		if o.idempotent == nil {
-			o.idempotent = map[string]bool{}
+		if o.specs == nil {
+			o.specs = make(map[string]toolmw.Spec, len(specs))
 		}
-		for i, n := range names {
-			if !toolmw.ValidName(n) {
-				o.reject("WithIdempotent: name %d is not a valid tool name", i)
+		for _, sp := range specs {
+			if err := sp.Validate(); err != nil {
+				if o.err == nil {
+					o.err = err
+				}
 				return
 			}
-			o.idempotent[n] = true
+			if _, dup := o.specs[sp.Name]; dup {
+				o.reject("WithSpecs: two specs name the tool %s", sp.Name)
+				return
+			}
+			o.specs[sp.Name] = sp
 		}
 	}
 }

@@ -68,9 +68,9 @@ func New(box Box, opts ...Option) (*Tools, error) {
 	switch {
 	case o.err != nil:
 		return nil, o.err
-	case o.idempotent != nil:
+	case o.specs != nil:
 		return nil, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid,
-			"adapters/genkit: New: WithIdempotent is an option of Wrap; a box's tools declare it in their Spec")
+			"adapters/genkit: New: WithSpecs is an option of Wrap; a box's tools have their Specs")
 	case box == nil:
 		return nil, taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeOptionInvalid, "adapters/genkit: New: the box is nil")
 	}

@@ -110,10 +110,11 @@ func TestOptionsRejected(t *testing.T) {
 	mw := middleware.Default().Middleware()
 	for name, err := range map[string]error{
 		"unknown profile":        second(toolgenkit.New(box, toolgenkit.WithProfile(schema.Profile(99)))),
-		"WithIdempotent on New":  second(toolgenkit.New(box, toolgenkit.WithIdempotent("search"))),
+		"WithSpecs on New":       second(toolgenkit.New(box, toolgenkit.WithSpecs(toolmw.Spec{Name: "search"}))),
 		"nil box":                second(toolgenkit.New(nil)),
 		"WithProfile on Wrap":    second(toolgenkit.Wrap(mw, toolgenkit.WithProfile(schema.Plain))),
-		"invalid idempotent":     second(toolgenkit.Wrap(mw, toolgenkit.WithIdempotent("a b"))),
+		"invalid spec":           second(toolgenkit.Wrap(mw, toolgenkit.WithSpecs(toolmw.Spec{Name: "a b"}))),
+		"two specs of one name":  second(toolgenkit.Wrap(mw, toolgenkit.WithSpecs(toolmw.Spec{Name: "a"}, toolmw.Spec{Name: "a"}))),
 		"nil middleware":         second(toolgenkit.Wrap(nil)),
 		"rejecting middleware":   second(toolgenkit.Wrap(breaker.New(breaker.WithConsecutiveFailures(-1)))),
 		"strict profile, no map": second(toolgenkit.New(mapBox(t), toolgenkit.WithProfile(schema.OpenAIStrict))),

@@ -200,11 +200,14 @@ func (w *Wrapper) register(name string, tool ai.Tool) error {
 		err = taxonomy.New(taxonomy.KindDefinitionInvalid, taxonomy.CodeNameInvalid,
 			"the tool's name is not one toolmw takes (1 to 64 of a-z, A-Z, 0-9, _ and -): rename it to run it through the stack")
 	} else {
-		desc := ""
-		if d := tool.Definition(); d != nil {
-			desc = d.Description
+		spec, ok := w.opts.specs[name]
+		if !ok {
+			spec = toolmw.Spec{Name: name}
 		}
-		err = w.box.Register(toolmw.Spec{Name: name, Description: desc, Idempotent: w.opts.idempotent[name]}, innerTool)
+		if d := tool.Definition(); d != nil && spec.Description == "" {
+			spec.Description = d.Description
+		}
+		err = w.box.Register(spec, innerTool)
 	}
 	w.known[name] = err
 	return err

@@ -356,3 +356,39 @@ func TestWrapNameInvalid(t *testing.T) {
 		t.Errorf("the call reads %s %q after %d runs", src, content, ran.Load())
 	}
 }
+
+// TestWrapSpecs: WithSpecs tells the stack which of the application's own
+// tools is idempotent. An untyped failure of the idempotent tool is retried
+// inside the stack (the model reads the success); the same failure of a
+// tool without a spec is not (the model reads the withheld failure).
+func TestWrapSpecs(t *testing.T) {
+	wrap, err := toolgenkit.Wrap(stack(t), toolgenkit.WithSpecs(toolmw.Spec{Name: "quote", Idempotent: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenkit(t)
+	var runs = map[string]int{}
+	var mu sync.Mutex
+	flaky := func(name string) ai.Tool {
+		return genkit.DefineTool(g, name, "Quotes.", func(tc *ai.ToolContext, in struct{}) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if runs[name]++; runs[name] == 1 {
+				return "", errors.New("connection reset by peer")
+			}
+			return "42 EUR", nil
+		})
+	}
+	quote, fare := flaky("quote"), flaky("fare")
+	model, m := script(t, g, calls(call("quote", "q1", map[string]any{}), call("fare", "f1", map[string]any{})), answer("Done."))
+	if _, err := genkit.Generate(context.Background(), g, ai.WithModel(m), ai.WithPrompt("Quote."), ai.WithTools(quote, fare), ai.WithUse(wrap)); err != nil {
+		t.Fatal(err)
+	}
+	got := answers(t, model.seen()[1])
+	if src, content := toolmwtest.Envelope(t, outputText(t, got["q1"])); src != "tool_result" || !strings.Contains(content, "42 EUR") || runs["quote"] != 2 {
+		t.Errorf("the idempotent tool ran %d times and reads %s %q, want 2 and the result", runs["quote"], src, content)
+	}
+	if src, content := toolmwtest.Envelope(t, outputText(t, got["f1"])); src != "tool_error" || !strings.HasPrefix(content, "tool-failed unmapped_failure") || runs["fare"] != 1 {
+		t.Errorf("the tool without a spec ran %d times and reads %s %q, want 1 and the failure", runs["fare"], src, content)
+	}
+}

@@ -79,6 +79,7 @@ var keyTerms = [...]keyTerm{
 	{"sessiontokens", false, kvSecret, true},
 	{"credential", false, kvSecret, false},
 	{"credentials", false, kvSecret, true},
+	{"creds", true, kvSecret, true},
 	{"apikey", false, kvSecret, false},
 	{"apikeys", false, kvSecret, true},
 	{"accesskey", false, kvSecret, false},
@@ -268,6 +269,9 @@ func classifyKey(key string, query bool) (kvKind, bool) {
 		if p < 0 || string(norm[p:]) != t.term || t.word && words&(1<<p) == 0 {
 			continue
 		}
+		if publicBefore(norm[:p]) {
+			return kvNone, false // publicToken, csrf-token
+		}
 		if t.kind == kvSecret && (bytes.Contains(norm, []byte("aws")) || bytes.HasSuffix(norm, []byte("secretaccesskey"))) {
 			return kvAWS, t.counts
 		}
@@ -283,52 +287,224 @@ func classifyKey(key string, query bool) (kvKind, bool) {
 	return kvNone, false
 }
 
+// innerTerms are the secret-ish words that make a key secret-ish wherever
+// they stand in it, as whole words: password_super_secure,
+// mySecretString, todo_secret_do_not_commit, some_api_token_123. A value
+// after such a key must look random (randomValue).
+var innerTerms = [...]struct {
+	term string
+	kind kvKind
+}{
+	{"password", kvPassword}, {"passwd", kvPassword}, {"passphrase", kvPassword},
+	{"secret", kvSecret}, {"token", kvSecret}, {"apikey", kvSecret}, {"accesskey", kvSecret},
+	{"secretkey", kvSecret}, {"privatekey", kvSecret}, {"credential", kvSecret},
+	{"credentials", kvSecret}, {"creds", kvSecret},
+}
+
+// aboutWords are words that, after a secret-ish word in a key, make the
+// key name something about the secret rather than the secret itself:
+// its id, name, length, file, expiry, owner (secret_name, token_url,
+// password_min_length, api_key_id).
+var aboutWords = [...]string{
+	"id", "ids", "name", "names", "size", "len", "length", "type", "types", "kind", "file", "files",
+	"filename", "path", "paths", "dir", "url", "uri", "urls", "endpoint", "host", "server", "version",
+	"format", "prefix", "suffix", "header", "field", "param", "env", "var", "variable", "hash",
+	"count", "max", "min", "limit", "ttl", "expiry", "expires", "expiration", "exp", "lifetime",
+	"timeout", "age", "duration", "policy", "mode", "pattern", "regex", "label", "ref", "location",
+	"provider", "source", "store", "alias", "algorithm", "alg", "hint", "rotation", "strength",
+	"status", "state", "at", "by", "on", "time", "date", "created", "updated", "issued", "issuer",
+	"audience", "scope", "scopes", "user", "username", "owner", "email", "enabled", "required",
+	"valid", "validation", "chars", "charset", "generator", "manager", "service", "handler",
+	"helper", "method", "config", "settings", "option", "options", "flag", "index", "offset",
+	"usage", "used", "total", "rate", "cache", "list", "map", "table", "column", "template",
+	"placeholder", "reset", "rule", "rules", "error", "errors", "message", "msg", "missing",
+	"expired", "invalid", "check", "attempts", "retries", "budget", "usage", "endpoint", "type",
+}
+
+// plainKeyQualifiers are words before "key" that make it the key of a
+// record, a map or a cipher's public half rather than a secret:
+// primaryKey, public_key, cache_key, partitionKey.
+var plainKeyQualifiers = [...]string{
+	"public", "pub", "primary", "foreign", "bucket", "hot", "idx", "index", "natural", "schema",
+	"sequence", "sort", "partition", "cache", "object", "row", "map", "dict", "lookup", "unique",
+	"composite", "routing", "shard", "hash", "dedup", "dedupe", "group", "idempotency", "cursor",
+	"page", "continuation", "marker", "trace", "correlation", "request", "tenant", "user",
+	"customer", "order", "product", "item", "entity", "node", "file", "blob", "registry", "setting",
+	"config", "translation", "locale", "lang", "i18n", "field", "column", "table", "json", "yaml",
+	"form", "input", "meta", "metadata", "label", "tag", "sequence", "storage", "s3", "issuer",
+	"message", "event", "job", "task", "queue", "topic", "stream", "record", "doc", "document",
+}
+
+// publicQualifiers before a secret-ish word make it public or a form's:
+// publicToken, publishable_key, csrf-token.
+var publicQualifiers = [...]string{"public", "publishable", "csrf", "xsrf"}
+
+// weakKey classifies a key that does not end in a key term (keyTerms):
+// one with a secret-ish word inside (innerTerms) whose value must look
+// random, or one whose last word is "key" (Using Key=…, sshKey) whose
+// value must look generated.
+func weakKey(key string) (kvKind, strength) {
+	if len(key) < 3 || len(key) > maxKey || !weakPairs(key) {
+		return kvNone, anyValue
+	}
+	var buf [maxKey]byte
+	norm, words := normalizeKey(key, &buf)
+	last := 0
+	for p := range norm {
+		if words&(1<<p) == 0 {
+			continue
+		}
+		last = p
+		for _, t := range innerTerms {
+			e := p + len(t.term)
+			if e > len(norm) || string(norm[p:e]) != t.term || e < len(norm) && words&(1<<e) == 0 {
+				continue
+			}
+			if publicBefore(norm[:p]) || aboutAfter(norm[e:], words>>e) {
+				return kvNone, anyValue
+			}
+			return t.kind, randomValue
+		}
+	}
+	if string(norm[last:]) == "key" {
+		for _, q := range plainKeyQualifiers {
+			if strings.HasSuffix(string(norm[:last]), q) {
+				return kvNone, anyValue
+			}
+		}
+		return kvSecret, generatedValue
+	}
+	return kvNone, anyValue
+}
+
+// weakPairs reports whether key holds, in either case, one of the byte
+// pairs that every inner term and "key" has: "ss" (password, passwd,
+// passphrase, accesskey), "cr" (secret, credential, creds), "ok" (token)
+// or "ey" (key). Most keys are ruled out by it in one pass.
+func weakPairs(key string) bool {
+	for i := 1; i < len(key); i++ {
+		switch key[i] | 0x20 {
+		case 's':
+			if key[i-1]|0x20 == 's' {
+				return true
+			}
+		case 'r':
+			if key[i-1]|0x20 == 'c' {
+				return true
+			}
+		case 'k':
+			if key[i-1]|0x20 == 'o' {
+				return true
+			}
+		case 'y':
+			if key[i-1]|0x20 == 'e' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// publicBefore reports whether the normalized key before a secret-ish
+// word ends with a public qualifier.
+func publicBefore(head []byte) bool {
+	for _, q := range publicQualifiers {
+		if bytes.HasSuffix(head, []byte(q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// aboutAfter reports whether a word of the normalized key after a
+// secret-ish word, whose word starts are marked in words, is one of
+// aboutWords.
+func aboutAfter(tail []byte, words uint64) bool {
+	for p := 0; p < len(tail); {
+		e := p + 1
+		for e < len(tail) && words&(1<<e) == 0 {
+			e++
+		}
+		for _, w := range aboutWords {
+			if string(tail[p:e]) == w {
+				return true
+			}
+		}
+		p = e
+	}
+	return false
+}
+
+// weakQueryKey reports whether a URL query parameter's name is too vague
+// for any value to be a secret: ?key=booking_42.
+func weakQueryKey(key string) bool {
+	return strings.EqualFold(key, "key")
+}
+
 // matchKeyValue matches the value after a secret-ish key at the separator
-// in[i]: '=', ':', "=>" or ":=". The key is read backwards, never before
-// lo.
+// in[i], ':' or '='. A '=' may come with the operator bytes of code and
+// configuration before it (Go's and Makefiles' :=, ::=, :::=, ?=, ??=,
+// PHP's .=, +=, ||=, !=) or after it (=>, and the comparisons == and ===),
+// and a type may stand between the key and it (Go's var key string =,
+// Kotlin's and TypeScript's key: String =, Python's key: str =). The key
+// is read backwards, never before lo.
 func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool) {
 	sep := in[i]
 	v := i + 1
-	code := false // Go's :=, and Makefiles'
-	if i+1 < len(in) {
-		switch n := in[i+1]; {
-		case sep == '=' && n == '>':
-			v = i + 2
-		case sep == ':' && n == '=':
-			v, code = i+2, true
-		case n == '=' || sep == ':' && n == ':':
-			return hit{}, false // ==, ::
+	code := false // an assignment in code: Go's :=, and Makefiles'
+	op := i       // where the operator before the value begins
+	if sep == ':' {
+		if i+1 < len(in) && (in[i+1] == '=' || in[i+1] == ':') {
+			return hit{}, false // :=, ::= and :::= are read at their '='; a::b is no key
 		}
+		if typeThenEquals(in, i) {
+			return hit{}, false // key: String = "…" is read at its '='
+		}
+	} else {
+		if i+1 < len(in) {
+			switch in[i+1] {
+			case '>':
+				v = i + 2
+			case '=':
+				v = i + 2 // password == "…"
+				if v < len(in) && in[v] == '=' {
+					v++
+				}
+			}
+		}
+		for op > lo && i-op < 3 && strings.IndexByte(":?+|!.", in[op-1]) >= 0 {
+			op--
+		}
+		if o := in[op:i]; strings.IndexByte(o, '.') >= 0 && (o != "." || op == lo || !isBlank(in[op-1])) {
+			op = i // a '.' ends a key (a.=) only as PHP's " .="
+		}
+		code = strings.IndexByte(in[op:i], ':') >= 0
 	}
 	// The key: optional blanks, an optional (escaped) closing quote, then
 	// key bytes.
-	j := i
-	for j > lo && i-j < 8 && (in[j-1] == ' ' || in[j-1] == '\t') {
-		j--
+	j, ke, quoted, ok := keyBefore(in, op, lo)
+	if !ok {
+		return hit{}, false
 	}
-	if j > lo && (in[j-1] == '"' || in[j-1] == '\'') {
-		j--
-		if j > lo && in[j-1] == '\\' {
-			j--
+	key := in[j:ke]
+	query := sep == '=' && v == i+1 && op == i && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
+	kind, counts, need := s.keyKind(in, j, ke, lo, query)
+	if kind == kvNone && sep == '=' && !quoted && isTypeName(key) {
+		// var apiToken string = "…", apiToken: String = "…": the key is
+		// the word before the type.
+		if j, ke, quoted, ok = keyBefore(in, typeStart(in, j, lo), lo); ok {
+			kind, counts, need = s.keyKind(in, j, ke, lo, false)
+			code = true
 		}
-	}
-	ke := j
-	if j == lo || !keyEnds[in[j-1]] {
-		return hit{}, false
-	}
-	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
-		j--
-	}
-	if j == ke || ke-j > maxKey || !keyPairs[lastPair(in[j:ke])] {
-		return hit{}, false
-	}
-	query := sep == '=' && v == i+1 && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
-	kind, counts := classifyKey(in[j:ke], query)
-	if kind == kvNone && qualifiedKey(in, j, ke, lo) {
-		kind = kvSecret // API Key: …, Secret Key = …
 	}
 	if kind == kvNone {
 		return hit{}, false
+	}
+	if sep == ':' && v < len(in) && isBlank(in[v]) && !quoted && inPhrase(in, phraseStart(in, j, ke, lo), lo) {
+		// The last word of a phrase in an error chain ("failed to get
+		// current token: EOF"): what follows is more often the next error
+		// than a secret, so it must look random.
+		need = max(need, randomValue)
 	}
 
 	// The value.
@@ -338,15 +514,115 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	if v >= len(in) {
 		return hit{}, false
 	}
-	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':')
+	if lineBreak(in, v) > 0 {
+		// password=⏎value: the value alone on the next line.
+		return s.valueOnNextLine(in, v, kind, counts, need)
+	}
+	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':', need, lineStart(in, j, lo))
+}
+
+// matchCallArgs matches the value of a call that passes a secret-ish key
+// and its value as two quoted arguments, at the ',' in[i] between them:
+// System.setProperty("db.password", "…"), os.Setenv("API_TOKEN", "…"),
+// localStorage.setItem('token', '…'). The key is the call's first
+// argument, read backwards, never before lo; an unquoted value is code.
+func (s *Scrubber) matchCallArgs(in string, esc escMarks, i, lo int) (hit, bool) {
+	k := i
+	for k > lo && i-k < 4 && isBlank(in[k-1]) {
+		k--
+	}
+	if k-lo < 4 || in[k-1] != '"' && in[k-1] != '\'' {
+		return hit{}, false
+	}
+	v := skipBlanks(in, i+1, false)
+	if v >= len(in) || in[v] != '"' && in[v] != '\'' && in[v] != '`' {
+		return hit{}, false
+	}
+	q, ke := in[k-1], k-1
+	j := ke
+	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
+		j--
+	}
+	if j == ke || ke-j > maxKey || j == lo || in[j-1] != q {
+		return hit{}, false
+	}
+	b := j - 1
+	for b > lo && j-1-b < 4 && isBlank(in[b-1]) {
+		b--
+	}
+	if b == lo || in[b-1] != '(' {
+		return hit{}, false
+	}
+	kind, counts, need := s.keyKind(in, j, ke, lo, false)
+	if kind == kvNone {
+		return hit{}, false
+	}
+	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false, need, false)
+}
+
+// keyBefore reads a key backwards from its end at in[e] (before it maybe
+// a few blanks and a closing quote, escaped or not), never before lo, and
+// returns its bounds and whether it was quoted. It rules out most words
+// by their last bytes before it reads them.
+func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
+	j = e
+	for j > lo && e-j < 8 && (in[j-1] == ' ' || in[j-1] == '\t') {
+		j--
+	}
+	if j > lo && (in[j-1] == '"' || in[j-1] == '\'') {
+		quoted = true
+		j--
+		if j > lo && in[j-1] == '\\' {
+			j--
+		}
+	}
+	ke = j
+	if j == lo || chars[in[j-1]]&cKey == 0 {
+		return 0, 0, false, false
+	}
+	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
+		j--
+	}
+	if ke-j > maxKey {
+		return 0, 0, false, false
+	}
+	return j, ke, quoted, true
+}
+
+// keyKind classifies the key in[j:ke] and says what a value after it
+// needs. The common keys are told by their end (keyEnds, keyPairs) at the
+// price of a table lookup or two; only the keys those let through, and
+// those with a secret-ish word inside (password_super_secure,
+// mySecretString) or the word "key" (Using Key=…), are read whole.
+func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, strength) {
+	key := in[j:ke]
+	if keyEnds[in[ke-1]] && keyPairs[lastPair(key)] {
+		kind, counts := classifyKey(key, query)
+		if kind == kvNone && qualifiedKey(in, j, ke, lo) {
+			kind = kvSecret // API Key: …, Secret Key = …
+		}
+		if kind != kvNone {
+			need := anyValue
+			if query && weakQueryKey(key) {
+				need = generatedValue // ?key=booking_42 is no secret
+			}
+			return kind, counts, need
+		}
+	}
+	if kind, need := weakKey(key); kind != kvNone {
+		return kind, false, need
+	}
+	return kvNone, false, anyValue
 }
 
 // valueAfterKey matches the value at in[v] after a key of this kind. The
 // key may name a count (counts), is a URL query parameter (query), an
 // assignment in code (code), was followed by an escaped separator (lvl),
 // or is a header name (header: a Cookie header's value is the rest of its
-// line).
-func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, counts, query, code, lvl, header bool) (hit, bool) {
+// line). need says what the value must look like; wholeLine, that the key
+// begins its line, where a value after ':' is the rest of the line
+// (password: correct horse battery staple).
+func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, counts, query, code, lvl, header bool, need strength, wholeLine bool) (hit, bool) {
 	if kind == kvAuthorization && !query {
 		return s.matchAuthorization(in, esc, v, 0)
 	}
@@ -355,21 +631,9 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 			return h, true
 		}
 	}
-	f := famSecret
-	switch {
-	case query:
-		f = famQuerySecret
-	case kind == kvPassword:
-		f = famPassword
-	case kind == kvAzure:
-		f = famAzureKey
-	case kind == kvCookie:
-		f = famCookie
-	case kind == kvSSN:
-		f = famSSN
-	}
+	f := valueFamily(kind, query)
 	if in[v] == '[' {
-		if strings.HasPrefix(in[v:], placeholderPrefix) {
+		if need != anyValue || strings.HasPrefix(in[v:], placeholderPrefix) {
 			return hit{}, false
 		}
 		return s.matchList(in, esc, v, kind, f)
@@ -385,7 +649,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	}
 	if in[v] == '|' || in[v] == '>' {
 		if vs, ve, ok := blockScalar(in, v); ok {
-			if ve > vs && plausibleStart(in[vs:], true) && plausibleValue(in[vs:ve]) {
+			if ve > vs && plausibleStart(in[vs:], true) && plausibleValue(in[vs:ve]) && looksLike(in[vs:ve], need, true) {
 				return s.refine(in, vs, ve, f)
 			}
 			return hit{}, false
@@ -402,9 +666,12 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
 		ve = vs + 11 // 536 90 4412
 	}
+	if wholeLine && header && closing == "" && mode == stopValue && ve > vs && !isStopWord(in[vs:ve]) {
+		ve = restOfLine(in, vs, ve)
+	}
 	val := in[vs:ve]
 	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
-		code && closing == "" && !randomish(val) {
+		code && closing == "" && !randomish(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
 	}
 	switch {
@@ -417,6 +684,267 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	}
 	return s.refine(in, vs, ve, f)
 }
+
+// valueFamily returns the family of a value after a key of this kind.
+func valueFamily(kind kvKind, query bool) family {
+	switch {
+	case query:
+		return famQuerySecret
+	case kind == kvPassword:
+		return famPassword
+	case kind == kvAzure:
+		return famAzureKey
+	case kind == kvCookie:
+		return famCookie
+	case kind == kvSSN:
+		return famSSN
+	}
+	return famSecret
+}
+
+// strength says what a value after a key must look like to be redacted.
+type strength uint8
+
+const (
+	// anyValue: any plausible value, after a key that names a secret.
+	anyValue strength = iota
+	// randomValue: 6 bytes or more with a digit and a letter or letters
+	// of both cases (randomish), after a key that only has a secret-ish
+	// word inside (password_super_secure) or that ends a phrase in prose
+	// (failed to get current token: EOF).
+	randomValue
+	// generatedValue: a machine-made value (generated), after a key as
+	// vague as "key" (Using Key=…, ?key=…).
+	generatedValue
+)
+
+// looksLike reports whether val looks as need requires. An unquoted
+// value that ends with ':' is the prefix of the next error in a chain
+// (token: x509: …), not a value.
+func looksLike(val string, need strength, quoted bool) bool {
+	switch need {
+	case randomValue:
+		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':')
+	case generatedValue:
+		return generated(val)
+	}
+	return true
+}
+
+// generated reports whether val looks machine-made: 10 bytes or more,
+// letters with digits (or base64's '+', '/' and '='), changing between
+// lower case, upper case and digits at least once every five bytes, as
+// random keys do and names, words, versions and ids (booking_42,
+// rc0.15.0-SNAPSHOT, prod5zyxlmy-cmk) do not.
+func generated(val string) bool {
+	if len(val) < 10 {
+		return false
+	}
+	letters, others, switches := 0, 0, 0
+	var last uint8
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		var cl uint8
+		switch {
+		case isDigit(c):
+			cl, others = 1, others+1
+		case isUpper(c):
+			cl, letters = 2, letters+1
+		case isLower(c):
+			cl, letters = 3, letters+1
+		case c == '+' || c == '/' || c == '=':
+			others++
+		}
+		if cl != 0 {
+			if last != 0 && cl != last {
+				switches++
+			}
+			last = cl
+		}
+	}
+	return letters > 0 && others > 0 && switches*5 >= len(val)
+}
+
+// restOfLine returns the end of an unquoted value after ':' at the start
+// of a line whose first word ends at in[e]: the rest of the line, as YAML
+// and header values run (password: correct horse battery staple), when
+// it is plain words; up to a comment (" # …"). A word with '=' or ':' in
+// it, or a bracket or a quote, is the sign of a line of pairs or prose,
+// where the value is its first word only: then e itself.
+func restOfLine(in string, vs, e int) int {
+	end := e
+	for k := e; k < len(in) && k-vs < maxProseValue; {
+		b := skipBlanks(in, k, false)
+		if b == len(in) || lineBreak(in, b) > 0 {
+			return end
+		}
+		if in[b] == '#' {
+			return end
+		}
+		w := b
+		for w < len(in) && !isSpace(in[w]) {
+			if c := in[w]; c == '=' || c == ':' || valueStops[c]&stopValue != 0 || strings.IndexByte("([{", c) >= 0 {
+				return e
+			}
+			w++
+		}
+		end, k = w, w
+	}
+	return e
+}
+
+// valueOnNextLine matches a value written alone on the line after its key
+// (password=⏎hunter2, password:⏎  hunter2 in YAML) at the line break
+// in[v]: past its indentation the next line is one run of value bytes
+// that is no key itself (no ':' in it, no '=' but as base64 padding at
+// its end), no comment, list item, bracket or path, and random-looking.
+func (s *Scrubber) valueOnNextLine(in string, v int, kind kvKind, counts bool, need strength) (hit, bool) {
+	if kind == kvAuthorization || kind == kvSSN {
+		return hit{}, false
+	}
+	vs := skipBlanks(in, v+lineBreak(in, v), false)
+	ve := vs
+	for ve < len(in) && ve-vs <= maxProseValue && !isSpace(in[ve]) {
+		ve++
+	}
+	if ve == vs || ve-vs > maxProseValue {
+		return hit{}, false
+	}
+	if t := skipBlanks(in, ve, false); t < len(in) && lineBreak(in, t) == 0 {
+		return hit{}, false
+	}
+	val := in[vs:ve]
+	if strings.IndexByte("#/-<{[;*$%`'\"", val[0]) >= 0 || strings.IndexByte(val, ':') >= 0 ||
+		strings.IndexByte(strings.TrimRight(val, "="), '=') >= 0 ||
+		!plausibleValue(val) || codeValue(val) || counts && isNumber(val) ||
+		!looksLike(val, max(need, randomValue), false) {
+		return hit{}, false
+	}
+	return s.refine(in, vs, ve, valueFamily(kind, false))
+}
+
+// typeNames are the types written between a key and its value in code:
+// Go's var apiToken string = …, Kotlin's val apiToken: String = …,
+// Python's api_token: str = ….
+var typeNames = [...]string{
+	"string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
+	"charsequence", "any", "object", "password",
+}
+
+// isTypeName reports whether w, a word, names a string type.
+func isTypeName(w string) bool {
+	if len(w) < 3 || len(w) > 16 || strings.IndexByte("sbtcaopSBTCAOP", w[0]) < 0 {
+		return false
+	}
+	for _, t := range typeNames {
+		if strings.EqualFold(w, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// typeStart returns where the key before the type that begins at in[t]
+// ends: past the type's "[]", '*' or '&' and, before them, the blanks and
+// the ':' of key: Type.
+func typeStart(in string, t, lo int) int {
+	for t > lo && strings.IndexByte("[]*&", in[t-1]) >= 0 {
+		t--
+	}
+	b := t
+	for b > lo && t-b < 8 && isBlank(in[b-1]) {
+		b--
+	}
+	if b > lo && in[b-1] == ':' {
+		return b - 1
+	}
+	if b == t {
+		return t // no blank: not a type after a key
+	}
+	return b
+}
+
+// typeThenEquals reports whether the ':' at in[i] is followed by a type
+// and '=' (key: String = …), which matchKeyValue reads at the '='.
+func typeThenEquals(in string, i int) bool {
+	t := skipBlanks(in, i+1, false)
+	e := t
+	for e < len(in) && e-t <= 16 && (chars[in[e]]&cWord != 0 || in[e] == '[' || in[e] == ']' || in[e] == '*' || in[e] == '&' || in[e] == '?') {
+		e++
+	}
+	if f := skipBlanks(in, e, false); e == t || f+1 >= len(in) || in[f] != '=' || in[f+1] == '=' {
+		return false
+	}
+	w := in[t:e]
+	for len(w) > 0 && (w[0] == '[' || w[0] == ']' || w[0] == '*' || w[0] == '&') {
+		w = w[1:]
+	}
+	for len(w) > 0 && w[len(w)-1] == '?' {
+		w = w[:len(w)-1]
+	}
+	return isTypeName(w)
+}
+
+// inPhrase reports whether the key that begins at in[k] ends a phrase: a
+// blank and a free word (after a blank or a line break) or a placeholder
+// before it, as in "failed to get current token: …", rather than a key
+// that begins a line, a field or a pair.
+func inPhrase(in string, k, lo int) bool {
+	b := blanksBefore(in, k, lo)
+	if b == k {
+		return false
+	}
+	if prev(in, b, lo) == ']' {
+		return b == lo || placeholderEnds(in, b, lo)
+	}
+	w := b
+	for w > lo && b-w < 64 && chars[in[w-1]]&cAlnum != 0 {
+		w--
+	}
+	if w == b {
+		return false
+	}
+	p := prev(in, w, lo)
+	return w == 0 || isSpace(p) || p == ']' && (w == lo || placeholderEnds(in, w, lo))
+}
+
+// placeholderEnds reports whether a placeholder ends at in[e], after lo.
+func placeholderEnds(in string, e, lo int) bool {
+	k := strings.LastIndexByte(in[max(lo, e-64):e], '[')
+	return k >= 0 && placeholderLen(in[max(lo, e-64)+k:]) == e-(max(lo, e-64)+k)
+}
+
+// phraseStart returns where the key in[j:ke] begins as words: at its
+// qualifier for a key such as "private key".
+func phraseStart(in string, j, ke, lo int) int {
+	if !qualifiedKey(in, j, ke, lo) {
+		return j
+	}
+	p := blanksBefore(in, j, lo)
+	q := p
+	for q > lo && p-q < 16 && isLetter(in[q-1]) {
+		q--
+	}
+	return q
+}
+
+// lineStart reports whether the key that begins at in[j] begins its line,
+// after indentation or "export ".
+func lineStart(in string, j, lo int) bool {
+	k := j
+	if k-lo >= len("export ") && in[k-len("export "):k] == "export " {
+		k -= len("export ")
+	}
+	for k > lo && j-k < 32 && isBlank(in[k-1]) {
+		k--
+	}
+	if k == lo {
+		return lo == 0
+	}
+	return in[k-1] == '\n' || in[k-1] == '\r'
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
 // refine returns the value in[vs:ve] as a hit of family f, or of the more
 // specific family of the vendor token or private key that the value is.

@@ -189,7 +189,7 @@ func (s *Scrubber) matchFlag(in string, esc escMarks, i, lo int) (hit, bool) {
 	if kind == kvNone || kind == kvAuthorization {
 		return hit{}, false
 	}
-	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false)
+	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false, anyValue, false)
 }
 
 // matchUserPassword matches the password of user:password at in[v], as

@@ -262,7 +262,88 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	if len(s.extras) > 0 {
 		dst = s.appendExtras(dst, in)
 	}
+	if len(dst) > n {
+		dst = s.appendCopies(dst, n, in)
+	}
 	return dst
+}
+
+// Copies: a value found once in a message is redacted wherever else it
+// appears in it ("token=X … retrying with X"), also where no matcher
+// would find it on its own. The work is bounded: only the first
+// maxCopyValues distinct values of at least minCopyLen bytes are looked
+// for, each with one left-to-right substring search of the message, so a
+// dirty message costs at most maxCopyValues more linear searches and a
+// clean one nothing.
+const (
+	maxCopyValues = 16
+	minCopyLen    = 6
+)
+
+// appendCopies appends to dst, whose findings from n on are sorted and
+// disjoint, every other copy of their values in in, and returns the
+// findings sorted with overlapping ones merged. A copy is the same bytes
+// as a finding, not inside a longer word (the bytes around it do not
+// continue a word that the value begins or ends with) and not inside a
+// placeholder. The user name of a home directory is not looked for
+// elsewhere: it is often a word (ubuntu, runner) that the text uses
+// otherwise too.
+func (s *Scrubber) appendCopies(dst []hit, n int, in string) []hit {
+	m := len(dst)
+	var done [maxCopyValues]string
+	values := 0
+	for k := n; k < m && values < maxCopyValues; k++ {
+		h := dst[k]
+		v := in[h.start:h.end]
+		if len(v) < minCopyLen || h.fam == famHomeUser || slices.Contains(done[:values], v) {
+			continue
+		}
+		done[values] = v
+		values++
+		for from := 0; from < len(in); {
+			p := strings.Index(in[from:], v)
+			if p < 0 {
+				break
+			}
+			p += from
+			e := p + len(v)
+			from = e
+			if p == h.start || !copyBounds(in, p, e) || covered(dst[n:m], p, e) || inPlaceholder(in, p) {
+				continue
+			}
+			dst = append(dst, hit{p, e, h.fam})
+		}
+	}
+	if len(dst) == m {
+		return dst
+	}
+	return append(dst[:n], union(dst[n:])...)
+}
+
+// copyBounds reports whether in[p:e] is a whole value: a word byte at
+// either end of it is not continued by one outside.
+func copyBounds(in string, p, e int) bool {
+	if p > 0 && chars[in[p]]&cWord != 0 && chars[in[p-1]]&cWord != 0 {
+		return false
+	}
+	return e >= len(in) || chars[in[e-1]]&cWord == 0 || chars[in[e]]&cWord == 0
+}
+
+// covered reports whether in[p:e] overlaps one of hits, sorted and
+// disjoint.
+func covered(hits []hit, p, e int) bool {
+	k, _ := slices.BinarySearchFunc(hits, p, func(h hit, p int) int { return h.end - 1 - p })
+	return k < len(hits) && hits[k].start < e
+}
+
+// inPlaceholder reports whether in[p] is inside a placeholder.
+func inPlaceholder(in string, p int) bool {
+	k := strings.LastIndexByte(in[max(0, p-128):p], '[')
+	if k < 0 {
+		return false
+	}
+	k += max(0, p-128)
+	return placeholderLen(in[k:]) > p-k
 }
 
 // union sorts hits, the findings of two readings, each sorted and
@@ -694,6 +775,8 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 		}
 	case '\\':
 		h, ok = matchHome(in, i, lo)
+	case ',':
+		return s.matchCallArgs(in, esc, i, lo)
 	}
 	return h, ok && s.on[h.fam]
 }

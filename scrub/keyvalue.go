@@ -497,6 +497,12 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 			code = true
 		}
 	}
+	if kind == kvNone && isValueKey(key) {
+		// A value field named by a field before it, or by the key of
+		// the object it opens: name: DB_PASSWORD⏎value: …, <add
+		// key="ApiKey" value="…"/>, {"credentials": {"value": …}}.
+		kind = namedValue(in, j, lo)
+	}
 	if kind == kvNone {
 		return hit{}, false
 	}
@@ -558,6 +564,86 @@ func (s *Scrubber) matchCallArgs(in string, esc escMarks, i, lo int) (hit, bool)
 		return hit{}, false
 	}
 	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false, need, false)
+}
+
+// valueKeys are the keys of a value whose name another field holds.
+var valueKeys = [...]string{"value", "val", "default", "defaultValue", "default_value"}
+
+// namingKeys are the keys of the field that names a value: name:
+// DB_PASSWORD, key="ApiKey", <property name="db.password" …>.
+var namingKeys = [...]string{
+	"name", "key", "id", "param", "parameter", "variable", "var", "property", "field", "env",
+	"setting", "secretName", "secret_name", "ParameterKey", "OptionName", "Name", "Key",
+}
+
+func isValueKey(key string) bool {
+	return len(key) >= 3 && len(key) <= 13 && containsFold(valueKeys[:], key)
+}
+
+// maxNaming bounds how far back namedValue reads.
+const maxNaming = 160
+
+// namedValue returns what the value field whose key begins at in[j]
+// holds, from what comes before it, read backwards never before lo: a
+// naming field whose value is a secret-ish key (name: DB_PASSWORD,
+// key="ApiKey", "name": "API_TOKEN", then the value field), or the
+// secret-ish key of the object the value field opens
+// ({"credentials": {"value": …}}, password { value = … }).
+func namedValue(in string, j, lo int) kvKind {
+	lim := max(lo, j-maxNaming)
+	p := j
+	if p > lim && (in[p-1] == '"' || in[p-1] == '\'') {
+		p--
+	}
+	// Back over what separates two fields.
+	q := p
+	for q > lim && strings.IndexByte(" \t\r\n,;\"'", in[q-1]) >= 0 {
+		q--
+	}
+	if q > lim && in[q-1] == '{' {
+		// The first field of an object: the object's key.
+		q--
+		for q > lim && strings.IndexByte(" \t\r\n", in[q-1]) >= 0 {
+			q--
+		}
+		if q > lim && (in[q-1] == ':' || in[q-1] == '=') {
+			q--
+		}
+		if k, ke, _, ok := keyBefore(in, q, lim); ok {
+			kind, _ := classifyKey(in[k:ke], false)
+			if kind != kvAuthorization && kind != kvCookie {
+				return kind
+			}
+		}
+		return kvNone
+	}
+	// The value of the field before: a secret-ish key, after a naming
+	// key and its separator.
+	b := q
+	for b > lim && chars[in[b-1]]&cKey != 0 && q-b <= maxKey {
+		b--
+	}
+	if b == q || q-b > maxKey {
+		return kvNone
+	}
+	kind, _ := classifyKey(in[b:q], false)
+	if kind == kvNone || kind == kvAuthorization || kind == kvCookie {
+		return kvNone
+	}
+	c := b
+	if c > lim && (in[c-1] == '"' || in[c-1] == '\'') {
+		c--
+	}
+	for c > lim && isBlank(in[c-1]) {
+		c--
+	}
+	if c == lim || in[c-1] != ':' && in[c-1] != '=' {
+		return kvNone
+	}
+	if k, ke, _, ok := keyBefore(in, c-1, lim); ok && containsFold(namingKeys[:], in[k:ke]) {
+		return kind
+	}
+	return kvNone
 }
 
 // keyBefore reads a key backwards from its end at in[e] (before it maybe
@@ -667,7 +753,11 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		ve = vs + 11 // 536 90 4412
 	}
 	if wholeLine && header && closing == "" && mode == stopValue && ve > vs && !isStopWord(in[vs:ve]) {
-		ve = restOfLine(in, vs, ve)
+		// But not over an identifier written in groups, which whole
+		// takes as itself: password: GB82 WEST 1234 … is an IBAN.
+		if g, ok := s.matchGrouped(in, vs); !ok || g.end <= ve {
+			ve = restOfLine(in, vs, ve)
+		}
 	}
 	val := in[vs:ve]
 	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
@@ -789,6 +879,9 @@ func restOfLine(in string, vs, e int) int {
 			w++
 		}
 		end, k = w, w
+	}
+	if end == len(in) {
+		return end
 	}
 	return e
 }
@@ -1036,7 +1129,17 @@ func valueEnd(in string, esc escMarks, vs int, closing string, mode uint8, lvl b
 		return quotedEnd(in, esc, vs, closing, lvl)
 	}
 	e := vs
-	for e < len(in) && (valueStops[in[e]]&mode == 0 || !lvl && esc.at(e) && !schemeAfter(in, e)) {
+	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
+	for e < len(in) {
+		c := in[e]
+		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) {
+			if depth == 0 || mode != stopValue || c != ')' && c != ']' && c != '}' {
+				break
+			}
+			depth--
+		} else if mode == stopValue && (c == '(' || c == '[' || c == '{') && depth < 8 {
+			depth++
+		}
 		e++
 	}
 	for mode == stopLine && e > vs && in[e-1] == ' ' {
@@ -1202,10 +1305,25 @@ func plausibleStart(rest string, quoted bool) bool {
 		strings.HasPrefix(rest, "${"), strings.HasPrefix(rest, "{{"), strings.HasPrefix(rest, "$("),
 		strings.HasPrefix(rest, "#{"), strings.HasPrefix(rest, "%("),
 		rest[0] == '<',
-		!quoted && (rest[0] == '{' || rest[0] == '['):
+		!quoted && rest[0] == '[',
+		!quoted && rest[0] == '{' && !bracedWord(rest):
 		return false
 	}
 	return true
+}
+
+// bracedWord reports whether rest begins with a word in braces that a
+// value goes on after ({abc}def1), not an object ({"a": 1}, { x }).
+func bracedWord(rest string) bool {
+	for k := 1; k < len(rest) && k <= 64; k++ {
+		switch c := rest[k]; {
+		case c == '}':
+			return k > 1 && is(rest, k+1, cWord)
+		case isSpace(c) || c == '"' || c == '\'' || c == ':' || c == ',' || c == '{':
+			return false
+		}
+	}
+	return false
 }
 
 // plausibleValue reports whether a whole value could be a secret: long
@@ -1216,7 +1334,75 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
-	return !isStopWord(val)
+	return !isStopWord(val) && !algorithmName(val)
+}
+
+// algorithmParts are the letter runs of the names of cryptographic
+// algorithms and schemes (RSA-SHA256, HS256, ecdsa-sha2-nistp256,
+// AES-256-GCM, SHA256withRSA, ed25519), which follow a signature or key
+// in messages and configuration but are no secrets.
+var algorithmParts = [...]string{
+	"rsa", "sha", "md", "hmac", "hs", "rs", "es", "ps", "ed", "eddsa", "ecdsa", "ecdh", "ecdhe", "dsa",
+	"dh", "dhe", "aes", "gcm", "cbc", "ctr", "ccm", "ofb", "cfb", "ecb", "xts", "siv", "kw", "pss",
+	"pkcs", "oaep", "mgf", "des", "tdes", "chacha", "xchacha", "poly", "salsa", "x", "p", "nistp",
+	"secp", "prime", "v", "r", "k", "sm", "blake", "b", "s", "ripemd", "crc", "argon", "id", "i",
+	"bcrypt", "scrypt", "pbkdf", "hkdf", "aws", "sigv", "ssh", "curve", "keccak", "with", "and",
+	"gmac", "cmac", "kem", "ml", "mlkem", "mldsa", "slh", "shake", "ecies", "cert", "nist", "sect",
+	"brainpool", "t", "ietf", "ssl", "tls", "rc", "bf", "camellia", "seed", "gost", "encryption",
+	"signature", "digest", "hash", "fips", "ntlm", "lm", "krb", "hmacsha", "none",
+}
+
+// algorithmCore are the parts one of which an algorithm name has.
+var algorithmCore = [...]string{
+	"rsa", "sha", "md", "hmac", "hs", "rs", "es", "ps", "ed", "eddsa", "ecdsa", "ecdh", "dsa", "aes",
+	"chacha", "blake", "ripemd", "keccak", "sm", "mlkem", "mldsa", "hmacsha",
+}
+
+// algorithmName reports whether val is the name of a cryptographic
+// algorithm: words of algorithmParts, digits, and the separators '-',
+// '_', '/', '+' and '.', with at least one core part and one digit or
+// separator.
+func algorithmName(val string) bool {
+	if len(val) > 40 {
+		return false
+	}
+	core, other := false, false
+	for k := 0; k < len(val); {
+		c := val[k]
+		switch {
+		case isLetter(c):
+			e := k
+			for e < len(val) && isLetter(val[e]) {
+				e++
+			}
+			w := val[k:e]
+			if !containsFold(algorithmParts[:], w) {
+				// SHA256withRSA, ECDSAwithSHA1: parts glued to "with".
+				i := strings.Index(strings.ToLower(w), "with")
+				if i < 0 || i > 0 && !containsFold(algorithmParts[:], w[:i]) || !containsFold(algorithmParts[:], w[i+4:]) {
+					return false
+				}
+			}
+			core = core || containsFold(algorithmCore[:], w)
+			k = e
+		case isDigit(c), c == '-', c == '_', c == '/', c == '+', c == '.':
+			other = true
+			k++
+		default:
+			return false
+		}
+	}
+	return core && other
+}
+
+// containsFold reports whether list holds w in any case.
+func containsFold(list []string, w string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopWordSet holds stopWords, for isStopWord.

@@ -285,9 +285,11 @@ const (
 // findings sorted with overlapping ones merged. A copy is the same bytes
 // as a finding, not inside a longer word (the bytes around it do not
 // continue a word that the value begins or ends with) and not inside a
-// placeholder. The user name of a home directory is not looked for
-// elsewhere: it is often a word (ubuntu, runner) that the text uses
-// otherwise too.
+// placeholder. Only random-looking values (randomish) are looked for
+// elsewhere: a word, such as the user name of a home directory (ubuntu,
+// runner) or a plain password, is often used otherwise too, and may be
+// the context (OID, version, a phrase) that a matcher read another
+// value by, which a second pass must read the same.
 func (s *Scrubber) appendCopies(dst []hit, n int, in string) []hit {
 	m := len(dst)
 	var done [maxCopyValues]string
@@ -295,7 +297,7 @@ func (s *Scrubber) appendCopies(dst []hit, n int, in string) []hit {
 	for k := n; k < m && values < maxCopyValues; k++ {
 		h := dst[k]
 		v := in[h.start:h.end]
-		if len(v) < minCopyLen || h.fam == famHomeUser || slices.Contains(done[:values], v) {
+		if len(v) < minCopyLen || h.fam == famHomeUser || !randomish(v) || slices.Contains(done[:values], v) {
 			continue
 		}
 		done[values] = v
@@ -393,7 +395,8 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit 
 // the word's start; a trigger byte runs the matchers that begin with it.
 func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) (hit, bool) {
 	lo := from
-	tried := -1 // the end of the last word tried
+	tried := -1   // the end of the last word tried
+	encoded := lo // where the next run of encoded characters may begin
 	for i := from; i < limit; {
 		if i = skipBoring(in[:limit], i); i >= limit {
 			break
@@ -431,6 +434,11 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			first := ws-1 != tried
 			tried, resume = e, e
 			h, ok = s.matchWordAt(in, ws, e, lo, first)
+			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift {
+				// A base64 or hexadecimal run that decodes to text with
+				// a finding inside (see decode.go).
+				h, encoded, ok = s.matchEncoded(in, ws, max(lo, encoded), limit, *seen&depthMask>>depthShift)
+			}
 		} else {
 			// A '-' or ':' may end the lower-case word of a prefix (sk-,
 			// glpat-) or of an IPv6 group (fe:), which was skipped as boring.

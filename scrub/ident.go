@@ -785,6 +785,22 @@ func matchHome(in string, i, lo int) (hit, bool) {
 	return hit{j, e, famHomeUser}, true
 }
 
+// pemBody reports whether the body of a PEM block holds key material: a
+// run of 8 or more base64 bytes with a digit or letters of both cases.
+func pemBody(body string) bool {
+	for k := 0; k < len(body) && k < 4096; {
+		e := k
+		for e < len(body) && (chars[body[e]]&cB64 != 0 || body[e] == '=') {
+			e++
+		}
+		if e-k >= 8 && randomish(body[k:e]) {
+			return true
+		}
+		k = e + 1
+	}
+	return false
+}
+
 // matchPEM matches a PEM private key block, from its BEGIN line through its
 // END line, or to the end of the input if the block was cut short.
 func matchPEM(in string, i int) (hit, bool) {
@@ -806,6 +822,13 @@ func matchPEM(in string, i int) (hit, bool) {
 	}
 	j += k + len(dashes)
 	k = strings.Index(in[j:], end)
+	body := in[j:]
+	if k >= 0 {
+		body = in[j : j+k]
+	}
+	if !pemBody(body) {
+		return hit{}, false // an empty or example block: ---BEGIN …---⏎anything⏎---END …---
+	}
 	if k < 0 {
 		return hit{i, len(in), famPrivateKey}, true
 	}

@@ -224,6 +224,9 @@ var stopWords = [...]string{
 	"sigv4", "aws", "gcp", "azure", "unknown", "pending", "valid", "ok",
 	"rotated", "generated", "configured", "present", "absent", "stored",
 	"sent", "used", "accepted", "rejected", "denied", "granted",
+	// Placeholders in examples and manifests.
+	"foo", "bar", "baz", "qux", "quux", "abc", "xyz", "example", "sample", "dummy", "demo",
+	"test", "pass",
 }
 
 // normalizeKey lower-cases key into buf without '_', '-' and '.', and
@@ -336,8 +339,8 @@ var plainKeyQualifiers = [...]string{
 }
 
 // publicQualifiers before a secret-ish word make it public or a form's:
-// publicToken, publishable_key, csrf-token.
-var publicQualifiers = [...]string{"public", "publishable", "csrf", "xsrf"}
+// publicToken, publishable_key, csrf-token, authenticity_token (Rails').
+var publicQualifiers = [...]string{"public", "publishable", "csrf", "xsrf", "authenticity"}
 
 // weakKey classifies a key that does not end in a key term (keyTerms):
 // one with a secret-ish word inside (innerTerms) whose value must look
@@ -503,6 +506,13 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		// key="ApiKey" value="…"/>, {"credentials": {"value": …}}.
 		kind = namedValue(in, j, lo)
 	}
+	if kind == kvNone && sep == ':' {
+		// An entry of the data of a Kubernetes Secret (kubectl get
+		// secret -o yaml): a base64 value, whatever its key.
+		if h, ok := s.secretData(in, j, i); ok {
+			return h, true
+		}
+	}
 	if kind == kvNone {
 		return hit{}, false
 	}
@@ -646,6 +656,104 @@ func namedValue(in string, j, lo int) kvKind {
 	return kvNone
 }
 
+// Kubernetes Secrets keep their values base64-encoded under data:, with
+// keys that name them as their owner chose (username, extra, tls.key,
+// .dockercfg). An entry there is found by the structure around it: its
+// line's indentation, a parent line "data:" less indented, and
+// "kind: Secret" in the same YAML document. These are read before lo, but
+// redaction does not change them (it replaces values, never a line break
+// or these words), so a second pass reads the same. The look is bounded
+// by maxDataLines lines back to the parent and maxDataDoc bytes around it
+// for the kind.
+const (
+	maxDataLines = 64
+	maxDataDoc   = 8192
+)
+
+// secretData matches the value after the key in[j:] and its ':' at in[i]
+// if the pair is an entry of a Kubernetes Secret's data: a base64 value
+// of 12 bytes or more.
+func (s *Scrubber) secretData(in string, j, i int) (hit, bool) {
+	vs := skipBlanks(in, i+1, false)
+	if vs == i+1 || vs >= len(in) {
+		return hit{}, false
+	}
+	vs, closing := openValue(in, vs)
+	ve := vs
+	for ve < len(in) && chars[in[ve]]&cB64 != 0 {
+		ve++
+	}
+	pad := ve
+	for ve < len(in) && ve-pad < 2 && in[ve] == '=' {
+		ve++
+	}
+	if ve-vs < 12 || (ve-vs)%4 != 0 || ve < len(in) && (closing != "" && in[ve] != closing[0] || closing == "" && !isSpace(in[ve])) {
+		return hit{}, false
+	}
+	ls := j
+	for ls > 0 && isBlank(in[ls-1]) {
+		ls--
+	}
+	if ls == j || ls > 0 && in[ls-1] != '\n' {
+		return hit{}, false // not an indented key at a line start
+	}
+	p, ok := parentLine(in, ls, j-ls)
+	if !ok || !strings.HasPrefix(in[p:], "data:") || skipBlanks(in, p+len("data:"), false) < len(in) && lineBreak(in, skipBlanks(in, p+len("data:"), false)) == 0 {
+		return hit{}, false
+	}
+	if !secretKind(in, p) {
+		return hit{}, false
+	}
+	return hit{vs, ve, famSecret}, s.on[famSecret]
+}
+
+// parentLine returns where the text of the nearest line before the line
+// that starts at in[ls] and is less indented than indent begins, skipping
+// blank and comment lines; within maxDataLines lines.
+func parentLine(in string, ls, indent int) (int, bool) {
+	for n := 0; n < maxDataLines && ls > 0; n++ {
+		e := ls - 1 // the line break that ends the line before
+		b := strings.LastIndexByte(in[:e], '\n') + 1
+		t := skipBlanks(in, b, false)
+		ls = b
+		if t >= e || in[t] == '#' || in[t] == '\r' {
+			continue
+		}
+		if t-b < indent {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// secretKind reports whether the YAML document around in[p] (between
+// "---" lines, within maxDataDoc bytes each way) says kind: Secret.
+func secretKind(in string, p int) bool {
+	lo := max(0, p-maxDataDoc)
+	if k := strings.LastIndex(in[lo:p], "\n---"); k >= 0 {
+		lo += k
+	}
+	hi := min(len(in), p+maxDataDoc)
+	if k := strings.Index(in[p:hi], "\n---"); k >= 0 {
+		hi = p + k
+	}
+	doc := in[lo:hi]
+	for k := 0; ; {
+		x := strings.Index(doc[k:], "kind:")
+		if x < 0 {
+			return false
+		}
+		k += x + len("kind:")
+		v := skipBlanks(doc, k, false)
+		if v < len(doc) && (doc[v] == '"' || doc[v] == '\'') {
+			v++
+		}
+		if hasPrefixFold(doc[v:], "secret") && !is(doc, v+len("secret"), cWord) {
+			return true
+		}
+	}
+}
+
 // keyBefore reads a key backwards from its end at in[e] (before it maybe
 // a few blanks and a closing quote, escaped or not), never before lo, and
 // returns its bounds and whether it was quoted. It rules out most words
@@ -760,7 +868,11 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	}
 	val := in[vs:ve]
+	// A plural key (api_keys, secrets) names a list or a count more often
+	// than it holds a secret: a lone unquoted value after it must look
+	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
 	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
+		counts && closing == "" && !generated(val) ||
 		code && closing == "" && !randomish(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
 	}
@@ -1304,12 +1416,47 @@ func plausibleStart(rest string, quoted bool) bool {
 		strings.HasPrefix(rest, placeholderPrefix),
 		strings.HasPrefix(rest, "${"), strings.HasPrefix(rest, "{{"), strings.HasPrefix(rest, "$("),
 		strings.HasPrefix(rest, "#{"), strings.HasPrefix(rest, "%("),
+		strings.HasPrefix(rest, "ENC["), // a value encrypted by SOPS
 		rest[0] == '<',
+		rest[0] == '$' && shellVariable(rest),
+		rest[0] == '%' && wrappedName(rest, '%'),
+		rest[0] == '[' && wrappedName(rest, ']'),
 		!quoted && rest[0] == '[',
 		!quoted && rest[0] == '{' && !bracedWord(rest):
 		return false
 	}
 	return true
+}
+
+// shellVariable reports whether rest begins with a shell variable as a
+// whole value: $API_KEY, $token, not followed by more of a value.
+// Variables are written in upper case or, in templates, as plain
+// lower-case words; $ecr3t is a password.
+func shellVariable(rest string) bool {
+	e := 1
+	upper, lower, digit := false, false, false
+	for e < len(rest) && e <= maxKey && chars[rest[e]]&cWord != 0 {
+		c := rest[e]
+		upper = upper || isUpper(c)
+		lower = lower || isLower(c)
+		digit = digit || isDigit(c)
+		e++
+	}
+	if e < 3 || e > maxKey || isDigit(rest[1]) || e < len(rest) && chars[rest[e]]&cTok68 != 0 && rest[e] != '.' {
+		return false
+	}
+	return !lower || !upper && !digit
+}
+
+// wrappedName reports whether rest begins with a name between rest[0]
+// and closer, as a whole value: a placeholder or variable such as
+// [PASSWORD], [api_key] or %TestSourcePassword% (Windows).
+func wrappedName(rest string, closer byte) bool {
+	e := 1
+	for e < len(rest) && e <= maxKey && (chars[rest[e]]&cWord != 0 || rest[e] == '-' || rest[e] == '.') {
+		e++
+	}
+	return e > 2 && e < len(rest) && rest[e] == closer && (e+1 == len(rest) || chars[rest[e+1]]&cTok68 == 0)
 }
 
 // bracedWord reports whether rest begins with a word in braces that a
@@ -1334,7 +1481,80 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
-	return !isStopWord(val) && !algorithmName(val)
+	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val)
+}
+
+// placeholderWords mark a value that stands in for a secret in
+// documentation and templates: PUT_YOUR_TOKEN_HERE, changeme.
+var placeholderWords = [...]string{
+	"your_", "your-", "yourtoken", "yourkey", "yourapi", "yoursecret", "yourpassword", "changeme",
+	"change_me", "replace_me", "replaceme", "placeholder", "_here", "-here", "tokenhere", "keyhere",
+}
+
+// placeholderValue reports whether val is a placeholder rather than a
+// secret: one byte repeated (aaaa…, yyy), a run of five or more x, '*'
+// or '#' (sha256~_xxxxxx_…, xoxp-…-#####), or a placeholder word.
+func placeholderValue(val string) bool {
+	same, run, best := true, 0, 0
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		same = same && c == val[0]
+		if c == 'x' || c == 'X' || c == '*' || c == '#' {
+			if run++; run > best {
+				best = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	if same || best >= 5 {
+		return true
+	}
+	if len(val) < 8 {
+		return false
+	}
+	var buf [maxProseValue]byte
+	n := copy(buf[:], val)
+	low := buf[:n]
+	for i, c := range low {
+		if isUpper(c) {
+			low[i] = c + 'a' - 'A'
+		}
+	}
+	for _, w := range placeholderWords {
+		if bytes.Contains(low, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// versionTail reports whether val ends with a version of three numbers,
+// after a separator or a 'v' (jjwt-jackson-0.11.2, lib@v1.2.3): an
+// artifact, not a secret.
+func versionTail(val string) bool {
+	e := len(val)
+	for part := 0; part < 3; part++ {
+		d := e
+		for d > 0 && isDigit(val[d-1]) {
+			d--
+		}
+		if d == e || e-d > 6 {
+			return false
+		}
+		e = d
+		if part < 2 {
+			if e == 0 || val[e-1] != '.' {
+				return false
+			}
+			e--
+		}
+	}
+	if e == 0 {
+		return true
+	}
+	c := val[e-1]
+	return c == 'v' || c == 'V' || chars[c]&cAlnum == 0
 }
 
 // algorithmParts are the letter runs of the names of cryptographic
@@ -1449,6 +1669,9 @@ var codeObjects = [...]string{
 // (/etc/ssl/private/server.key), or the name of a secret instead of one
 // (token = token, password=DB_PASSWORD).
 func codeValue(val string) bool {
+	if len(val) <= maxKey && !hasDigit(val) && skip(val, 0, cKey) == len(val) && strings.IndexByte(val, '-') >= 0 && namesSecret(val) {
+		return true // secretKey: api-key names a key
+	}
 	switch c := val[0]; {
 	case c == '$' && len(val) > 1 && (isLetter(val[1]) || val[1] == '_'):
 		return true
@@ -1477,6 +1700,13 @@ func codeValue(val string) bool {
 	case end < len(val):
 		return false
 	case dots > 0:
+		// A generated part is a token's, not a name's: s.ZC9Ecf4M5g9o34Q6
+		// (a Vault token), not self.token.
+		for _, part := range strings.Split(val, ".") {
+			if generated(part) {
+				return false
+			}
+		}
 		first := val[:strings.IndexByte(val, '.')]
 		for _, o := range codeObjects {
 			if strings.EqualFold(first, o) {
@@ -1654,7 +1884,7 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byt
 		for c < len(in) && in[c] == ' ' {
 			c++
 		}
-		if !plausibleStart(in[c:], true) {
+		if !plausibleStart(in[c:], true) || in[c] == '{' && !bracedWord(in[c:]) || in[c] == '$' && shellVariable(in[c:]) {
 			return hit{}, false
 		}
 		var e int

@@ -193,18 +193,39 @@ func (s *Scrubber) matchFlag(in string, esc escMarks, i, lo int) (hit, bool) {
 }
 
 // matchUserPassword matches the password of user:password at in[v], as
-// curl -u takes it.
+// curl -u takes it, the whole of it quoted or the password alone
+// (kevin:'pRf7…'). Without a user name (":pass") the password goes; without
+// a password ("sk_test_…:", an API key as the user name, as Stripe's and
+// others' APIs take it) a random-looking user name goes.
 func (s *Scrubber) matchUserPassword(in string, v int) (hit, bool) {
 	vs, closing := openValue(in, v)
 	ve := valueEnd(in, nil, vs, closing, stopValue, false)
 	c := strings.IndexByte(in[vs:ve], ':')
-	if c <= 0 || ve-(vs+c+1) < minValueLen || !plausibleStart(in[vs+c+1:ve], true) {
+	if c < 0 {
 		return hit{}, false
 	}
-	for k := vs; k < vs+c; k++ {
-		if chars[in[k]]&cUser == 0 && in[k] != '@' {
+	ps, pe := vs+c+1, ve
+	if closing == "" && pe == ps && ps < len(in) && (in[ps] == '\'' || in[ps] == '"') {
+		q := in[ps : ps+1]
+		if e := strings.Index(in[ps+1:], q); e > 0 && e <= maxProseValue && !strings.ContainsAny(in[ps+1:ps+1+e], "\n\r") {
+			ps, pe = ps+1, ps+1+e
+		}
+	}
+	user, pass := in[vs:vs+c], in[ps:pe]
+	if pass == "" {
+		// An API key as the user name, no password.
+		if len(user) >= 10 && generated(user) && plausibleStart(user, true) && plausibleValue(user) {
+			return s.refine(in, vs, vs+c, famPassword)
+		}
+		return hit{}, false
+	}
+	for k := 0; k < len(user); k++ {
+		if chars[user[k]]&cUser == 0 && user[k] != '@' {
 			return hit{}, false // not a user name: a placeholder, a URL
 		}
 	}
-	return hit{vs + c + 1, ve, famPassword}, s.on[famPassword]
+	if len(pass) < minValueLen || !plausibleStart(pass, true) || !plausibleValue(pass) || user == pass {
+		return hit{}, false // curl -u username:password, test:test
+	}
+	return hit{ps, pe, famPassword}, s.on[famPassword]
 }

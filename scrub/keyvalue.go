@@ -107,6 +107,7 @@ var keyTerms = [...]keyTerm{
 	{"socialsecuritynumber", false, kvSSN, false},
 	{"socialsecurityno", false, kvSSN, false},
 	{"auth", true, kvSecret, false},
+	{"identified", true, kvPassword, false}, // SQL: IDENTIFIED BY '…'
 }
 
 // keyQualifiers make "key" secret-ish when they come before it, as in
@@ -754,6 +755,44 @@ func secretKind(in string, p int) bool {
 	}
 }
 
+// setterVerbs begin method names that read, check or change a secret
+// rather than set it: getPassword("user") looks one up.
+var setterVerbs = [...]string{
+	"get", "read", "load", "fetch", "lookup", "find", "has", "is", "check", "verify", "validate",
+	"delete", "remove", "revoke", "rotate", "refresh", "generate", "create", "new", "reset", "mask",
+	"redact", "hash", "print", "log", "format", "parse", "decode", "encode", "compare", "match",
+	"clear", "unset", "require", "expect", "assert", "test", "describe", "list",
+}
+
+// matchSetter matches the quoted argument of a call whose name is
+// secret-ish, at its '(' in[i]: setPassword("…"), .password("…"),
+// withApiKey('…'), Token("…"), as builders and setters take a secret. The
+// name is read backwards, never before lo; a name that begins with a verb
+// of setterVerbs is no setter.
+func (s *Scrubber) matchSetter(in string, esc escMarks, i, lo int) (hit, bool) {
+	if i+1 >= len(in) || in[i+1] != '"' && in[i+1] != '\'' && in[i+1] != '`' {
+		return hit{}, false
+	}
+	j := i
+	for j > lo && i-j <= maxKey && chars[in[j-1]]&cWord != 0 {
+		j--
+	}
+	if j == i || i-j > maxKey || !keyEnds[in[i-1]] || !keyPairs[lastPair(in[j:i])] {
+		return hit{}, false
+	}
+	name := in[j:i]
+	kind, counts := classifyKey(name, false)
+	if kind == kvNone || kind == kvCookie || kind == kvSSN {
+		return hit{}, false
+	}
+	for _, v := range setterVerbs {
+		if len(name) > len(v) && hasPrefixFold(name, v) && (isUpper(name[len(v)]) || name[len(v)] == '_') {
+			return hit{}, false
+		}
+	}
+	return s.valueAfterKey(in, esc, i+1, kind, counts, false, false, false, false, anyValue, false)
+}
+
 // keyBefore reads a key backwards from its end at in[e] (before it maybe
 // a few blanks and a closing quote, escaped or not), never before lo, and
 // returns its bounds and whether it was quoted. It rules out most words
@@ -762,6 +801,9 @@ func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
 	j = e
 	for j > lo && e-j < 8 && (in[j-1] == ' ' || in[j-1] == '\t') {
 		j--
+	}
+	if j-lo >= 2 && in[j-1] == ']' && (in[j-2] == '"' || in[j-2] == '\'') {
+		j-- // os.environ["API_TOKEN"] = …, ENV['PASSWORD'] = …
 	}
 	if j > lo && (in[j-1] == '"' || in[j-1] == '\'') {
 		quoted = true
@@ -872,7 +914,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
 	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
-		counts && closing == "" && !generated(val) ||
+		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
 		code && closing == "" && !randomish(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
 	}
@@ -935,9 +977,10 @@ func looksLike(val string, need strength, quoted bool) bool {
 
 // generated reports whether val looks machine-made: 10 bytes or more,
 // letters with digits (or base64's '+', '/' and '='), changing between
-// lower case, upper case and digits at least once every five bytes, as
-// random keys do and names, words, versions and ids (booking_42,
-// rc0.15.0-SNAPSHOT, prod5zyxlmy-cmk) do not.
+// lower case, upper case and digits at least once every five bytes, or
+// a run of 16 letters and digits with digits in two places, as random
+// keys do and names, words, versions and ids (booking_42,
+// rc0.15.0-SNAPSHOT, prod5zyxlmy-cmk, customer_123456789) do not.
 func generated(val string) bool {
 	if len(val) < 10 {
 		return false
@@ -964,7 +1007,29 @@ func generated(val string) bool {
 			last = cl
 		}
 	}
-	return letters > 0 && others > 0 && switches*5 >= len(val)
+	if letters == 0 || others == 0 {
+		return false
+	}
+	if switches*5 >= len(val) {
+		return true
+	}
+	// A long run of lower case and digits, digits in two places or more
+	// (0tgrzujhhrnzr28r), as generators that avoid upper case make; not a
+	// word with a number after it (ProductionDb2024).
+	run, best, groups := 0, 0, 0
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		if chars[c]&cAlnum == 0 {
+			run = 0
+			continue
+		}
+		run++
+		best = max(best, run)
+		if isDigit(c) && (i == 0 || !isDigit(val[i-1])) {
+			groups++
+		}
+	}
+	return best >= 16 && groups >= 2
 }
 
 // restOfLine returns the end of an unquoted value after ':' at the start

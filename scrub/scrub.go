@@ -580,8 +580,11 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		fallthrough
 	case p == '\t' || p == '"' || p == '\'' || p == '`':
 		// A value after a secret-ish word in prose: 6 bytes or more after a
-		// blank or a quote, with a digit, not a date.
-		if first && proseRun(in, ws, 6) && hasDigit(in[ws:e]) && !dateLike(in[ws:]) {
+		// blank or a quote, with a digit (in its first word or further on:
+		// ico-YDwoz024…, pat.6jmu…), not a date.
+		// (first does not matter here: a blank or a quote before the word
+		// ends the run of bytes the word before belongs to.)
+		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e)) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}
@@ -603,6 +606,17 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		}
 	}
 	return hit{}, false
+}
+
+// proseDigit reports whether the run of bytes a value in prose may hold
+// that goes on at in[e] has a digit, within maxProseValue bytes.
+func proseDigit(in string, e int) bool {
+	for k := e; k < len(in) && k-e < maxProseValue && proseByte[in[k]]; k++ {
+		if isDigit(in[k]) {
+			return true
+		}
+	}
+	return false
 }
 
 // proseRun reports whether in[i:] begins with n bytes that a value in
@@ -773,6 +787,8 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 			}
 		} else if i+2 < len(in) && in[i+1] == 'u' && in[i+2] == ' ' {
 			return s.matchFlag(in, esc, i, lo)
+		} else if i+2 < len(in) && in[i+1] == 'p' && chars[in[i+2]]&cWord != 0 {
+			return s.matchMySQLPassword(in, i, lo)
 		}
 	case '/':
 		if i > lo && in[i-1] == '<' {
@@ -785,6 +801,8 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 		h, ok = matchHome(in, i, lo)
 	case ',':
 		return s.matchCallArgs(in, esc, i, lo)
+	case '(':
+		return s.matchSetter(in, esc, i, lo)
 	}
 	return h, ok && s.on[h.fam]
 }

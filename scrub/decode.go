@@ -734,18 +734,15 @@ func (s *Scrubber) matchEncoded(in string, ws, from, limit int, depth uint32) (h
 // findingIn returns the family of the first finding in text, decoded
 // text at this depth, which it does not keep.
 func (s *Scrubber) findingIn(text string, depth uint32) (family, bool) {
-	var buf [4]hit
 	seen := depth << depthShift
-	hits := s.scan(buf[:0], text, nil, &seen)
-	if len(hits) == 0 && seen&escapeFound != 0 {
+	h, ok := s.next(text, nil, 0, len(text), &seen)
+	if !ok && seen&escapeFound != 0 {
 		if k := firstEscape(text); k >= 0 {
 			w := views.Get().(*view)
-			hits = s.scan(buf[:0], w.build(text, k, false), w.esc, &seen)
+			v := w.build(text, k, false)
+			h, ok = s.next(v, w.esc, 0, len(v), &seen)
 			w.release()
 		}
 	}
-	if len(hits) == 0 {
-		return 0, false
-	}
-	return hits[0].fam, true
+	return h.fam, ok
 }

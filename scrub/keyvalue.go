@@ -207,7 +207,7 @@ var keyEnds = func() (t [256]bool) {
 // name a kind of secret or where it comes from ("auth=oauth2",
 // "credentials: default").
 var stopWords = [...]string{
-	"true", "false", "yes", "null", "nil", "none", "undefined", "empty",
+	"true", "false", "yes", "no", "null", "nil", "none", "undefined", "empty",
 	"unset", "n/a", "redacted", "hidden", "masked", "removed", "omitted",
 	"required", "optional", "missing", "invalid", "expired", "revoked",
 	"incorrect", "wrong", "not", "was", "must", "should", "cannot",
@@ -491,6 +491,9 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		return hit{}, false
 	}
 	key := in[j:ke]
+	if sep == ':' && j > lo && (in[j-1] == '/' || in[j-1] == '\\') {
+		return hit{}, false // a path's last name: open /run/secrets/token: permission denied
+	}
 	query := sep == '=' && v == i+1 && op == i && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
 	kind, counts, need := s.keyKind(in, j, ke, lo, query)
 	if kind == kvNone && sep == '=' && !quoted && isTypeName(key) {
@@ -902,7 +905,10 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
 		ve = vs + 11 // 536 90 4412
 	}
-	if wholeLine && header && closing == "" && mode == stopValue && ve > vs && !isStopWord(in[vs:ve]) {
+	if header && closing == "" && mode == stopValue && !wholeLine && phraseValue(in, vs, ve) {
+		return hit{}, false // AWS_SECRET_ACCESS_KEY: unbound variable
+	}
+	if wholeLine && header && closing == "" && mode == stopValue && need == anyValue && ve > vs && !isStopWord(in[vs:ve]) {
 		// But not over an identifier written in groups, which whole
 		// takes as itself: password: GB82 WEST 1234 … is an IBAN.
 		if g, ok := s.matchGrouped(in, vs); !ok || g.end <= ve {
@@ -927,6 +933,23 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		f = famAWSSecretKey
 	}
 	return s.refine(in, vs, ve, f)
+}
+
+// phraseValue reports whether the unquoted value in[vs:ve] after ':'
+// begins a phrase rather than being a value: a word of lower-case letters
+// and, after a blank, another word that begins with one, as error
+// messages go on ("unbound variable", "permission denied", "dial tcp:
+// lookup …").
+func phraseValue(in string, vs, ve int) bool {
+	if ve-vs > 16 || ve >= len(in) || in[ve] != ' ' {
+		return false
+	}
+	for k := vs; k < ve; k++ {
+		if !isLower(in[k]) {
+			return false
+		}
+	}
+	return is(in, ve+1, cWord) && isLower(in[ve+1])
 }
 
 // valueFamily returns the family of a value after a key of this kind.
@@ -968,7 +991,7 @@ const (
 func looksLike(val string, need strength, quoted bool) bool {
 	switch need {
 	case randomValue:
-		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':')
+		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':') && strings.IndexByte(val, ' ') < 0
 	case generatedValue:
 		return generated(val)
 	}
@@ -1760,8 +1783,8 @@ func codeValue(val string) bool {
 		end++
 	}
 	switch {
-	case end < len(val) && val[end] == '(':
-		return true
+	case end < len(val) && (val[end] == '(' || val[end] == '['):
+		return true // a call or a subscript: os.getenv("X"), os.environ["X"]
 	case end < len(val):
 		return false
 	case dots > 0:

@@ -296,24 +296,32 @@ func (s *Scrubber) appendCopies(dst []hit, n int, in string) []hit {
 	values := 0
 	for k := n; k < m && values < maxCopyValues; k++ {
 		h := dst[k]
-		v := in[h.start:h.end]
-		if len(v) < minCopyLen || h.fam == famHomeUser || !randomish(v) || slices.Contains(done[:values], v) {
-			continue
-		}
-		done[values] = v
-		values++
-		for from := 0; from < len(in); {
-			p := strings.Index(in[from:], v)
-			if p < 0 {
-				break
+		// A value that a line break split (a wrapped key) is looked for
+		// line by line.
+		for seg, rest := "", in[h.start:h.end]; rest != "" && values < maxCopyValues; {
+			if b := strings.IndexAny(rest, "\r\n"); b >= 0 {
+				seg, rest = rest[:b], strings.TrimLeft(rest[b:], "\r\n \t")
+			} else {
+				seg, rest = rest, ""
 			}
-			p += from
-			e := p + len(v)
-			from = e
-			if p == h.start || !copyBounds(in, p, e) || covered(dst[n:m], p, e) || inPlaceholder(in, p) {
+			if len(seg) < minCopyLen || h.fam == famHomeUser || !randomish(seg) || slices.Contains(done[:values], seg) {
 				continue
 			}
-			dst = append(dst, hit{p, e, h.fam})
+			done[values] = seg
+			values++
+			for from := 0; from < len(in); {
+				p := strings.Index(in[from:], seg)
+				if p < 0 {
+					break
+				}
+				p += from
+				e := p + len(seg)
+				from = e
+				if !copyBounds(in, p, e) || covered(dst[n:m], p, e) || inPlaceholder(in, p) {
+					continue
+				}
+				dst = append(dst, hit{p, e, h.fam})
+			}
 		}
 	}
 	if len(dst) == m {
@@ -706,6 +714,9 @@ func worthTrying(in string, ws, e, lo int) bool {
 			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
 		case ' ':
 			return card
+		case '\n', '\r':
+			// A card number that a line break split (41111111⏎11111111).
+			return '2' <= c && c <= '6' && w >= 4 && (is(in, e+1, cDigit) || next == '\r' && is(in, e+2, cDigit))
 		}
 		return false
 	}

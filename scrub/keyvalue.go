@@ -457,12 +457,12 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	v := i + 1
 	code := false // an assignment in code: Go's :=, and Makefiles'
 	op := i       // where the operator before the value begins
+	if sep == ':' && i > lo && isDigit(in[i-1]) && is(in, i+1, cDigit) {
+		return hit{}, false // a time or a port after a number: 10:20:30, 10.0.0.7:8080
+	}
 	if sep == ':' {
 		if i+1 < len(in) && (in[i+1] == '=' || in[i+1] == ':') {
 			return hit{}, false // :=, ::= and :::= are read at their '='; a::b is no key
-		}
-		if typeThenEquals(in, i) {
-			return hit{}, false // key: String = "…" is read at its '='
 		}
 	} else {
 		if i+1 < len(in) {
@@ -520,6 +520,9 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	if kind == kvNone {
 		return hit{}, false
 	}
+	if sep == ':' && typeThenEquals(in, i) {
+		return hit{}, false // key: String = "…" is read at its '='
+	}
 	if sep == ':' && v < len(in) && isBlank(in[v]) && !quoted && inPhrase(in, phraseStart(in, j, ke, lo), lo) {
 		// The last word of a phrase in an error chain ("failed to get
 		// current token: EOF"): what follows is more often the next error
@@ -542,38 +545,29 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 }
 
 // matchCallArgs matches the value of a call that passes a secret-ish key
-// and its value as two quoted arguments, at the ',' in[i] between them:
+// and its value as two quoted arguments, at the call's '(' in[i]:
 // System.setProperty("db.password", "…"), os.Setenv("API_TOKEN", "…"),
-// localStorage.setItem('token', '…'). The key is the call's first
-// argument, read backwards, never before lo; an unquoted value is code.
+// localStorage.setItem('token', '…'), define('DB_PASSWORD', '…'). An
+// unquoted value is code.
 func (s *Scrubber) matchCallArgs(in string, esc escMarks, i, lo int) (hit, bool) {
-	k := i
-	for k > lo && i-k < 4 && isBlank(in[k-1]) {
-		k--
+	q := in[i+1]
+	j := i + 2
+	ke := j
+	for ke < len(in) && ke-j <= maxKey && chars[in[ke]]&cKey != 0 {
+		ke++
 	}
-	if k-lo < 4 || in[k-1] != '"' && in[k-1] != '\'' {
+	if ke == j || ke-j > maxKey || ke >= len(in) || in[ke] != q {
 		return hit{}, false
 	}
-	v := skipBlanks(in, i+1, false)
+	c := skipBlanks(in, ke+1, false)
+	if c >= len(in) || in[c] != ',' {
+		return hit{}, false
+	}
+	v := skipBlanks(in, c+1, true)
 	if v >= len(in) || in[v] != '"' && in[v] != '\'' && in[v] != '`' {
 		return hit{}, false
 	}
-	q, ke := in[k-1], k-1
-	j := ke
-	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
-		j--
-	}
-	if j == ke || ke-j > maxKey || j == lo || in[j-1] != q {
-		return hit{}, false
-	}
-	b := j - 1
-	for b > lo && j-1-b < 4 && isBlank(in[b-1]) {
-		b--
-	}
-	if b == lo || in[b-1] != '(' {
-		return hit{}, false
-	}
-	kind, counts, need := s.keyKind(in, j, ke, lo, false)
+	kind, counts, need := s.keyKind(in, j, ke, i+1, false)
 	if kind == kvNone {
 		return hit{}, false
 	}
@@ -591,7 +585,7 @@ var namingKeys = [...]string{
 }
 
 func isValueKey(key string) bool {
-	return len(key) >= 3 && len(key) <= 13 && containsFold(valueKeys[:], key)
+	return len(key) >= 3 && len(key) <= 13 && (key[0]|0x20 == 'v' || key[0]|0x20 == 'd') && containsFold(valueKeys[:], key)
 }
 
 // maxNaming bounds how far back namedValue reads.
@@ -768,13 +762,19 @@ var setterVerbs = [...]string{
 }
 
 // matchSetter matches the quoted argument of a call whose name is
-// secret-ish, at its '(' in[i]: setPassword("…"), .password("…"),
+// secret-ish, at its '(' in[i], and the second argument of a call whose
+// first names a secret (matchCallArgs): setPassword("…"), .password("…"),
 // withApiKey('…'), Token("…"), as builders and setters take a secret. The
 // name is read backwards, never before lo; a name that begins with a verb
 // of setterVerbs is no setter.
 func (s *Scrubber) matchSetter(in string, esc escMarks, i, lo int) (hit, bool) {
 	if i+1 >= len(in) || in[i+1] != '"' && in[i+1] != '\'' && in[i+1] != '`' {
 		return hit{}, false
+	}
+	if in[i+1] != '`' {
+		if h, ok := s.matchCallArgs(in, esc, i, lo); ok {
+			return h, true
+		}
 	}
 	j := i
 	for j > lo && i-j <= maxKey && chars[in[j-1]]&cWord != 0 {
@@ -1116,23 +1116,21 @@ func (s *Scrubber) valueOnNextLine(in string, v int, kind kvKind, counts bool, n
 	return s.refine(in, vs, ve, valueFamily(kind, false))
 }
 
-// typeNames are the types written between a key and its value in code:
-// Go's var apiToken string = …, Kotlin's val apiToken: String = …,
-// Python's api_token: str = ….
-var typeNames = [...]string{
-	"string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
-	"charsequence", "any", "object", "password",
-}
-
-// isTypeName reports whether w, a word, names a string type.
+// isTypeName reports whether w, a word, names a string type, as written
+// between a key and its value in code: Go's var apiToken string = …,
+// Kotlin's val apiToken: String = …, Python's api_token: str = ….
 func isTypeName(w string) bool {
-	if len(w) < 3 || len(w) > 16 || strings.IndexByte("sbtcaopSBTCAOP", w[0]) < 0 {
+	if len(w) < 3 || len(w) > 12 || strings.IndexByte("sbtcaopSBTCAOP", w[0]) < 0 {
 		return false
 	}
-	for _, t := range typeNames {
-		if strings.EqualFold(w, t) {
-			return true
-		}
+	var buf [12]byte
+	for i := 0; i < len(w); i++ {
+		buf[i] = w[i] | 0x20
+	}
+	switch string(buf[:len(w)]) {
+	case "string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
+		"charsequence", "any", "object", "password":
+		return true
 	}
 	return false
 }

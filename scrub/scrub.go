@@ -442,7 +442,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			first := ws-1 != tried
 			tried, resume = e, e
 			h, ok = s.matchWordAt(in, ws, e, lo, first)
-			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift {
+			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift && mayEncode(in[ws+1:e]) {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
 				h, encoded, ok = s.matchEncoded(in, ws, max(lo, encoded), limit, *seen&depthMask>>depthShift)
@@ -614,6 +614,19 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		}
 	}
 	return hit{}, false
+}
+
+// mayEncode reports whether the bytes of a word after its first could be
+// part of an encoded run: base64 of text has digits or upper-case letters
+// every few bytes, hexadecimal digits; a capitalised word (Unavailable)
+// has neither.
+func mayEncode(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if chars[w[i]]&cUpperDigit != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // proseDigit reports whether the run of bytes a value in prose may hold
@@ -810,8 +823,6 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 		}
 	case '\\':
 		h, ok = matchHome(in, i, lo)
-	case ',':
-		return s.matchCallArgs(in, esc, i, lo)
 	case '(':
 		return s.matchSetter(in, esc, i, lo)
 	}

@@ -246,7 +246,13 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	if seen&cEscape != 0 {
 		if k := firstEscape(in); k >= 0 {
 			w := views.Get().(*view)
-			dst = s.scan(dst[:n], w.build(in, k, false), w.esc, &seen)
+			v := w.build(in, k, false)
+			dst = s.scan(dst[:n], v, w.esc, &seen)
+			if len(dst) > n {
+				// Copies as decoded: a value found escaped and written
+				// plainly elsewhere, or the other way round.
+				dst = s.appendCopies(dst, n, v)
+			}
 			dst = append(dst[:n], w.mapHits(dst[n:])...)
 			if w.invisible {
 				// Read again with each invisible character as a blank:

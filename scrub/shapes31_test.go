@@ -275,6 +275,21 @@ func TestCopies31(t *testing.T) {
 			}
 		}
 	}
+	// A copy written escaped, or plainly when the value was found escaped.
+	for _, v := range values31(3290, 4) {
+		for _, msg := range []string{
+			`{"password":"` + jsonU(v, 0, len(v)/2) + `"} then ` + v,
+			"token=" + v + " sent as " + pct(v, v[len(v)/2:len(v)/2+1]),
+		} {
+			out := String(msg)
+			if p := leak(out, strings.ReplaceAll(strings.ReplaceAll(msg, v, ""), jsonU(v, 0, len(v)/2), ""), v); p != "" || strings.Contains(out, v[len(v)-8:]) {
+				t.Errorf("an escaped copy survives:\n  in:  %q\n  out: %q", msg, out)
+			}
+			if again := String(out); again != out {
+				t.Errorf("not idempotent:\n once %q\ntwice %q", out, again)
+			}
+		}
+	}
 	// Not a copy: the value inside a longer word stays.
 	v := values31(3299, 1)[0]
 	msg := "token=" + v + " and x" + v + "y"
@@ -410,15 +425,23 @@ func TestSplitAndWrapped31(t *testing.T) {
 	}
 }
 
-// TestPhonePlans31 checks the numbering plans: +1 numbers have 11 digits.
-func TestPhonePlans31(t *testing.T) {
+// TestNumbers31 checks the numbering plans (+1 numbers have 11 digits)
+// and which dotted numbers are addresses: a range's ends and an address
+// with host bits in CIDR form are, a network, a netmask and an OID are
+// not.
+func TestNumbers31(t *testing.T) {
 	for in, want := range map[string]string{
-		"call +1 415 555 2671 now": "call [REDACTED:phone] now",
-		"call +14155552671 now":    "call [REDACTED:phone] now",
-		"quantity +12500000":       "quantity +12500000",
-		"delta +1250000000":        "delta +1250000000",
-		"call +7 495 123 45 67":    "call [REDACTED:phone]",
-		"call +44 20 7946 0958":    "call [REDACTED:phone]",
+		"allow 10.0.0.1-10.0.0.255":      "allow [REDACTED:ip]-[REDACTED:ip]",
+		"host 10.1.2.3/24 is up":         "host [REDACTED:ip]/24 is up",
+		"route 10.0.0.0/8 via gw":        "route 10.0.0.0/8 via gw",
+		"mask 255.255.240.0":             "mask 255.255.240.0",
+		"OID 1.2.840.113549 and 1.3.6.1": "OID 1.2.840.113549 and [REDACTED:ip]",
+		"call +1 415 555 2671 now":       "call [REDACTED:phone] now",
+		"call +14155552671 now":          "call [REDACTED:phone] now",
+		"quantity +12500000":             "quantity +12500000",
+		"delta +1250000000":              "delta +1250000000",
+		"call +7 495 123 45 67":          "call [REDACTED:phone]",
+		"call +44 20 7946 0958":          "call [REDACTED:phone]",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)

@@ -1455,7 +1455,15 @@ func blockScalar(in string, v int) (vs, ve int, ok bool) {
 // break may have split: a random-looking value of 8 or more bytes goes on
 // on the next line when that whole line is one random-looking run of
 // token bytes ('=' only as padding at its end), such as the rest of a key
-// that a terminal or a log line limit wrapped.
+// that a terminal or a log line limit wrapped; or, when the value ends a
+// line exactly as wide as text is commonly wrapped at (wrapWidths), with
+// the random-looking run of token bytes that begins the next line, more
+// text after it or not.
+//
+// The width is measured from the line's start, before the value's key,
+// which an earlier finding on the line may have changed in a second pass;
+// that changes nothing, as only a finding is extended, and a second pass
+// reads the finding as a placeholder.
 func wrapValue(in string, vs, e int) int {
 	if lineBreak(in, e) == 0 || e-vs < 8 || !randomish(in[vs:e]) {
 		return e
@@ -1471,12 +1479,52 @@ func wrapValue(in string, vs, e int) int {
 		for p > f && in[p-1] == '=' {
 			p--
 		}
-		if g-f < 4 || g < len(in) && lineBreak(in, g) == 0 || strings.IndexByte(in[f:p], '=') >= 0 || !randomish(in[f:p]) {
+		if g == f || strings.IndexByte(in[f:p], '=') >= 0 || !randomish(in[f:p]) {
+			break
+		}
+		if g-f < 4 || g < len(in) && lineBreak(in, g) == 0 {
+			// The run does not fill its line: only after a wrap width.
+			if wrapWidth(in, e) && !capitalized(in[f:p]) && (g == len(in) || isSpace(in[g]) || strings.IndexByte(",;)]}\"'", in[g]) >= 0) {
+				e = g
+			}
 			break
 		}
 		e = g
 	}
 	return e
+}
+
+// capitalized reports whether w is a word with a capital first letter
+// (Caused, Error), which begins a line of text rather than goes on a key.
+func capitalized(w string) bool {
+	if w == "" || !isUpper(w[0]) {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if !isLower(w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// wrapWidths are the widths text is commonly wrapped at: MIME's 76, 64
+// for PEM, terminals' 80, and the like.
+var wrapWidths = [...]int{64, 72, 76, 78, 79, 80, 100, 120, 132}
+
+// wrapWidth reports whether the line that ends at in[e] is as wide as
+// one of wrapWidths.
+func wrapWidth(in string, e int) bool {
+	ls := strings.LastIndexByte(in[max(0, e-140):e], '\n') + 1 + max(0, e-140)
+	if ls == max(0, e-140) && ls > 0 {
+		return false // longer than every width
+	}
+	for _, w := range wrapWidths {
+		if e-ls == w {
+			return true
+		}
+	}
+	return false
 }
 
 // randomish reports whether s looks generated rather than written: it has

@@ -422,6 +422,22 @@ func TestSplitAndWrapped31(t *testing.T) {
 		line := "api_key=" + key
 		msg := line[:76] + "\n" + line[76:] + "\nnext line"
 		checkRedacted(t, "key wrapped at 76", msg, key, "secret")
+		// Wrapped at 76 in a log line, more text after it.
+		line = "2025-06-01T10:20:30Z ERROR upstream refused the request key=" + key[:40] + " duration=1.204s"
+		msg = line[:76] + "\n" + line[76:]
+		checkRedacted(t, "log line wrapped at 76", msg, key[:40], "secret")
+		// A line as wide as a wrap that a value ends, and a word or a
+		// date on the next: the next line stays.
+		for _, next := range []string{"Caused by: EOF", "next attempt in 3s", "2025-06-01 retrying"} {
+			line = "upstream refused the request after 3 attempts, with api_key=" + key[:16]
+			msg = line + "\n" + next
+			if len(line) != 76 {
+				t.Fatalf("line of %d bytes", len(line))
+			}
+			if out := String(msg); out != line[:len(line)-16]+r("secret")+"\n"+next {
+				t.Errorf("wrapped into the next line:\n  in:  %q\n  out: %q", msg, out)
+			}
+		}
 	}
 }
 

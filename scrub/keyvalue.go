@@ -937,9 +937,8 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 
 // phraseValue reports whether the unquoted value in[vs:ve] after ':'
 // begins a phrase rather than being a value: a word of lower-case letters
-// and, after a blank, another word that begins with one, as error
-// messages go on ("unbound variable", "permission denied", "dial tcp:
-// lookup …").
+// and, after a blank, another such word, as error messages go on
+// ("unbound variable", "permission denied", "dial tcp: lookup …").
 func phraseValue(in string, vs, ve int) bool {
 	if ve-vs > 16 || ve >= len(in) || in[ve] != ' ' {
 		return false
@@ -949,7 +948,13 @@ func phraseValue(in string, vs, ve int) bool {
 			return false
 		}
 	}
-	return is(in, ve+1, cWord) && isLower(in[ve+1])
+	// The next word is plain lower-case letters, which no finding is:
+	// a second pass reads it the same.
+	e := ve + 1
+	for e < len(in) && e-ve <= 16 && isLower(in[e]) {
+		e++
+	}
+	return e-(ve+1) >= 2 && !is(in, e, cWord)
 }
 
 // valueFamily returns the family of a value after a key of this kind.

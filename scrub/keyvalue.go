@@ -1737,7 +1737,7 @@ func algorithmName(val string) bool {
 			w := val[k:e]
 			if !containsFold(algorithmParts[:], w) {
 				// SHA256withRSA, ECDSAwithSHA1: parts glued to "with".
-				i := strings.Index(strings.ToLower(w), "with")
+				i := indexFold(w, "with")
 				if i < 0 || i > 0 && !containsFold(algorithmParts[:], w[:i]) || !containsFold(algorithmParts[:], w[i+4:]) {
 					return false
 				}
@@ -1752,6 +1752,17 @@ func algorithmName(val string) bool {
 		}
 	}
 	return core && other
+}
+
+// indexFold returns the index of the first instance of sub, lower case,
+// in s in any case, or -1. It does not allocate.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if hasPrefixFold(s[i:], sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 // containsFold reports whether list holds w in any case.
@@ -1841,7 +1852,13 @@ func codeValue(val string) bool {
 	case dots > 0:
 		// A generated part is a token's, not a name's: s.ZC9Ecf4M5g9o34Q6
 		// (a Vault token), not self.token.
-		for _, part := range strings.Split(val, ".") {
+		for rest := val; rest != ""; {
+			part := rest
+			if d := strings.IndexByte(rest, '.'); d >= 0 {
+				part, rest = rest[:d], rest[d+1:]
+			} else {
+				rest = ""
+			}
 			if generated(part) {
 				return false
 			}
@@ -1872,7 +1889,7 @@ func namesSecret(val string) bool {
 	}
 	var buf [maxKey]byte
 	norm, words := normalizeKey(val, &buf)
-	if words&^1 != 0 || strings.ToUpper(val) == val {
+	if words&^1 != 0 || !hasLower(val) {
 		return true
 	}
 	for _, t := range keyTerms {

@@ -403,6 +403,25 @@ func TestEncodedCleanAllocs(t *testing.T) {
 	}
 }
 
+// TestCleanAllocs31 checks that clean messages cost no allocation: the
+// near misses of issue 31, the Go standard library's errors, SDK errors,
+// the constructed clean errors and the clean messages of the other tests.
+func TestCleanAllocs31(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	msgs := append(append(append([]string(nil), nearMisses31...), readQuoted(t, "testdata/stdlib_errors.txt")...), readQuoted(t, "testdata/sdk_errors.txt")...)
+	msgs = append(append(append(msgs, constructedClean()...), cleanCorpus...), cleanCases...)
+	for _, in := range msgs {
+		if String(in) != in {
+			continue // a near miss that keeps a finding of its own
+		}
+		if n := testing.AllocsPerRun(3, func() { String(in) }); n != 0 {
+			t.Errorf("%q: %v allocations", in, n)
+		}
+	}
+}
+
 // TestSplitAndWrapped31 checks values that a line break splits: a card
 // number, a key wrapped at 76 columns.
 func TestSplitAndWrapped31(t *testing.T) {

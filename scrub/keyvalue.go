@@ -1067,6 +1067,9 @@ func generated(val string) bool {
 // it, or a bracket or a quote, is the sign of a line of pairs or prose,
 // where the value is its first word only: then e itself.
 func restOfLine(in string, vs, e int) int {
+	if isNumber(in[vs:e]) {
+		return e // a quantity: password:  16 bytes (kubectl describe)
+	}
 	end := e
 	for k := e; k < len(in) && k-vs < maxProseValue; {
 		b := skipBlanks(in, k, false)
@@ -1620,14 +1623,19 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
+	if len(val) > 2 && (val[0] == '(' && val[len(val)-1] == ')' || val[0] == '<' && val[len(val)-1] == '>') {
+		val = val[1 : len(val)-1] // (omitted), <redacted>
+	}
 	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val)
 }
 
 // placeholderWords mark a value that stands in for a secret in
-// documentation and templates: PUT_YOUR_TOKEN_HERE, changeme.
+// documentation and templates (PUT_YOUR_TOKEN_HERE, changeme), or shows
+// one masked or cut short (AIza...redacted, sk-…wxyz).
 var placeholderWords = [...]string{
 	"your_", "your-", "yourtoken", "yourkey", "yourapi", "yoursecret", "yourpassword", "changeme",
 	"change_me", "replace_me", "replaceme", "placeholder", "_here", "-here", "tokenhere", "keyhere",
+	"redacted", "omitted", "masked", "...", "…",
 }
 
 // placeholderValue reports whether val is a placeholder rather than a
@@ -1649,7 +1657,7 @@ func placeholderValue(val string) bool {
 	if same || best >= 5 {
 		return true
 	}
-	if len(val) < 8 {
+	if len(val) < 6 {
 		return false
 	}
 	var buf [maxProseValue]byte

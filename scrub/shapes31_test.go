@@ -221,6 +221,11 @@ var nearMisses31 = []string{
 	`--set token="sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX"`,
 	"    -   name: ENC[AES256_GCM,data:W3PiZ6lD6bpfAdI=,iv:2qF98ZkchgfWF4tZo8fok6zY0ZLNRV3wFpl8n2iyC7I=,type:str]",
 	"-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+	// Values shown masked or cut short, and quantities.
+	"API key: AIza...redacted",
+	"X-Amz-Security-Token: (omitted)",
+	"token: <redacted>",
+	"Data\n====\npassword:  16 bytes\nusername:  5 bytes",
 	// Kubernetes manifests that are not Secrets, and short Secret data.
 	"kind: ConfigMap\ndata:\n  key: secret/mysecret\n  app.conf: bG9nX2xldmVsPWRlYnVn\n",
 	"apiVersion: v1\nkind: Secret\ndata:\n  extra: YmFyCg==\n",

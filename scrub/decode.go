@@ -610,10 +610,16 @@ func (r encodedRun) segments(in string, f func(seg string) bool) {
 
 // findEncodedRun returns the run of encoded characters around the word
 // in[ws:we], not before from, and where a scan may try the next one.
-func findEncodedRun(in string, ws, from, limit int) (r encodedRun, next int, ok bool) {
+func findEncodedRun(in string, ws, we, from, limit int) (r encodedRun, next int, ok bool) {
 	s := ws
 	for s > from && ws-s < maxEncoded && b64Val[in[s-1]] != 0xff {
 		s--
+	}
+	// Binary data stops being text in its first bytes: a look at the
+	// first four characters, read as base64 and as hexadecimal, rules
+	// out almost every run before it is read further.
+	if s+4 > limit || !textStart(in[s:s+4]) {
+		return encodedRun{}, we, false
 	}
 	e := ws
 	for e < limit && e-s <= maxEncoded && b64Val[in[e]] != 0xff {
@@ -667,6 +673,21 @@ func findEncodedRun(in string, ws, from, limit int) (r encodedRun, next int, ok 
 	return r, next, true
 }
 
+// textStart reports whether the four characters q begin base64 or
+// hexadecimal that decodes to printable text.
+func textStart(q string) bool {
+	a, b, c, d := b64Val[q[0]], b64Val[q[1]], b64Val[q[2]], b64Val[q[3]]
+	if a|b|c|d != 0xff && a != 0xff && b != 0xff && c != 0xff && d != 0xff {
+		n := uint32(a)<<18 | uint32(b)<<12 | uint32(c)<<6 | uint32(d)
+		if printable[byte(n>>16)] && printable[byte(n>>8)] && printable[byte(n)] {
+			return true
+		}
+	}
+	x, ok1 := hexByte(q, 0)
+	y, ok2 := hexByte(q, 2)
+	return ok1 && ok2 && printable[x] && printable[y]
+}
+
 // decodeRun decodes the run into dst if all of it decodes to printable
 // text, and reports whether it did. With dst nil it only checks.
 func decodeRun(in string, r encodedRun, dst *[]byte) bool {
@@ -713,8 +734,8 @@ func decodeRun(in string, r encodedRun, dst *[]byte) bool {
 // in[ws:we] if it decodes to text with a finding inside, and returns
 // where a scan may try the next run. depth is how deep in decoded text
 // the scan already is.
-func (s *Scrubber) matchEncoded(in string, ws, from, limit int, depth uint32) (hit, int, bool) {
-	r, next, ok := findEncodedRun(in, ws, from, limit)
+func (s *Scrubber) matchEncoded(in string, ws, we, from, limit int, depth uint32) (hit, int, bool) {
+	r, next, ok := findEncodedRun(in, ws, we, from, limit)
 	if !ok || !decodeRun(in, r, nil) {
 		return hit{}, next, false
 	}

@@ -465,6 +465,9 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 			return hit{}, false // :=, ::= and :::= are read at their '='; a::b is no key
 		}
 	} else {
+		if i+1 == len(in) || strings.IndexByte(",;)]}&", in[i+1]) >= 0 || padding(in, i) {
+			return hit{}, false // no value: key=&, key=, base64 padding
+		}
 		if i+1 < len(in) {
 			switch in[i+1] {
 			case '>':
@@ -483,6 +486,9 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 			op = i // a '.' ends a key (a.=) only as PHP's " .="
 		}
 		code = strings.IndexByte(in[op:i], ':') >= 0
+	}
+	if !worthKey(in, op, v, lo, sep) {
+		return hit{}, false
 	}
 	// The key: optional blanks, an optional (escaped) closing quote, then
 	// key bytes.
@@ -796,6 +802,99 @@ func (s *Scrubber) matchSetter(in string, esc escMarks, i, lo int) (hit, bool) {
 	return s.valueAfterKey(in, esc, i+1, kind, counts, false, false, false, false, anyValue, false)
 }
 
+// pairsOf returns a table of the last-two-letter pairs of words, as
+// lastPair computes them.
+func pairsOf(words ...string) (t [1 << 14]bool) {
+	for _, w := range words {
+		t[lastPair(w)] = true
+	}
+	return t
+}
+
+// valueKeyPairs and typePairs hold the last two letters of valueKeys and
+// of the type names isTypeName knows.
+var (
+	valueKeyPairs = pairsOf(valueKeys[:]...)
+	typePairs     = pairsOf("string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
+		"charsequence", "any", "object", "password")
+)
+
+// worthKey reports, from a look at the separator's surroundings (the
+// operator before it begins at in[op], the value at in[v]), whether any
+// reading of a key there could match, before the key is read whole: its
+// last two letters end a key term, a value field's name or a type; or it
+// holds a pair of letters that a secret-ish word inside a key or "key"
+// has (weakPairs) and the value looks random; or it begins an indented
+// line before ':' (a Kubernetes Secret's data). Most separators in text
+// (file.go:42, error: …, name=x) are ruled out by it.
+func worthKey(in string, op, v, lo int, sep byte) bool {
+	k := op
+	for k > lo && op-k < 8 && isBlank(in[k-1]) {
+		k--
+	}
+	if k > lo && (in[k-1] == '"' || in[k-1] == '\'') {
+		k--
+		if k > lo && in[k-1] == '\\' {
+			k--
+		}
+	}
+	if k == lo {
+		return false
+	}
+	if in[k-1] == ']' {
+		return true // os.environ["API_TOKEN"] =
+	}
+	if chars[in[k-1]]&cKey == 0 {
+		return false
+	}
+	p := lastPair(in[max(lo, k-8):k])
+	if keyEnds[in[k-1]] && keyPairs[p] || valueKeyPairs[p] || sep == '=' && typePairs[p] {
+		return true
+	}
+	j := k
+	for j > lo && k-j <= maxKey && chars[in[j-1]]&cKey != 0 {
+		j--
+	}
+	if sep == ':' {
+		b := j
+		for b > lo && isBlank(in[b-1]) {
+			b--
+		}
+		if b < j && b > lo && in[b-1] == '\n' {
+			return true // an indented key: maybe a Secret's data
+		}
+	}
+	if !weakPairs(in[j:k]) {
+		return false
+	}
+	w := skipBlanks(in, v, false)
+	if w < len(in) && (in[w] == '"' || in[w] == '\'' || in[w] == '`') {
+		w++
+	}
+	if w >= len(in) || lineBreak(in, w) > 0 {
+		return w < len(in) // a value on the next line
+	}
+	e := w
+	for e < len(in) && e-w < 64 && chars[in[e]]&cTok68 != 0 {
+		e++
+	}
+	return e-w >= 6 && randomish(in[w:e])
+}
+
+// padding reports whether the '=' at in[i] begins the padding at the end
+// of a base64 run ("…Qk9==" before a blank or the end), not a comparison
+// (token == "…", a==b).
+func padding(in string, i int) bool {
+	if i == 0 || isSpace(in[i-1]) || i+1 >= len(in) || in[i+1] != '=' {
+		return false
+	}
+	k := i + 1
+	for k < len(in) && in[k] == '=' {
+		k++
+	}
+	return k == len(in) || isSpace(in[k])
+}
+
 // keyBefore reads a key backwards from its end at in[e] (before it maybe
 // a few blanks and a closing quote, escaped or not), never before lo, and
 // returns its bounds and whether it was quoted. It rules out most words
@@ -847,6 +946,9 @@ func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, 
 			}
 			return kind, counts, need
 		}
+	}
+	if len(key) >= 24 && generated(key) {
+		return kvNone, false, anyValue // a run of random bytes before '=' or ':' is base64, not a key
 	}
 	if kind, need := weakKey(key); kind != kvNone {
 		return kind, false, need
@@ -1640,7 +1742,9 @@ var placeholderWords = [...]string{
 
 // placeholderValue reports whether val is a placeholder rather than a
 // secret: one byte repeated (aaaa…, yyy), a run of five or more x, '*'
-// or '#' (sha256~_xxxxxx_…, xoxp-…-#####), or a placeholder word.
+// or '#' (sha256~_xxxxxx_…, xoxp-…-#####), or a placeholder word. One
+// pass: a placeholder word is compared only where a byte it begins with
+// stands.
 func placeholderValue(val string) bool {
 	same, run, best := true, 0, 0
 	for i := 0; i < len(val); i++ {
@@ -1660,21 +1764,35 @@ func placeholderValue(val string) bool {
 	if len(val) < 6 {
 		return false
 	}
-	var buf [maxProseValue]byte
-	n := copy(buf[:], val)
-	low := buf[:n]
-	for i, c := range low {
-		if isUpper(c) {
-			low[i] = c + 'a' - 'A'
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		if !placeholderLead[c] {
+			continue
 		}
-	}
-	for _, w := range placeholderWords {
-		if bytes.Contains(low, []byte(w)) {
-			return true
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		for _, w := range placeholderWords {
+			if w[0] == c {
+				if hasPrefixFold(val[i:], w) {
+					return true
+				}
+			}
 		}
 	}
 	return false
 }
+
+// placeholderLead marks the first bytes of placeholderWords.
+var placeholderLead = func() (t [256]bool) {
+	for _, w := range placeholderWords {
+		t[w[0]] = true
+		if isLower(w[0]) {
+			t[w[0]-'a'+'A'] = true
+		}
+	}
+	return t
+}()
 
 // versionTail reports whether val ends with a version of three numbers,
 // after a separator or a 'v' (jjwt-jackson-0.11.2, lib@v1.2.3): an
@@ -1743,14 +1861,14 @@ func algorithmName(val string) bool {
 				e++
 			}
 			w := val[k:e]
-			if !containsFold(algorithmParts[:], w) {
+			if !algorithmPart(w, algorithmPartSet) {
 				// SHA256withRSA, ECDSAwithSHA1: parts glued to "with".
 				i := indexFold(w, "with")
-				if i < 0 || i > 0 && !containsFold(algorithmParts[:], w[:i]) || !containsFold(algorithmParts[:], w[i+4:]) {
+				if i < 0 || i > 0 && !algorithmPart(w[:i], algorithmPartSet) || !algorithmPart(w[i+4:], algorithmPartSet) {
 					return false
 				}
 			}
-			core = core || containsFold(algorithmCore[:], w)
+			core = core || algorithmPart(w, algorithmCoreSet)
 			k = e
 		case isDigit(c), c == '-', c == '_', c == '/', c == '+', c == '.':
 			other = true
@@ -1771,6 +1889,31 @@ func indexFold(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// algorithmPartSet and algorithmCoreSet hold algorithmParts and
+// algorithmCore, for algorithmPart.
+var algorithmPartSet, algorithmCoreSet = wordSet(algorithmParts[:]), wordSet(algorithmCore[:])
+
+func wordSet(words []string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// algorithmPart reports whether set holds w, a run of letters, in any
+// case. It does not allocate.
+func algorithmPart(w string, set map[string]bool) bool {
+	if len(w) > 16 {
+		return false
+	}
+	var buf [16]byte
+	for i := 0; i < len(w); i++ {
+		buf[i] = w[i] | 0x20
+	}
+	return set[string(buf[:len(w)])]
 }
 
 // containsFold reports whether list holds w in any case.

@@ -14,8 +14,6 @@ import "strings"
 
 const maxProseValue = 256 // longest value read after a word
 
-// linkWords may stand between a secret-ish word and its value.
-var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads", "by"}
 
 // pair packs two ASCII bytes, lower-cased, into an index of proseEnds.
 func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20) }
@@ -135,19 +133,19 @@ func blanksBefore(in string, i, lo int) int {
 	return j
 }
 
+// isLinkWord reports whether w may stand between a secret-ish word and
+// its value: is, was, are, be, now, set, to, as, equals, reads, by.
 func isLinkWord(w string) bool {
-	if len(w) > 6 {
+	if len(w) < 2 || len(w) > 6 {
 		return false
 	}
 	var buf [6]byte
 	for i := 0; i < len(w); i++ {
 		buf[i] = w[i] | 0x20 // ASCII letters to lower case; others never match
 	}
-	lw := string(buf[:len(w)])
-	for _, l := range linkWords {
-		if lw == l {
-			return true
-		}
+	switch string(buf[:len(w)]) {
+	case "is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads", "by":
+		return true
 	}
 	return false
 }

@@ -448,10 +448,10 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			first := ws-1 != tried
 			tried, resume = e, e
 			h, ok = s.matchWordAt(in, ws, e, lo, first)
-			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift && mayEncode(in[ws+1:e]) {
+			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift && longRun(in, ws, e, lo, limit) && mayEncode(in[ws+1:e]) {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
-				h, encoded, ok = s.matchEncoded(in, ws, max(lo, encoded), limit, *seen&depthMask>>depthShift)
+				h, encoded, ok = s.matchEncoded(in, ws, e, max(lo, encoded), limit, *seen&depthMask>>depthShift)
 			}
 		} else {
 			// A '-' or ':' may end the lower-case word of a prefix (sk-,
@@ -622,6 +622,14 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 	return hit{}, false
 }
 
+// longRun reports whether the word in[ws:e] may belong to a run of
+// encoded characters long enough to be decoded: it is, or base64's
+// '+', '/', '-' or '=' joins it to more.
+func longRun(in string, ws, e, lo, limit int) bool {
+	return e-ws >= minEncoded || e < limit && (in[e] == '+' || in[e] == '/' || in[e] == '-' || in[e] == '=') ||
+		ws > lo && (in[ws-1] == '+' || in[ws-1] == '/' || in[ws-1] == '-')
+}
+
 // mayEncode reports whether the bytes of a word after its first could be
 // part of an encoded run: base64 of text has digits or upper-case letters
 // every few bytes, hexadecimal digits; a capitalised word (Unavailable)
@@ -636,9 +644,9 @@ func mayEncode(w string) bool {
 }
 
 // proseDigit reports whether the run of bytes a value in prose may hold
-// that goes on at in[e] has a digit, within maxProseValue bytes.
+// that goes on at in[e] has a digit, within 24 bytes.
 func proseDigit(in string, e int) bool {
-	for k := e; k < len(in) && k-e < maxProseValue && proseByte[in[k]]; k++ {
+	for k := e; k < len(in) && k-e < 24 && proseByte[in[k]]; k++ {
 		if isDigit(in[k]) {
 			return true
 		}

@@ -3,6 +3,7 @@ package scrubvs
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -151,6 +152,8 @@ func Bench(b *testing.B, s Set, fn func(string)) {
 		total += len(m.Msg)
 	}
 	b.SetBytes(int64(total))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, m := range s.Samples {
@@ -158,8 +161,10 @@ func Bench(b *testing.B, s Set, fn func(string)) {
 		}
 	}
 	b.StopTimer()
+	runtime.ReadMemStats(&after)
 	n := float64(b.N) * float64(len(s.Samples))
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/msg")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/msg")
 }
 
 // prefixShape keeps a value's vendor prefix when it shows one: up to three short words, each

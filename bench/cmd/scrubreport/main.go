@@ -9,6 +9,13 @@
 //
 // The corpora are bench/testdata/gitleaks (cmd/gitleakscorpus) and bench/testdata/scrubvs; the
 // method is in package bench/internal/scrubvs.
+//
+// To measure the scrub package of another checkout with this bench, point the replace
+// directives elsewhere with a copy of go.mod:
+//
+//	sed 's#=> \.\./adapters/mcp$#=> /path/to/toolmw/adapters/mcp#; s#=> \.\./$#=> /path/to/toolmw/#' go.mod > /tmp/other.mod
+//	cp go.sum /tmp/other.sum
+//	go run -modfile=/tmp/other.mod ./cmd/scrubreport -o /tmp/other.md
 package main
 
 import (
@@ -18,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -104,16 +112,36 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// gitCommit describes the toolmw checkout measured: the directory bench/go.mod (or the
+// -modfile given) replaces github.com/toolmw/toolmw with, its branch and commit, and whether
+// its scrub/ has uncommitted changes.
 func gitCommit() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
+	dir := ".."
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/toolmw/toolmw" && d.Replace != nil {
+				dir = d.Replace.Path
+			}
+		}
 	}
-	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--", "../scrub").Output(); err == nil && len(st) > 0 {
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	c := git("rev-parse", "--short", "HEAD")
+	if c == "" {
+		return "unknown (" + dir + ")"
+	}
+	if b := git("rev-parse", "--abbrev-ref", "HEAD"); b != "" {
+		c = b + " " + c
+	}
+	if git("status", "--porcelain", "--", "scrub") != "" {
 		c += " (scrub/ modified)"
 	}
-	return c
+	return c + ", toolmw at " + dir
 }
 
 func cpu() string {

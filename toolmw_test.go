@@ -314,7 +314,7 @@ var gluedSamples = map[string][]string{
 	"authress_key":            {"sc_3t3" + "uixh7wmsy.kch1n.acc_jpytn1t8prcc4rq8.Mb0sXNZC0cYtMPNUWTs9XHxNEP4nse4fc7pRqLaCEeJTze1AARYRwST46PlTZ5xO"},
 	"aws_access_key":          {"AKIA" + "QWERTYUIOPASDFGH", "ASIA" + "QWERTYUIOPASDFGH"},
 	"aws_secret_key":          {"aws_secret_access_key:" + "wJalrXUtnFEMIK7MDENGbPxRfiCY9q2Lm4Kp7Xz1"},
-	"aws_session_token":       {"IQoJb3" + "JpZ2luX2Vj" + strings.Repeat("Ab3dE5gH7k", 11)},
+	"aws_session_token":       {"IQoJb3" + "JpZ2luX2Vj" + "nQvWys81vp7hB1dx8PpD5KHXe3PYiGkPAuNaRL63xYKwzEInncIIA3ANxN9K3KSU9Mi4roNL89sM995YTBXaK7JQEVT0mlAmrtVETW0TesULee"},
 	"beamer_token":            {"b_pj8u" + "gmbx85t47qtyzn9o0dppd0urg9dup51jdtuc0o82"},
 	"bedrock_key":             {"ABSKQm" + "Vkcm9ja0FQSUtleS1iJEBfzecReweqrA5r0upVPKFd2WD7kZ63UnYMaO8Dr31cC4uacwZI09vy69vh6UbPjQyFdDI3lT3t3MIpYdORVV96axU1Rmc0qaVELpO5Q059K"},
 	"brevo_key":               {"xkeysi" + "b-3398ed623affb4df418aa91a375849cea82544f4de55e4bcf6fa0fb64f9563ef-W82Iy6Ew56omS0KE"},

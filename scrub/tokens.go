@@ -175,6 +175,8 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return atLeast(in, i, 9, cHex, 32, famOpenRouterKey)
 		case strings.HasPrefix(rest, "sk-"):
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
+		case strings.HasPrefix(rest, "sntrys_eyJ"):
+			return matchSentryOrg(in, i)
 		case strings.HasPrefix(rest, "sk_") && stripeMode(rest[3:]):
 			return atLeast(in, i, 8, cAlnum, 10, famStripeKey)
 		case len(rest) > 6 && rest[:3] == "shp" && rest[5] == '_' &&
@@ -191,11 +193,11 @@ func matchToken(in string, i, lo int) (hit, bool) {
 	case 'x':
 		switch {
 		case len(rest) > 5 && rest[:3] == "xox" && strings.IndexByte("abeoprs", rest[3]) >= 0 && rest[4] == '-':
-			return atLeast(in, i, 5, cB64URL, 8, famSlackToken)
+			return slackToken(in, i, 5, 8)
 		case strings.HasPrefix(rest, "xapp-"):
-			return atLeast(in, i, 5, cB64URL, 10, famSlackToken)
+			return slackToken(in, i, 5, 10)
 		case strings.HasPrefix(rest, "xoxe.xox") && len(rest) > 10 && rest[9] == '-':
-			return atLeast(in, i, 10, cB64URL, 10, famSlackToken)
+			return slackToken(in, i, 10, 10)
 		case strings.HasPrefix(rest, "xai-"):
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
@@ -204,6 +206,22 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	return matchVendor(in, i, lo)
+}
+
+// slackToken matches a Slack token whose prefix of length p is at in[i]:
+// at least min bytes of base64url that look random (numbers and a random
+// secret, not xoxb-my-bot-token or xoxe.xoxp-1-RANDOMSTRINGHERE).
+func slackToken(in string, i, p, min int) (hit, bool) {
+	h, ok := atLeast(in, i, p, cB64URL, min, famSlackToken)
+	return h, ok && randomBody(in[i+p:h.end])
+}
+
+// matchSentryOrg matches a Sentry organisation auth token at in[i]:
+// "sntrys_", the base64 of a JSON object ("eyJ", '+', '/' and '=' inside),
+// '_' and the base64 of the secret: 50 bytes or more of that alphabet.
+func matchSentryOrg(in string, i int) (hit, bool) {
+	h, ok := atLeast(in, i, len("sntrys_"), cB64|cEquals|cUnderscore, 50, famSentryToken)
+	return h, ok
 }
 
 // stripeMode reports whether s begins with the mode part of a Stripe
@@ -419,15 +437,25 @@ func matchDiscordWebhook(in string, i int) (hit, bool) {
 	return h, ok
 }
 
-// matchTelegram matches a bot token <8-10 digits>:AA<33+>. The caller has
-// found the digits in[i:d] and the colon at in[d].
+// matchTelegram matches a bot token <8-10 digits>:AA<33+>, or the bot id,
+// ':' and 35 random-looking base64url bytes from an 'A' (the shape
+// gitleaks' rule writes). The caller has found the digits in[i:d] and the
+// colon at in[d].
 func matchTelegram(in string, i, d int) (hit, bool) {
-	if !strings.HasPrefix(in[d+1:], "AA") {
+	if !strings.HasPrefix(in[d+1:], "A") {
 		return hit{}, false
 	}
-	h, ok := atLeast(in, d, 1, cB64URL, 35, famTelegramToken)
-	h.start = i
-	return h, ok
+	if strings.HasPrefix(in[d+1:], "AA") {
+		if h, ok := atLeast(in, d, 1, cB64URL, 35, famTelegramToken); ok {
+			h.start = i
+			return h, true
+		}
+	}
+	e := skipMax(in, d+1, cB64URL, 36)
+	if e-d-1 != 35 || is(in, e, cAlnum) || !randomBody(in[d+2:e]) || dummy(in[d+2:e]) {
+		return hit{}, false
+	}
+	return hit{i, e, famTelegramToken}, true
 }
 
 // matchAuthScheme matches the credentials after a free-standing "Bearer" or
@@ -713,8 +741,9 @@ func matchUnprefixed(in string, i, lo int) (hit, bool) {
 
 // matchNumbered matches the tokens that begin with a number at in[i]: a
 // Facebook app access token (a 15 or 16 digit app id, '|' and the app
-// secret or client token) and a Twitter access token (the 15 to 25 digit
-// user id, '-' and 20 to 40 letters and digits).
+// secret or client token), a Twitter access token (the 15 to 25 digit
+// user id, '-' and 20 to 40 letters and digits), and a Telegram bot token
+// with a bot id of 15 or 16 digits.
 func matchNumbered(in string, i int) (hit, bool) {
 	d := skipMax(in, i, cDigit, 26)
 	n := d - i
@@ -722,8 +751,12 @@ func matchNumbered(in string, i int) (hit, bool) {
 		return hit{}, false
 	}
 	switch {
+	case in[d] == ':' && n <= 16:
+		// A Telegram bot token with a longer bot id than matchHexStart
+		// tries.
+		return matchTelegram(in, i, d)
 	case (in[d] == '|' || in[d] == '%') && n <= 16:
-		e := skipMax(in, d+1, cLowerDigit|cDash|cUnderscore, 41)
+		e := skipMax(in, d+1, cB64URL, 41)
 		if m := e - d - 1; m >= 27 && m <= 40 && !is(in, e, cAlnum) && randomBody(in[d+1:e]) && !dummy(in[d+1:e]) {
 			return hit{i, e, famFacebookToken}, true
 		}

@@ -36,6 +36,9 @@ const (
 	// vDigit: a digit, for upper-case bodies that a constant's name may
 	// look like (API-…).
 	vDigit
+	// vNotExt: not right after a word and a '.', where the prefix is a
+	// file name's extension (favicon.ico-<hash>.png).
+	vNotExt
 )
 
 // Extra byte classes for vendor bodies, beyond those in chars.go.
@@ -70,7 +73,7 @@ var vendors = [...]vendor{
 	{"gloas-", vB64URLDot, 20, 0, famGitLabToken, 0},
 	{"glcbt-", vB64URLDot, 20, 0, famGitLabToken, 0},
 	{"glffct-", vB64URLDot, 20, 0, famGitLabToken, 0},
-	{"GR1348941", cB64URL, 20, 0, famGitLabToken, 0},
+	{"GR1348941", cB64URL, 20, 0, famGitLabToken, vRandom},
 	// HashiCorp Vault service, batch and recovery tokens, and the legacy
 	// service tokens: "s." and 24 base62 bytes.
 	{"hvs.", cB64URL, 24, 0, famVaultToken, 0},
@@ -81,9 +84,7 @@ var vendors = [...]vendor{
 	{"glsa_", cWord, 40, 0, famGrafanaToken, 0},
 	{"glc_", vB64Pad, 32, 0, famGrafanaToken, 0},
 	{"eyJrIjoi", vB64Pad, 70, 0, famGrafanaToken, 0}, // base64 of {"k":"
-	// Sentry organisation tokens: "sntrys_", the base64 of a JSON object,
-	// '_' and a base64 secret, so '+', '/' and '=' inside; user tokens.
-	{"sntrys_", vSentry, 50, 0, famSentryToken, 0},
+	// Sentry user tokens (organisation tokens are in tokens.go).
 	{"sntryu_", cHex, 64, 64, famSentryToken, 0},
 	{"lin_api_", cAlnum, 40, 40, famLinearKey, 0},
 	{"lin_oauth_", cHex, 64, 64, famLinearKey, 0},
@@ -91,7 +92,7 @@ var vendors = [...]vendor{
 	{"secret_", cAlnum, 43, 43, famNotionToken, vMixed},
 	{"PMAK-", cHex | cDash, 59, 59, famPostmanKey, 0},
 	// New Relic user API keys, browser API tokens, insert keys.
-	{"NRAK-", cUpperDigit, 27, 27, famNewRelicKey, 0},
+	{"NRAK-", cAlnum, 27, 27, famNewRelicKey, vDigit},
 	{"NRJS-", cHex, 19, 19, famNewRelicKey, 0},
 	{"NRII-", vAlnumDash, 32, 32, famNewRelicKey, 0},
 	{"dp.pt.", vB64URLDot, 40, 0, famDopplerToken, 0},
@@ -159,9 +160,10 @@ var vendors = [...]vendor{
 	{"AKCp", cAlnum, 69, 69, famArtifactoryToken, 0},
 	{"cmVmd", cAlnum, 59, 59, famArtifactoryToken, 0},
 	// Amazon Bedrock API keys, long-lived (ABSK and base64) and short-lived
-	// ("bedrock-api-key-" and the base64 of a presigned URL).
+	// ("bedrock-api-key-" and the base64 of a presigned URL, which begins
+	// with that of "bedrock.amazonaws.com").
 	{"ABSK", vB64Pad, 109, 271, famBedrockKey, 0},
-	{"bedrock-api-key-", vB64Pad, 28, 0, famBedrockKey, 0},
+	{"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", vB64Pad, 0, 0, famBedrockKey, 0},
 	{"4b1d", cAlnum, 38, 38, famClickHouseKey, vRandom},
 	{"CLOJARS_", cAlnum, 60, 60, famClojarsToken, 0},
 	// Cloudflare Origin CA keys: v1.0-<24 hex>-<146 hex>.
@@ -180,7 +182,7 @@ var vendors = [...]vendor{
 	{"FLWSECK-", vAlnumDash, 12, 40, famFlutterwaveKey, 0},
 	{"FLWPUBK-", vAlnumDash, 32, 40, famFlutterwaveKey, 0},
 	{"fio-u-", vB64URLEq, 64, 64, famFrameioToken, 0},
-	{"ico-", cAlnum, 32, 32, famInfracostKey, 0},
+	{"ico-", cAlnum, 32, 32, famInfracostKey, vNotExt},
 	// 42 intranet (intra42) application secrets.
 	{"s-s4t2ud-", cHex, 64, 64, famIntra42Secret, 0},
 	{"s-s4t2af-", cHex, 64, 64, famIntra42Secret, 0},
@@ -263,7 +265,7 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 		if n < v.min || n > limit || is(in, e, cAlnum) {
 			continue
 		}
-		if v.check != 0 && !v.passes(in, j, e) || dummy(in[j:min(e, j+64)]) {
+		if v.check != 0 && !v.passes(in, i, j, e, lo) || dummy(in[j:min(e, j+64)]) {
 			continue
 		}
 		return hit{i, e, v.fam}, true
@@ -271,10 +273,13 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 	return hit{}, false
 }
 
-// passes reports whether the body in[j:e] passes v's checks.
-func (v *vendor) passes(in string, j, e int) bool {
+// passes reports whether the token in[i:e], whose body is in[j:e], passes
+// v's checks.
+func (v *vendor) passes(in string, i, j, e, lo int) bool {
 	body := in[j:min(e, j+64)]
 	switch {
+	case v.check&vNotExt != 0 && i-1 > lo && in[i-1] == '.' && is(in, i-2, cWord):
+		return false
 	case v.check&vMixed != 0 && !mixed(body),
 		v.check&vRandom != 0 && !randomBody(body),
 		v.check&vWordEnd != 0 && is(in, e, cWord),
@@ -287,36 +292,43 @@ func (v *vendor) passes(in string, j, e int) bool {
 
 // dummy reports whether a token body (its first 64 bytes) is a
 // placeholder rather than a secret: one byte for half of it or more
-// (xxxx…, XXXX…, 0000…, XXXX_PUT_YOUR_TOKEN_HERE_XXXX), or a counting run
-// for half of it or more (0123456789abcdef…). A generated secret has
-// neither: its most frequent byte and its ascending steps are a few
-// percent of it.
+// (xxxx…, XXXX…, 0000…, XXXX_PUT_YOUR_TOKEN_HERE_XXXX), counting runs for
+// three quarters of it or more (0123456789abcdef…), or, in 20 bytes or
+// more, no more than one distinct byte in five (5555555dAAAAA7777777…). A
+// generated secret has none of these: its most frequent byte and its
+// ascending steps are a few percent of it, and even hexadecimal digits
+// are a dozen distinct ones in 20.
 func dummy(s string) bool {
 	s = s[:min(len(s), 64)]
 	if len(s) < 8 {
 		return false
 	}
 	var counts [256]uint8
-	top, steps := uint8(0), 0
+	top, steps, distinct := uint8(0), 0, 0
 	for k := 0; k < len(s); k++ {
 		c := s[k]
+		if counts[c] == 0 {
+			distinct++
+		}
 		counts[c]++
 		top = max(top, counts[c])
 		if k > 0 && c == s[k-1]+1 {
 			steps++
 		}
 	}
-	return int(top)*2 >= len(s) || steps*2 >= len(s)
+	return int(top)*2 >= len(s) || steps*4 >= len(s)*3 || len(s) >= 20 && distinct*5 <= len(s)
 }
 
 // randomBody reports whether s (its first 64 bytes) looks generated rather
 // than written, as the body of a token with a short prefix must: a digit
-// and letters of both cases; letters of both cases whose case changes
-// and pairs of capitals side by side, the pairs counted twice, are at
-// least two in five bytes (random letters have one change every other
-// byte and one pair every fourth, a score of one a byte; CamelCase words
-// change case twice a word and have few capitals side by side, a third of
-// a score or less); or digits, at least two and one byte in sixteen, among
+// and letters of both cases; letters of both cases that change case at
+// least once in five bytes and whose case changes and pairs of capitals
+// side by side, the pairs counted twice, are at least two in five bytes
+// (random letters have one change every other byte and one pair every
+// fourth, a score of one a byte; CamelCase words change case twice a word
+// and have few capitals side by side, a third of a score or less; words
+// in capitals change case seldom); or digits, at least two and one byte in
+// sixteen, among
 // letters (a random lower-case or upper-case body, in which one byte in
 // three or four is a digit).
 func randomBody(s string) bool {
@@ -344,7 +356,7 @@ func randomBody(s string) bool {
 	}
 	n := len(s)
 	return d > 0 && u > 0 && l > 0 ||
-		u > 0 && l > 0 && (flips+2*uu)*5 >= 2*n ||
+		u > 0 && l > 0 && flips*5 >= n && (flips+2*uu)*5 >= 2*n ||
 		d >= 2 && d*16 >= n && u+l > 0
 }
 

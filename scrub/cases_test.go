@@ -288,7 +288,7 @@ var cases = append([]testCase{
 	pos("telegram_token", "https://api.telegram.org/bot"+tTelegram+"/sendMessage", "https://api.telegram.org/bot"+r("telegram_token")+"/sendMessage"),
 	pos("telegram_token", "TELEGRAM_BOT_TOKEN="+tTelegram, "TELEGRAM_BOT_TOKEN="+r("telegram_token")),
 	neg("telegram_token", "12345678:BA"+tTelegram[12:]),
-	neg("telegram_token", "1234567:AA"+tTelegram[12:]),
+	neg("telegram_token", "1234:AA"+tTelegram[12:]),
 
 	pos("databricks_token", tDapi, r("databricks_token")),
 	pos("databricks_token", tDapi+"-2 rejected", r("databricks_token")+" rejected"),

@@ -719,8 +719,9 @@ func matchUnprefixed(in string, i, lo int) (hit, bool) {
 			!is(in, i+40, cWord) && randomBody(rest[7:36]) {
 			return hit{i, i + 40, famMaxMindKey}, true
 		}
-	case len(rest) >= 64 && rest[11:21] == "AAAAAAAAAA":
-		// Dropbox long-lived: 11 letters and digits, ten 'A's, 43 more.
+	case len(rest) >= 64 && rest[11:21] == "AAAAAAAAAA" && rest[10] != 'A' && rest[21] != 'A':
+		// Dropbox long-lived: 11 letters and digits, ten 'A's (not more:
+		// not a run of zero bytes in base64), 43 more.
 		if skip(in[:i+11], i, cAlnum) == i+11 {
 			if h, ok := exact(in, i+21, 0, vB64URLEq, 43, famDropboxToken); ok && randomBody(in[i+21:h.end]) {
 				h.start = i
@@ -734,6 +735,18 @@ func matchUnprefixed(in string, i, lo int) (hit, bool) {
 		}
 	}
 	if i > lo && chars[in[i-1]]&cWord == 0 {
+		if in[i-1] == ':' && in[i] == 'A' {
+			// A Telegram bot token whose bot id is too short or too
+			// long a number for the scanner to try (35378:A…).
+			d := i - 1
+			for d > lo && i-d <= 17 && isDigit(in[d-1]) {
+				d--
+			}
+			if n := i - 1 - d; n >= 5 && n <= 16 && (d == lo || chars[in[d-1]]&cWord == 0) {
+				return matchTelegram(in, d, i-1)
+			}
+			return hit{}, false
+		}
 		return matchBehind(in, i, lo)
 	}
 	return hit{}, false

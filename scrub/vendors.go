@@ -79,7 +79,7 @@ var vendors = [...]vendor{
 	{"hvs.", cB64URL, 24, 0, famVaultToken, 0},
 	{"hvb.", cB64URL, 24, 0, famVaultToken, 0},
 	{"hvr.", cB64URL, 24, 0, famVaultToken, 0},
-	{"s.", cAlnum, 24, 24, famVaultToken, vMixed | vWordEnd | vNoDotWord},
+	{"s.", cAlnum, 24, 24, famVaultToken, vRandom | vDigit | vWordEnd | vNoDotWord},
 	// Grafana service account and Grafana Cloud tokens.
 	{"glsa_", cWord, 40, 0, famGrafanaToken, 0},
 	{"glc_", vB64Pad, 32, 0, famGrafanaToken, 0},
@@ -248,7 +248,7 @@ func init() {
 func matchVendor(in string, i, lo int) (hit, bool) {
 	for _, k := range vendorsByFirst[in[i]] {
 		v := &vendors[k]
-		if !strings.HasPrefix(in[i:], v.prefix) || chars[prev(in, i, lo)]&v.set&^cEquals != 0 {
+		if p := prev(in, i, lo); !strings.HasPrefix(in[i:], v.prefix) || p != '=' && chars[p]&v.set != 0 {
 			continue
 		}
 		j := i + len(v.prefix)
@@ -320,7 +320,8 @@ func dummy(s string) bool {
 }
 
 // randomBody reports whether s (its first 64 bytes) looks generated rather
-// than written, as the body of a token with a short prefix must: a digit
+// than written, as the body of a token with a short prefix must: not
+// CamelCase (see camelCase), and a digit
 // and letters of both cases; letters of both cases that change case at
 // least once in five bytes and whose case changes and pairs of capitals
 // side by side, the pairs counted twice, are at least two in five bytes
@@ -355,9 +356,31 @@ func randomBody(s string) bool {
 		}
 	}
 	n := len(s)
+	if camelCase(s) {
+		return false
+	}
 	return d > 0 && u > 0 && l > 0 ||
 		u > 0 && l > 0 && flips*5 >= n && (flips+2*uu)*5 >= 2*n ||
 		d >= 2 && d*16 >= n && u+l > 0
+}
+
+// camelCase reports whether s is written like an identifier of
+// capitalised words: four capitals or more, each followed by a lower-case
+// letter (ReadUint16LengthPrefixed). In a random body of letters and
+// digits a capital is followed by a lower-case letter four times in ten,
+// so each of four or more of them (a random body of 16 bytes has six or
+// seven) about once in a hundred bodies or less.
+func camelCase(s string) bool {
+	caps := 0
+	for k := 0; k < len(s); k++ {
+		if isUpper(s[k]) {
+			if k+1 == len(s) || !isLower(s[k+1]) {
+				return false
+			}
+			caps++
+		}
+	}
+	return caps >= 4
 }
 
 // maxToken bounds the body of a vendor token without a length of its

@@ -242,6 +242,7 @@ var vendorNear = []struct{ family, in string }{
 	{"stripe_key", "rk_prod_" + strings.Repeat("0", 30)},
 	{"vault_token", "s.Close() returned io.EOF"},
 	{"vault_token", "s.getDefaultInstanceForTypes"},
+	{"vault_token", "if !s.ReadUint16LengthPrefixed(&extensions) {"},
 	{"vault_token", "s.aB3dE5gH7kL9mN1pQ3rS5tU7.example.com"},
 	{"mailgun_key", "cache key-5d41402abc4b2a76b9719d911017c59"},
 	{"mailgun_key", "key-value-store-configuration-file"},
@@ -314,6 +315,7 @@ var vendorNear = []struct{ family, in string }{
 	{"plaid_token", "access-sandbox-environment"},
 	{"dropbox_token", "sl.Println(x)"},
 	{"dropbox_token", "sl." + strings.Repeat("x", 140)},
+	{"dropbox_token", "AAAAAAAAAAAAAAAAAAAAAAAAAAAwQQYDVR0fBDowODA2oDSgMoYwaHR0cDovL2Ny"},
 	{"beamer_token", "b_" + strings.Repeat("x", 44)},
 	{"beamer_token", "b_some_long_identifier_name_for_the_test_x"},
 	{"twitter_token", strings.Repeat("A", 22) + strings.Repeat("B", 80)},
@@ -395,7 +397,8 @@ func TestDummyAndRandom(t *testing.T) {
 	if notRandom*1000 > 4*n*3 {
 		t.Errorf("randomBody: %d of %d generated bodies not random", notRandom, 4*n)
 	}
-	for _, s := range []string{"servingcellpriorityparametersdesc", "ServingCellPriorityParametersDesc", "some_long_identifier_name_for_the_tests", "requiredCharacteristicTypesForDisplay"} {
+	for _, s := range []string{"servingcellpriorityparametersdesc", "ServingCellPriorityParametersDesc", "some_long_identifier_name_for_the_tests",
+		"requiredCharacteristicTypesForDisplay", "ReadUint16LengthPrefixed", "SLACK_BOT_TOKEN_FOR_TESTS", "SlackAppConfigurationAccessTokenHere"} {
 		if randomBody(s) {
 			t.Errorf("randomBody(%q) = true", s)
 		}

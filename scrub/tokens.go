@@ -176,7 +176,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case strings.HasPrefix(rest, "sk-"):
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
 		case strings.HasPrefix(rest, "sntrys_eyJ"):
-			return matchSentryOrg(in, i)
+			return matchSentryOrg(in, i, lo)
 		case strings.HasPrefix(rest, "sk_") && stripeMode(rest[3:]):
 			return atLeast(in, i, 8, cAlnum, 10, famStripeKey)
 		case len(rest) > 6 && rest[:3] == "shp" && rest[5] == '_' &&
@@ -218,10 +218,20 @@ func slackToken(in string, i, p, min int) (hit, bool) {
 
 // matchSentryOrg matches a Sentry organisation auth token at in[i]:
 // "sntrys_", the base64 of a JSON object ("eyJ", '+', '/' and '=' inside),
-// '_' and the base64 of the secret: 50 bytes or more of that alphabet.
-func matchSentryOrg(in string, i int) (hit, bool) {
-	h, ok := atLeast(in, i, len("sntrys_"), cB64|cEquals|cUnderscore, 50, famSentryToken)
-	return h, ok
+// '_' and the base64 of the secret: 50 bytes or more of that alphabet. As
+// in matchVendor, it does not begin right after a byte of its body (but
+// '='), and reads no more than maxToken bytes of it.
+func matchSentryOrg(in string, i, lo int) (hit, bool) {
+	const set = cB64 | cEquals | cUnderscore
+	if p := prev(in, i, lo); p != '=' && chars[p]&set != 0 {
+		return hit{}, false
+	}
+	j := i + len("sntrys_")
+	e, n := wrapEnd(in, j, set, 50, maxToken+1)
+	if n < 50 || n > maxToken || is(in, e, cAlnum) || dummy(in[j:min(e, j+64)]) {
+		return hit{}, false
+	}
+	return hit{i, e, famSentryToken}, true
 }
 
 // stripeMode reports whether s begins with the mode part of a Stripe
@@ -789,7 +799,7 @@ var behind = [...]string{"sha256~", "pat.", "sat.", "pk."}
 
 // maxBehind bounds how far back from a word matchBehind looks for the
 // prefix of the token that the word is part of.
-const maxBehind = 128
+const maxBehind = 64
 
 // matchBehind matches, from the word at in[i] (not a word start of the
 // scanner's own, as it follows a byte that ends a word), a token whose
@@ -802,41 +812,20 @@ const maxBehind = 128
 // for matchToken).
 func matchBehind(in string, i, lo int) (hit, bool) {
 	switch in[i-1] {
-	case '/', '+', '=', '-':
-		// A base64 body: the start of its run, or, when the run begins
-		// with a key and '=', the start after the first '=' of the run
-		// ('=' pads the end of base64, but some vendors' bodies have it
-		// inside). Two tries at most, each reading the body once: a run of
-		// base64 is read a bounded number of times, from the few words
-		// within maxBehind bytes of its start.
-		b, eq := i-1, -1
-		for b > lo && i-b < maxBehind && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
-			if in[b-1] == '=' && b < i-1 {
-				eq = b
-			}
-			b--
-		}
-		if b > lo && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
-			b = -1 // the run begins further back than we look
-		}
-		for _, s := range [...]int{b, eq} {
-			if s < 0 || !is(in, s, cWord) || len(vendorsByFirst[in[s]]) == 0 {
-				continue
-			}
-			if h, ok := matchVendor(in, s, lo); ok && h.end > i {
-				return h, true
-			}
-		}
-		if in[i-1] != '-' {
-			return hit{}, false
-		}
-	case '~', '.':
+	case '/', '+', '=':
+		return behindBase64(in, i, lo)
+	case '~', '.', '-':
 	default:
 		return hit{}, false
 	}
+	eq := false
 	// Back over the body, to each '~' and '.' before the word.
 	for b := i - 1; b > lo && i-b < 48; b-- {
 		c := in[b]
+		if c == '=' {
+			eq = true
+			continue
+		}
 		if c != '~' && c != '.' {
 			if chars[c]&cB64URL == 0 {
 				break
@@ -879,6 +868,40 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 			if ok && h.end > i {
 				return h, true
 			}
+		}
+	}
+	if eq {
+		// A body with '=' inside (b_…=…-…): see behindBase64.
+		return behindBase64(in, i, lo)
+	}
+	return hit{}, false
+}
+
+// behindBase64 matches, from the word at in[i], a vendor token of base64
+// whose first word the scanner did not try: from the start of the run of
+// base64 bytes the word is in, or, when the run begins with a key and
+// '=', from the start after the first '=' of the run ('=' pads the end of
+// base64, but some vendors' bodies have it inside). Two tries at most,
+// each reading the body once (no more than maxToken bytes): a run of
+// base64 is read a bounded number of times, from the few words within
+// maxBehind bytes of its start.
+func behindBase64(in string, i, lo int) (hit, bool) {
+	b, eq := i-1, -1
+	for b > lo && i-b < maxBehind && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
+		if in[b-1] == '=' && b < i-1 {
+			eq = b
+		}
+		b--
+	}
+	if b > lo && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
+		b = -1 // the run begins further back than we look
+	}
+	for _, s := range [...]int{b, eq} {
+		if s < 0 || !is(in, s, cWord) || len(vendorsByFirst[in[s]]) == 0 {
+			continue
+		}
+		if h, ok := matchVendor(in, s, lo); ok && h.end > i {
+			return h, true
 		}
 	}
 	return hit{}, false

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 31: the vendor token shapes of gitleaks' default rules that have a
@@ -513,4 +514,38 @@ func survives6(out, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestVendorLinear: runs of the bytes the look-behind and the vendor
+// matchers read (base64 words, dashed words, '=' inside, prefixes over and
+// over, placeholders) are scrubbed in time linear in their length: four
+// times the input takes well under ten times the time (the fastest of a
+// few runs each, so that a busy machine does not fail it).
+func TestVendorLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	units := []string{
+		"AbCdEfGhIjKlM/", "ab=cdefghijklmn0=", "-abcdefghijk1", "abcQ~defghijklmnop~", "sha256~abcdefghij1-",
+		"pat.abcdefghijklmno1.", "glc_AAAAAAAAAAAA/", "=glc_" + strings.Repeat("A", 52) + "/B", "12345:A",
+		"ops_eyJ" + strings.Repeat("A", 30) + "+", "sntrys_eyJ" + strings.Repeat("ab", 20) + "/",
+		"=sntrys_eyJ" + strings.Repeat("A", 60), "abcdef_ghijklmnopqrstuvwxyzabcdefghi_mmk ",
+		"ZXlK" + strings.Repeat("ab", 10) + "+", "0123456789abcdef0123456789abcdef-", "b_x=",
+	}
+	fastest := func(s string) time.Duration {
+		best := time.Duration(1 << 62)
+		for k := 0; k < 5; k++ {
+			t0 := time.Now()
+			String(s)
+			best = min(best, time.Since(t0))
+		}
+		return best
+	}
+	for _, u := range units {
+		small := strings.Repeat(u, 64<<10/len(u))
+		big := strings.Repeat(u, 256<<10/len(u))
+		if a, b := fastest(small), fastest(big); b > 10*a && b > 5*time.Millisecond {
+			t.Errorf("%q repeated: %v for 64 KiB, %v for 256 KiB", u, a, b)
+		}
+	}
 }

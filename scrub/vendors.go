@@ -248,6 +248,9 @@ func init() {
 func matchVendor(in string, i, lo int) (hit, bool) {
 	for _, k := range vendorsByFirst[in[i]] {
 		v := &vendors[k]
+		if len(in)-i < len(v.prefix) || in[i+1] != v.prefix[1] {
+			continue // the second byte rules out most prefixes at no cost
+		}
 		if p := prev(in, i, lo); !strings.HasPrefix(in[i:], v.prefix) || p != '=' && chars[p]&v.set != 0 {
 			continue
 		}

@@ -53,6 +53,14 @@ func randomAtLeast(in string, i, p int, set uint32, min int, f family) (hit, boo
 	return atLeast(in, i, p, set, min, f)
 }
 
+// randomToken is atLeast for prefixes that test names and other
+// identifiers begin with too (sk_test_configuration, gsk_…): the body
+// must also look generated (see randomBody).
+func randomToken(in string, i, p int, set uint32, min int, f family) (hit, bool) {
+	h, ok := atLeast(in, i, p, set, min, f)
+	return h, ok && randomBody(in[i+p:h.end])
+}
+
 // matchToken matches a vendor token or an Authorization scheme at in[i],
 // a word start. lo is the end of the previous finding.
 func matchToken(in string, i, lo int) (hit, bool) {
@@ -137,7 +145,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			}
 			return h, ok
 		case strings.HasPrefix(rest, "gsk_"):
-			return atLeast(in, i, 4, cAlnum, 20, famGroqKey)
+			return randomToken(in, i, 4, cAlnum, 20, famGroqKey)
 		}
 	case 'h':
 		if strings.HasPrefix(rest, slackHost) {
@@ -165,7 +173,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		}
 	case 'r':
 		if strings.HasPrefix(rest, "rk_") && stripeMode(rest[3:]) {
-			return atLeast(in, i, 8, cAlnum, 10, famStripeKey)
+			return randomToken(in, i, 8, cAlnum, 10, famStripeKey)
 		}
 	case 's':
 		switch {
@@ -178,14 +186,14 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case strings.HasPrefix(rest, "sntrys_eyJ"):
 			return matchSentryOrg(in, i, lo)
 		case strings.HasPrefix(rest, "sk_") && stripeMode(rest[3:]):
-			return atLeast(in, i, 8, cAlnum, 10, famStripeKey)
+			return randomToken(in, i, 8, cAlnum, 10, famStripeKey)
 		case len(rest) > 6 && rest[:3] == "shp" && rest[5] == '_' &&
 			(rest[3:5] == "at" || rest[3:5] == "ss" || rest[3:5] == "ca" || rest[3:5] == "pa"):
 			return exact(in, i, 6, cHex, 32, famShopifyToken)
 		}
 	case 'w':
 		if strings.HasPrefix(rest, "whsec_") {
-			return atLeast(in, i, 6, cAlnum, 20, famStripeKey)
+			return randomToken(in, i, 6, cAlnum, 20, famStripeKey)
 		}
 		if strings.HasPrefix(rest, teamsHost) {
 			return matchTeamsWebhook(in, i)

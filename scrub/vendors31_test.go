@@ -240,6 +240,8 @@ var vendorNear = []struct{ family, in string }{
 	{"bedrock_key", "bedrock-api-key-rotation"},
 	{"planetscale_token", "pscale_tkn_" + strings.Repeat("x", 40)},
 	{"stripe_key", "sk_prod_x"},
+	{"stripe_key", "def sk_test_configuration(self):"},
+	{"stripe_key", "whsec_signatureverification"},
 	{"stripe_key", "rk_prod_" + strings.Repeat("0", 30)},
 	{"vault_token", "s.Close() returned io.EOF"},
 	{"vault_token", "s.getDefaultInstanceForTypes"},

@@ -75,6 +75,45 @@ const (
 	famRubyGemsToken
 	famMapboxToken
 	famHerokuKey
+	// Vendor tokens added for issue 31 (gitleaks' rules).
+	famTeamsWebhook
+	famOnePasswordToken
+	famAdobeKey
+	famAirtableToken
+	famArtifactoryToken
+	famAuthressKey
+	famBedrockKey
+	famClickHouseKey
+	famClojarsToken
+	famCloudflareKey
+	famDuffelToken
+	famDynatraceToken
+	famEasyPostKey
+	famFlutterwaveKey
+	famFrameioToken
+	famHarnessKey
+	famInfracostKey
+	famIntra42Secret
+	famMaxMindKey
+	famOctopusKey
+	famOpenShiftToken
+	famPrefectKey
+	famReadmeKey
+	famScalingoToken
+	famBrevoKey
+	famSettleMintToken
+	famShippoToken
+	famSourcegraphToken
+	famYandexKey
+	famSonarToken
+	famTypeformToken
+	famDefinedNetworkingToken
+	famPlaidToken
+	famDropboxToken
+	famBeamerToken
+	famTwitterToken
+	famLobKey
+	famGoCardlessToken
 
 	famEmail
 	famCard
@@ -128,38 +167,76 @@ var familyNames = [numFamilies]string{
 	famOpenRouterKey:     "openrouter_key",
 	famCookie:            "cookie",
 
-	famGoogleOAuthToken:   "google_oauth_token",
-	famGoogleClientSecret: "google_client_secret",
-	famVaultToken:         "vault_token",
-	famGrafanaToken:       "grafana_token",
-	famSentryToken:        "sentry_token",
-	famLinearKey:          "linear_key",
-	famNotionToken:        "notion_token",
-	famPostmanKey:         "postman_key",
-	famNewRelicKey:        "newrelic_key",
-	famDopplerToken:       "doppler_token",
-	famAtlassianToken:     "atlassian_token",
-	famSupabaseToken:      "supabase_token",
-	famAgeSecretKey:       "age_secret_key",
-	famSquareToken:        "square_token",
-	famPulumiToken:        "pulumi_token",
-	famDockerHubToken:     "dockerhub_token",
-	famPlanetScaleToken:   "planetscale_token",
-	famReplicateKey:       "replicate_key",
-	famPerplexityKey:      "perplexity_key",
-	famLangSmithKey:       "langsmith_key",
-	famPineconeKey:        "pinecone_key",
-	famTavilyKey:          "tavily_key",
-	famMailchimpKey:       "mailchimp_key",
-	famAlibabaKey:         "alibaba_key",
-	famAzureClientSecret:  "azure_client_secret",
-	famAWSSessionToken:    "aws_session_token",
-	famFacebookToken:      "facebook_token",
-	famFlyioToken:         "flyio_token",
-	famTerraformToken:     "terraform_token",
-	famRubyGemsToken:      "rubygems_token",
-	famMapboxToken:        "mapbox_token",
-	famHerokuKey:          "heroku_key",
+	famGoogleOAuthToken:       "google_oauth_token",
+	famGoogleClientSecret:     "google_client_secret",
+	famVaultToken:             "vault_token",
+	famGrafanaToken:           "grafana_token",
+	famSentryToken:            "sentry_token",
+	famLinearKey:              "linear_key",
+	famNotionToken:            "notion_token",
+	famPostmanKey:             "postman_key",
+	famNewRelicKey:            "newrelic_key",
+	famDopplerToken:           "doppler_token",
+	famAtlassianToken:         "atlassian_token",
+	famSupabaseToken:          "supabase_token",
+	famAgeSecretKey:           "age_secret_key",
+	famSquareToken:            "square_token",
+	famPulumiToken:            "pulumi_token",
+	famDockerHubToken:         "dockerhub_token",
+	famPlanetScaleToken:       "planetscale_token",
+	famReplicateKey:           "replicate_key",
+	famPerplexityKey:          "perplexity_key",
+	famLangSmithKey:           "langsmith_key",
+	famPineconeKey:            "pinecone_key",
+	famTavilyKey:              "tavily_key",
+	famMailchimpKey:           "mailchimp_key",
+	famAlibabaKey:             "alibaba_key",
+	famAzureClientSecret:      "azure_client_secret",
+	famAWSSessionToken:        "aws_session_token",
+	famFacebookToken:          "facebook_token",
+	famFlyioToken:             "flyio_token",
+	famTerraformToken:         "terraform_token",
+	famRubyGemsToken:          "rubygems_token",
+	famMapboxToken:            "mapbox_token",
+	famHerokuKey:              "heroku_key",
+	famTeamsWebhook:           "teams_webhook",
+	famOnePasswordToken:       "onepassword_token",
+	famAdobeKey:               "adobe_key",
+	famAirtableToken:          "airtable_token",
+	famArtifactoryToken:       "artifactory_token",
+	famAuthressKey:            "authress_key",
+	famBedrockKey:             "bedrock_key",
+	famClickHouseKey:          "clickhouse_key",
+	famClojarsToken:           "clojars_token",
+	famCloudflareKey:          "cloudflare_key",
+	famDuffelToken:            "duffel_token",
+	famDynatraceToken:         "dynatrace_token",
+	famEasyPostKey:            "easypost_key",
+	famFlutterwaveKey:         "flutterwave_key",
+	famFrameioToken:           "frameio_token",
+	famHarnessKey:             "harness_key",
+	famInfracostKey:           "infracost_key",
+	famIntra42Secret:          "intra42_secret",
+	famMaxMindKey:             "maxmind_key",
+	famOctopusKey:             "octopus_key",
+	famOpenShiftToken:         "openshift_token",
+	famPrefectKey:             "prefect_key",
+	famReadmeKey:              "readme_key",
+	famScalingoToken:          "scalingo_token",
+	famBrevoKey:               "brevo_key",
+	famSettleMintToken:        "settlemint_token",
+	famShippoToken:            "shippo_token",
+	famSourcegraphToken:       "sourcegraph_token",
+	famYandexKey:              "yandex_key",
+	famSonarToken:             "sonar_token",
+	famTypeformToken:          "typeform_token",
+	famDefinedNetworkingToken: "definednetworking_token",
+	famPlaidToken:             "plaid_token",
+	famDropboxToken:           "dropbox_token",
+	famBeamerToken:            "beamer_token",
+	famTwitterToken:           "twitter_token",
+	famLobKey:                 "lob_key",
+	famGoCardlessToken:        "gocardless_token",
 
 	famEmail:    "email",
 	famCard:     "card",

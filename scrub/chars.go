@@ -51,12 +51,14 @@ const prefixLetters = "bdeghklnprstwxy"
 // all-lower-case prefixes are reached that way too: "sk-", "glpat-" and
 // the like by their '-', "bearer" by the credentials after it, and
 // "hooks.slack.com" and "discord.com" by the '/' after them.
-const boring = "abcdefghijklmnopqrstuvwxyz \t\n\r,;.()!?'\"*#<>{}|~`^]$"
+const boring = "abcdefghijklmnopqrstuvwxyz \t\n\r,;.)!?'\"*#<>{}|~`^]$"
 
 // triggers are the punctuation bytes at which a matcher begins:
 // '@' e-mail, ':' URL, IPv6 or key: value, '=' key=value, '+' phone,
-// '-' PEM block, '/' and '\\' home directories, '[' placeholders.
-const triggers = "@:=+-/\\["
+// '-' PEM block, '/' and '\\' home directories, '[' placeholders, '('
+// the arguments of a call (setProperty("db.password", "…"),
+// setPassword("…")).
+const triggers = "@:=+-/\\[("
 
 var chars = buildChars()
 

@@ -524,3 +524,225 @@ func invisible(r rune) bool {
 	}
 	return false
 }
+
+// Encoded secrets. A run of base64 (standard or URL-safe, padded or not)
+// or hexadecimal characters that decodes to printable text with a
+// finding inside, such as base64("password=hunter2"), is redacted whole
+// as the family of that finding. A run wrapped into lines of equal length
+// (MIME's 76 columns) is one run.
+//
+// The work is bounded. A run is tried once, when the scanner meets its
+// first word of 8 bytes or more that no matcher takes, and only if it is
+// minEncoded to maxEncoded bytes long. Its bytes are decoded a few at a
+// time and the attempt stops at the first byte that is not printable
+// ASCII, which is where binary data (hashes, digests, random ids) stops,
+// almost always within the first few bytes. Only text is decoded whole,
+// into a pooled buffer, and scanned like a message (escapes included);
+// inside it, encodings are read again up to maxDecodeDepth levels deep.
+// Each level is at most three quarters of the length of the one around
+// it, so a message costs at most a few times a scan of its length.
+const (
+	minEncoded     = 16   // shortest run decoded
+	maxEncoded     = 4096 // longest run decoded
+	maxDecodeDepth = 2    // encodings inside decoded text read
+	minWrapLine    = 60   // shortest line of a wrapped run
+)
+
+// depthShift places the decoding depth of a scan in the bits of its
+// seen that no byte class uses.
+const (
+	depthShift        = 29
+	depthMask  uint32 = 3 << depthShift
+)
+
+// b64Val maps base64 characters of both alphabets to their values, and
+// every other byte to 0xff.
+var b64Val = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	for i := 0; i < len(std); i++ {
+		t[std[i]] = byte(i)
+	}
+	t['+'], t['-'] = 62, 62
+	t['/'], t['_'] = 63, 63
+	return t
+}()
+
+// printable marks the bytes decoded text may hold: printable ASCII and
+// tabs and line breaks.
+var printable = func() (t [256]bool) {
+	for c := ' '; c <= '~'; c++ {
+		t[c] = true
+	}
+	t['\t'], t['\n'], t['\r'] = true, true, true
+	return t
+}()
+
+// encodedBufs pools the buffers decoded text is written to.
+var encodedBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// An encodedRun is a run of encoded characters: in[start:end], made of
+// lines of the same length when it was wrapped, and its padding.
+type encodedRun struct {
+	start, end int
+	hex        bool
+}
+
+// segments calls f with each line of the run in[r.start:r.end], without
+// its line breaks and padding, until f returns false.
+func (r encodedRun) segments(in string, f func(seg string) bool) {
+	for p := r.start; p < r.end; {
+		e := p
+		for e < r.end && b64Val[in[e]] != 0xff {
+			e++
+		}
+		if !f(in[p:e]) {
+			return
+		}
+		for e < r.end && (in[e] == '=' || in[e] == '\r' || in[e] == '\n') {
+			e++
+		}
+		p = e
+	}
+}
+
+// findEncodedRun returns the run of encoded characters around the word
+// in[ws:we], not before from, and where a scan may try the next one.
+func findEncodedRun(in string, ws, from, limit int) (r encodedRun, next int, ok bool) {
+	s := ws
+	for s > from && ws-s < maxEncoded && b64Val[in[s-1]] != 0xff {
+		s--
+	}
+	e := ws
+	for e < limit && e-s <= maxEncoded && b64Val[in[e]] != 0xff {
+		e++
+	}
+	n := e - s
+	// The lines of a wrapped run: all as long as the first or, when the
+	// first has something else before it on its line, as the second; the
+	// last no longer. A line break right after a full line joins them.
+	width := 0
+	if n >= minWrapLine {
+		width = n
+	}
+	for e-s <= maxEncoded {
+		b := lineBreak(in, e)
+		if b == 0 || e+b >= limit || b64Val[in[e+b]] == 0xff {
+			break
+		}
+		f := e + b
+		g := f
+		for g < limit && g-f <= max(width, maxEncoded) && b64Val[in[g]] != 0xff {
+			g++
+		}
+		m := g - f
+		if width == 0 {
+			if m < minWrapLine || lineBreak(in, g) == 0 {
+				break
+			}
+			width = m
+		} else if m > width {
+			break
+		}
+		e, n = g, n+m
+		if m < width {
+			break
+		}
+	}
+	next = e
+	for p := e; p < limit && p-e < 2 && in[p] == '='; p++ {
+		next = p + 1
+	}
+	if n < minEncoded || e-s > maxEncoded || s > from && chars[in[s-1]]&cWord != 0 {
+		return encodedRun{}, next, false
+	}
+	r = encodedRun{start: s, end: next}
+	hex := n%2 == 0 && n >= 32
+	for k := s; hex && k < e; k++ {
+		hex = chars[in[k]]&cHex != 0 || in[k] == '\n' || in[k] == '\r'
+	}
+	r.hex = hex
+	return r, next, true
+}
+
+// decodeRun decodes the run into dst if all of it decodes to printable
+// text, and reports whether it did. With dst nil it only checks.
+func decodeRun(in string, r encodedRun, dst *[]byte) bool {
+	ok := true
+	if r.hex {
+		r.segments(in, func(seg string) bool {
+			for k := 0; k+1 < len(seg); k += 2 {
+				c, _ := hexByte(seg, k)
+				if !printable[c] {
+					ok = false
+					return false
+				}
+				if dst != nil {
+					*dst = append(*dst, c)
+				}
+			}
+			return true
+		})
+		return ok
+	}
+	var acc uint32
+	bits := 0
+	r.segments(in, func(seg string) bool {
+		for k := 0; k < len(seg); k++ {
+			acc = acc<<6 | uint32(b64Val[seg[k]])
+			if bits += 6; bits >= 8 {
+				bits -= 8
+				c := byte(acc >> bits)
+				if !printable[c] {
+					ok = false
+					return false
+				}
+				if dst != nil {
+					*dst = append(*dst, c)
+				}
+			}
+		}
+		return true
+	})
+	return ok
+}
+
+// matchEncoded matches the run of encoded characters around the word
+// in[ws:we] if it decodes to text with a finding inside, and returns
+// where a scan may try the next run. depth is how deep in decoded text
+// the scan already is.
+func (s *Scrubber) matchEncoded(in string, ws, from, limit int, depth uint32) (hit, int, bool) {
+	r, next, ok := findEncodedRun(in, ws, from, limit)
+	if !ok || !decodeRun(in, r, nil) {
+		return hit{}, next, false
+	}
+	bp := encodedBufs.Get().(*[]byte)
+	*bp = (*bp)[:0]
+	decodeRun(in, r, bp)
+	f, found := s.findingIn(unsafe.String(unsafe.SliceData(*bp), len(*bp)), depth+1)
+	if cap(*bp) <= maxPooled {
+		encodedBufs.Put(bp)
+	}
+	if !found {
+		return hit{}, next, false
+	}
+	return hit{r.start, r.end, f}, next, true
+}
+
+// findingIn returns the family of the first finding in text, decoded
+// text at this depth, which it does not keep.
+func (s *Scrubber) findingIn(text string, depth uint32) (family, bool) {
+	seen := depth << depthShift
+	h, ok := s.next(text, nil, 0, len(text), &seen)
+	if !ok && seen&escapeFound != 0 {
+		if k := firstEscape(text); k >= 0 {
+			w := views.Get().(*view)
+			v := w.build(text, k, false)
+			h, ok = s.next(v, w.esc, 0, len(v), &seen)
+			w.release()
+		}
+	}
+	return h.fam, ok
+}

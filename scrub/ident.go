@@ -216,7 +216,74 @@ func matchIPv4(in string, i, lo int) (hit, bool) {
 	if ip[0] == 127 || ip == [4]int{} {
 		return hit{}, false
 	}
+	a := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
+	if isNetmask(a) || network4(in, e, a) || numberingWord(in, i, lo) {
+		return hit{}, false
+	}
 	return hit{i, e, famIP}, true
+}
+
+// isNetmask reports whether a, an IPv4 address, is a netmask
+// (255.255.255.0): ones, then zeros. A netmask names no machine.
+func isNetmask(a uint32) bool {
+	z := ^a
+	return a != 0 && z&(z+1) == 0
+}
+
+// network4 reports whether the IPv4 address a, which ends at in[e], is the
+// network address of the CIDR block written after it (10.0.0.0/8): its
+// host bits are all zero. A network names no machine; an address with a
+// prefix length (10.1.2.3/32, 10.1.2.3/24) does.
+func network4(in string, e int, a uint32) bool {
+	n, ok := prefixLen(in, e, 32)
+	return ok && n < 32 && a<<n == 0
+}
+
+// prefixLen reads the prefix length of a CIDR block at in[e] ("/24"): a
+// '/' and one to three digits, at most max, not followed by more word
+// bytes.
+func prefixLen(in string, e, max int) (int, bool) {
+	if e >= len(in) || in[e] != '/' {
+		return 0, false
+	}
+	d := skipMax(in, e+1, cDigit, 4)
+	if d == e+1 || d-(e+1) > 3 || is(in, d, cWord) {
+		return 0, false
+	}
+	n := 0
+	for k := e + 1; k < d; k++ {
+		n = n*10 + int(in[k]-'0')
+	}
+	return n, n <= max
+}
+
+// numberWords are the words after which a dotted number is an object
+// identifier or a version, not an address: OID 1.3.6.1, version 1.2.3.4.
+var numberWords = [...]string{"oid", "version", "ver", "vers", "release", "build", "revision", "rev", "firmware", "fw"}
+
+// numberingWord reports whether the dotted number at in[i] follows one of
+// numberWords, maybe after a ':' or '=' and blanks; never before lo.
+func numberingWord(in string, i, lo int) bool {
+	k := i
+	for k > lo && i-k < 4 && (in[k-1] == ' ' || in[k-1] == ':' || in[k-1] == '=') {
+		k--
+	}
+	if k == i {
+		return false
+	}
+	w := k
+	for w > lo && k-w <= 8 && isLetter(in[w-1]) {
+		w--
+	}
+	if w == k || k-w > 8 || w > lo && chars[in[w-1]]&cWord != 0 {
+		return false
+	}
+	for _, n := range numberWords {
+		if strings.EqualFold(in[w:k], n) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchIPv6 matches an IPv6 address in any of its text forms (RFC 4291,
@@ -287,10 +354,42 @@ func matchIPv6(in string, i int) (hit, bool) {
 			return hit{}, false
 		}
 	}
-	if v4loop || isLoopback6(g[:ng]) {
+	if v4loop || isLoopback6(g[:ng]) || network6(in, j, g[:ng], double) {
 		return hit{}, false
 	}
 	return hit{i, j, famIP}, true
+}
+
+// network6 reports whether the IPv6 address whose groups are g, "::" at
+// index double (or -1), ending at in[e], is the network address of the
+// CIDR block written after it (2001:db8::/32): its host bits are all
+// zero.
+func network6(in string, e int, g []uint16, double int) bool {
+	n, ok := prefixLen(in, e, 128)
+	if !ok || n >= 128 {
+		return false
+	}
+	var full [8]uint16
+	if double < 0 {
+		copy(full[:], g)
+	} else {
+		copy(full[:], g[:double])
+		copy(full[8-(len(g)-double):], g[double:])
+	}
+	for k, v := range full {
+		bit := k * 16 // the first bit of this group
+		switch {
+		case bit >= n:
+			if v != 0 {
+				return false
+			}
+		case bit+16 > n:
+			if v<<(n-bit) != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isLoopback6 reports whether the groups of an address are all zero but
@@ -326,6 +425,7 @@ func matchCard(in string, i int) (hit, bool) {
 	var digits [19]byte
 	nd, j, best := 0, i, -1
 	var sep byte
+	wrapped := false
 	for {
 		g := j
 		j = skipMax(in, j, cDigit, len(digits)+1)
@@ -342,6 +442,14 @@ func matchCard(in string, i int) (hit, bool) {
 			isDigit(in[j+1]) && !startsToken(in, j+1, j+1) {
 			sep = in[j]
 			j++
+			continue
+		}
+		// Once, a line break in place of a separator: a number that a
+		// line limit split (4111 1111⏎1111 1111, 41111111⏎11111111), after
+		// a group of four or more digits.
+		if b := lineBreak(in, j); b > 0 && !wrapped && j-g >= 4 && nd < 13 && is(in, j+b, cDigit) && !startsToken(in, j+b, j+b) {
+			wrapped = true
+			j += b
 			continue
 		}
 		break
@@ -567,10 +675,34 @@ func matchPhone(in string, i int) (hit, bool) {
 		// before it.
 		nd, end = pnd, pend
 	}
-	if nd < 8 || end < 0 || is(in, end, cWord) {
+	if nd < 8 || end < 0 || is(in, end, cWord) || !planLength(in, i+1, nd) {
 		return hit{}, false
 	}
 	return hit{i, end, famPhone}, true
+}
+
+// planLength reports whether nd digits, the first of them at in[d], are
+// as many as the numbering plan of their country code has: a number of
+// the North American plan (+1) has 11 digits and its area code and
+// exchange begin with 2 to 9, so +12500000 is a quantity, not a phone
+// number; Russia's and Kazakhstan's (+7) 11. Other countries' lengths
+// vary: 8 to 15 digits do.
+func planLength(in string, d, nd int) bool {
+	switch in[d] {
+	case '1':
+		var digits [11]byte
+		n := 0
+		for k := d; k < len(in) && n < len(digits); k++ {
+			if isDigit(in[k]) {
+				digits[n] = in[k]
+				n++
+			}
+		}
+		return nd == 11 && n == 11 && digits[1] >= '2' && digits[4] >= '2'
+	case '7':
+		return nd == 11
+	}
+	return true
 }
 
 // routeWords are path segments that follow /home/ or /Users/ in web
@@ -653,6 +785,22 @@ func matchHome(in string, i, lo int) (hit, bool) {
 	return hit{j, e, famHomeUser}, true
 }
 
+// pemBody reports whether the body of a PEM block holds key material: a
+// run of 8 or more base64 bytes with a digit or letters of both cases.
+func pemBody(body string) bool {
+	for k := 0; k < len(body) && k < 4096; {
+		e := k
+		for e < len(body) && (chars[body[e]]&cB64 != 0 || body[e] == '=') {
+			e++
+		}
+		if e-k >= 8 && randomish(body[k:e]) {
+			return true
+		}
+		k = e + 1
+	}
+	return false
+}
+
 // matchPEM matches a PEM private key block, from its BEGIN line through its
 // END line, or to the end of the input if the block was cut short.
 func matchPEM(in string, i int) (hit, bool) {
@@ -674,6 +822,13 @@ func matchPEM(in string, i int) (hit, bool) {
 	}
 	j += k + len(dashes)
 	k = strings.Index(in[j:], end)
+	body := in[j:]
+	if k >= 0 {
+		body = in[j : j+k]
+	}
+	if !pemBody(body) {
+		return hit{}, false // an empty or example block: ---BEGIN …---⏎anything⏎---END …---
+	}
 	if k < 0 {
 		return hit{i, len(in), famPrivateKey}, true
 	}

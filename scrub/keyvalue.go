@@ -79,6 +79,7 @@ var keyTerms = [...]keyTerm{
 	{"sessiontokens", false, kvSecret, true},
 	{"credential", false, kvSecret, false},
 	{"credentials", false, kvSecret, true},
+	{"creds", true, kvSecret, true},
 	{"apikey", false, kvSecret, false},
 	{"apikeys", false, kvSecret, true},
 	{"accesskey", false, kvSecret, false},
@@ -106,6 +107,7 @@ var keyTerms = [...]keyTerm{
 	{"socialsecuritynumber", false, kvSSN, false},
 	{"socialsecurityno", false, kvSSN, false},
 	{"auth", true, kvSecret, false},
+	{"identified", true, kvPassword, false}, // SQL: IDENTIFIED BY '…'
 }
 
 // keyQualifiers make "key" secret-ish when they come before it, as in
@@ -205,7 +207,7 @@ var keyEnds = func() (t [256]bool) {
 // name a kind of secret or where it comes from ("auth=oauth2",
 // "credentials: default").
 var stopWords = [...]string{
-	"true", "false", "yes", "null", "nil", "none", "undefined", "empty",
+	"true", "false", "yes", "no", "null", "nil", "none", "undefined", "empty",
 	"unset", "n/a", "redacted", "hidden", "masked", "removed", "omitted",
 	"required", "optional", "missing", "invalid", "expired", "revoked",
 	"incorrect", "wrong", "not", "was", "must", "should", "cannot",
@@ -223,6 +225,9 @@ var stopWords = [...]string{
 	"sigv4", "aws", "gcp", "azure", "unknown", "pending", "valid", "ok",
 	"rotated", "generated", "configured", "present", "absent", "stored",
 	"sent", "used", "accepted", "rejected", "denied", "granted",
+	// Placeholders in examples and manifests.
+	"foo", "bar", "baz", "qux", "quux", "abc", "xyz", "example", "sample", "dummy", "demo",
+	"test", "pass",
 }
 
 // normalizeKey lower-cases key into buf without '_', '-' and '.', and
@@ -268,6 +273,9 @@ func classifyKey(key string, query bool) (kvKind, bool) {
 		if p < 0 || string(norm[p:]) != t.term || t.word && words&(1<<p) == 0 {
 			continue
 		}
+		if publicBefore(norm[:p]) {
+			return kvNone, false // publicToken, csrf-token
+		}
 		if t.kind == kvSecret && (bytes.Contains(norm, []byte("aws")) || bytes.HasSuffix(norm, []byte("secretaccesskey"))) {
 			return kvAWS, t.counts
 		}
@@ -283,52 +291,243 @@ func classifyKey(key string, query bool) (kvKind, bool) {
 	return kvNone, false
 }
 
+// innerTerms are the secret-ish words that make a key secret-ish wherever
+// they stand in it, as whole words: password_super_secure,
+// mySecretString, todo_secret_do_not_commit, some_api_token_123. A value
+// after such a key must look random (randomValue).
+var innerTerms = [...]struct {
+	term string
+	kind kvKind
+}{
+	{"password", kvPassword}, {"passwd", kvPassword}, {"passphrase", kvPassword},
+	{"secret", kvSecret}, {"token", kvSecret}, {"apikey", kvSecret}, {"accesskey", kvSecret},
+	{"secretkey", kvSecret}, {"privatekey", kvSecret}, {"credential", kvSecret},
+	{"credentials", kvSecret}, {"creds", kvSecret},
+}
+
+// aboutWords are words that, after a secret-ish word in a key, make the
+// key name something about the secret rather than the secret itself:
+// its id, name, length, file, expiry, owner (secret_name, token_url,
+// password_min_length, api_key_id).
+var aboutWords = [...]string{
+	"id", "ids", "name", "names", "size", "len", "length", "type", "types", "kind", "file", "files",
+	"filename", "path", "paths", "dir", "url", "uri", "urls", "endpoint", "host", "server", "version",
+	"format", "prefix", "suffix", "header", "field", "param", "env", "var", "variable", "hash",
+	"count", "max", "min", "limit", "ttl", "expiry", "expires", "expiration", "exp", "lifetime",
+	"timeout", "age", "duration", "policy", "mode", "pattern", "regex", "label", "ref", "location",
+	"provider", "source", "store", "alias", "algorithm", "alg", "hint", "rotation", "strength",
+	"status", "state", "at", "by", "on", "time", "date", "created", "updated", "issued", "issuer",
+	"audience", "scope", "scopes", "user", "username", "owner", "email", "enabled", "required",
+	"valid", "validation", "chars", "charset", "generator", "manager", "service", "handler",
+	"helper", "method", "config", "settings", "option", "options", "flag", "index", "offset",
+	"usage", "used", "total", "rate", "cache", "list", "map", "table", "column", "template",
+	"placeholder", "reset", "rule", "rules", "error", "errors", "message", "msg", "missing",
+	"expired", "invalid", "check", "attempts", "retries", "budget", "usage", "endpoint", "type",
+}
+
+// plainKeyQualifiers are words before "key" that make it the key of a
+// record, a map or a cipher's public half rather than a secret:
+// primaryKey, public_key, cache_key, partitionKey.
+var plainKeyQualifiers = [...]string{
+	"public", "pub", "primary", "foreign", "bucket", "hot", "idx", "index", "natural", "schema",
+	"sequence", "sort", "partition", "cache", "object", "row", "map", "dict", "lookup", "unique",
+	"composite", "routing", "shard", "hash", "dedup", "dedupe", "group", "idempotency", "cursor",
+	"page", "continuation", "marker", "trace", "correlation", "request", "tenant", "user",
+	"customer", "order", "product", "item", "entity", "node", "file", "blob", "registry", "setting",
+	"config", "translation", "locale", "lang", "i18n", "field", "column", "table", "json", "yaml",
+	"form", "input", "meta", "metadata", "label", "tag", "sequence", "storage", "s3", "issuer",
+	"message", "event", "job", "task", "queue", "topic", "stream", "record", "doc", "document",
+}
+
+// publicQualifiers before a secret-ish word make it public or a form's:
+// publicToken, publishable_key, csrf-token, authenticity_token (Rails').
+var publicQualifiers = [...]string{"public", "publishable", "csrf", "xsrf", "authenticity"}
+
+// weakKey classifies a key that does not end in a key term (keyTerms):
+// one with a secret-ish word inside (innerTerms) whose value must look
+// random, or one whose last word is "key" (Using Key=…, sshKey) whose
+// value must look generated.
+func weakKey(key string) (kvKind, strength) {
+	if len(key) < 3 || len(key) > maxKey || !weakPairs(key) {
+		return kvNone, anyValue
+	}
+	var buf [maxKey]byte
+	norm, words := normalizeKey(key, &buf)
+	last := 0
+	for p := range norm {
+		if words&(1<<p) == 0 {
+			continue
+		}
+		last = p
+		for _, t := range innerTerms {
+			e := p + len(t.term)
+			if e > len(norm) || string(norm[p:e]) != t.term || e < len(norm) && words&(1<<e) == 0 {
+				continue
+			}
+			if publicBefore(norm[:p]) || aboutAfter(norm[e:], words>>e) {
+				return kvNone, anyValue
+			}
+			return t.kind, randomValue
+		}
+	}
+	if string(norm[last:]) == "key" {
+		for _, q := range plainKeyQualifiers {
+			if strings.HasSuffix(string(norm[:last]), q) {
+				return kvNone, anyValue
+			}
+		}
+		return kvSecret, generatedValue
+	}
+	return kvNone, anyValue
+}
+
+// weakPairs reports whether key holds, in either case, one of the byte
+// pairs that every inner term and "key" has: "ss" (password, passwd,
+// passphrase, accesskey), "cr" (secret, credential, creds), "ok" (token)
+// or "ey" (key). Most keys are ruled out by it in one pass.
+func weakPairs(key string) bool {
+	for i := 1; i < len(key); i++ {
+		switch key[i] | 0x20 {
+		case 's':
+			if key[i-1]|0x20 == 's' {
+				return true
+			}
+		case 'r':
+			if key[i-1]|0x20 == 'c' {
+				return true
+			}
+		case 'k':
+			if key[i-1]|0x20 == 'o' {
+				return true
+			}
+		case 'y':
+			if key[i-1]|0x20 == 'e' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// publicBefore reports whether the normalized key before a secret-ish
+// word ends with a public qualifier.
+func publicBefore(head []byte) bool {
+	for _, q := range publicQualifiers {
+		if bytes.HasSuffix(head, []byte(q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// aboutAfter reports whether a word of the normalized key after a
+// secret-ish word, whose word starts are marked in words, is one of
+// aboutWords.
+func aboutAfter(tail []byte, words uint64) bool {
+	for p := 0; p < len(tail); {
+		e := p + 1
+		for e < len(tail) && words&(1<<e) == 0 {
+			e++
+		}
+		for _, w := range aboutWords {
+			if string(tail[p:e]) == w {
+				return true
+			}
+		}
+		p = e
+	}
+	return false
+}
+
+// weakQueryKey reports whether a URL query parameter's name is too vague
+// for any value to be a secret: ?key=booking_42.
+func weakQueryKey(key string) bool {
+	return strings.EqualFold(key, "key")
+}
+
 // matchKeyValue matches the value after a secret-ish key at the separator
-// in[i]: '=', ':', "=>" or ":=". The key is read backwards, never before
-// lo.
+// in[i], ':' or '='. A '=' may come with the operator bytes of code and
+// configuration before it (Go's and Makefiles' :=, ::=, :::=, ?=, ??=,
+// PHP's .=, +=, ||=, !=) or after it (=>, and the comparisons == and ===),
+// and a type may stand between the key and it (Go's var key string =,
+// Kotlin's and TypeScript's key: String =, Python's key: str =). The key
+// is read backwards, never before lo.
 func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool) {
 	sep := in[i]
 	v := i + 1
-	code := false // Go's :=, and Makefiles'
-	if i+1 < len(in) {
-		switch n := in[i+1]; {
-		case sep == '=' && n == '>':
-			v = i + 2
-		case sep == ':' && n == '=':
-			v, code = i+2, true
-		case n == '=' || sep == ':' && n == ':':
-			return hit{}, false // ==, ::
+	code := false // an assignment in code: Go's :=, and Makefiles'
+	op := i       // where the operator before the value begins
+	if sep == ':' && i > lo && isDigit(in[i-1]) && is(in, i+1, cDigit) {
+		return hit{}, false // a time or a port after a number: 10:20:30, 10.0.0.7:8080
+	}
+	if sep == ':' {
+		if i+1 < len(in) && (in[i+1] == '=' || in[i+1] == ':') {
+			return hit{}, false // :=, ::= and :::= are read at their '='; a::b is no key
 		}
+	} else {
+		if i+1 < len(in) {
+			switch in[i+1] {
+			case '>':
+				v = i + 2
+			case '=':
+				v = i + 2 // password == "…"
+				if v < len(in) && in[v] == '=' {
+					v++
+				}
+			}
+		}
+		for op > lo && i-op < 3 && strings.IndexByte(":?+|!.", in[op-1]) >= 0 {
+			op--
+		}
+		if o := in[op:i]; strings.IndexByte(o, '.') >= 0 && (o != "." || op == lo || !isBlank(in[op-1])) {
+			op = i // a '.' ends a key (a.=) only as PHP's " .="
+		}
+		code = strings.IndexByte(in[op:i], ':') >= 0
 	}
 	// The key: optional blanks, an optional (escaped) closing quote, then
 	// key bytes.
-	j := i
-	for j > lo && i-j < 8 && (in[j-1] == ' ' || in[j-1] == '\t') {
-		j--
+	j, ke, quoted, ok := keyBefore(in, op, lo)
+	if !ok {
+		return hit{}, false
 	}
-	if j > lo && (in[j-1] == '"' || in[j-1] == '\'') {
-		j--
-		if j > lo && in[j-1] == '\\' {
-			j--
+	key := in[j:ke]
+	if sep == ':' && j > lo && (in[j-1] == '/' || in[j-1] == '\\') {
+		return hit{}, false // a path's last name: open /run/secrets/token: permission denied
+	}
+	query := sep == '=' && v == i+1 && op == i && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
+	kind, counts, need := s.keyKind(in, j, ke, lo, query)
+	if kind == kvNone && sep == '=' && !quoted && isTypeName(key) {
+		// var apiToken string = "…", apiToken: String = "…": the key is
+		// the word before the type.
+		if j, ke, quoted, ok = keyBefore(in, typeStart(in, j, lo), lo); ok {
+			kind, counts, need = s.keyKind(in, j, ke, lo, false)
+			code = true
 		}
 	}
-	ke := j
-	if j == lo || !keyEnds[in[j-1]] {
-		return hit{}, false
+	if kind == kvNone && isValueKey(key) {
+		// A value field named by a field before it, or by the key of
+		// the object it opens: name: DB_PASSWORD⏎value: …, <add
+		// key="ApiKey" value="…"/>, {"credentials": {"value": …}}.
+		kind = namedValue(in, j, lo)
 	}
-	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
-		j--
-	}
-	if j == ke || ke-j > maxKey || !keyPairs[lastPair(in[j:ke])] {
-		return hit{}, false
-	}
-	query := sep == '=' && v == i+1 && ke == i && j > lo && (in[j-1] == '?' || in[j-1] == '&')
-	kind, counts := classifyKey(in[j:ke], query)
-	if kind == kvNone && qualifiedKey(in, j, ke, lo) {
-		kind = kvSecret // API Key: …, Secret Key = …
+	if kind == kvNone && sep == ':' {
+		// An entry of the data of a Kubernetes Secret (kubectl get
+		// secret -o yaml): a base64 value, whatever its key.
+		if h, ok := s.secretData(in, j, i); ok {
+			return h, true
+		}
 	}
 	if kind == kvNone {
 		return hit{}, false
+	}
+	if sep == ':' && typeThenEquals(in, i) {
+		return hit{}, false // key: String = "…" is read at its '='
+	}
+	if sep == ':' && v < len(in) && isBlank(in[v]) && !quoted && inPhrase(in, phraseStart(in, j, ke, lo), lo) {
+		// The last word of a phrase in an error chain ("failed to get
+		// current token: EOF"): what follows is more often the next error
+		// than a secret, so it must look random.
+		need = max(need, randomValue)
 	}
 
 	// The value.
@@ -338,15 +537,331 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	if v >= len(in) {
 		return hit{}, false
 	}
-	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':')
+	if lineBreak(in, v) > 0 {
+		// password=⏎value: the value alone on the next line.
+		return s.valueOnNextLine(in, v, kind, counts, need)
+	}
+	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':', need, lineStart(in, j, lo))
+}
+
+// matchCallArgs matches the value of a call that passes a secret-ish key
+// and its value as two quoted arguments, at the call's '(' in[i]:
+// System.setProperty("db.password", "…"), os.Setenv("API_TOKEN", "…"),
+// localStorage.setItem('token', '…'), define('DB_PASSWORD', '…'). An
+// unquoted value is code.
+func (s *Scrubber) matchCallArgs(in string, esc escMarks, i, lo int) (hit, bool) {
+	q := in[i+1]
+	j := i + 2
+	ke := j
+	for ke < len(in) && ke-j <= maxKey && chars[in[ke]]&cKey != 0 {
+		ke++
+	}
+	if ke == j || ke-j > maxKey || ke >= len(in) || in[ke] != q {
+		return hit{}, false
+	}
+	c := skipBlanks(in, ke+1, false)
+	if c >= len(in) || in[c] != ',' {
+		return hit{}, false
+	}
+	v := skipBlanks(in, c+1, true)
+	if v >= len(in) || in[v] != '"' && in[v] != '\'' && in[v] != '`' {
+		return hit{}, false
+	}
+	kind, counts, need := s.keyKind(in, j, ke, i+1, false)
+	if kind == kvNone {
+		return hit{}, false
+	}
+	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false, need, false)
+}
+
+// valueKeys are the keys of a value whose name another field holds.
+var valueKeys = [...]string{"value", "val", "default", "defaultValue", "default_value"}
+
+// namingKeys are the keys of the field that names a value: name:
+// DB_PASSWORD, key="ApiKey", <property name="db.password" …>.
+var namingKeys = [...]string{
+	"name", "key", "id", "param", "parameter", "variable", "var", "property", "field", "env",
+	"setting", "secretName", "secret_name", "ParameterKey", "OptionName", "Name", "Key",
+}
+
+func isValueKey(key string) bool {
+	return len(key) >= 3 && len(key) <= 13 && (key[0]|0x20 == 'v' || key[0]|0x20 == 'd') && containsFold(valueKeys[:], key)
+}
+
+// maxNaming bounds how far back namedValue reads.
+const maxNaming = 160
+
+// namedValue returns what the value field whose key begins at in[j]
+// holds, from what comes before it, read backwards never before lo: a
+// naming field whose value is a secret-ish key (name: DB_PASSWORD,
+// key="ApiKey", "name": "API_TOKEN", then the value field), or the
+// secret-ish key of the object the value field opens
+// ({"credentials": {"value": …}}, password { value = … }).
+func namedValue(in string, j, lo int) kvKind {
+	lim := max(lo, j-maxNaming)
+	p := j
+	if p > lim && (in[p-1] == '"' || in[p-1] == '\'') {
+		p--
+	}
+	// Back over what separates two fields.
+	q := p
+	for q > lim && strings.IndexByte(" \t\r\n,;\"'", in[q-1]) >= 0 {
+		q--
+	}
+	if q > lim && in[q-1] == '{' {
+		// The first field of an object: the object's key.
+		q--
+		for q > lim && strings.IndexByte(" \t\r\n", in[q-1]) >= 0 {
+			q--
+		}
+		if q > lim && (in[q-1] == ':' || in[q-1] == '=') {
+			q--
+		}
+		if k, ke, _, ok := keyBefore(in, q, lim); ok {
+			kind, _ := classifyKey(in[k:ke], false)
+			if kind != kvAuthorization && kind != kvCookie {
+				return kind
+			}
+		}
+		return kvNone
+	}
+	// The value of the field before: a secret-ish key, after a naming
+	// key and its separator.
+	b := q
+	for b > lim && chars[in[b-1]]&cKey != 0 && q-b <= maxKey {
+		b--
+	}
+	if b == q || q-b > maxKey {
+		return kvNone
+	}
+	kind, _ := classifyKey(in[b:q], false)
+	if kind == kvNone || kind == kvAuthorization || kind == kvCookie {
+		return kvNone
+	}
+	c := b
+	if c > lim && (in[c-1] == '"' || in[c-1] == '\'') {
+		c--
+	}
+	for c > lim && isBlank(in[c-1]) {
+		c--
+	}
+	if c == lim || in[c-1] != ':' && in[c-1] != '=' {
+		return kvNone
+	}
+	if k, ke, _, ok := keyBefore(in, c-1, lim); ok && containsFold(namingKeys[:], in[k:ke]) {
+		return kind
+	}
+	return kvNone
+}
+
+// Kubernetes Secrets keep their values base64-encoded under data:, with
+// keys that name them as their owner chose (username, extra, tls.key,
+// .dockercfg). An entry there is found by the structure around it: its
+// line's indentation, a parent line "data:" less indented, and
+// "kind: Secret" in the same YAML document. These are read before lo, but
+// redaction does not change them (it replaces values, never a line break
+// or these words), so a second pass reads the same. The look is bounded
+// by maxDataLines lines back to the parent and maxDataDoc bytes around it
+// for the kind.
+const (
+	maxDataLines = 64
+	maxDataDoc   = 8192
+)
+
+// secretData matches the value after the key in[j:] and its ':' at in[i]
+// if the pair is an entry of a Kubernetes Secret's data: a base64 value
+// of 12 bytes or more.
+func (s *Scrubber) secretData(in string, j, i int) (hit, bool) {
+	vs := skipBlanks(in, i+1, false)
+	if vs == i+1 || vs >= len(in) {
+		return hit{}, false
+	}
+	vs, closing := openValue(in, vs)
+	ve := vs
+	for ve < len(in) && chars[in[ve]]&cB64 != 0 {
+		ve++
+	}
+	pad := ve
+	for ve < len(in) && ve-pad < 2 && in[ve] == '=' {
+		ve++
+	}
+	if ve-vs < 12 || (ve-vs)%4 != 0 || ve < len(in) && (closing != "" && in[ve] != closing[0] || closing == "" && !isSpace(in[ve])) {
+		return hit{}, false
+	}
+	ls := j
+	for ls > 0 && isBlank(in[ls-1]) {
+		ls--
+	}
+	if ls == j || ls > 0 && in[ls-1] != '\n' {
+		return hit{}, false // not an indented key at a line start
+	}
+	p, ok := parentLine(in, ls, j-ls)
+	if !ok || !strings.HasPrefix(in[p:], "data:") || skipBlanks(in, p+len("data:"), false) < len(in) && lineBreak(in, skipBlanks(in, p+len("data:"), false)) == 0 {
+		return hit{}, false
+	}
+	if !secretKind(in, p) {
+		return hit{}, false
+	}
+	return hit{vs, ve, famSecret}, s.on[famSecret]
+}
+
+// parentLine returns where the text of the nearest line before the line
+// that starts at in[ls] and is less indented than indent begins, skipping
+// blank and comment lines; within maxDataLines lines.
+func parentLine(in string, ls, indent int) (int, bool) {
+	for n := 0; n < maxDataLines && ls > 0; n++ {
+		e := ls - 1 // the line break that ends the line before
+		b := strings.LastIndexByte(in[:e], '\n') + 1
+		t := skipBlanks(in, b, false)
+		ls = b
+		if t >= e || in[t] == '#' || in[t] == '\r' {
+			continue
+		}
+		if t-b < indent {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// secretKind reports whether the YAML document around in[p] (between
+// "---" lines, within maxDataDoc bytes each way) says kind: Secret.
+func secretKind(in string, p int) bool {
+	lo := max(0, p-maxDataDoc)
+	if k := strings.LastIndex(in[lo:p], "\n---"); k >= 0 {
+		lo += k
+	}
+	hi := min(len(in), p+maxDataDoc)
+	if k := strings.Index(in[p:hi], "\n---"); k >= 0 {
+		hi = p + k
+	}
+	doc := in[lo:hi]
+	for k := 0; ; {
+		x := strings.Index(doc[k:], "kind:")
+		if x < 0 {
+			return false
+		}
+		k += x + len("kind:")
+		v := skipBlanks(doc, k, false)
+		if v < len(doc) && (doc[v] == '"' || doc[v] == '\'') {
+			v++
+		}
+		if hasPrefixFold(doc[v:], "secret") && !is(doc, v+len("secret"), cWord) {
+			return true
+		}
+	}
+}
+
+// setterVerbs begin method names that read, check or change a secret
+// rather than set it: getPassword("user") looks one up.
+var setterVerbs = [...]string{
+	"get", "read", "load", "fetch", "lookup", "find", "has", "is", "check", "verify", "validate",
+	"delete", "remove", "revoke", "rotate", "refresh", "generate", "create", "new", "reset", "mask",
+	"redact", "hash", "print", "log", "format", "parse", "decode", "encode", "compare", "match",
+	"clear", "unset", "require", "expect", "assert", "test", "describe", "list",
+}
+
+// matchSetter matches the quoted argument of a call whose name is
+// secret-ish, at its '(' in[i], and the second argument of a call whose
+// first names a secret (matchCallArgs): setPassword("…"), .password("…"),
+// withApiKey('…'), Token("…"), as builders and setters take a secret. The
+// name is read backwards, never before lo; a name that begins with a verb
+// of setterVerbs is no setter.
+func (s *Scrubber) matchSetter(in string, esc escMarks, i, lo int) (hit, bool) {
+	if i+1 >= len(in) || in[i+1] != '"' && in[i+1] != '\'' && in[i+1] != '`' {
+		return hit{}, false
+	}
+	if in[i+1] != '`' {
+		if h, ok := s.matchCallArgs(in, esc, i, lo); ok {
+			return h, true
+		}
+	}
+	j := i
+	for j > lo && i-j <= maxKey && chars[in[j-1]]&cWord != 0 {
+		j--
+	}
+	if j == i || i-j > maxKey || !keyEnds[in[i-1]] || !keyPairs[lastPair(in[j:i])] {
+		return hit{}, false
+	}
+	name := in[j:i]
+	kind, counts := classifyKey(name, false)
+	if kind == kvNone || kind == kvCookie || kind == kvSSN {
+		return hit{}, false
+	}
+	for _, v := range setterVerbs {
+		if len(name) > len(v) && hasPrefixFold(name, v) && (isUpper(name[len(v)]) || name[len(v)] == '_') {
+			return hit{}, false
+		}
+	}
+	return s.valueAfterKey(in, esc, i+1, kind, counts, false, false, false, false, anyValue, false)
+}
+
+// keyBefore reads a key backwards from its end at in[e] (before it maybe
+// a few blanks and a closing quote, escaped or not), never before lo, and
+// returns its bounds and whether it was quoted. It rules out most words
+// by their last bytes before it reads them.
+func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
+	j = e
+	for j > lo && e-j < 8 && (in[j-1] == ' ' || in[j-1] == '\t') {
+		j--
+	}
+	if j-lo >= 2 && in[j-1] == ']' && (in[j-2] == '"' || in[j-2] == '\'') {
+		j-- // os.environ["API_TOKEN"] = …, ENV['PASSWORD'] = …
+	}
+	if j > lo && (in[j-1] == '"' || in[j-1] == '\'') {
+		quoted = true
+		j--
+		if j > lo && in[j-1] == '\\' {
+			j--
+		}
+	}
+	ke = j
+	if j == lo || chars[in[j-1]]&cKey == 0 {
+		return 0, 0, false, false
+	}
+	for j > lo && ke-j <= maxKey && chars[in[j-1]]&cKey != 0 {
+		j--
+	}
+	if ke-j > maxKey {
+		return 0, 0, false, false
+	}
+	return j, ke, quoted, true
+}
+
+// keyKind classifies the key in[j:ke] and says what a value after it
+// needs. The common keys are told by their end (keyEnds, keyPairs) at the
+// price of a table lookup or two; only the keys those let through, and
+// those with a secret-ish word inside (password_super_secure,
+// mySecretString) or the word "key" (Using Key=…), are read whole.
+func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, strength) {
+	key := in[j:ke]
+	if keyEnds[in[ke-1]] && keyPairs[lastPair(key)] {
+		kind, counts := classifyKey(key, query)
+		if kind == kvNone && qualifiedKey(in, j, ke, lo) {
+			kind = kvSecret // API Key: …, Secret Key = …
+		}
+		if kind != kvNone {
+			need := anyValue
+			if query && weakQueryKey(key) {
+				need = generatedValue // ?key=booking_42 is no secret
+			}
+			return kind, counts, need
+		}
+	}
+	if kind, need := weakKey(key); kind != kvNone {
+		return kind, false, need
+	}
+	return kvNone, false, anyValue
 }
 
 // valueAfterKey matches the value at in[v] after a key of this kind. The
 // key may name a count (counts), is a URL query parameter (query), an
 // assignment in code (code), was followed by an escaped separator (lvl),
 // or is a header name (header: a Cookie header's value is the rest of its
-// line).
-func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, counts, query, code, lvl, header bool) (hit, bool) {
+// line). need says what the value must look like; wholeLine, that the key
+// begins its line, where a value after ':' is the rest of the line
+// (password: correct horse battery staple).
+func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, counts, query, code, lvl, header bool, need strength, wholeLine bool) (hit, bool) {
 	if kind == kvAuthorization && !query {
 		return s.matchAuthorization(in, esc, v, 0)
 	}
@@ -355,21 +870,9 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 			return h, true
 		}
 	}
-	f := famSecret
-	switch {
-	case query:
-		f = famQuerySecret
-	case kind == kvPassword:
-		f = famPassword
-	case kind == kvAzure:
-		f = famAzureKey
-	case kind == kvCookie:
-		f = famCookie
-	case kind == kvSSN:
-		f = famSSN
-	}
+	f := valueFamily(kind, query)
 	if in[v] == '[' {
-		if strings.HasPrefix(in[v:], placeholderPrefix) {
+		if need != anyValue || strings.HasPrefix(in[v:], placeholderPrefix) {
 			return hit{}, false
 		}
 		return s.matchList(in, esc, v, kind, f)
@@ -385,7 +888,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	}
 	if in[v] == '|' || in[v] == '>' {
 		if vs, ve, ok := blockScalar(in, v); ok {
-			if ve > vs && plausibleStart(in[vs:], true) && plausibleValue(in[vs:ve]) {
+			if ve > vs && plausibleStart(in[vs:], true) && plausibleValue(in[vs:ve]) && looksLike(in[vs:ve], need, true) {
 				return s.refine(in, vs, ve, f)
 			}
 			return hit{}, false
@@ -402,9 +905,23 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
 		ve = vs + 11 // 536 90 4412
 	}
+	if header && closing == "" && mode == stopValue && !wholeLine && phraseValue(in, vs, ve) {
+		return hit{}, false // AWS_SECRET_ACCESS_KEY: unbound variable
+	}
+	if wholeLine && header && closing == "" && mode == stopValue && need == anyValue && ve > vs && !isStopWord(in[vs:ve]) {
+		// But not over an identifier written in groups, which whole
+		// takes as itself: password: GB82 WEST 1234 … is an IBAN.
+		if g, ok := s.matchGrouped(in, vs); !ok || g.end <= ve {
+			ve = restOfLine(in, vs, ve)
+		}
+	}
 	val := in[vs:ve]
+	// A plural key (api_keys, secrets) names a list or a count more often
+	// than it holds a secret: a lone unquoted value after it must look
+	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
 	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
-		code && closing == "" && !randomish(val) {
+		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
+		code && closing == "" && !randomish(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
 	}
 	switch {
@@ -417,6 +934,313 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	}
 	return s.refine(in, vs, ve, f)
 }
+
+// phraseValue reports whether the unquoted value in[vs:ve] after ':'
+// begins a phrase rather than being a value: a word of lower-case letters
+// and, after a blank, another such word, as error messages go on
+// ("unbound variable", "permission denied", "dial tcp: lookup …").
+func phraseValue(in string, vs, ve int) bool {
+	if ve-vs > 16 || ve >= len(in) || in[ve] != ' ' {
+		return false
+	}
+	for k := vs; k < ve; k++ {
+		if !isLower(in[k]) {
+			return false
+		}
+	}
+	// The next word is plain lower-case letters, which no finding is:
+	// a second pass reads it the same.
+	e := ve + 1
+	for e < len(in) && e-ve <= 16 && isLower(in[e]) {
+		e++
+	}
+	return e-(ve+1) >= 2 && !is(in, e, cWord)
+}
+
+// valueFamily returns the family of a value after a key of this kind.
+func valueFamily(kind kvKind, query bool) family {
+	switch {
+	case query:
+		return famQuerySecret
+	case kind == kvPassword:
+		return famPassword
+	case kind == kvAzure:
+		return famAzureKey
+	case kind == kvCookie:
+		return famCookie
+	case kind == kvSSN:
+		return famSSN
+	}
+	return famSecret
+}
+
+// strength says what a value after a key must look like to be redacted.
+type strength uint8
+
+const (
+	// anyValue: any plausible value, after a key that names a secret.
+	anyValue strength = iota
+	// randomValue: 6 bytes or more with a digit and a letter or letters
+	// of both cases (randomish), after a key that only has a secret-ish
+	// word inside (password_super_secure) or that ends a phrase in prose
+	// (failed to get current token: EOF).
+	randomValue
+	// generatedValue: a machine-made value (generated), after a key as
+	// vague as "key" (Using Key=…, ?key=…).
+	generatedValue
+)
+
+// looksLike reports whether val looks as need requires. An unquoted
+// value that ends with ':' is the prefix of the next error in a chain
+// (token: x509: …), not a value.
+func looksLike(val string, need strength, quoted bool) bool {
+	switch need {
+	case randomValue:
+		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':') && strings.IndexByte(val, ' ') < 0
+	case generatedValue:
+		return generated(val)
+	}
+	return true
+}
+
+// generated reports whether val looks machine-made: 10 bytes or more,
+// letters with digits (or base64's '+', '/' and '='), changing between
+// lower case, upper case and digits at least once every five bytes, or
+// a run of 16 letters and digits with digits in two places, as random
+// keys do and names, words, versions and ids (booking_42,
+// rc0.15.0-SNAPSHOT, prod5zyxlmy-cmk, customer_123456789) do not.
+func generated(val string) bool {
+	if len(val) < 10 {
+		return false
+	}
+	letters, others, switches := 0, 0, 0
+	var last uint8
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		var cl uint8
+		switch {
+		case isDigit(c):
+			cl, others = 1, others+1
+		case isUpper(c):
+			cl, letters = 2, letters+1
+		case isLower(c):
+			cl, letters = 3, letters+1
+		case c == '+' || c == '/' || c == '=':
+			others++
+		}
+		if cl != 0 {
+			if last != 0 && cl != last {
+				switches++
+			}
+			last = cl
+		}
+	}
+	if letters == 0 || others == 0 {
+		return false
+	}
+	if switches*5 >= len(val) {
+		return true
+	}
+	// A long run of lower case and digits, digits in two places or more
+	// (0tgrzujhhrnzr28r), as generators that avoid upper case make; not a
+	// word with a number after it (ProductionDb2024).
+	run, best, groups := 0, 0, 0
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		if chars[c]&cAlnum == 0 {
+			run = 0
+			continue
+		}
+		run++
+		best = max(best, run)
+		if isDigit(c) && (i == 0 || !isDigit(val[i-1])) {
+			groups++
+		}
+	}
+	return best >= 16 && groups >= 2
+}
+
+// restOfLine returns the end of an unquoted value after ':' at the start
+// of a line whose first word ends at in[e]: the rest of the line, as YAML
+// and header values run (password: correct horse battery staple), when
+// it is plain words; up to a comment (" # …"). A word with '=' or ':' in
+// it, or a bracket or a quote, is the sign of a line of pairs or prose,
+// where the value is its first word only: then e itself.
+func restOfLine(in string, vs, e int) int {
+	end := e
+	for k := e; k < len(in) && k-vs < maxProseValue; {
+		b := skipBlanks(in, k, false)
+		if b == len(in) || lineBreak(in, b) > 0 {
+			return end
+		}
+		if in[b] == '#' {
+			return end
+		}
+		w := b
+		for w < len(in) && !isSpace(in[w]) {
+			if c := in[w]; c == '=' || c == ':' || valueStops[c]&stopValue != 0 || strings.IndexByte("([{", c) >= 0 {
+				return e
+			}
+			w++
+		}
+		end, k = w, w
+	}
+	if end == len(in) {
+		return end
+	}
+	return e
+}
+
+// valueOnNextLine matches a value written alone on the line after its key
+// (password=⏎hunter2, password:⏎  hunter2 in YAML) at the line break
+// in[v]: past its indentation the next line is one run of value bytes
+// that is no key itself (no ':' in it, no '=' but as base64 padding at
+// its end), no comment, list item, bracket or path, and random-looking.
+func (s *Scrubber) valueOnNextLine(in string, v int, kind kvKind, counts bool, need strength) (hit, bool) {
+	if kind == kvAuthorization || kind == kvSSN {
+		return hit{}, false
+	}
+	vs := skipBlanks(in, v+lineBreak(in, v), false)
+	ve := vs
+	for ve < len(in) && ve-vs <= maxProseValue && !isSpace(in[ve]) {
+		ve++
+	}
+	if ve == vs || ve-vs > maxProseValue {
+		return hit{}, false
+	}
+	if t := skipBlanks(in, ve, false); t < len(in) && lineBreak(in, t) == 0 {
+		return hit{}, false
+	}
+	val := in[vs:ve]
+	if strings.IndexByte("#/-<{[;*$%`'\"", val[0]) >= 0 || strings.IndexByte(val, ':') >= 0 ||
+		strings.IndexByte(strings.TrimRight(val, "="), '=') >= 0 ||
+		!plausibleValue(val) || codeValue(val) || counts && isNumber(val) ||
+		!looksLike(val, max(need, randomValue), false) {
+		return hit{}, false
+	}
+	return s.refine(in, vs, ve, valueFamily(kind, false))
+}
+
+// isTypeName reports whether w, a word, names a string type, as written
+// between a key and its value in code: Go's var apiToken string = …,
+// Kotlin's val apiToken: String = …, Python's api_token: str = ….
+func isTypeName(w string) bool {
+	if len(w) < 3 || len(w) > 12 || strings.IndexByte("sbtcaopSBTCAOP", w[0]) < 0 {
+		return false
+	}
+	var buf [12]byte
+	for i := 0; i < len(w); i++ {
+		buf[i] = w[i] | 0x20
+	}
+	switch string(buf[:len(w)]) {
+	case "string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
+		"charsequence", "any", "object", "password":
+		return true
+	}
+	return false
+}
+
+// typeStart returns where the key before the type that begins at in[t]
+// ends: past the type's "[]", '*' or '&' and, before them, the blanks and
+// the ':' of key: Type.
+func typeStart(in string, t, lo int) int {
+	for t > lo && strings.IndexByte("[]*&", in[t-1]) >= 0 {
+		t--
+	}
+	b := t
+	for b > lo && t-b < 8 && isBlank(in[b-1]) {
+		b--
+	}
+	if b > lo && in[b-1] == ':' {
+		return b - 1
+	}
+	if b == t {
+		return t // no blank: not a type after a key
+	}
+	return b
+}
+
+// typeThenEquals reports whether the ':' at in[i] is followed by a type
+// and '=' (key: String = …), which matchKeyValue reads at the '='.
+func typeThenEquals(in string, i int) bool {
+	t := skipBlanks(in, i+1, false)
+	e := t
+	for e < len(in) && e-t <= 16 && (chars[in[e]]&cWord != 0 || in[e] == '[' || in[e] == ']' || in[e] == '*' || in[e] == '&' || in[e] == '?') {
+		e++
+	}
+	if f := skipBlanks(in, e, false); e == t || f+1 >= len(in) || in[f] != '=' || in[f+1] == '=' {
+		return false
+	}
+	w := in[t:e]
+	for len(w) > 0 && (w[0] == '[' || w[0] == ']' || w[0] == '*' || w[0] == '&') {
+		w = w[1:]
+	}
+	for len(w) > 0 && w[len(w)-1] == '?' {
+		w = w[:len(w)-1]
+	}
+	return isTypeName(w)
+}
+
+// inPhrase reports whether the key that begins at in[k] ends a phrase: a
+// blank and a free word (after a blank or a line break) or a placeholder
+// before it, as in "failed to get current token: …", rather than a key
+// that begins a line, a field or a pair.
+func inPhrase(in string, k, lo int) bool {
+	b := blanksBefore(in, k, lo)
+	if b == k {
+		return false
+	}
+	if prev(in, b, lo) == ']' {
+		return b == lo || placeholderEnds(in, b, lo)
+	}
+	w := b
+	for w > lo && b-w < 64 && chars[in[w-1]]&cAlnum != 0 {
+		w--
+	}
+	if w == b {
+		return false
+	}
+	p := prev(in, w, lo)
+	return w == 0 || isSpace(p) || p == ']' && (w == lo || placeholderEnds(in, w, lo))
+}
+
+// placeholderEnds reports whether a placeholder ends at in[e], after lo.
+func placeholderEnds(in string, e, lo int) bool {
+	k := strings.LastIndexByte(in[max(lo, e-64):e], '[')
+	return k >= 0 && placeholderLen(in[max(lo, e-64)+k:]) == e-(max(lo, e-64)+k)
+}
+
+// phraseStart returns where the key in[j:ke] begins as words: at its
+// qualifier for a key such as "private key".
+func phraseStart(in string, j, ke, lo int) int {
+	if !qualifiedKey(in, j, ke, lo) {
+		return j
+	}
+	p := blanksBefore(in, j, lo)
+	q := p
+	for q > lo && p-q < 16 && isLetter(in[q-1]) {
+		q--
+	}
+	return q
+}
+
+// lineStart reports whether the key that begins at in[j] begins its line,
+// after indentation or "export ".
+func lineStart(in string, j, lo int) bool {
+	k := j
+	if k-lo >= len("export ") && in[k-len("export "):k] == "export " {
+		k -= len("export ")
+	}
+	for k > lo && j-k < 32 && isBlank(in[k-1]) {
+		k--
+	}
+	if k == lo {
+		return lo == 0
+	}
+	return in[k-1] == '\n' || in[k-1] == '\r'
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
 // refine returns the value in[vs:ve] as a hit of family f, or of the more
 // specific family of the vendor token or private key that the value is.
@@ -508,7 +1332,17 @@ func valueEnd(in string, esc escMarks, vs int, closing string, mode uint8, lvl b
 		return quotedEnd(in, esc, vs, closing, lvl)
 	}
 	e := vs
-	for e < len(in) && (valueStops[in[e]]&mode == 0 || !lvl && esc.at(e) && !schemeAfter(in, e)) {
+	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
+	for e < len(in) {
+		c := in[e]
+		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) {
+			if depth == 0 || mode != stopValue || c != ')' && c != ']' && c != '}' {
+				break
+			}
+			depth--
+		} else if mode == stopValue && (c == '(' || c == '[' || c == '{') && depth < 8 {
+			depth++
+		}
 		e++
 	}
 	for mode == stopLine && e > vs && in[e-1] == ' ' {
@@ -626,7 +1460,15 @@ func blockScalar(in string, v int) (vs, ve int, ok bool) {
 // break may have split: a random-looking value of 8 or more bytes goes on
 // on the next line when that whole line is one random-looking run of
 // token bytes ('=' only as padding at its end), such as the rest of a key
-// that a terminal or a log line limit wrapped.
+// that a terminal or a log line limit wrapped; or, when the value ends a
+// line exactly as wide as text is commonly wrapped at (wrapWidths), with
+// the random-looking run of token bytes that begins the next line, more
+// text after it or not.
+//
+// The width is measured from the line's start, before the value's key,
+// which an earlier finding on the line may have changed in a second pass;
+// that changes nothing, as only a finding is extended, and a second pass
+// reads the finding as a placeholder.
 func wrapValue(in string, vs, e int) int {
 	if lineBreak(in, e) == 0 || e-vs < 8 || !randomish(in[vs:e]) {
 		return e
@@ -642,12 +1484,52 @@ func wrapValue(in string, vs, e int) int {
 		for p > f && in[p-1] == '=' {
 			p--
 		}
-		if g-f < 4 || g < len(in) && lineBreak(in, g) == 0 || strings.IndexByte(in[f:p], '=') >= 0 || !randomish(in[f:p]) {
+		if g == f || strings.IndexByte(in[f:p], '=') >= 0 || !randomish(in[f:p]) {
+			break
+		}
+		if g-f < 4 || g < len(in) && lineBreak(in, g) == 0 {
+			// The run does not fill its line: only after a wrap width.
+			if wrapWidth(in, e) && !capitalized(in[f:p]) && (g == len(in) || isSpace(in[g]) || strings.IndexByte(",;)]}\"'", in[g]) >= 0) {
+				e = g
+			}
 			break
 		}
 		e = g
 	}
 	return e
+}
+
+// capitalized reports whether w is a word with a capital first letter
+// (Caused, Error), which begins a line of text rather than goes on a key.
+func capitalized(w string) bool {
+	if w == "" || !isUpper(w[0]) {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if !isLower(w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// wrapWidths are the widths text is commonly wrapped at: MIME's 76, 64
+// for PEM, terminals' 80, and the like.
+var wrapWidths = [...]int{64, 72, 76, 78, 79, 80, 100, 120, 132}
+
+// wrapWidth reports whether the line that ends at in[e] is as wide as
+// one of wrapWidths.
+func wrapWidth(in string, e int) bool {
+	ls := strings.LastIndexByte(in[max(0, e-140):e], '\n') + 1 + max(0, e-140)
+	if ls == max(0, e-140) && ls > 0 {
+		return false // longer than every width
+	}
+	for _, w := range wrapWidths {
+		if e-ls == w {
+			return true
+		}
+	}
+	return false
 }
 
 // randomish reports whether s looks generated rather than written: it has
@@ -673,11 +1555,61 @@ func plausibleStart(rest string, quoted bool) bool {
 		strings.HasPrefix(rest, placeholderPrefix),
 		strings.HasPrefix(rest, "${"), strings.HasPrefix(rest, "{{"), strings.HasPrefix(rest, "$("),
 		strings.HasPrefix(rest, "#{"), strings.HasPrefix(rest, "%("),
+		strings.HasPrefix(rest, "ENC["), // a value encrypted by SOPS
 		rest[0] == '<',
-		!quoted && (rest[0] == '{' || rest[0] == '['):
+		rest[0] == '$' && shellVariable(rest),
+		rest[0] == '%' && wrappedName(rest, '%'),
+		rest[0] == '[' && wrappedName(rest, ']'),
+		!quoted && rest[0] == '[',
+		!quoted && rest[0] == '{' && !bracedWord(rest):
 		return false
 	}
 	return true
+}
+
+// shellVariable reports whether rest begins with a shell variable as a
+// whole value: $API_KEY, $token, not followed by more of a value.
+// Variables are written in upper case or, in templates, as plain
+// lower-case words; $ecr3t is a password.
+func shellVariable(rest string) bool {
+	e := 1
+	upper, lower, digit := false, false, false
+	for e < len(rest) && e <= maxKey && chars[rest[e]]&cWord != 0 {
+		c := rest[e]
+		upper = upper || isUpper(c)
+		lower = lower || isLower(c)
+		digit = digit || isDigit(c)
+		e++
+	}
+	if e < 3 || e > maxKey || isDigit(rest[1]) || e < len(rest) && chars[rest[e]]&cTok68 != 0 && rest[e] != '.' {
+		return false
+	}
+	return !lower || !upper && !digit
+}
+
+// wrappedName reports whether rest begins with a name between rest[0]
+// and closer, as a whole value: a placeholder or variable such as
+// [PASSWORD], [api_key] or %TestSourcePassword% (Windows).
+func wrappedName(rest string, closer byte) bool {
+	e := 1
+	for e < len(rest) && e <= maxKey && (chars[rest[e]]&cWord != 0 || rest[e] == '-' || rest[e] == '.') {
+		e++
+	}
+	return e > 2 && e < len(rest) && rest[e] == closer && (e+1 == len(rest) || chars[rest[e+1]]&cTok68 == 0)
+}
+
+// bracedWord reports whether rest begins with a word in braces that a
+// value goes on after ({abc}def1), not an object ({"a": 1}, { x }).
+func bracedWord(rest string) bool {
+	for k := 1; k < len(rest) && k <= 64; k++ {
+		switch c := rest[k]; {
+		case c == '}':
+			return k > 1 && is(rest, k+1, cWord)
+		case isSpace(c) || c == '"' || c == '\'' || c == ':' || c == ',' || c == '{':
+			return false
+		}
+	}
+	return false
 }
 
 // plausibleValue reports whether a whole value could be a secret: long
@@ -688,7 +1620,148 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
-	return !isStopWord(val)
+	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val)
+}
+
+// placeholderWords mark a value that stands in for a secret in
+// documentation and templates: PUT_YOUR_TOKEN_HERE, changeme.
+var placeholderWords = [...]string{
+	"your_", "your-", "yourtoken", "yourkey", "yourapi", "yoursecret", "yourpassword", "changeme",
+	"change_me", "replace_me", "replaceme", "placeholder", "_here", "-here", "tokenhere", "keyhere",
+}
+
+// placeholderValue reports whether val is a placeholder rather than a
+// secret: one byte repeated (aaaa…, yyy), a run of five or more x, '*'
+// or '#' (sha256~_xxxxxx_…, xoxp-…-#####), or a placeholder word.
+func placeholderValue(val string) bool {
+	same, run, best := true, 0, 0
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		same = same && c == val[0]
+		if c == 'x' || c == 'X' || c == '*' || c == '#' {
+			if run++; run > best {
+				best = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	if same || best >= 5 {
+		return true
+	}
+	if len(val) < 8 {
+		return false
+	}
+	var buf [maxProseValue]byte
+	n := copy(buf[:], val)
+	low := buf[:n]
+	for i, c := range low {
+		if isUpper(c) {
+			low[i] = c + 'a' - 'A'
+		}
+	}
+	for _, w := range placeholderWords {
+		if bytes.Contains(low, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// versionTail reports whether val ends with a version of three numbers,
+// after a separator or a 'v' (jjwt-jackson-0.11.2, lib@v1.2.3): an
+// artifact, not a secret.
+func versionTail(val string) bool {
+	e := len(val)
+	for part := 0; part < 3; part++ {
+		d := e
+		for d > 0 && isDigit(val[d-1]) {
+			d--
+		}
+		if d == e || e-d > 6 {
+			return false
+		}
+		e = d
+		if part < 2 {
+			if e == 0 || val[e-1] != '.' {
+				return false
+			}
+			e--
+		}
+	}
+	if e == 0 {
+		return true
+	}
+	c := val[e-1]
+	return c == 'v' || c == 'V' || chars[c]&cAlnum == 0
+}
+
+// algorithmParts are the letter runs of the names of cryptographic
+// algorithms and schemes (RSA-SHA256, HS256, ecdsa-sha2-nistp256,
+// AES-256-GCM, SHA256withRSA, ed25519), which follow a signature or key
+// in messages and configuration but are no secrets.
+var algorithmParts = [...]string{
+	"rsa", "sha", "md", "hmac", "hs", "rs", "es", "ps", "ed", "eddsa", "ecdsa", "ecdh", "ecdhe", "dsa",
+	"dh", "dhe", "aes", "gcm", "cbc", "ctr", "ccm", "ofb", "cfb", "ecb", "xts", "siv", "kw", "pss",
+	"pkcs", "oaep", "mgf", "des", "tdes", "chacha", "xchacha", "poly", "salsa", "x", "p", "nistp",
+	"secp", "prime", "v", "r", "k", "sm", "blake", "b", "s", "ripemd", "crc", "argon", "id", "i",
+	"bcrypt", "scrypt", "pbkdf", "hkdf", "aws", "sigv", "ssh", "curve", "keccak", "with", "and",
+	"gmac", "cmac", "kem", "ml", "mlkem", "mldsa", "slh", "shake", "ecies", "cert", "nist", "sect",
+	"brainpool", "t", "ietf", "ssl", "tls", "rc", "bf", "camellia", "seed", "gost", "encryption",
+	"signature", "digest", "hash", "fips", "ntlm", "lm", "krb", "hmacsha", "none",
+}
+
+// algorithmCore are the parts one of which an algorithm name has.
+var algorithmCore = [...]string{
+	"rsa", "sha", "md", "hmac", "hs", "rs", "es", "ps", "ed", "eddsa", "ecdsa", "ecdh", "dsa", "aes",
+	"chacha", "blake", "ripemd", "keccak", "sm", "mlkem", "mldsa", "hmacsha",
+}
+
+// algorithmName reports whether val is the name of a cryptographic
+// algorithm: words of algorithmParts, digits, and the separators '-',
+// '_', '/', '+' and '.', with at least one core part and one digit or
+// separator.
+func algorithmName(val string) bool {
+	if len(val) > 40 {
+		return false
+	}
+	core, other := false, false
+	for k := 0; k < len(val); {
+		c := val[k]
+		switch {
+		case isLetter(c):
+			e := k
+			for e < len(val) && isLetter(val[e]) {
+				e++
+			}
+			w := val[k:e]
+			if !containsFold(algorithmParts[:], w) {
+				// SHA256withRSA, ECDSAwithSHA1: parts glued to "with".
+				i := strings.Index(strings.ToLower(w), "with")
+				if i < 0 || i > 0 && !containsFold(algorithmParts[:], w[:i]) || !containsFold(algorithmParts[:], w[i+4:]) {
+					return false
+				}
+			}
+			core = core || containsFold(algorithmCore[:], w)
+			k = e
+		case isDigit(c), c == '-', c == '_', c == '/', c == '+', c == '.':
+			other = true
+			k++
+		default:
+			return false
+		}
+	}
+	return core && other
+}
+
+// containsFold reports whether list holds w in any case.
+func containsFold(list []string, w string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopWordSet holds stopWords, for isStopWord.
@@ -735,6 +1808,9 @@ var codeObjects = [...]string{
 // (/etc/ssl/private/server.key), or the name of a secret instead of one
 // (token = token, password=DB_PASSWORD).
 func codeValue(val string) bool {
+	if len(val) <= maxKey && !hasDigit(val) && skip(val, 0, cKey) == len(val) && strings.IndexByte(val, '-') >= 0 && namesSecret(val) {
+		return true // secretKey: api-key names a key
+	}
 	switch c := val[0]; {
 	case c == '$' && len(val) > 1 && (isLetter(val[1]) || val[1] == '_'):
 		return true
@@ -758,11 +1834,18 @@ func codeValue(val string) bool {
 		end++
 	}
 	switch {
-	case end < len(val) && val[end] == '(':
-		return true
+	case end < len(val) && (val[end] == '(' || val[end] == '['):
+		return true // a call or a subscript: os.getenv("X"), os.environ["X"]
 	case end < len(val):
 		return false
 	case dots > 0:
+		// A generated part is a token's, not a name's: s.ZC9Ecf4M5g9o34Q6
+		// (a Vault token), not self.token.
+		for _, part := range strings.Split(val, ".") {
+			if generated(part) {
+				return false
+			}
+		}
 		first := val[:strings.IndexByte(val, '.')]
 		for _, o := range codeObjects {
 			if strings.EqualFold(first, o) {
@@ -940,7 +2023,7 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byt
 		for c < len(in) && in[c] == ' ' {
 			c++
 		}
-		if !plausibleStart(in[c:], true) {
+		if !plausibleStart(in[c:], true) || in[c] == '{' && !bracedWord(in[c:]) || in[c] == '$' && shellVariable(in[c:]) {
 			return hit{}, false
 		}
 		var e int

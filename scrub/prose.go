@@ -15,7 +15,7 @@ import "strings"
 const maxProseValue = 256 // longest value read after a word
 
 // linkWords may stand between a secret-ish word and its value.
-var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads"}
+var linkWords = [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads", "by"}
 
 // pair packs two ASCII bytes, lower-cased, into an index of proseEnds.
 func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20) }
@@ -79,7 +79,7 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		minLen = 6 // machine api.example.com login ops password s3cr3t (.netrc)
 	}
 	if len(val) < minLen || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") ||
-		strings.Contains(val, placeholderPrefix) {
+		!plausibleValue(val) {
 		return hit{}, false
 	}
 	return s.refine(in, ws, ve, f)
@@ -189,22 +189,81 @@ func (s *Scrubber) matchFlag(in string, esc escMarks, i, lo int) (hit, bool) {
 	if kind == kvNone || kind == kvAuthorization {
 		return hit{}, false
 	}
-	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false)
+	return s.valueAfterKey(in, esc, v, kind, counts, false, false, false, false, anyValue, false)
 }
 
 // matchUserPassword matches the password of user:password at in[v], as
-// curl -u takes it.
+// curl -u takes it, the whole of it quoted or the password alone
+// (kevin:'pRf7…'). Without a user name (":pass") the password goes; without
+// a password ("sk_test_…:", an API key as the user name, as Stripe's and
+// others' APIs take it) a random-looking user name goes.
 func (s *Scrubber) matchUserPassword(in string, v int) (hit, bool) {
 	vs, closing := openValue(in, v)
 	ve := valueEnd(in, nil, vs, closing, stopValue, false)
 	c := strings.IndexByte(in[vs:ve], ':')
-	if c <= 0 || ve-(vs+c+1) < minValueLen || !plausibleStart(in[vs+c+1:ve], true) {
+	if c < 0 {
 		return hit{}, false
 	}
-	for k := vs; k < vs+c; k++ {
-		if chars[in[k]]&cUser == 0 && in[k] != '@' {
+	ps, pe := vs+c+1, ve
+	if closing == "" && pe == ps && ps < len(in) && (in[ps] == '\'' || in[ps] == '"') {
+		q := in[ps : ps+1]
+		if e := strings.Index(in[ps+1:], q); e > 0 && e <= maxProseValue && !strings.ContainsAny(in[ps+1:ps+1+e], "\n\r") {
+			ps, pe = ps+1, ps+1+e
+		}
+	}
+	user, pass := in[vs:vs+c], in[ps:pe]
+	if pass == "" {
+		// An API key as the user name, no password.
+		if len(user) >= 10 && generated(user) && plausibleStart(user, true) && plausibleValue(user) {
+			return s.refine(in, vs, vs+c, famPassword)
+		}
+		return hit{}, false
+	}
+	for k := 0; k < len(user); k++ {
+		if chars[user[k]]&cUser == 0 && user[k] != '@' {
 			return hit{}, false // not a user name: a placeholder, a URL
 		}
 	}
-	return hit{vs + c + 1, ve, famPassword}, s.on[famPassword]
+	if len(pass) < minValueLen || !plausibleStart(pass, true) || !plausibleValue(pass) || user == pass {
+		return hit{}, false // curl -u username:password, test:test
+	}
+	return hit{ps, pe, famPassword}, s.on[famPassword]
+}
+
+// passwordFlagTools take the password glued to a short flag: mysql
+// -uroot -pS3cret, mysqldump, mariadb.
+var passwordFlagTools = [...]string{"mysql", "mysqldump", "mysqladmin", "mariadb", "mariadb-dump", "mysqlimport", "mysqlsh"}
+
+// matchMySQLPassword matches the password glued to -p at in[i] on a line
+// that runs one of passwordFlagTools (mysql -uroot -pS3cret): the bytes
+// up to the next blank. The line is read back to its start, at most 256
+// bytes and never before lo.
+func (s *Scrubber) matchMySQLPassword(in string, i, lo int) (hit, bool) {
+	if i == lo || !isBlank(in[i-1]) {
+		return hit{}, false
+	}
+	ls := i
+	for ls > lo && i-ls < 256 && in[ls-1] != '\n' {
+		ls--
+	}
+	line := in[ls:i]
+	found := false
+	for _, t := range passwordFlagTools {
+		if k := strings.Index(line, t); k >= 0 && (k == 0 || !is(line, k-1, cWord)) && k+len(t) < len(line) && isBlank(line[k+len(t)]) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return hit{}, false
+	}
+	vs := i + 2
+	ve := vs
+	for ve < len(in) && !isSpace(in[ve]) && in[ve] != '"' && in[ve] != '\'' {
+		ve++
+	}
+	if ve-vs < minValueLen || !plausibleStart(in[vs:], true) || !plausibleValue(in[vs:ve]) {
+		return hit{}, false
+	}
+	return hit{vs, ve, famPassword}, s.on[famPassword]
 }

@@ -246,7 +246,13 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	if seen&cEscape != 0 {
 		if k := firstEscape(in); k >= 0 {
 			w := views.Get().(*view)
-			dst = s.scan(dst[:n], w.build(in, k, false), w.esc, &seen)
+			v := w.build(in, k, false)
+			dst = s.scan(dst[:n], v, w.esc, &seen)
+			if len(dst) > n {
+				// Copies as decoded: a value found escaped and written
+				// plainly elsewhere, or the other way round.
+				dst = s.appendCopies(dst, n, v)
+			}
 			dst = append(dst[:n], w.mapHits(dst[n:])...)
 			if w.invisible {
 				// Read again with each invisible character as a blank:
@@ -262,7 +268,98 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	if len(s.extras) > 0 {
 		dst = s.appendExtras(dst, in)
 	}
+	if len(dst) > n {
+		dst = s.appendCopies(dst, n, in)
+	}
 	return dst
+}
+
+// Copies: a value found once in a message is redacted wherever else it
+// appears in it ("token=X … retrying with X"), also where no matcher
+// would find it on its own. The work is bounded: only the first
+// maxCopyValues distinct values of at least minCopyLen bytes are looked
+// for, each with one left-to-right substring search of the message, so a
+// dirty message costs at most maxCopyValues more linear searches and a
+// clean one nothing.
+const (
+	maxCopyValues = 16
+	minCopyLen    = 6
+)
+
+// appendCopies appends to dst, whose findings from n on are sorted and
+// disjoint, every other copy of their values in in, and returns the
+// findings sorted with overlapping ones merged. A copy is the same bytes
+// as a finding, not inside a longer word (the bytes around it do not
+// continue a word that the value begins or ends with) and not inside a
+// placeholder. Only random-looking values (randomish) are looked for
+// elsewhere: a word, such as the user name of a home directory (ubuntu,
+// runner) or a plain password, is often used otherwise too, and may be
+// the context (OID, version, a phrase) that a matcher read another
+// value by, which a second pass must read the same.
+func (s *Scrubber) appendCopies(dst []hit, n int, in string) []hit {
+	m := len(dst)
+	var done [maxCopyValues]string
+	values := 0
+	for k := n; k < m && values < maxCopyValues; k++ {
+		h := dst[k]
+		// A value that a line break split (a wrapped key) is looked for
+		// line by line.
+		for seg, rest := "", in[h.start:h.end]; rest != "" && values < maxCopyValues; {
+			if b := strings.IndexAny(rest, "\r\n"); b >= 0 {
+				seg, rest = rest[:b], strings.TrimLeft(rest[b:], "\r\n \t")
+			} else {
+				seg, rest = rest, ""
+			}
+			if len(seg) < minCopyLen || h.fam == famHomeUser || !randomish(seg) || slices.Contains(done[:values], seg) {
+				continue
+			}
+			done[values] = seg
+			values++
+			for from := 0; from < len(in); {
+				p := strings.Index(in[from:], seg)
+				if p < 0 {
+					break
+				}
+				p += from
+				e := p + len(seg)
+				from = e
+				if !copyBounds(in, p, e) || covered(dst[n:m], p, e) || inPlaceholder(in, p) {
+					continue
+				}
+				dst = append(dst, hit{p, e, h.fam})
+			}
+		}
+	}
+	if len(dst) == m {
+		return dst
+	}
+	return append(dst[:n], union(dst[n:])...)
+}
+
+// copyBounds reports whether in[p:e] is a whole value: a word byte at
+// either end of it is not continued by one outside.
+func copyBounds(in string, p, e int) bool {
+	if p > 0 && chars[in[p]]&cWord != 0 && chars[in[p-1]]&cWord != 0 {
+		return false
+	}
+	return e >= len(in) || chars[in[e-1]]&cWord == 0 || chars[in[e]]&cWord == 0
+}
+
+// covered reports whether in[p:e] overlaps one of hits, sorted and
+// disjoint.
+func covered(hits []hit, p, e int) bool {
+	k, _ := slices.BinarySearchFunc(hits, p, func(h hit, p int) int { return h.end - 1 - p })
+	return k < len(hits) && hits[k].start < e
+}
+
+// inPlaceholder reports whether in[p] is inside a placeholder.
+func inPlaceholder(in string, p int) bool {
+	k := strings.LastIndexByte(in[max(0, p-128):p], '[')
+	if k < 0 {
+		return false
+	}
+	k += max(0, p-128)
+	return placeholderLen(in[k:]) > p-k
 }
 
 // union sorts hits, the findings of two readings, each sorted and
@@ -312,7 +409,8 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit 
 // the word's start; a trigger byte runs the matchers that begin with it.
 func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) (hit, bool) {
 	lo := from
-	tried := -1 // the end of the last word tried
+	tried := -1   // the end of the last word tried
+	encoded := lo // where the next run of encoded characters may begin
 	for i := from; i < limit; {
 		if i = skipBoring(in[:limit], i); i >= limit {
 			break
@@ -350,6 +448,11 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			first := ws-1 != tried
 			tried, resume = e, e
 			h, ok = s.matchWordAt(in, ws, e, lo, first)
+			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift && mayEncode(in[ws+1:e]) {
+				// A base64 or hexadecimal run that decodes to text with
+				// a finding inside (see decode.go).
+				h, encoded, ok = s.matchEncoded(in, ws, max(lo, encoded), limit, *seen&depthMask>>depthShift)
+			}
 		} else {
 			// A '-' or ':' may end the lower-case word of a prefix (sk-,
 			// glpat-) or of an IPv6 group (fe:), which was skipped as boring.
@@ -491,8 +594,11 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		fallthrough
 	case p == '\t' || p == '"' || p == '\'' || p == '`':
 		// A value after a secret-ish word in prose: 6 bytes or more after a
-		// blank or a quote, with a digit, not a date.
-		if first && proseRun(in, ws, 6) && hasDigit(in[ws:e]) && !dateLike(in[ws:]) {
+		// blank or a quote, with a digit (in its first word or further on:
+		// ico-YDwoz024…, pat.6jmu…), not a date.
+		// (first does not matter here: a blank or a quote before the word
+		// ends the run of bytes the word before belongs to.)
+		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e)) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}
@@ -514,6 +620,30 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		}
 	}
 	return hit{}, false
+}
+
+// mayEncode reports whether the bytes of a word after its first could be
+// part of an encoded run: base64 of text has digits or upper-case letters
+// every few bytes, hexadecimal digits; a capitalised word (Unavailable)
+// has neither.
+func mayEncode(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if chars[w[i]]&cUpperDigit != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// proseDigit reports whether the run of bytes a value in prose may hold
+// that goes on at in[e] has a digit, within maxProseValue bytes.
+func proseDigit(in string, e int) bool {
+	for k := e; k < len(in) && k-e < maxProseValue && proseByte[in[k]]; k++ {
+		if isDigit(in[k]) {
+			return true
+		}
+	}
+	return false
 }
 
 // proseRun reports whether in[i:] begins with n bytes that a value in
@@ -603,6 +733,9 @@ func worthTrying(in string, ws, e, lo int) bool {
 			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
 		case ' ':
 			return card
+		case '\n', '\r':
+			// A card number that a line break split (41111111⏎11111111).
+			return '2' <= c && c <= '6' && w >= 4 && (is(in, e+1, cDigit) || next == '\r' && is(in, e+2, cDigit))
 		}
 		return false
 	}
@@ -684,6 +817,8 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 			}
 		} else if i+2 < len(in) && in[i+1] == 'u' && in[i+2] == ' ' {
 			return s.matchFlag(in, esc, i, lo)
+		} else if i+2 < len(in) && in[i+1] == 'p' && chars[in[i+2]]&cWord != 0 {
+			return s.matchMySQLPassword(in, i, lo)
 		}
 	case '/':
 		if i > lo && in[i-1] == '<' {
@@ -694,6 +829,8 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 		}
 	case '\\':
 		h, ok = matchHome(in, i, lo)
+	case '(':
+		return s.matchSetter(in, esc, i, lo)
 	}
 	return h, ok && s.on[h.fam]
 }

@@ -248,11 +248,6 @@ func stripeMode(s string) bool {
 	return len(s) >= 5 && s[4] == '_' && (s[:4] == "test" || s[:4] == "live" || s[:4] == "prod")
 }
 
-// allHex reports whether s holds only hexadecimal digits.
-func allHex(s string) bool {
-	return skip(s, 0, cHex) == len(s)
-}
-
 // matchHexToken matches the tokens that begin with a run of hexadecimal
 // digits at in[i]: Mailchimp API keys (32 hex digits, "-us" and a data
 // centre number) and Mailgun's newer keys (32-8-8 hex digits).

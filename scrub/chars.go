@@ -223,6 +223,15 @@ func hasUpperAndLower(s string) bool {
 	return u && l
 }
 
+func hasLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isLower(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 func hasDigit(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if isDigit(s[i]) {

@@ -1067,6 +1067,9 @@ func generated(val string) bool {
 // it, or a bracket or a quote, is the sign of a line of pairs or prose,
 // where the value is its first word only: then e itself.
 func restOfLine(in string, vs, e int) int {
+	if isNumber(in[vs:e]) {
+		return e // a quantity: password:  16 bytes (kubectl describe)
+	}
 	end := e
 	for k := e; k < len(in) && k-vs < maxProseValue; {
 		b := skipBlanks(in, k, false)
@@ -1620,14 +1623,19 @@ func plausibleValue(val string) bool {
 	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
+	if len(val) > 2 && (val[0] == '(' && val[len(val)-1] == ')' || val[0] == '<' && val[len(val)-1] == '>') {
+		val = val[1 : len(val)-1] // (omitted), <redacted>
+	}
 	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val)
 }
 
 // placeholderWords mark a value that stands in for a secret in
-// documentation and templates: PUT_YOUR_TOKEN_HERE, changeme.
+// documentation and templates (PUT_YOUR_TOKEN_HERE, changeme), or shows
+// one masked or cut short (AIza...redacted, sk-…wxyz).
 var placeholderWords = [...]string{
 	"your_", "your-", "yourtoken", "yourkey", "yourapi", "yoursecret", "yourpassword", "changeme",
 	"change_me", "replace_me", "replaceme", "placeholder", "_here", "-here", "tokenhere", "keyhere",
+	"redacted", "omitted", "masked", "...", "…",
 }
 
 // placeholderValue reports whether val is a placeholder rather than a
@@ -1649,7 +1657,7 @@ func placeholderValue(val string) bool {
 	if same || best >= 5 {
 		return true
 	}
-	if len(val) < 8 {
+	if len(val) < 6 {
 		return false
 	}
 	var buf [maxProseValue]byte
@@ -1737,7 +1745,7 @@ func algorithmName(val string) bool {
 			w := val[k:e]
 			if !containsFold(algorithmParts[:], w) {
 				// SHA256withRSA, ECDSAwithSHA1: parts glued to "with".
-				i := strings.Index(strings.ToLower(w), "with")
+				i := indexFold(w, "with")
 				if i < 0 || i > 0 && !containsFold(algorithmParts[:], w[:i]) || !containsFold(algorithmParts[:], w[i+4:]) {
 					return false
 				}
@@ -1752,6 +1760,17 @@ func algorithmName(val string) bool {
 		}
 	}
 	return core && other
+}
+
+// indexFold returns the index of the first instance of sub, lower case,
+// in s in any case, or -1. It does not allocate.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if hasPrefixFold(s[i:], sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 // containsFold reports whether list holds w in any case.
@@ -1841,7 +1860,13 @@ func codeValue(val string) bool {
 	case dots > 0:
 		// A generated part is a token's, not a name's: s.ZC9Ecf4M5g9o34Q6
 		// (a Vault token), not self.token.
-		for _, part := range strings.Split(val, ".") {
+		for rest := val; rest != ""; {
+			part := rest
+			if d := strings.IndexByte(rest, '.'); d >= 0 {
+				part, rest = rest[:d], rest[d+1:]
+			} else {
+				rest = ""
+			}
 			if generated(part) {
 				return false
 			}
@@ -1872,7 +1897,7 @@ func namesSecret(val string) bool {
 	}
 	var buf [maxKey]byte
 	norm, words := normalizeKey(val, &buf)
-	if words&^1 != 0 || strings.ToUpper(val) == val {
+	if words&^1 != 0 || !hasLower(val) {
 		return true
 	}
 	for _, t := range keyTerms {

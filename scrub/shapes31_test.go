@@ -221,6 +221,11 @@ var nearMisses31 = []string{
 	`--set token="sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX"`,
 	"    -   name: ENC[AES256_GCM,data:W3PiZ6lD6bpfAdI=,iv:2qF98ZkchgfWF4tZo8fok6zY0ZLNRV3wFpl8n2iyC7I=,type:str]",
 	"-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+	// Values shown masked or cut short, and quantities.
+	"API key: AIza...redacted",
+	"X-Amz-Security-Token: (omitted)",
+	"token: <redacted>",
+	"Data\n====\npassword:  16 bytes\nusername:  5 bytes",
 	// Kubernetes manifests that are not Secrets, and short Secret data.
 	"kind: ConfigMap\ndata:\n  key: secret/mysecret\n  app.conf: bG9nX2xldmVsPWRlYnVn\n",
 	"apiVersion: v1\nkind: Secret\ndata:\n  extra: YmFyCg==\n",
@@ -401,6 +406,25 @@ func TestEncodedCleanAllocs(t *testing.T) {
 		"hex 48656c6c6f2c20776f726c642120546869732069732074657874 decoded",
 	} {
 		if n := testing.AllocsPerRun(100, func() { String(in) }); n != 0 {
+			t.Errorf("%q: %v allocations", in, n)
+		}
+	}
+}
+
+// TestCleanAllocs31 checks that clean messages cost no allocation: the
+// near misses of issue 31, the Go standard library's errors, SDK errors,
+// the constructed clean errors and the clean messages of the other tests.
+func TestCleanAllocs31(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	msgs := append(append(append([]string(nil), nearMisses31...), readQuoted(t, "testdata/stdlib_errors.txt")...), readQuoted(t, "testdata/sdk_errors.txt")...)
+	msgs = append(append(append(msgs, constructedClean()...), cleanCorpus...), cleanCases...)
+	for _, in := range msgs {
+		if String(in) != in {
+			continue // a near miss that keeps a finding of its own
+		}
+		if n := testing.AllocsPerRun(3, func() { String(in) }); n != 0 {
 			t.Errorf("%q: %v allocations", in, n)
 		}
 	}

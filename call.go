@@ -278,7 +278,7 @@ func safeToken(s string) bool {
 // replaced: a new family, or a prefix that gluedStarts does not know, fails
 // it.
 func gluedFinding(s string, marks uint8) bool {
-	every := marks&markJoint != 0
+	every := marks&markJoint != 0 || strings.Contains(s, "_mmk")
 	for i := 1; i < len(s); i++ {
 		if !every && (i+1 == len(s) || gluedStarts[s[i]][s[i+1]>>6]&(1<<(s[i+1]&63)) == 0) {
 			continue
@@ -325,12 +325,23 @@ var gluedScrubber = func() *scrub.Scrubber {
 // OpenRouter, Shopify, Slack, xAI, Grafana, Sentry, Linear, Notion,
 // Postman, New Relic, Atlassian, Supabase, age, Square, Facebook, Pulumi,
 // Docker Hub, PlanetScale, Replicate, Perplexity, LangSmith, Pinecone,
-// Tavily, Alibaba, AWS session tokens, Fly.io, RubyGems, Heroku, JWTs.
+// Tavily, Alibaba, AWS session tokens, Fly.io, RubyGems, Heroku, JWTs;
+// and those of issue 31 (1Password, Adobe, Airtable, Artifactory,
+// Authress, Bedrock, ClickHouse, Clojars, Cloudflare, Duffel, Dynatrace,
+// EasyPost, Flutterwave, Frame.io, Infracost, intra42, Octopus Deploy,
+// Prefect, ReadMe, Scalingo, Brevo, SettleMint, Shippo, Sourcegraph,
+// Yandex, SonarQube, Typeform, Defined Networking, Plaid, Dropbox,
+// Beamer, Twitter, Lob, GoCardless, Harness). MaxMind license keys end
+// with "_mmk" rather than begin with a prefix: an id that holds "_mmk" is
+// tried at every position.
 const gluedPrefixes = "AKIA ASIA ABIA ACCA AGPA AIDA AIPA ANPA ANVA APKA AROA AIza AC SK SG " +
 	"dop_ doo_ dor_ dapi gh github_pat_ glpat- gsk_ hf_ key- npm_ pypi- rk_ sk- sk_ shp whsec_ " +
 	"xox xapp- xai- ya29 GOCSPX- gl GR1348941 hv sntry lin_ ntn_ secret_ PMAK- NRAK- NRJS- dp " +
 	"ATATT3 ATBB sbp_ sb_secret_ AGE- sq0 EAA pul- dckr_ pscale_ r8_ pplx- lsv2_ pcsk_ tvly- LTAI " +
-	"IQoJ FwoG fo1_ fm2_ rubygems_ HRKU- eyJ"
+	"IQoJ FwoG fo1_ fm2_ rubygems_ HRKU- eyJ " +
+	"A3- ops_ p8e- pat AKCp cmVmd sc_ ext_ authress_ ABSK bedrock- 4b1d CLOJARS_ v1.0- duffel_ dt0c01 " +
+	"EZAK EZTK FLW fio- ico- s-s4t2 API- pnu_ rdme_ tk-us- xkeysib- sm_ shippo_ sgp_ AQVN YC t1. " +
+	"squ_ sqp_ sqa_ tfp_ dnkey- access- sl. b_ AAAA live_ test_ api_org_ pubkey- NRII- ZXlK fm1 A3T"
 
 // gluedStarts holds the first two bytes of every gluedPrefixes entry, as
 // a set of second bytes (a 256-bit mask) per first byte.

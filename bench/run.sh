@@ -22,6 +22,7 @@ bench="for round in 1 2 3 4 5; do $out/bench.test -test.run='^\$' -test.bench=. 
 hot="for round in 1 2 3 4 5; do $out/bench.test -test.run='^\$' -test.bench='^BenchmarkOverhead\$/^($hotsys)\$' -test.cpu=1 -test.benchmem -test.count=1; $out/bench.test -test.run='^\$' -test.bench='^BenchmarkOverheadParallel\$/^($hotsys)\$' -test.cpu=2 -test.benchmem -test.count=1; done"
 stat="go run golang.org/x/perf/cmd/benchstat@latest $out/bench.txt"
 storm="go run ./cmd/storm -check -svg storm.svg"
+scrubvs="go run ./cmd/scrubreport -o $out/scrub-vs-gitleaks.md"
 cat > "$out/commands.txt" <<CMDS
 cd bench
 $build
@@ -29,6 +30,7 @@ $bench > $out/bench.txt
 $hot > $out/hotpath.txt
 $stat > $out/benchstat.txt
 $storm > $out/storm.md
+$scrubvs
 go run ./cmd/report -dir $out > RESULTS.md
 CMDS
 
@@ -52,6 +54,7 @@ fi
 
 status=0
 $storm > "$out/storm.md" || status=$?
+$scrubvs
 go run ./cmd/report -dir "$out" > RESULTS.md
 echo "wrote RESULTS.md (storm status $status)"
 exit $status

@@ -103,7 +103,7 @@ var cases = append([]testCase{
 
 	pos("slack_webhook", "POST https://"+tSlackHook+" failed", "POST https://"+r("slack_webhook")+" failed"),
 	pos("slack_webhook", tSlackHook, r("slack_webhook")),
-	pos("slack_webhook", `{"url":"https://hooks.slack.com/services/T1/B2/abcdefghijklmnopqrstuvwx"}`, `{"url":"https://`+r("slack_webhook")+`"}`),
+	pos("slack_webhook", `{"url":"https://hooks.slack.com/services/T1/B2/q8Zr2LkW0pXv7MnTs3YdEa9c"}`, `{"url":"https://`+r("slack_webhook")+`"}`),
 	neg("slack_webhook", "https://hooks.slack.com/services/"),
 	neg("slack_webhook", "https://api.slack.com/methods/chat.postMessage"),
 
@@ -279,7 +279,7 @@ var cases = append([]testCase{
 	neg("discord_token", "Mozilla/5.0 (X11; Linux x86_64)"),
 
 	pos("discord_webhook", "https://"+tDiscordWH, "https://"+r("discord_webhook")),
-	pos("discord_webhook", "https://discordapp.com/api/webhooks/1234567/abcdefghijklmnopqrstuvwxyz0123", "https://"+r("discord_webhook")),
+	pos("discord_webhook", "https://discordapp.com/api/webhooks/1234567/Xk3pQ9vLm2RtY7wZa5Nc8BdE4fGh6JsU", "https://"+r("discord_webhook")),
 	pos("discord_webhook", `{"webhook":"https://`+tDiscordWH+`"}`, `{"webhook":"https://`+r("discord_webhook")+`"}`),
 	neg("discord_webhook", "https://discord.com/api/webhooks/"),
 	neg("discord_webhook", "https://discord.com/channels/123456/789"),
@@ -287,8 +287,8 @@ var cases = append([]testCase{
 	pos("telegram_token", tTelegram, r("telegram_token")),
 	pos("telegram_token", "https://api.telegram.org/bot"+tTelegram+"/sendMessage", "https://api.telegram.org/bot"+r("telegram_token")+"/sendMessage"),
 	pos("telegram_token", "TELEGRAM_BOT_TOKEN="+tTelegram, "TELEGRAM_BOT_TOKEN="+r("telegram_token")),
-	neg("telegram_token", "12345678:AB"+tTelegram[12:]),
-	neg("telegram_token", "1234567:AA"+tTelegram[12:]),
+	neg("telegram_token", "12345678:BA"+tTelegram[12:]),
+	neg("telegram_token", "1234:AA"+tTelegram[12:]),
 
 	pos("databricks_token", tDapi, r("databricks_token")),
 	pos("databricks_token", tDapi+"-2 rejected", r("databricks_token")+" rejected"),

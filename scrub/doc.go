@@ -36,6 +36,30 @@
 //     (sk-or-v1-), Groq (gsk_), xAI (xai-), Replicate (r8_), Perplexity
 //     (pplx-), LangSmith (lsv2_pt_, lsv2_sk_), Pinecone (pcsk_), Tavily
 //     (tvly-);
+//   - the other vendor tokens of gitleaks' default rules that have a
+//     prefix or a fixed structure (issue 31): 1Password (ops_eyJ…, A3-…
+//     secret keys), Adobe (p8e-), Airtable (pat….<hex>), Artifactory
+//     (AKCp, cmVmd), Authress, Amazon Bedrock (ABSK…,
+//     bedrock-api-key-…), Beamer (b_), Brevo (xkeysib-), ClickHouse
+//     (4b1d), Clojars (CLOJARS_), Cloudflare origin CA keys (v1.0-),
+//     Defined Networking (dnkey-), Dropbox (sl. and long-lived), Duffel,
+//     Dynatrace (dt0c01.), EasyPost (EZAK, EZTK), Flutterwave (FLWSECK…),
+//     Frame.io (fio-u-), GoCardless and Lob (live_, test_), Harness (pat.,
+//     sat.), Infracost (ico-), intra42 (s-s4t2ud-), MaxMind (…_mmk),
+//     Microsoft Teams webhooks, Octopus Deploy (API-), OpenShift
+//     (sha256~), Plaid (access-sandbox-…), Prefect (pnu_), ReadMe (rdme_),
+//     Scalingo (tk-us-), SettleMint (sm_pat_), Shippo, SonarQube (squ_),
+//     Sourcegraph (sgp_), Twitter/X (AAAA… bearer tokens, <id>-… access
+//     tokens), Typeform (tfp_), Yandex (AQVN, YC, t1.); and more shapes of
+//     the families above: Sentry organisation tokens whole ('+', '/' and
+//     '=' inside), Hugging Face organisation tokens (api_org_), Slack
+//     workflow and trigger webhooks and legacy tokens (xoxo-, xoxs-),
+//     Entra ID client secrets that begin with '.', '~' or a digit, Fly.io
+//     macaroons (fm1r_, fm1a_), Stripe sk_prod_ and rk_prod_, legacy Vault
+//     tokens (s.<24>), Grafana API keys (eyJrIjoi…), New Relic insert
+//     keys (NRII-), Mapbox public tokens (pk.), routable GitLab tokens,
+//     AWS A3T… key ids, Facebook app tokens (<app id>|<secret>), Telegram
+//     bot tokens of any bot id length, JWTs encoded in base64 (ZXlK…);
 //   - JWTs, Authorization credentials (Bearer, Basic, and the value after
 //     other schemes, Basic admin:hunter2 written in plain too), Cookie and
 //     Set-Cookie header values, PEM private key blocks;
@@ -217,15 +241,23 @@
 //     /api/Users/42), after an HTTP method (GET /home/x), before a query or
 //     fragment, with a route word (/home/dashboard, /home/settings), a web
 //     page (/home/index.html) or a number as the "user name";
-//   - hexadecimal cache keys and hashes: key-<32 hex digits> is not a
-//     Mailgun key (those have other letters too), and commit hashes, image
-//     digests and trace ids are left alone;
+//   - hashes: commit hashes, image digests and trace ids are left alone
+//     (but key-<32 hex digits>, the shape of a Mailgun private API key in
+//     gitleaks' rule and Mailgun's documentation, is redacted as one);
+//   - placeholder tokens: a vendor prefix with a body that is one byte
+//     for half of it or more (ghp_xxxx…, AKIAXXXX…,
+//     sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXX…), counting runs
+//     (0123456789abcdef…) or a handful of distinct bytes;
 //   - git@host SSH remotes, package@version, C++ and Rust paths (a::b),
 //     and placeholders themselves.
 //
 // Vendor tokens need their full prefix, length and alphabet; the short
 // prefixes that ordinary identifiers share (sk-, xai-, r8_, LTAI, ATBB,
-// EAAA, secret_) also need a body with digits and letters of both cases.
+// EAAA, secret_, s., b_, live_, YC, hf_) also need a body that looks
+// generated: digits and letters of both cases, or letters whose case
+// changes often, or a digit in every few bytes, and not CamelCase words
+// (hf_servingcellpriorityparametersdesc, s.ReadUint16LengthPrefixed and
+// xoxb-my-bot-token stay).
 //
 // # Known limits
 //

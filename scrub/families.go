@@ -75,6 +75,45 @@ const (
 	famRubyGemsToken
 	famMapboxToken
 	famHerokuKey
+	// Vendor tokens added for issue 31 (gitleaks' rules).
+	famTeamsWebhook
+	famOnePasswordToken
+	famAdobeKey
+	famAirtableToken
+	famArtifactoryToken
+	famAuthressKey
+	famBedrockKey
+	famClickHouseKey
+	famClojarsToken
+	famCloudflareKey
+	famDuffelToken
+	famDynatraceToken
+	famEasyPostKey
+	famFlutterwaveKey
+	famFrameioToken
+	famHarnessKey
+	famInfracostKey
+	famIntra42Secret
+	famMaxMindKey
+	famOctopusKey
+	famOpenShiftToken
+	famPrefectKey
+	famReadmeKey
+	famScalingoToken
+	famBrevoKey
+	famSettleMintToken
+	famShippoToken
+	famSourcegraphToken
+	famYandexKey
+	famSonarToken
+	famTypeformToken
+	famDefinedNetworkingToken
+	famPlaidToken
+	famDropboxToken
+	famBeamerToken
+	famTwitterToken
+	famLobKey
+	famGoCardlessToken
 
 	famEmail
 	famCard
@@ -160,6 +199,46 @@ var familyNames = [numFamilies]string{
 	famRubyGemsToken:      "rubygems_token",
 	famMapboxToken:        "mapbox_token",
 	famHerokuKey:          "heroku_key",
+
+	// Vendor tokens added for issue 31 (gitleaks' rules).
+	famTeamsWebhook:           "teams_webhook",
+	famOnePasswordToken:       "onepassword_token",
+	famAdobeKey:               "adobe_key",
+	famAirtableToken:          "airtable_token",
+	famArtifactoryToken:       "artifactory_token",
+	famAuthressKey:            "authress_key",
+	famBedrockKey:             "bedrock_key",
+	famClickHouseKey:          "clickhouse_key",
+	famClojarsToken:           "clojars_token",
+	famCloudflareKey:          "cloudflare_key",
+	famDuffelToken:            "duffel_token",
+	famDynatraceToken:         "dynatrace_token",
+	famEasyPostKey:            "easypost_key",
+	famFlutterwaveKey:         "flutterwave_key",
+	famFrameioToken:           "frameio_token",
+	famHarnessKey:             "harness_key",
+	famInfracostKey:           "infracost_key",
+	famIntra42Secret:          "intra42_secret",
+	famMaxMindKey:             "maxmind_key",
+	famOctopusKey:             "octopus_key",
+	famOpenShiftToken:         "openshift_token",
+	famPrefectKey:             "prefect_key",
+	famReadmeKey:              "readme_key",
+	famScalingoToken:          "scalingo_token",
+	famBrevoKey:               "brevo_key",
+	famSettleMintToken:        "settlemint_token",
+	famShippoToken:            "shippo_token",
+	famSourcegraphToken:       "sourcegraph_token",
+	famYandexKey:              "yandex_key",
+	famSonarToken:             "sonar_token",
+	famTypeformToken:          "typeform_token",
+	famDefinedNetworkingToken: "definednetworking_token",
+	famPlaidToken:             "plaid_token",
+	famDropboxToken:           "dropbox_token",
+	famBeamerToken:            "beamer_token",
+	famTwitterToken:           "twitter_token",
+	famLobKey:                 "lob_key",
+	famGoCardlessToken:        "gocardless_token",
 
 	famEmail:    "email",
 	famCard:     "card",

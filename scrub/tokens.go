@@ -21,11 +21,12 @@ var awsPrefixes = [...]string{
 
 // exact matches a prefix of length p at in[i:], already checked by the caller,
 // followed by exactly n bytes of set and then no letter or digit. The body
-// may be wrapped across line breaks (see wrapEnd).
+// may be wrapped across line breaks (see wrapEnd); a placeholder body
+// (xxxx…) is no token.
 func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 	j := i + p
 	e, got := wrapEnd(in, j, set, n, n+1)
-	if got != n || is(in, e, cAlnum) {
+	if got != n || is(in, e, cAlnum) || dummy(in[j:e]) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true
@@ -35,7 +36,7 @@ func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 func atLeast(in string, i, p int, set uint32, min int, f family) (hit, bool) {
 	j := i + p
 	e, n := wrapEnd(in, j, set, min, len(in))
-	if n < min || is(in, e, cAlnum) {
+	if n < min || is(in, e, cAlnum) || dummy(in[j:e]) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true
@@ -52,22 +53,38 @@ func randomAtLeast(in string, i, p int, set uint32, min int, f family) (hit, boo
 	return atLeast(in, i, p, set, min, f)
 }
 
+// randomToken is atLeast for prefixes that test names and other
+// identifiers begin with too (sk_test_configuration, gsk_…): the body
+// must also look generated (see randomBody).
+func randomToken(in string, i, p int, set uint32, min int, f family) (hit, bool) {
+	h, ok := atLeast(in, i, p, set, min, f)
+	return h, ok && randomBody(in[i+p:h.end])
+}
+
 // matchToken matches a vendor token or an Authorization scheme at in[i],
 // a word start. lo is the end of the previous finding.
 func matchToken(in string, i, lo int) (hit, bool) {
 	rest := in[i:]
+	if h, ok := matchUnprefixed(in, i, lo); ok {
+		return h, true
+	}
 	switch in[i] {
 	case 'A':
-		if len(rest) >= 4 && isAWSPrefix(rest[:4]) {
+		if len(rest) >= 4 && (isAWSPrefix(rest[:4]) || rest[:3] == "A3T" && is(in, i+3, cUpperDigit)) {
 			if h, ok := exact(in, i, 4, cUpperDigit, 16, famAWSAccessKey); ok {
 				return h, true
 			}
+		}
+		if strings.HasPrefix(rest, "A3-") {
+			return matchOnePasswordKey(in, i)
 		}
 		if strings.HasPrefix(rest, "AIza") {
 			return exact(in, i, 4, cB64URL, 35, famGoogleAPIKey)
 		}
 		if strings.HasPrefix(rest, "AC") {
-			return exact(in, i, 2, cHex, 32, famTwilioKey)
+			if h, ok := exact(in, i, 2, cHex, 32, famTwilioKey); ok {
+				return h, true
+			}
 		}
 	case 'S':
 		if strings.HasPrefix(rest, "SG.") {
@@ -83,11 +100,19 @@ func matchToken(in string, i, lo int) (hit, bool) {
 				return matchTelegram(in, i+3, d)
 			}
 		}
-		return matchAuthScheme(in, i)
+		if h, ok := matchAuthScheme(in, i); ok {
+			return h, true
+		}
 	case 'M', 'N', 'O':
 		if h, ok := matchDiscordToken(in, i); ok {
 			return h, true
 		}
+	case 'a', 'e', 's':
+		if h, ok := matchAuthress(in, i); ok {
+			return h, true
+		}
+	}
+	switch in[i] {
 	case 'd':
 		switch {
 		case strings.HasPrefix(rest, "dop_v1_"), strings.HasPrefix(rest, "doo_v1_"), strings.HasPrefix(rest, "dor_v1_"):
@@ -104,7 +129,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		if prev(in, i, lo) == '-' {
 			return hit{}, false
 		}
-		return matchJWT(in, i)
+		if h, ok := matchJWT(in, i); ok {
+			return h, true
+		}
 	case 'g':
 		switch {
 		case len(rest) > 4 && rest[0:2] == "gh" && strings.IndexByte("pousr", rest[2]) >= 0 && rest[3] == '_':
@@ -112,25 +139,24 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case strings.HasPrefix(rest, "github_pat_"):
 			return atLeast(in, i, 11, cWord, 40, famGitHubToken)
 		case strings.HasPrefix(rest, "glpat-"):
-			return atLeast(in, i, 6, cB64URL, 20, famGitLabToken)
+			h, ok := atLeast(in, i, 6, cB64URL, 20, famGitLabToken)
+			if ok {
+				h.end = routingSuffix(in, h.end)
+			}
+			return h, ok
 		case strings.HasPrefix(rest, "gsk_"):
-			return atLeast(in, i, 4, cAlnum, 20, famGroqKey)
+			return randomToken(in, i, 4, cAlnum, 20, famGroqKey)
 		}
 	case 'h':
-		switch {
-		case strings.HasPrefix(rest, "hf_"):
-			return atLeast(in, i, 3, cAlnum, 30, famHuggingFaceToken)
-		case strings.HasPrefix(rest, slackHook):
-			return atLeast(in, i, len(slackHook), cB64, 20, famSlackWebhook)
+		if strings.HasPrefix(rest, slackHost) {
+			return matchSlackWebhook(in, i)
 		}
 	case 'k':
-		// Mailgun keys are 32 lower-case letters and digits; a body of hex
-		// digits only is a hash in a cache key (key-<md5>).
+		// Mailgun's private API keys: "key-" and 32 lower-case letters
+		// and digits (hexadecimal digits in the keys of recent years).
 		if strings.HasPrefix(rest, "key-") {
-			if h, ok := exact(in, i, 4, cAlnum, 32, famMailgunKey); ok && !allHex(in[i+4:h.end]) {
-				return h, true
-			}
-			return hit{}, false
+			h, ok := exact(in, i, 4, cLowerDigit, 32, famMailgunKey)
+			return h, ok && !is(in, h.end, cWord)
 		}
 	case 'n':
 		if strings.HasPrefix(rest, "npm_") {
@@ -140,9 +166,14 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		if strings.HasPrefix(rest, pypiPrefix) {
 			return atLeast(in, i, len(pypiPrefix), cB64URL, 20, famPyPIToken)
 		}
+		if strings.HasPrefix(rest, "pat") {
+			if h, ok := matchAirtable(in, i); ok {
+				return h, true
+			}
+		}
 	case 'r':
-		if strings.HasPrefix(rest, "rk_live_") || strings.HasPrefix(rest, "rk_test_") {
-			return atLeast(in, i, 8, cAlnum, 10, famStripeKey)
+		if strings.HasPrefix(rest, "rk_") && stripeMode(rest[3:]) {
+			return randomToken(in, i, 8, cAlnum, 10, famStripeKey)
 		}
 	case 's':
 		switch {
@@ -152,24 +183,29 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return atLeast(in, i, 9, cHex, 32, famOpenRouterKey)
 		case strings.HasPrefix(rest, "sk-"):
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
-		case strings.HasPrefix(rest, "sk_live_"), strings.HasPrefix(rest, "sk_test_"):
-			return atLeast(in, i, 8, cAlnum, 10, famStripeKey)
+		case strings.HasPrefix(rest, "sntrys_eyJ"):
+			return matchSentryOrg(in, i, lo)
+		case strings.HasPrefix(rest, "sk_") && stripeMode(rest[3:]):
+			return randomToken(in, i, 8, cAlnum, 10, famStripeKey)
 		case len(rest) > 6 && rest[:3] == "shp" && rest[5] == '_' &&
 			(rest[3:5] == "at" || rest[3:5] == "ss" || rest[3:5] == "ca" || rest[3:5] == "pa"):
 			return exact(in, i, 6, cHex, 32, famShopifyToken)
 		}
 	case 'w':
 		if strings.HasPrefix(rest, "whsec_") {
-			return atLeast(in, i, 6, cAlnum, 20, famStripeKey)
+			return randomToken(in, i, 6, cAlnum, 20, famStripeKey)
+		}
+		if strings.HasPrefix(rest, teamsHost) {
+			return matchTeamsWebhook(in, i)
 		}
 	case 'x':
 		switch {
-		case len(rest) > 5 && rest[:3] == "xox" && strings.IndexByte("abeprs", rest[3]) >= 0 && rest[4] == '-':
-			return atLeast(in, i, 5, cB64URL, 10, famSlackToken)
+		case len(rest) > 5 && rest[:3] == "xox" && strings.IndexByte("abeoprs", rest[3]) >= 0 && rest[4] == '-':
+			return slackToken(in, i, 5, 8)
 		case strings.HasPrefix(rest, "xapp-"):
-			return atLeast(in, i, 5, cB64URL, 10, famSlackToken)
+			return slackToken(in, i, 5, 10)
 		case strings.HasPrefix(rest, "xoxe.xox") && len(rest) > 10 && rest[9] == '-':
-			return atLeast(in, i, 10, cB64URL, 10, famSlackToken)
+			return slackToken(in, i, 10, 10)
 		case strings.HasPrefix(rest, "xai-"):
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
@@ -180,9 +216,36 @@ func matchToken(in string, i, lo int) (hit, bool) {
 	return matchVendor(in, i, lo)
 }
 
-// allHex reports whether s holds only hexadecimal digits.
-func allHex(s string) bool {
-	return skip(s, 0, cHex) == len(s)
+// slackToken matches a Slack token whose prefix of length p is at in[i]:
+// at least min bytes of base64url that look random (numbers and a random
+// secret, not xoxb-my-bot-token or xoxe.xoxp-1-RANDOMSTRINGHERE).
+func slackToken(in string, i, p, min int) (hit, bool) {
+	h, ok := atLeast(in, i, p, cB64URL, min, famSlackToken)
+	return h, ok && randomBody(in[i+p:h.end])
+}
+
+// matchSentryOrg matches a Sentry organisation auth token at in[i]:
+// "sntrys_", the base64 of a JSON object ("eyJ", '+', '/' and '=' inside),
+// '_' and the base64 of the secret: 50 bytes or more of that alphabet. As
+// in matchVendor, it does not begin right after a byte of its body (but
+// '='), and reads no more than maxToken bytes of it.
+func matchSentryOrg(in string, i, lo int) (hit, bool) {
+	const set = cB64 | cEquals | cUnderscore
+	if p := prev(in, i, lo); p != '=' && chars[p]&set != 0 {
+		return hit{}, false
+	}
+	j := i + len("sntrys_")
+	e, n := wrapEnd(in, j, set, 50, maxToken+1)
+	if n < 50 || n > maxToken || is(in, e, cAlnum) || dummy(in[j:min(e, j+64)]) {
+		return hit{}, false
+	}
+	return hit{i, e, famSentryToken}, true
+}
+
+// stripeMode reports whether s begins with the mode part of a Stripe
+// key's prefix: test_, live_ or prod_.
+func stripeMode(s string) bool {
+	return len(s) >= 5 && s[4] == '_' && (s[:4] == "test" || s[:4] == "live" || s[:4] == "prod")
 }
 
 // matchHexToken matches the tokens that begin with a run of hexadecimal
@@ -227,15 +290,27 @@ func matchShapedToken(in string, i int) (hit, bool) {
 // matchAzureSecret matches an Azure AD (Entra ID) client secret at the
 // word start in[i]: three bytes, a digit, "Q~" and 31 to 34 more.
 func matchAzureSecret(in string, i int) (hit, bool) {
-	const set = cB64URL | cDotted | cTilde
-	if i+6 > len(in) || !isDigit(in[i+3]) || in[i+4] != 'Q' || in[i+5] != '~' {
+	return matchAzureSecretAt(in, i, i)
+}
+
+// azureSet holds the bytes of an Azure AD client secret: base64url, '.'
+// and '~'.
+const azureSet = cB64URL | cDotted | cTilde
+
+// matchAzureSecretAt matches an Azure AD client secret at in[i], which
+// need not be a word start: its first three bytes may be '.', '~' or '_'
+// too (.IQ8Q~…, ~Gg8Q~…). It does not begin inside a longer run of its
+// bytes. lo is as for matchToken.
+func matchAzureSecretAt(in string, i, lo int) (hit, bool) {
+	if i+6 > len(in) || !isDigit(in[i+3]) || in[i+4] != 'Q' || in[i+5] != '~' ||
+		skip(in[:i+3], i, cWord|cDotted|cTilde) != i+3 || i > lo && chars[in[i-1]]&azureSet != 0 {
 		return hit{}, false
 	}
-	e := skipMax(in, i+6, set, 35)
+	e := skipMax(in, i+6, azureSet, 35)
 	for e > i+6 && in[e-1] == '.' {
 		e--
 	}
-	if n := e - i - 6; n < 31 || n > 34 || is(in, e, cAlnum) {
+	if n := e - i - 6; n < 31 || n > 34 || is(in, e, cAlnum) || dummy(in[i+6:e]) {
 		return hit{}, false
 	}
 	return hit{i, e, famAzureClientSecret}, true
@@ -254,7 +329,8 @@ func matchTerraform(in string, i int) (hit, bool) {
 }
 
 const (
-	slackHook  = "hooks.slack.com/services/"
+	slackHost  = "hooks.slack.com/"
+	teamsHost  = "webhook.office.com/"
 	pypiPrefix = "pypi-AgEIcHlwaS5vcmc" // "pypi-" and the base64 of the macaroon's "pypi.org"
 )
 
@@ -267,11 +343,19 @@ func isAWSPrefix(p string) bool {
 	return false
 }
 
-// matchSendGrid matches SG.<16-32>.<20+> (the key id and the secret).
+// matchSendGrid matches SG.<16-32>.<20+> (the key id and the secret), or
+// "SG." and 66 random-looking bytes of the key's alphabet.
 func matchSendGrid(in string, i int) (hit, bool) {
 	j := i + 3
 	e := skipMax(in, j, cB64URL, 33)
 	if e-j < 16 || e-j > 32 || e >= len(in) || in[e] != '.' {
+		e := skipMax(in, j, vB64URLAll, 68)
+		for e > j && in[e-1] == '.' {
+			e--
+		}
+		if e-j == 66 && !is(in, e, cAlnum) && randomBody(in[j:e]) && !dummy(in[j:e]) {
+			return hit{i, e, famSendGridKey}, true
+		}
 		return hit{}, false
 	}
 	h, ok := atLeast(in, e, 1, cB64URL, 20, famSendGridKey)
@@ -329,10 +413,10 @@ func matchDiscordToken(in string, i int) (hit, bool) {
 
 // webhookHosts are the hosts of webhook URLs, which the scanner finds at the
 // '/' after them.
-var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com"}
+var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com"}
 
-// matchWebhookAt matches a Slack or Discord webhook URL whose host ends at
-// the '/' in[i].
+// matchWebhookAt matches a Slack, Discord or Microsoft Teams webhook URL
+// whose host ends at the '/' in[i].
 func matchWebhookAt(in string, i, lo int) (hit, bool) {
 	for _, host := range webhookHosts {
 		p := i - len(host)
@@ -366,15 +450,25 @@ func matchDiscordWebhook(in string, i int) (hit, bool) {
 	return h, ok
 }
 
-// matchTelegram matches a bot token <8-10 digits>:AA<33+>. The caller has
-// found the digits in[i:d] and the colon at in[d].
+// matchTelegram matches a bot token <8-10 digits>:AA<33+>, or the bot id,
+// ':' and 35 random-looking base64url bytes from an 'A' (the shape
+// gitleaks' rule writes). The caller has found the digits in[i:d] and the
+// colon at in[d].
 func matchTelegram(in string, i, d int) (hit, bool) {
-	if !strings.HasPrefix(in[d+1:], "AA") {
+	if !strings.HasPrefix(in[d+1:], "A") {
 		return hit{}, false
 	}
-	h, ok := atLeast(in, d, 1, cB64URL, 35, famTelegramToken)
-	h.start = i
-	return h, ok
+	if strings.HasPrefix(in[d+1:], "AA") {
+		if h, ok := atLeast(in, d, 1, cB64URL, 35, famTelegramToken); ok {
+			h.start = i
+			return h, true
+		}
+	}
+	e := skipMax(in, d+1, cB64URL, 36)
+	if e-d-1 != 35 || is(in, e, cAlnum) || !randomBody(in[d+2:e]) || dummy(in[d+2:e]) {
+		return hit{}, false
+	}
+	return hit{i, e, famTelegramToken}, true
 }
 
 // matchAuthScheme matches the credentials after a free-standing "Bearer" or
@@ -507,4 +601,364 @@ func isBasicCredential(s string) bool {
 		}
 	}
 	return colon
+}
+
+// matchSlackWebhook matches a Slack webhook URL from its host at in[i]:
+// hooks.slack.com/services/T…/B…/…, /workflows/… or /triggers/…, and a
+// path of base64 bytes.
+func matchSlackWebhook(in string, i int) (hit, bool) {
+	rest := in[i+len(slackHost):]
+	for _, kind := range [...]string{"services/", "workflows/", "triggers/"} {
+		if strings.HasPrefix(rest, kind) {
+			return atLeast(in, i, len(slackHost)+len(kind), cB64, 20, famSlackWebhook)
+		}
+	}
+	return hit{}, false
+}
+
+// matchTeamsWebhook matches a Microsoft Teams incoming webhook URL from
+// its host at in[i]: webhook.office.com/webhookb2/<group>@<tenant>/
+// IncomingWebhook/<32 bytes>/<uuid>…, to the end of its path.
+func matchTeamsWebhook(in string, i int) (hit, bool) {
+	j := i + len(teamsHost)
+	if !strings.HasPrefix(in[j:], "webhookb2/") {
+		return hit{}, false
+	}
+	e := j
+	for e < len(in) && e-j < 400 && (chars[in[e]]&(cAlnum|cDash) != 0 || in[e] == '@' || in[e] == '/') {
+		e++
+	}
+	if !strings.Contains(in[j:e], "/IncomingWebhook/") {
+		return hit{}, false
+	}
+	return hit{i, e, famTeamsWebhook}, true
+}
+
+// routingSuffix returns the end of a GitLab token whose body ends at
+// in[e], past the routing suffix of a routable token: a '.' and nine
+// lower-case letters and digits.
+func routingSuffix(in string, e int) int {
+	if e < len(in) && in[e] == '.' {
+		if f := skipMax(in, e+1, cLowerDigit, 10); f-e-1 == 9 && !is(in, f, cWord) {
+			return f
+		}
+	}
+	return e
+}
+
+// matchOnePasswordKey matches a 1Password account Secret Key at in[i]:
+// "A3-", six upper-case letters or digits, and groups of 11 (or 6 and 5)
+// and 5, 5 and 5 more, joined by dashes.
+func matchOnePasswordKey(in string, i int) (hit, bool) {
+	j := i + 3
+	var groups [6]int
+	n := 0
+	for n < len(groups) {
+		e := skipMax(in, j, cUpperDigit, 12)
+		groups[n] = e - j
+		n++
+		if e >= len(in) || in[e] != '-' || !is(in, e+1, cUpperDigit) {
+			j = e
+			break
+		}
+		j = e + 1
+	}
+	ok := groups[0] == 6 && (n == 5 && groups[1] == 11 || n == 6 && groups[1] == 6 && groups[2] == 5)
+	for k := n - 3; ok && k < n; k++ {
+		ok = groups[k] == 5
+	}
+	if !ok || is(in, j, cWord) || !hasDigit(in[i+3:j]) || dummy(strings.ReplaceAll(in[i+3:j], "-", "")) {
+		return hit{}, false
+	}
+	return hit{i, j, famOnePasswordToken}, true
+}
+
+// matchAirtable matches an Airtable personal access token at in[i]:
+// "pat", 14 letters and digits, '.' and 64 hexadecimal digits.
+func matchAirtable(in string, i int) (hit, bool) {
+	w := skipMax(in, i+3, cAlnum, 15)
+	if w-i-3 != 14 || w >= len(in) || in[w] != '.' || !mixed(in[i+3:w]) && !randomBody(in[i+3:w]) {
+		return hit{}, false
+	}
+	h, ok := exact(in, w, 1, cHex, 64, famAirtableToken)
+	h.start = i
+	return h, ok
+}
+
+// matchAuthress matches an Authress service client access key at in[i]:
+// sc_, ext_, scauth_ or authress_, the client id, '.', the key id, ".acc_"
+// or ".acc-" and the account id, '.', and the base64 signing key.
+func matchAuthress(in string, i int) (hit, bool) {
+	u := skipMax(in, i, cLowerDigit, 9)
+	if u >= len(in) || in[u] != '_' {
+		return hit{}, false
+	}
+	switch in[i:u] {
+	case "sc", "ext", "scauth", "authress":
+	default:
+		return hit{}, false
+	}
+	e := skipMax(in, u+1, cAlnum, 31)
+	if n := e - u - 1; n < 5 || n > 30 || e >= len(in) || in[e] != '.' {
+		return hit{}, false
+	}
+	f := skipMax(in, e+1, cAlnum, 7)
+	if n := f - e - 1; n < 4 || n > 6 || !strings.HasPrefix(in[f:], ".acc") || f+5 >= len(in) || in[f+4] != '_' && in[f+4] != '-' {
+		return hit{}, false
+	}
+	g := skipMax(in, f+5, vAlnumDash, 33)
+	if n := g - f - 5; n < 10 || n > 32 || g >= len(in) || in[g] != '.' {
+		return hit{}, false
+	}
+	k := skipMax(in, g+1, cB64URL|vB64Pad, 121)
+	if n := k - g - 1; n < 30 || n > 120 || dummy(in[g+1:k]) {
+		return hit{}, false
+	}
+	return hit{i, k, famAuthressKey}, true
+}
+
+// matchUnprefixed matches the tokens that have no prefix of their own
+// to start with at the word start in[i]: those with a fixed part further
+// on (MaxMind license keys …_mmk, Dropbox long-lived tokens), those that
+// begin with a number (Facebook app access tokens <app id>|<secret>,
+// Twitter access tokens <user id>-<secret>), and those that the scanner
+// meets from the word after their prefix (see matchBehind).
+func matchUnprefixed(in string, i, lo int) (hit, bool) {
+	rest := in[i:]
+	switch {
+	case len(rest) >= 40 && rest[6] == '_' && rest[36:40] == "_mmk":
+		// MaxMind: 6 letters or digits, '_', 29 more and "_mmk".
+		if skip(in[:i+40], i, cAlnum) == i+6 && skip(in[:i+36], i+7, cAlnum) == i+36 &&
+			!is(in, i+40, cWord) && randomBody(rest[7:36]) {
+			return hit{i, i + 40, famMaxMindKey}, true
+		}
+	case len(rest) >= 64 && rest[11:21] == "AAAAAAAAAA" && rest[10] != 'A' && rest[21] != 'A':
+		// Dropbox long-lived: 11 letters and digits, ten 'A's (not more:
+		// not a run of zero bytes in base64), 43 more.
+		if skip(in[:i+11], i, cAlnum) == i+11 {
+			if h, ok := exact(in, i+21, 0, vB64URLEq, 43, famDropboxToken); ok && randomBody(in[i+21:h.end]) {
+				h.start = i
+				return h, true
+			}
+		}
+	}
+	if isDigit(in[i]) {
+		if h, ok := matchNumbered(in, i); ok {
+			return h, true
+		}
+	}
+	if i > lo && chars[in[i-1]]&cWord == 0 {
+		if in[i-1] == ':' && in[i] == 'A' {
+			// A Telegram bot token whose bot id is too short or too
+			// long a number for the scanner to try (35378:A…).
+			d := i - 1
+			for d > lo && i-d <= 17 && isDigit(in[d-1]) {
+				d--
+			}
+			if n := i - 1 - d; n >= 5 && n <= 16 && (d == lo || chars[in[d-1]]&cWord == 0) {
+				return matchTelegram(in, d, i-1)
+			}
+			return hit{}, false
+		}
+		return matchBehind(in, i, lo)
+	}
+	return hit{}, false
+}
+
+// matchNumbered matches the tokens that begin with a number at in[i]: a
+// Facebook app access token (a 15 or 16 digit app id, '|' and the app
+// secret or client token), a Twitter access token (the 15 to 25 digit
+// user id, '-' and 20 to 40 letters and digits), and a Telegram bot token
+// with a bot id of 15 or 16 digits.
+func matchNumbered(in string, i int) (hit, bool) {
+	d := skipMax(in, i, cDigit, 26)
+	n := d - i
+	if n < 15 || d+1 >= len(in) {
+		return hit{}, false
+	}
+	switch {
+	case in[d] == ':' && n <= 16:
+		// A Telegram bot token with a longer bot id than matchHexStart
+		// tries.
+		return matchTelegram(in, i, d)
+	case (in[d] == '|' || in[d] == '%') && n <= 16:
+		e := skipMax(in, d+1, cB64URL, 41)
+		if m := e - d - 1; m >= 27 && m <= 40 && !is(in, e, cAlnum) && randomBody(in[d+1:e]) && !dummy(in[d+1:e]) {
+			return hit{i, e, famFacebookToken}, true
+		}
+	case in[d] == '-' && n <= 25:
+		e := skipMax(in, d+1, cAlnum, 41)
+		if m := e - d - 1; m >= 20 && m <= 40 && !is(in, e, cWord) && mixed(in[d+1:e]) && !dummy(in[d+1:e]) {
+			return hit{i, e, famTwitterToken}, true
+		}
+	}
+	return hit{}, false
+}
+
+// dottedStarts are the first bytes of the table prefixes with a '.'
+// inside (ya29., hvs., s., sl., dp.st., sk.eyJ, pk.eyJ, v1.0-, dt0c01.,
+// t1.).
+const dottedStarts = "dhpstvy"
+
+// behindAt reports whether the prefix p, which ends with a byte that ends
+// a word ('.', '~'), ends at in[b] and begins a word, not before lo.
+func behindAt(in string, b, lo int, p string) bool {
+	s := b + 1 - len(p)
+	return s >= lo && in[s:b+1] == p && (s == lo || chars[in[s-1]]&(cWord|cDotted) == 0)
+}
+
+// maxBehind bounds how far back from a word matchBehind looks for the
+// prefix of the token that the word is part of.
+const maxBehind = 64
+
+// matchBehind matches, from the word at in[i] (not a word start of the
+// scanner's own, as it follows a byte that ends a word), a token whose
+// prefix is further back and that the scanner did not meet at its start:
+// an OpenShift token (sha256~…), a Harness key (pat.…, sat.…), a Mapbox
+// token (pk.…) or an Azure AD client secret (…Q~…), whose body is a few
+// words of base64url; or a vendor token of base64 whose first word, its
+// prefix and a few bytes, ends at a '/' or '+' (glc_QmoQ/…, ABSKon+…).
+// It looks back no further than maxBehind bytes, and not before lo (as
+// for matchToken).
+func matchBehind(in string, i, lo int) (hit, bool) {
+	switch in[i-1] {
+	case '/', '+', '=':
+		return behindBase64(in, i, lo)
+	case '~', '.', '-':
+	default:
+		return hit{}, false
+	}
+	eq, dotSeen := false, false
+	// Back over the body, to each '~' and '.' before the word.
+	for b := i - 1; b > lo && i-b < 48; b-- {
+		c := in[b]
+		if c == '=' {
+			eq = true
+			continue
+		}
+		if c != '~' && c != '.' {
+			if chars[c]&cB64URL == 0 {
+				break
+			}
+			continue
+		}
+		if c == '.' && !dotSeen {
+			dotSeen = true
+			// A table prefix with a dot inside (hvs.-…, dp.st.-…), at
+			// the nearest dot: the run of lower-case letters, digits and
+			// dots before it, if a dotted prefix begins it.
+			r := b
+			for r > lo && b-r < 9 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
+				r--
+			}
+			if r < b && (r == lo || chars[in[r-1]]&cWord == 0) && strings.IndexByte(dottedStarts, in[r]) >= 0 {
+				if h, ok := matchVendor(in, r, lo); ok && h.end > i {
+					return h, true
+				}
+			}
+		}
+		// The prefixes that end with the separator, told apart by the
+		// byte before it: …Q~ (an Azure secret, 5 bytes before it),
+		// sha256~, pat., sat. and pk.
+		var h hit
+		ok := false
+		switch s := b; in[b-1] {
+		case 'Q':
+			if c == '~' && b-5 >= lo {
+				h, ok = matchAzureSecretAt(in, b-5, lo)
+			}
+		case '6':
+			if c == '~' && behindAt(in, b, lo, "sha256~") {
+				h, ok = matchOpenShift(in, s+1-len("sha256~"))
+			}
+		case 't':
+			if c == '.' && (behindAt(in, b, lo, "pat.") || behindAt(in, b, lo, "sat.")) {
+				h, ok = matchHarness(in, s-3)
+			}
+		case 'k':
+			if c == '.' && behindAt(in, b, lo, "pk.") {
+				h, ok = matchMapboxPublic(in, s-2)
+			}
+		}
+		if ok && h.end > i {
+			return h, true
+		}
+	}
+	if eq {
+		// A body with '=' inside (b_…=…-…): see behindBase64.
+		return behindBase64(in, i, lo)
+	}
+	return hit{}, false
+}
+
+// behindBase64 matches, from the word at in[i], a vendor token of base64
+// whose first word the scanner did not try: from the start of the run of
+// base64 bytes the word is in, or, when the run begins with a key and
+// '=', from the start after the first '=' of the run ('=' pads the end of
+// base64, but some vendors' bodies have it inside). Two tries at most,
+// each reading the body once (no more than maxToken bytes): a run of
+// base64 is read a bounded number of times, from the few words within
+// maxBehind bytes of its start.
+func behindBase64(in string, i, lo int) (hit, bool) {
+	b, eq := i-1, -1
+	for b > lo && i-b < maxBehind && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
+		if in[b-1] == '=' && b < i-1 {
+			eq = b
+		}
+		b--
+	}
+	if b > lo && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
+		b = -1 // the run begins further back than we look
+	}
+	for _, s := range [...]int{b, eq} {
+		if s < 0 || !is(in, s, cWord) || len(vendorsByFirst[in[s]]) == 0 {
+			continue
+		}
+		if h, ok := matchVendor(in, s, lo); ok && h.end > i {
+			return h, true
+		}
+	}
+	return hit{}, false
+}
+
+// matchOpenShift matches an OpenShift OAuth access token at in[i]:
+// "sha256~" and 43 base64url bytes.
+func matchOpenShift(in string, i int) (hit, bool) {
+	h, ok := exact(in, i, len("sha256~"), cB64URL, 43, famOpenShiftToken)
+	return h, ok && !is(in, h.end, cB64URL)
+}
+
+// matchHarness matches a Harness API key or token at in[i]: "pat." or
+// "sat.", the account id (22 base64url bytes), '.', 24 letters and digits,
+// '.', 20 more.
+func matchHarness(in string, i int) (hit, bool) {
+	j := i + 4
+	e := skipMax(in, j, cB64URL, 23)
+	if e-j != 22 || e >= len(in) || in[e] != '.' {
+		return hit{}, false
+	}
+	f := skipMax(in, e+1, cAlnum, 25)
+	if f-e-1 != 24 || f >= len(in) || in[f] != '.' {
+		return hit{}, false
+	}
+	h, ok := exact(in, f, 1, cAlnum, 20, famHarnessKey)
+	h.start = i
+	return h, ok && !dummy(in[e+1:f])
+}
+
+// matchMapboxPublic matches a Mapbox token whose prefix "pk." ends right
+// before in[i]: a JWT-like pk.eyJ… (see the vendor table), or "pk.", 60
+// letters and digits, '.' and 22 more.
+func matchMapboxPublic(in string, i int) (hit, bool) {
+	if h, ok := matchVendor(in, i, i); ok {
+		return h, true
+	}
+	j := i + 3
+	e := skipMax(in, j, cAlnum, 61)
+	if e-j != 60 || e >= len(in) || in[e] != '.' || !randomBody(in[j:e]) {
+		return hit{}, false
+	}
+	h, ok := exact(in, e, 1, cAlnum, 22, famMapboxToken)
+	h.start = i
+	return h, ok
 }

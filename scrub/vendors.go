@@ -9,96 +9,216 @@ import "strings"
 
 // A vendor describes one token shape: prefix, then a body of at least min
 // and at most max bytes of set (max 0: no upper bound), not followed by a
-// letter or digit.
+// letter or digit, and passing check.
 type vendor struct {
 	prefix   string
 	set      uint32
 	min, max int
 	fam      family
-	random   bool // the body must have a digit and letters of both cases (short, word-like prefixes)
+	check    uint8
 }
+
+// Checks of a vendor token's body beyond its alphabet and length. Every
+// body must also not be a placeholder (see dummy).
+const (
+	// vMixed: a digit and letters of both cases, for short, word-like
+	// prefixes (secret_, r8_, EAA) whose real bodies are random base62.
+	vMixed uint8 = 1 << iota
+	// vRandom: random-looking as randomBody says, for short prefixes whose
+	// bodies may be all lower case (b_, live_, YC).
+	vRandom
+	// vWordEnd: not followed by '_' either, for bodies of a fixed length
+	// that an identifier may continue (hf_…_h_prio).
+	vWordEnd
+	// vNoDotWord: not followed by a dot and a letter or digit, for bodies
+	// that a host name or a dotted path may continue (s.…).
+	vNoDotWord
+	// vDigit: a digit, for upper-case bodies that a constant's name may
+	// look like (API-…).
+	vDigit
+	// vNotExt: not right after a word and a '.', where the prefix is a
+	// file name's extension (favicon.ico-<hash>.png).
+	vNotExt
+)
 
 // Extra byte classes for vendor bodies, beyond those in chars.go.
 const (
-	vB64URLDot = cB64URL | cDotted // [A-Za-z0-9_.-]
+	vB64URLDot = cB64URL | cDotted            // [A-Za-z0-9_.-]
+	vB64Pad    = cB64 | cEquals               // [A-Za-z0-9+/=]: standard base64
+	vB64URLEq  = cB64URL | cEquals            // [A-Za-z0-9_=-]
+	vB64URLAll = cB64URL | cEquals | cDotted  // [A-Za-z0-9_.=-]
+	vAlnumDash = cAlnum | cDash               // [A-Za-z0-9-]
+	vSentry    = cB64 | cEquals | cUnderscore // base64 JSON, '_' and a base64 secret
 )
 
 // vendors lists the table-driven token shapes. Earlier entries win when
-// two prefixes match at the same place.
+// two prefixes match at the same place, so a longer prefix comes before a
+// shorter one it begins with.
 var vendors = [...]vendor{
 	// Google OAuth 2.0 access and refresh tokens, OAuth client secrets.
-	{"ya29.", cB64URL, 20, 0, famGoogleOAuthToken, false},
-	{"1//0", cB64URL, 30, 0, famGoogleOAuthToken, false},
-	{"GOCSPX-", cB64URL, 28, 28, famGoogleClientSecret, false},
+	{"ya29.", cB64URL, 20, 0, famGoogleOAuthToken, 0},
+	{"1//0", cB64URL, 30, 0, famGoogleOAuthToken, 0},
+	{"GOCSPX-", cB64URL, 28, 28, famGoogleClientSecret, 0},
 	// GitLab: personal (glpat- is in tokens.go), deploy, runner, pipeline
 	// trigger, SCIM, feed, incoming mail, agent, OAuth application, CI
 	// build, feature flag tokens, and runner registration tokens.
-	{"gldt-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glrtr-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glrt-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glptt-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glsoat-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glft-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glimt-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glagent-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"gloas-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glcbt-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"glffct-", vB64URLDot, 20, 0, famGitLabToken, false},
-	{"GR1348941", cB64URL, 20, 0, famGitLabToken, false},
-	// HashiCorp Vault service, batch and recovery tokens.
-	{"hvs.", cB64URL, 24, 0, famVaultToken, false},
-	{"hvb.", cB64URL, 24, 0, famVaultToken, false},
-	{"hvr.", cB64URL, 24, 0, famVaultToken, false},
+	{"gldt-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glrtr-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glrt-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glptt-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glsoat-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glft-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glimt-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glagent-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"gloas-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glcbt-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"glffct-", vB64URLDot, 20, 0, famGitLabToken, 0},
+	{"GR1348941", cB64URL, 20, 0, famGitLabToken, vRandom},
+	// HashiCorp Vault service, batch and recovery tokens, and the legacy
+	// service tokens: "s." and 24 base62 bytes.
+	{"hvs.", cB64URL, 24, 0, famVaultToken, 0},
+	{"hvb.", cB64URL, 24, 0, famVaultToken, 0},
+	{"hvr.", cB64URL, 24, 0, famVaultToken, 0},
+	{"s.", cAlnum, 24, 24, famVaultToken, vRandom | vDigit | vWordEnd | vNoDotWord},
 	// Grafana service account and Grafana Cloud tokens.
-	{"glsa_", cWord, 40, 0, famGrafanaToken, false},
-	{"glc_", cB64 | cEquals, 32, 0, famGrafanaToken, false},
-	// Sentry organisation and user auth tokens.
-	{"sntrys_", cB64URL | cEquals, 50, 0, famSentryToken, false},
-	{"sntryu_", cHex, 64, 64, famSentryToken, false},
-	{"lin_api_", cAlnum, 40, 40, famLinearKey, false},
-	{"lin_oauth_", cHex, 64, 64, famLinearKey, false},
-	{"ntn_", cAlnum, 40, 50, famNotionToken, false},
-	{"secret_", cAlnum, 43, 43, famNotionToken, true},
-	{"PMAK-", cHex | cDash, 59, 59, famPostmanKey, false},
-	{"NRAK-", cUpperDigit, 27, 27, famNewRelicKey, false},
-	{"NRJS-", cHex, 19, 19, famNewRelicKey, false},
-	{"dp.pt.", vB64URLDot, 40, 0, famDopplerToken, false},
-	{"dp.st.", vB64URLDot, 40, 0, famDopplerToken, false},
-	{"dp.sa.", vB64URLDot, 40, 0, famDopplerToken, false},
-	{"dp.ct.", vB64URLDot, 40, 0, famDopplerToken, false},
-	{"dp.scim.", vB64URLDot, 40, 0, famDopplerToken, false},
-	{"dp.audit.", vB64URLDot, 40, 0, famDopplerToken, false},
+	{"glsa_", cWord, 40, 0, famGrafanaToken, 0},
+	{"glc_", vB64Pad, 32, 0, famGrafanaToken, 0},
+	{"eyJrIjoi", vB64Pad, 70, 0, famGrafanaToken, 0}, // base64 of {"k":"
+	// Sentry user tokens (organisation tokens are in tokens.go).
+	{"sntryu_", cHex, 64, 64, famSentryToken, 0},
+	{"lin_api_", cAlnum, 40, 40, famLinearKey, 0},
+	{"lin_oauth_", cHex, 64, 64, famLinearKey, 0},
+	{"ntn_", cAlnum, 40, 50, famNotionToken, 0},
+	{"secret_", cAlnum, 43, 43, famNotionToken, vMixed},
+	{"PMAK-", cHex | cDash, 59, 59, famPostmanKey, 0},
+	// New Relic user API keys, browser API tokens, insert keys.
+	{"NRAK-", cAlnum, 27, 27, famNewRelicKey, vDigit},
+	{"NRJS-", cHex, 19, 19, famNewRelicKey, 0},
+	{"NRII-", vAlnumDash, 32, 32, famNewRelicKey, 0},
+	{"dp.pt.", vB64URLDot, 40, 0, famDopplerToken, 0},
+	{"dp.st.", vB64URLDot, 40, 0, famDopplerToken, 0},
+	{"dp.sa.", vB64URLDot, 40, 0, famDopplerToken, 0},
+	{"dp.ct.", vB64URLDot, 40, 0, famDopplerToken, 0},
+	{"dp.scim.", vB64URLDot, 40, 0, famDopplerToken, 0},
+	{"dp.audit.", vB64URLDot, 40, 0, famDopplerToken, 0},
 	// Atlassian API tokens and Bitbucket app passwords.
-	{"ATATT3", cB64URL | cEquals, 150, 0, famAtlassianToken, false},
-	{"ATBB", cAlnum, 32, 32, famAtlassianToken, true},
-	{"sbp_", cHex, 40, 40, famSupabaseToken, false},
-	{"sb_secret_", cB64URL, 30, 0, famSupabaseToken, false},
-	{"AGE-SECRET-KEY-1", cUpperDigit, 58, 58, famAgeSecretKey, false},
-	{"sq0atp-", cB64URL, 22, 22, famSquareToken, false},
-	{"sq0csp-", cB64URL, 43, 43, famSquareToken, false},
-	{"EAAA", cB64URL, 60, 60, famSquareToken, true},
-	{"pul-", cHex, 40, 40, famPulumiToken, false},
-	{"dckr_pat_", cB64URL, 24, 0, famDockerHubToken, false},
-	{"dckr_oat_", cB64URL, 24, 0, famDockerHubToken, false},
-	{"pscale_tkn_", cB64URL, 32, 0, famPlanetScaleToken, false},
-	{"pscale_pw_", cB64URL, 32, 0, famPlanetScaleToken, false},
-	{"pscale_oauth_", cB64URL, 32, 0, famPlanetScaleToken, false},
-	{"r8_", cAlnum, 37, 37, famReplicateKey, true},
-	{"pplx-", cAlnum, 40, 0, famPerplexityKey, false},
-	{"lsv2_pt_", cHex | cUnderscore, 43, 43, famLangSmithKey, false},
-	{"lsv2_sk_", cHex | cUnderscore, 43, 43, famLangSmithKey, false},
-	{"pcsk_", cWord, 40, 0, famPineconeKey, false},
-	{"tvly-", cB64URL, 30, 0, famTavilyKey, false},
-	{"LTAI", cAlnum, 12, 30, famAlibabaKey, true},
+	{"ATATT3", cB64URL | cEquals, 150, 0, famAtlassianToken, 0},
+	{"ATBB", cAlnum, 32, 32, famAtlassianToken, vMixed},
+	{"sbp_", cHex, 40, 40, famSupabaseToken, 0},
+	{"sb_secret_", cB64URL, 30, 0, famSupabaseToken, 0},
+	{"AGE-SECRET-KEY-1", cUpperDigit, 58, 58, famAgeSecretKey, 0},
+	// Square access tokens and OAuth secrets.
+	{"sq0atp-", cB64URL, 22, 60, famSquareToken, 0},
+	{"sq0csp-", cB64URL, 43, 43, famSquareToken, 0},
+	{"EAAA", cB64URL, 22, 60, famSquareToken, vMixed},
+	{"pul-", cHex, 40, 40, famPulumiToken, 0},
+	{"dckr_pat_", cB64URL, 24, 0, famDockerHubToken, 0},
+	{"dckr_oat_", cB64URL, 24, 0, famDockerHubToken, 0},
+	// PlanetScale API and OAuth tokens and database passwords.
+	{"pscale_tkn_", vB64URLAll, 32, 0, famPlanetScaleToken, 0},
+	{"pscale_pw_", vB64URLAll, 32, 0, famPlanetScaleToken, 0},
+	{"pscale_oauth_", vB64URLAll, 32, 0, famPlanetScaleToken, 0},
+	{"r8_", cAlnum, 37, 37, famReplicateKey, vMixed},
+	{"pplx-", cAlnum, 40, 0, famPerplexityKey, 0},
+	{"lsv2_pt_", cHex | cUnderscore, 43, 43, famLangSmithKey, 0},
+	{"lsv2_sk_", cHex | cUnderscore, 43, 43, famLangSmithKey, 0},
+	{"pcsk_", cWord, 40, 0, famPineconeKey, 0},
+	{"tvly-", cB64URL, 30, 0, famTavilyKey, 0},
+	{"LTAI", cAlnum, 12, 30, famAlibabaKey, vRandom},
 	// AWS temporary session tokens: base64 that always begins so.
-	{"IQoJb3JpZ2luX2Vj", cB64 | cEquals, 100, 0, famAWSSessionToken, false},
-	{"FwoGZXIvYXdzE", cB64 | cEquals, 100, 0, famAWSSessionToken, false},
-	{"EAA", cAlnum, 90, 0, famFacebookToken, true},
-	{"fo1_", cB64URL, 40, 0, famFlyioToken, false},
-	{"fm2_", cTok68 | cComma, 60, 0, famFlyioToken, false},
-	{"rubygems_", cHex, 48, 48, famRubyGemsToken, false},
-	{"sk.eyJ", vB64URLDot, 60, 0, famMapboxToken, false},
-	{"HRKU-", cB64URL, 50, 0, famHerokuKey, false},
+	{"IQoJb3JpZ2luX2Vj", vB64Pad, 100, 0, famAWSSessionToken, 0},
+	{"FwoGZXIvYXdzE", vB64Pad, 100, 0, famAWSSessionToken, 0},
+	{"EAA", cAlnum, 90, 0, famFacebookToken, vMixed},
+	// Fly.io tokens: fo1_, and the macaroons fm1r_, fm1a_ and fm2_ (base64,
+	// several of them joined by commas after "FlyV1 ").
+	{"fo1_", cB64URL, 40, 0, famFlyioToken, 0},
+	{"fm1r_", vB64Pad | cComma, 60, 0, famFlyioToken, 0},
+	{"fm1a_", vB64Pad | cComma, 60, 0, famFlyioToken, 0},
+	{"fm2_", cTok68 | cComma, 60, 0, famFlyioToken, 0},
+	{"rubygems_", cHex, 48, 48, famRubyGemsToken, 0},
+	// Mapbox secret and public tokens.
+	{"sk.eyJ", vB64URLDot, 60, 0, famMapboxToken, 0},
+	{"pk.eyJ", vB64URLDot, 60, 0, famMapboxToken, 0},
+	{"HRKU-", cB64URL, 50, 0, famHerokuKey, 0},
+	// A JWT encoded in base64 once more: "ZXlK", the base64 of "eyJ".
+	{"ZXlK", vB64Pad | cB64URL, 40, 0, famJWT, vRandom},
+	// Hugging Face user and (older) organisation tokens: 34 letters.
+	{"hf_", cAlnum, 34, 34, famHuggingFaceToken, vRandom | vWordEnd},
+	{"api_org_", cAlnum, 34, 34, famHuggingFaceToken, vRandom | vWordEnd},
+	// Mailgun public validation keys (private keys are in tokens.go).
+	{"pubkey-", cHex, 32, 32, famMailgunKey, 0},
+	// Stripe-like test and live keys of other vendors: Lob, GoCardless.
+	{"live_pub_", cHex, 31, 31, famLobKey, 0},
+	{"test_pub_", cHex, 31, 31, famLobKey, 0},
+	{"live_", cHex, 35, 35, famLobKey, 0},
+	{"test_", cHex, 35, 35, famLobKey, 0},
+	{"live_", vB64URLEq, 40, 40, famGoCardlessToken, vRandom},
+	// 1Password service account tokens: "ops_" and base64 JSON.
+	{"ops_eyJ", vB64Pad, 250, 0, famOnePasswordToken, 0},
+	{"p8e-", cAlnum, 32, 32, famAdobeKey, 0},
+	// JFrog Artifactory API keys and reference tokens.
+	{"AKCp", cAlnum, 69, 69, famArtifactoryToken, 0},
+	{"cmVmd", cAlnum, 59, 59, famArtifactoryToken, 0},
+	// Amazon Bedrock API keys, long-lived (ABSK and base64) and short-lived
+	// ("bedrock-api-key-" and the base64 of a presigned URL, which begins
+	// with that of "bedrock.amazonaws.com").
+	{"ABSK", vB64Pad, 109, 271, famBedrockKey, 0},
+	{"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", vB64Pad, 0, 0, famBedrockKey, 0},
+	{"4b1d", cAlnum, 38, 38, famClickHouseKey, vRandom},
+	{"CLOJARS_", cAlnum, 60, 60, famClojarsToken, 0},
+	// Cloudflare Origin CA keys: v1.0-<24 hex>-<146 hex>.
+	{"v1.0-", cHex | cDash, 171, 171, famCloudflareKey, 0},
+	{"duffel_test_", vB64URLEq, 43, 43, famDuffelToken, 0},
+	{"duffel_live_", vB64URLEq, 43, 43, famDuffelToken, 0},
+	// Dynatrace: dt0c01.<24>.<64>.
+	{"dt0c01.", cAlnum | cDotted, 89, 89, famDynatraceToken, 0},
+	// EasyPost production and test API keys.
+	{"EZAK", cAlnum, 54, 54, famEasyPostKey, 0},
+	{"EZTK", cAlnum, 54, 54, famEasyPostKey, 0},
+	// Flutterwave secret, public and encryption keys, test and live.
+	{"FLWSECK_TEST-", vAlnumDash, 12, 40, famFlutterwaveKey, 0},
+	{"FLWSECK_TEST", cHex, 12, 12, famFlutterwaveKey, 0},
+	{"FLWPUBK_TEST-", vAlnumDash, 32, 40, famFlutterwaveKey, 0},
+	{"FLWSECK-", vAlnumDash, 12, 40, famFlutterwaveKey, 0},
+	{"FLWPUBK-", vAlnumDash, 32, 40, famFlutterwaveKey, 0},
+	{"fio-u-", vB64URLEq, 64, 64, famFrameioToken, 0},
+	{"ico-", cAlnum, 32, 32, famInfracostKey, vNotExt},
+	// 42 intranet (intra42) application secrets.
+	{"s-s4t2ud-", cHex, 64, 64, famIntra42Secret, 0},
+	{"s-s4t2af-", cHex, 64, 64, famIntra42Secret, 0},
+	{"API-", cUpperDigit, 26, 26, famOctopusKey, vDigit},
+	{"pnu_", cAlnum, 36, 36, famPrefectKey, 0},
+	{"rdme_", cLowerDigit, 70, 70, famReadmeKey, 0},
+	{"tk-us-", cB64URL, 48, 48, famScalingoToken, 0},
+	{"xkeysib-", vAlnumDash, 81, 81, famBrevoKey, 0},
+	{"sm_pat_", cAlnum, 16, 16, famSettleMintToken, vRandom},
+	{"sm_aat_", cAlnum, 16, 16, famSettleMintToken, vRandom},
+	{"sm_sat_", cAlnum, 16, 16, famSettleMintToken, vRandom},
+	{"shippo_live_", cHex, 40, 40, famShippoToken, 0},
+	{"shippo_test_", cHex, 40, 40, famShippoToken, 0},
+	// Sourcegraph: sgp_<40 hex>, sgp_<16 hex>_<40 hex>, sgp_local_<40 hex>.
+	{"sgp_local_", cHex, 40, 40, famSourcegraphToken, 0},
+	{"sgp_", cHex | cUnderscore, 40, 57, famSourcegraphToken, 0},
+	// Yandex Cloud API keys, static access keys and IAM tokens.
+	{"AQVN", cB64URL, 35, 38, famYandexKey, vRandom},
+	{"YC", cB64URL, 38, 38, famYandexKey, vRandom | vWordEnd},
+	{"t1.", vB64URLAll, 88, 0, famYandexKey, vRandom},
+	// SonarQube user, project analysis and global analysis tokens.
+	{"squ_", vB64URLEq, 40, 40, famSonarToken, 0},
+	{"sqp_", vB64URLEq, 40, 40, famSonarToken, 0},
+	{"sqa_", vB64URLEq, 40, 40, famSonarToken, 0},
+	{"tfp_", vB64URLAll, 59, 59, famTypeformToken, 0},
+	// Defined Networking: dnkey-<26>-<52>.
+	{"dnkey-", vB64URLEq, 79, 79, famDefinedNetworkingToken, 0},
+	// Plaid access tokens: access-<environment>-<uuid>.
+	{"access-sandbox-", cHex | cDash, 36, 36, famPlaidToken, 0},
+	{"access-development-", cHex | cDash, 36, 36, famPlaidToken, 0},
+	{"access-production-", cHex | cDash, 36, 36, famPlaidToken, 0},
+	// Dropbox short-lived access tokens (long-lived ones are in tokens.go).
+	{"sl.", vB64URLEq, 100, 0, famDropboxToken, 0},
+	{"b_", vB64URLEq, 44, 44, famBeamerToken, vRandom | vWordEnd},
+	// Twitter (X) app-only bearer tokens: 22 'A's, then base64.
+	{"AAAAAAAAAAAAAAAAAAAAAA", vB64Pad | cDash, 60, 0, famTwitterToken, 0},
 }
 
 // vendorsByFirst indexes vendors by the first byte of their prefix.
@@ -109,15 +229,29 @@ var vendorsByFirst = func() (t [256][]uint8) {
 	return t
 }()
 
+// Every lower-case letter begins a word worth a closer look (cStart), not
+// only prefixLetters: the first letters of the prefixes in the table
+// (ops_…, ico-…, v1.0-…, maxmind's keys), and the first letter of a token
+// body, which the scanner meets as a word of its own after a prefix that
+// ends with '~', '.' or '/' (sha256~…, pat.…, …Q~…; see matchBehind).
+func init() {
+	for c := 'a'; c <= 'z'; c++ {
+		chars[c] |= cStart
+	}
+}
+
 // matchVendor matches a table-driven vendor token at in[i]. A token does
-// not begin right after a byte of its own body: in a long run of body
-// bytes, such as gldt-gldt-gldt-…, only the first prefix is read on, so
-// that every byte is read a bounded number of times. lo is as for
-// matchToken.
+// not begin right after a byte of its own body (but '=', which ends
+// base64 and begins values): in a long run of body bytes, such as
+// gldt-gldt-gldt-…, only the first prefix is read on, so that every byte
+// is read a bounded number of times. lo is as for matchToken.
 func matchVendor(in string, i, lo int) (hit, bool) {
 	for _, k := range vendorsByFirst[in[i]] {
 		v := &vendors[k]
-		if !strings.HasPrefix(in[i:], v.prefix) || chars[prev(in, i, lo)]&v.set != 0 {
+		if len(in)-i < len(v.prefix) || in[i+1] != v.prefix[1] {
+			continue // the second byte rules out most prefixes at no cost
+		}
+		if p := prev(in, i, lo); !strings.HasPrefix(in[i:], v.prefix) || p != '=' && chars[p]&v.set != 0 {
 			continue
 		}
 		j := i + len(v.prefix)
@@ -134,12 +268,122 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 		if n < v.min || n > limit || is(in, e, cAlnum) {
 			continue
 		}
-		if v.random && !mixed(in[j:min(e, j+64)]) {
+		if v.check != 0 && !v.passes(in, i, j, e, lo) || dummy(in[j:min(e, j+64)]) {
 			continue
 		}
 		return hit{i, e, v.fam}, true
 	}
 	return hit{}, false
+}
+
+// passes reports whether the token in[i:e], whose body is in[j:e], passes
+// v's checks.
+func (v *vendor) passes(in string, i, j, e, lo int) bool {
+	body := in[j:min(e, j+64)]
+	switch {
+	case v.check&vNotExt != 0 && i-1 > lo && in[i-1] == '.' && is(in, i-2, cWord):
+		return false
+	case v.check&vMixed != 0 && !mixed(body),
+		v.check&vRandom != 0 && !randomBody(body),
+		v.check&vWordEnd != 0 && is(in, e, cWord),
+		v.check&vNoDotWord != 0 && e < len(in) && in[e] == '.' && is(in, e+1, cAlnum),
+		v.check&vDigit != 0 && !hasDigit(body):
+		return false
+	}
+	return true
+}
+
+// dummy reports whether a token body (its first 64 bytes) is a
+// placeholder rather than a secret: one byte for half of it or more
+// (xxxx…, XXXX…, 0000…, XXXX_PUT_YOUR_TOKEN_HERE_XXXX), counting runs for
+// three quarters of it or more (0123456789abcdef…), or, in 20 bytes or
+// more, no more than one distinct byte in five (5555555dAAAAA7777777…). A
+// generated secret has none of these: its most frequent byte and its
+// ascending steps are a few percent of it, and even hexadecimal digits
+// are a dozen distinct ones in 20.
+func dummy(s string) bool {
+	s = s[:min(len(s), 64)]
+	if len(s) < 8 {
+		return false
+	}
+	var counts [256]uint8
+	top, steps, distinct := uint8(0), 0, 0
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		if counts[c] == 0 {
+			distinct++
+		}
+		counts[c]++
+		top = max(top, counts[c])
+		if k > 0 && c == s[k-1]+1 {
+			steps++
+		}
+	}
+	return int(top)*2 >= len(s) || steps*4 >= len(s)*3 || len(s) >= 20 && distinct*5 <= len(s)
+}
+
+// randomBody reports whether s (its first 64 bytes) looks generated rather
+// than written, as the body of a token with a short prefix must: not
+// CamelCase (see camelCase), and a digit
+// and letters of both cases; letters of both cases that change case at
+// least once in five bytes and whose case changes and pairs of capitals
+// side by side, the pairs counted twice, are at least two in five bytes
+// (random letters have one change every other byte and one pair every
+// fourth, a score of one a byte; CamelCase words change case twice a word
+// and have few capitals side by side, a third of a score or less; words
+// in capitals change case seldom); or digits, at least two and one byte in
+// sixteen, among
+// letters (a random lower-case or upper-case body, in which one byte in
+// three or four is a digit).
+func randomBody(s string) bool {
+	s = s[:min(len(s), 64)]
+	var d, u, l, flips, uu int
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		switch {
+		case isDigit(c):
+			d++
+		case isUpper(c):
+			u++
+			if k > 0 && isLower(s[k-1]) {
+				flips++
+			}
+			if k > 0 && isUpper(s[k-1]) {
+				uu++
+			}
+		case isLower(c):
+			l++
+			if k > 0 && isUpper(s[k-1]) {
+				flips++
+			}
+		}
+	}
+	n := len(s)
+	if camelCase(s) {
+		return false
+	}
+	return d > 0 && u > 0 && l > 0 ||
+		u > 0 && l > 0 && flips*5 >= n && (flips+2*uu)*5 >= 2*n ||
+		d >= 2 && d*16 >= n && u+l > 0
+}
+
+// camelCase reports whether s is written like an identifier of
+// capitalised words: four capitals or more, each followed by a lower-case
+// letter (ReadUint16LengthPrefixed). In a random body of letters and
+// digits a capital is followed by a lower-case letter four times in ten,
+// so each of four or more of them (a random body of 16 bytes has six or
+// seven) about once in a hundred bodies or less.
+func camelCase(s string) bool {
+	caps := 0
+	for k := 0; k < len(s); k++ {
+		if isUpper(s[k]) {
+			if k+1 == len(s) || !isLower(s[k+1]) {
+				return false
+			}
+			caps++
+		}
+	}
+	return caps >= 4
 }
 
 // maxToken bounds the body of a vendor token without a length of its

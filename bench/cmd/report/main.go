@@ -58,8 +58,8 @@ func main() {
 
 // result holds the samples of one benchmark.
 type result struct {
-	name                      string
-	ns, bytes, allocs, mbPerS []float64
+	name                                        string
+	ns, bytes, allocs, mbPerS, msgNs, msgAllocs []float64
 }
 
 func (r *result) median(samples []float64) float64 {
@@ -75,10 +75,12 @@ func (r *result) median(samples []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-func (r *result) Ns() float64     { return r.median(r.ns) }
-func (r *result) Bytes() float64  { return r.median(r.bytes) }
-func (r *result) Allocs() float64 { return r.median(r.allocs) }
-func (r *result) MBs() float64    { return r.median(r.mbPerS) }
+func (r *result) Ns() float64        { return r.median(r.ns) }
+func (r *result) Bytes() float64     { return r.median(r.bytes) }
+func (r *result) Allocs() float64    { return r.median(r.allocs) }
+func (r *result) MBs() float64       { return r.median(r.mbPerS) }
+func (r *result) MsgNs() float64     { return r.median(r.msgNs) }
+func (r *result) MsgAllocs() float64 { return r.median(r.msgAllocs) }
 
 type results struct {
 	order  []string
@@ -134,6 +136,10 @@ func parseWith(out string, rename func(string) string) results {
 				r.allocs = append(r.allocs, v)
 			case "MB/s":
 				r.mbPerS = append(r.mbPerS, v)
+			case "ns/msg":
+				r.msgNs = append(r.msgNs, v)
+			case "allocs/msg":
+				r.msgAllocs = append(r.msgAllocs, v)
 			}
 		}
 	}
@@ -169,6 +175,7 @@ func (r *report) write(w io.Writer) {
 	r.overhead(p, "OverheadParallel", "Parallel: `b.RunParallel`, GOMAXPROCS goroutines calling one shared tool.")
 	r.layers(p)
 	r.scrub(p)
+	r.scrubVsGitleaks(p)
 	r.classify(p)
 
 	p("## Storm simulation\n\n")
@@ -340,6 +347,33 @@ func (r *report) scrub(p printer) {
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %s× |\n", text, num(t.Ns()), num(t.MBs()), num(t.Allocs()),
 			num(re.Ns()), num(re.MBs()), num(re.Allocs()), strconv.FormatFloat(re.Ns()/t.Ns(), 'f', 0, 64))
+	}
+	p("\n")
+}
+
+// scrubVsGitleaks summarises BenchmarkScrubVsGitleaks; cmd/scrubreport's report
+// (results/scrub-vs-gitleaks.md) has the recall and false positives.
+func (r *report) scrubVsGitleaks(p printer) {
+	rs := r.results.under("ScrubVsGitleaks")
+	if len(rs) == 0 {
+		return
+	}
+	p("## BenchmarkScrubVsGitleaks\n\n")
+	p("`scrub.String` against gitleaks v8.30.1's detector (default config, decode depth 5) on the message sets of\n")
+	p("issue 31, one pass over each set per operation; ns per message. Recall, false positives and the\n")
+	p("sets themselves: [results/scrub-vs-gitleaks.md](results/scrub-vs-gitleaks.md) (`go run ./cmd/scrubreport`).\n\n")
+	p("| set | toolmw ns/msg | toolmw allocs/msg | gitleaks ns/msg | gitleaks allocs/msg | gitleaks ÷ toolmw |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, t := range rs {
+		set, ok := strings.CutSuffix(strings.TrimPrefix(t.name, "ScrubVsGitleaks/"), "/toolmw")
+		if !ok {
+			continue
+		}
+		g := r.results.get("ScrubVsGitleaks/" + set + "/gitleaks")
+		if g == nil {
+			continue
+		}
+		p("| %s | %s | %s | %s | %s | %s× |\n", set, num(t.MsgNs()), num(t.MsgAllocs()), num(g.MsgNs()), num(g.MsgAllocs()),
+			strconv.FormatFloat(g.MsgNs()/t.MsgNs(), 'f', 0, 64))
 	}
 	p("\n")
 }

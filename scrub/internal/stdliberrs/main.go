@@ -28,6 +28,7 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -36,7 +37,7 @@ import (
 )
 
 func main() {
-	root := flag.String("goroot", runtime.GOROOT(), "the Go distribution to read")
+	root := flag.String("goroot", goroot(), "the Go distribution to read (default: go env GOROOT)")
 	out := flag.String("o", "", "output file (default standard output)")
 	flag.Parse()
 	msgs, files, calls, err := collect(filepath.Join(*root, "src"))
@@ -380,4 +381,14 @@ func textFor(h string, has func(...string) bool, format, hint string) string {
 		return pick(format, hint, "x", "\\n", "}")
 	}
 	return pick(format, hint, "value", "foo", "example", "data", "input", "abc", "text/plain", "utf-8")
+}
+
+// goroot returns the GOROOT of the go command on the PATH, "" when there is
+// none.
+func goroot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

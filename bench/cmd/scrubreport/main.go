@@ -1,0 +1,158 @@
+// Command scrubreport measures toolmw's scrubber against gitleaks v8.30.1 (issue 31) and
+// writes a markdown report: recall per corpus (gitleaks' rule samples as written, the bare
+// secret values, those values in tool-error templates), false positives on clean text, toolmw's
+// misses per gitleaks rule, and speed, both peers in the same run. Run from bench/ (under a
+// minute):
+//
+//	go run ./cmd/scrubreport                      # writes results/scrub-vs-gitleaks.md
+//	go run ./cmd/scrubreport -o - -speed=false    # recall only, to stdout
+//
+// The corpora are bench/testdata/gitleaks (cmd/gitleakscorpus) and bench/testdata/scrubvs; the
+// method is in package bench/internal/scrubvs.
+//
+// To measure the scrub package of another checkout with this bench, point the replace
+// directives elsewhere with a copy of go.mod:
+//
+//	sed 's#=> \.\./adapters/mcp$#=> /path/to/toolmw/adapters/mcp#; s#=> \.\./$#=> /path/to/toolmw/#' go.mod > /tmp/other.mod
+//	cp go.sum /tmp/other.sum
+//	go run -modfile=/tmp/other.mod ./cmd/scrubreport -o /tmp/other.md
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolmw/toolmw/bench/internal/scrubvs"
+)
+
+func main() {
+	testing.Init()
+	out := flag.String("o", "results/scrub-vs-gitleaks.md", "where to write the report (- for stdout)")
+	also := flag.String("also", "", "a second path to write the report to")
+	dir := flag.String("testdata", "testdata", "bench's testdata directory")
+	speed := flag.Bool("speed", true, "run the speed benchmarks")
+	benchtime := flag.Duration("benchtime", time.Second, "time per speed benchmark")
+	flag.Parse()
+
+	sets, err := scrubvs.Load(*dir)
+	if err != nil {
+		fail(err)
+	}
+	start := time.Now()
+	results, err := scrubvs.Evaluate(sets)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "scrubreport: recall and false positives in %v\n", time.Since(start).Round(time.Millisecond))
+
+	var speeds map[string]map[string]scrubvs.Speed
+	speedSets := scrubvs.SpeedSets(sets)
+	if *speed {
+		if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
+			fail(err)
+		}
+		names, fns, err := scrubvs.Peers()
+		if err != nil {
+			fail(err)
+		}
+		speeds = map[string]map[string]scrubvs.Speed{}
+		for _, s := range speedSets {
+			speeds[s.Name] = map[string]scrubvs.Speed{}
+			for i, name := range names {
+				r := testing.Benchmark(func(b *testing.B) { scrubvs.Bench(b, s, fns[i]) })
+				msgs := float64(r.N) * float64(len(s.Samples))
+				speeds[s.Name][name] = scrubvs.Speed{
+					NsPerMsg:     float64(r.T.Nanoseconds()) / msgs,
+					AllocsPerMsg: float64(r.MemAllocs) / msgs,
+					BytesPerMsg:  float64(r.MemBytes) / msgs,
+				}
+				fmt.Fprintf(os.Stderr, "scrubreport: %s/%s: %d passes, %.0f ns/msg\n", s.Name, name, r.N, speeds[s.Name][name].NsPerMsg)
+			}
+		}
+	}
+
+	meta := scrubvs.Meta{
+		Date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		Commit:    gitCommit(),
+		Go:        runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		CPU:       cpu(),
+		Command:   "cd bench && go run ./cmd/scrubreport",
+		BenchTime: benchtime.String(),
+	}
+	var b strings.Builder
+	scrubvs.Write(&b, meta, results, speeds, speedSets)
+	for _, path := range []string{*out, *also} {
+		switch path {
+		case "":
+		case "-":
+			w := bufio.NewWriter(os.Stdout)
+			w.WriteString(b.String())
+			if err := w.Flush(); err != nil {
+				fail(err)
+			}
+		default:
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				fail(err)
+			}
+			fmt.Fprintf(os.Stderr, "scrubreport: wrote %s\n", path)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "scrubreport:", err)
+	os.Exit(1)
+}
+
+// gitCommit describes the toolmw checkout measured: the directory bench/go.mod (or the
+// -modfile given) replaces github.com/toolmw/toolmw with, its branch and commit, and whether
+// its scrub/ has uncommitted changes.
+func gitCommit() string {
+	dir := ".."
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/toolmw/toolmw" && d.Replace != nil {
+				dir = d.Replace.Path
+			}
+		}
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	c := git("rev-parse", "--short", "HEAD")
+	if c == "" {
+		return "unknown (" + dir + ")"
+	}
+	if b := git("rev-parse", "--abbrev-ref", "HEAD"); b != "" {
+		c = b + " " + c
+	}
+	if git("status", "--porcelain", "--", "scrub") != "" {
+		c += " (scrub/ modified)"
+	}
+	return c + ", toolmw at " + dir
+}
+
+func cpu() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":")) + fmt.Sprintf(", %d CPUs", runtime.NumCPU())
+		}
+	}
+	return runtime.GOARCH
+}

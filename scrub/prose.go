@@ -14,7 +14,6 @@ import "strings"
 
 const maxProseValue = 256 // longest value read after a word
 
-
 // pair packs two ASCII bytes, lower-cased, into an index of proseEnds.
 func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20) }
 

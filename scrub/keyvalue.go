@@ -811,12 +811,31 @@ func pairsOf(words ...string) (t [1 << 14]bool) {
 	return t
 }
 
-// valueKeyPairs and typePairs hold the last two letters of valueKeys and
-// of the type names isTypeName knows.
-var (
-	valueKeyPairs = pairsOf(valueKeys[:]...)
-	typePairs     = pairsOf("string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
+// pairFlags tells by the last two letters of a key, in one lookup,
+// whether it may end a key term (pairTerm), a value field's name
+// (pairValue) or a type (pairType).
+var pairFlags = func() (t [1 << 14]uint8) {
+	valueKeyPairs := pairsOf(valueKeys[:]...)
+	typePairs := pairsOf("string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
 		"charsequence", "any", "object", "password")
+	for p := range t {
+		if keyPairs[p] {
+			t[p] |= pairTerm
+		}
+		if valueKeyPairs[p] {
+			t[p] |= pairValue
+		}
+		if typePairs[p] {
+			t[p] |= pairType
+		}
+	}
+	return t
+}()
+
+const (
+	pairTerm uint8 = 1 << iota
+	pairValue
+	pairType
 )
 
 // worthKey reports, from a look at the separator's surroundings (the
@@ -847,12 +866,31 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	if chars[in[k-1]]&cKey == 0 {
 		return false
 	}
-	p := lastPair(in[max(lo, k-8):k])
-	if keyEnds[in[k-1]] && keyPairs[p] || valueKeyPairs[p] || sep == '=' && typePairs[p] {
+	var p uint16
+	if k-lo >= 2 && chars[in[k-2]]&cAlnum != 0 && chars[in[k-1]]&cAlnum != 0 {
+		p = pair(in[k-2], in[k-1])
+	} else {
+		p = lastPair(in[max(lo, k-8):k])
+	}
+	f := pairFlags[p]
+	if f&pairTerm != 0 && keyEnds[in[k-1]] || f&pairValue != 0 || sep == '=' && f&pairType != 0 {
 		return true
 	}
-	j := k
+	// The key whole, back to its start, looking for a weak pair on the way.
+	j, weak := k, false
 	for j > lo && k-j <= maxKey && chars[in[j-1]]&cKey != 0 {
+		if j-1 > lo && !weak {
+			switch in[j-1] | 0x20 {
+			case 's':
+				weak = in[j-2]|0x20 == 's'
+			case 'r':
+				weak = in[j-2]|0x20 == 'c'
+			case 'k':
+				weak = in[j-2]|0x20 == 'o'
+			case 'y':
+				weak = in[j-2]|0x20 == 'e'
+			}
+		}
 		j--
 	}
 	if sep == ':' {
@@ -864,7 +902,7 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 			return true // an indented key: maybe a Secret's data
 		}
 	}
-	if !weakPairs(in[j:k]) {
+	if !weak {
 		return false
 	}
 	w := skipBlanks(in, v, false)

@@ -448,10 +448,10 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			first := ws-1 != tried
 			tried, resume = e, e
 			h, ok = s.matchWordAt(in, ws, e, lo, first)
-			if !ok && e-ws >= 8 && ws >= encoded && *seen&depthMask < maxDecodeDepth<<depthShift && longRun(in, ws, e, lo, limit) && mayEncode(in[ws+1:e]) {
+			if !ok && e-ws >= 8 && ws >= encoded {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
-				h, encoded, ok = s.matchEncoded(in, ws, e, max(lo, encoded), limit, *seen&depthMask>>depthShift)
+				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
 		} else {
 			// A '-' or ':' may end the lower-case word of a prefix (sk-,
@@ -622,21 +622,36 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 	return hit{}, false
 }
 
+// tryEncoded matches the encoded run of the word in[ws:e] (matchEncoded)
+// when it may be one, and returns where the next run may begin. It is
+// kept out of next, the scan's loop, which stays small.
+//
+//go:noinline
+func (s *Scrubber) tryEncoded(in string, ws, e, from, limit int, seen uint32) (hit, int, bool) {
+	if seen&depthMask >= maxDecodeDepth<<depthShift || !longRun(in, ws, e, from, limit) || !mayEncode(in[ws+1:e]) {
+		return hit{}, from, false
+	}
+	return s.matchEncoded(in, ws, e, from, limit, seen&depthMask>>depthShift)
+}
+
 // longRun reports whether the word in[ws:e] may belong to a run of
-// encoded characters long enough to be decoded: it is, or base64's
-// '+', '/', '-' or '=' joins it to more.
+// encoded characters long enough to be decoded: it is, or base64's '+',
+// '/' or '=' joins it to more. (Base64 of text is mostly long words: '+'
+// and '/', like the URL-safe '-', stand for bytes text rarely has; a
+// short word joined by '-' is a name, orders-709486214.)
 func longRun(in string, ws, e, lo, limit int) bool {
-	return e-ws >= minEncoded || e < limit && (in[e] == '+' || in[e] == '/' || in[e] == '-' || in[e] == '=') ||
-		ws > lo && (in[ws-1] == '+' || in[ws-1] == '/' || in[ws-1] == '-')
+	return e-ws >= minEncoded || e < limit && (in[e] == '+' || in[e] == '/' || in[e] == '=') ||
+		ws > lo && (in[ws-1] == '+' || in[ws-1] == '/')
 }
 
 // mayEncode reports whether the bytes of a word after its first could be
-// part of an encoded run: base64 of text has digits or upper-case letters
-// every few bytes, hexadecimal digits; a capitalised word (Unavailable)
-// has neither.
+// part of an encoded run: hexadecimal is mostly digits, and base64 of
+// text has a digit every few bytes (one in seven characters stands for
+// one), which a long run almost never lacks; names in code and text
+// (IllegalStateException, Unavailable) have none.
 func mayEncode(w string) bool {
 	for i := 0; i < len(w); i++ {
-		if chars[w[i]]&cUpperDigit != 0 {
+		if isDigit(w[i]) {
 			return true
 		}
 	}

@@ -1779,8 +1779,9 @@ var placeholderWords = [...]string{
 }
 
 // placeholderValue reports whether val is a placeholder rather than a
-// secret: one byte repeated (aaaa…, yyy), a run of five or more x, '*'
-// or '#' (sha256~_xxxxxx_…, xoxp-…-#####), or a placeholder word. One
+// secret: one byte repeated (aaaa…, yyy) or making up more than half of
+// it, a run of five or more x, '*' or '#' (sha256~_xxxxxx_…,
+// xoxp-…-#####), or a placeholder word. One
 // pass: a placeholder word is compared only where a byte it begins with
 // stands.
 func placeholderValue(val string) bool {
@@ -1796,7 +1797,7 @@ func placeholderValue(val string) bool {
 			run = 0
 		}
 	}
-	if same || best >= 5 {
+	if same || best >= 5 || len(val) >= 8 && dominant(val) {
 		return true
 	}
 	if len(val) < 6 {
@@ -1819,6 +1820,29 @@ func placeholderValue(val string) bool {
 		}
 	}
 	return false
+}
+
+// dominant reports whether one byte makes up more than half of s
+// (AIzaaaaaaaaaaaaaaaa…, glc_1111111111…), which a random value never
+// has: a placeholder that keeps a vendor's prefix.
+func dominant(s string) bool {
+	// Boyer and Moore's majority vote: the one candidate, then its count.
+	var cand byte
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case n == 0:
+			cand, n = s[i], 1
+		case s[i] == cand:
+			n++
+		default:
+			n--
+		}
+	}
+	if n == 0 {
+		return false
+	}
+	return strings.Count(s, string(cand))*2 > len(s)
 }
 
 // placeholderLead marks the first bytes of placeholderWords.

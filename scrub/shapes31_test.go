@@ -218,6 +218,8 @@ var nearMisses31 = []string{
 	`-H "Authorization: basic {base64(email:password)}"`,
 	"token: xxxxxxxxxxxxxxxxxxxx",
 	`const privateaiToken = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";`,
+	`apiKey: "AIzaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"`,
+	`API_KEY="glc_111111111111111111111111111111111111111111="`,
 	`--set token="sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX"`,
 	"    -   name: ENC[AES256_GCM,data:W3PiZ6lD6bpfAdI=,iv:2qF98ZkchgfWF4tZo8fok6zY0ZLNRV3wFpl8n2iyC7I=,type:str]",
 	"-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",

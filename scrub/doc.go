@@ -224,11 +224,12 @@
 //     at least 3 bytes long and not a stop word (true, false, null, none,
 //     empty, redacted, expired, invalid, …) or a configuration word
 //     (oauth2, saml, oidc, ldap, basic, default, env, vault, …), a mask
-//     (***, xxxx, one byte repeated or most of the value), a placeholder (foo, changeme,
-//     YOUR_TOKEN_HERE), an algorithm (RSA-SHA256, HS256, ecdsa-sha2-nistp256),
-//     a version (jjwt-jackson-0.11.2), a type (apiToken: String), a
-//     template (${VAR}, {{ .x }}, $(cmd), #{x}, <token>, %VAR%, [PASSWORD],
-//     SOPS's ENC[…]), a variable ($DB_PASSWORD), code (os.getenv("X"), self.token,
+//     (***, xxxx, one byte repeated or most of the value), a placeholder
+//     (foo, changeme, YOUR_TOKEN_HERE, AIza...redacted), an algorithm
+//     (RSA-SHA256, HS256, ecdsa-sha2-nistp256), a version
+//     (jjwt-jackson-0.11.2), a type (apiToken: String), a template (${VAR},
+//     {{ .x }}, $(cmd), #{x}, <token>, %VAR%, [PASSWORD], SOPS's ENC[…]), a
+//     variable ($DB_PASSWORD), code (os.getenv("X"), self.token,
 //     req.body.password, token = token, password: DB_PASSWORD), a file path
 //     (/etc/ssl/private/server.key), a count or a word after a plural key
 //     (api_keys: 3, "total_tokens": 1290), or a nested object;

@@ -1052,7 +1052,10 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		// But not over an identifier written in groups, which whole
 		// takes as itself: password: GB82 WEST 1234 … is an IBAN.
 		if g, ok := s.matchGrouped(in, vs); !ok || g.end <= ve {
-			ve = restOfLine(in, vs, ve)
+			// The line, if it reads as a value; else its first word.
+			if e := restOfLine(in, vs, ve); e > ve && plausibleValue(in[vs:e]) {
+				ve = e
+			}
 		}
 	}
 	val := in[vs:ve]

@@ -1097,7 +1097,17 @@ func phraseValue(in string, vs, ve int) bool {
 	for e < len(in) && e-ve <= 16 && isLower(in[e]) {
 		e++
 	}
-	return e-(ve+1) >= 2 && !is(in, e, cWord)
+	if e-(ve+1) < 2 {
+		return false
+	}
+	// …and ends there: not the prefix of a token (pypi-…, sk.eyJ…).
+	switch {
+	case e == len(in) || isSpace(in[e]) || strings.IndexByte(",;:!?)'\"", in[e]) >= 0:
+		return true
+	case in[e] == '.':
+		return e+1 == len(in) || isSpace(in[e+1])
+	}
+	return false
 }
 
 // valueFamily returns the family of a value after a key of this kind.

@@ -234,20 +234,33 @@ var passwordFlagTools = [...]string{"mysql", "mysqldump", "mysqladmin", "mariadb
 // matchMySQLPassword matches the password glued to -p at in[i] on a line
 // that runs one of passwordFlagTools (mysql -uroot -pS3cret): the bytes
 // up to the next blank. The line is read back to its start, at most 256
-// bytes and never before lo.
+// bytes, before lo too: the tool's name is a word that no finding is, so
+// a second pass, which sees findings before it as placeholders, reads
+// the same; the end of the previous finding (lo) counts as the end of a
+// word, as its placeholder's ']' does then.
 func (s *Scrubber) matchMySQLPassword(in string, i, lo int) (hit, bool) {
 	if i == lo || !isBlank(in[i-1]) {
 		return hit{}, false
 	}
 	ls := i
-	for ls > lo && i-ls < 256 && in[ls-1] != '\n' {
+	for ls > 0 && i-ls < 256 && in[ls-1] != '\n' {
 		ls--
 	}
-	line := in[ls:i]
 	found := false
 	for _, t := range passwordFlagTools {
-		if k := strings.Index(line, t); k >= 0 && (k == 0 || !is(line, k-1, cWord)) && k+len(t) < len(line) && isBlank(line[k+len(t)]) {
-			found = true
+		for from := ls; from < i; {
+			k := strings.Index(in[from:i], t)
+			if k < 0 {
+				break
+			}
+			k += from
+			from = k + 1
+			if (k == 0 || k == lo || chars[in[k-1]]&cWord == 0) && k+len(t) < i && isBlank(in[k+len(t)]) {
+				found = true
+				break
+			}
+		}
+		if found {
 			break
 		}
 	}

@@ -705,6 +705,10 @@ var idempotent31 = []string{
 	// A phrase after ':' read by its next word, which a first pass
 	// redacted ("aaaaab sk_live_…").
 	"0000000!TOKEN:aaaaab " + tSkLive + " ",
+	// …whose next word began a token (pypi-…).
+	"0 token\":aaab " + tPyPI + " 00",
+	// mysql's -p read after a finding on its line.
+	"mysql 000000000 \\u0053G.Fd0Nhcy_1kGD2VD_eR1UYz.aLiA_zNyD7CHLn_xC-1hsYgBds1ghxY5OokvQyx7eN\\u0057 -p001",
 }
 
 func TestIdempotent31(t *testing.T) {

@@ -372,7 +372,7 @@ func weakKey(key string) (kvKind, strength) {
 	}
 	if string(norm[last:]) == "key" {
 		for _, q := range plainKeyQualifiers {
-			if strings.HasSuffix(string(norm[:last]), q) {
+			if hasSuffixBytes(norm[:last], q) {
 				return kvNone, anyValue
 			}
 		}
@@ -413,7 +413,7 @@ func weakPairs(key string) bool {
 // word ends with a public qualifier.
 func publicBefore(head []byte) bool {
 	for _, q := range publicQualifiers {
-		if bytes.HasSuffix(head, []byte(q)) {
+		if hasSuffixBytes(head, q) {
 			return true
 		}
 	}
@@ -437,6 +437,11 @@ func aboutAfter(tail []byte, words uint64) bool {
 		p = e
 	}
 	return false
+}
+
+// hasSuffixBytes reports whether b ends with s, without copying either.
+func hasSuffixBytes(b []byte, s string) bool {
+	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
 }
 
 // weakQueryKey reports whether a URL query parameter's name is too vague
@@ -671,7 +676,7 @@ func namedValue(in string, j, lo int) kvKind {
 // for the kind.
 const (
 	maxDataLines = 64
-	maxDataDoc   = 8192
+	maxDataDoc   = 4096
 )
 
 // secretData matches the value after the key in[j:] and its ':' at in[i]
@@ -927,10 +932,10 @@ func padding(in string, i int) bool {
 		return false
 	}
 	k := i + 1
-	for k < len(in) && in[k] == '=' {
+	for k < len(in) && k-i < 3 && in[k] == '=' {
 		k++
 	}
-	return k == len(in) || isSpace(in[k])
+	return k == len(in) || isSpace(in[k]) // at most "==": longer runs are no padding
 }
 
 // keyBefore reads a key backwards from its end at in[e] (before it maybe
@@ -1041,11 +1046,18 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	if !plausibleStart(in[vs:], closing != "") {
 		return hit{}, false
 	}
-	ve := valueEnd(in, esc, vs, closing, mode, lvl)
+	lim := maxValue
+	if need != anyValue {
+		lim = maxProseValue
+		if mode == stopValue {
+			mode |= stopToken
+		}
+	}
+	ve := valueEndMax(in, esc, vs, closing, mode, lvl, lim)
 	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
 		ve = vs + 11 // 536 90 4412
 	}
-	if header && closing == "" && mode == stopValue && !wholeLine && phraseValue(in, vs, ve) {
+	if header && closing == "" && mode&stopValue != 0 && !wholeLine && phraseValue(in, vs, ve) {
 		return hit{}, false // AWS_SECRET_ACCESS_KEY: unbound variable
 	}
 	if wholeLine && header && closing == "" && mode == stopValue && need == anyValue && ve > vs && !isStopWord(in[vs:ve]) {
@@ -1062,7 +1074,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
-	if !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
+	if !looksLike(val, need, closing != "") || !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
 		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
 		code && closing == "" && !randomish(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
@@ -1438,6 +1450,7 @@ const (
 	stopAzure                   // connection strings: only ';' and blanks
 	stopLine                    // header values: the rest of the line
 	stopList                    // elements of Go's %v of a slice
+	stopToken                   // with stopValue: one token, after a vaguer key (no '=' inside)
 )
 
 var valueStops = func() (t [256]uint8) {
@@ -1462,6 +1475,7 @@ var valueStops = func() (t [256]uint8) {
 	for _, c := range []byte("[]{}\"") {
 		t[c] |= stopList
 	}
+	t['='] |= stopToken
 	return t
 }()
 
@@ -1484,19 +1498,30 @@ func openValue(in string, v int) (vs int, closing string) {
 // whether the value was opened by an escaped separator or quote: only
 // then do escaped delimiters end it.
 func valueEnd(in string, esc escMarks, vs int, closing string, mode uint8, lvl bool) int {
+	return valueEndMax(in, esc, vs, closing, mode, lvl, maxValue)
+}
+
+// maxValue bounds how far a value is read: a value a matcher then
+// rejects is read again from each separator inside it, so the bound keeps
+// that work linear. Values after the vaguer keys (a random-looking one is
+// needed) are read maxProseValue bytes at most.
+const maxValue = 4096
+
+// valueEndMax is valueEnd reading at most max bytes.
+func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lvl bool, max int) int {
 	if closing != "" {
-		return quotedEnd(in, esc, vs, closing, lvl)
+		return quotedEndMax(in, esc, vs, closing, lvl, max)
 	}
 	e := vs
 	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
-	for e < len(in) {
+	for e < len(in) && e-vs < max {
 		c := in[e]
 		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) {
-			if depth == 0 || mode != stopValue || c != ')' && c != ']' && c != '}' {
+			if depth == 0 || mode&stopValue == 0 || c != ')' && c != ']' && c != '}' {
 				break
 			}
 			depth--
-		} else if mode == stopValue && (c == '(' || c == '[' || c == '{') && depth < 8 {
+		} else if mode&stopValue != 0 && (c == '(' || c == '[' || c == '{') && depth < 8 {
 			depth++
 		}
 		e++
@@ -1531,8 +1556,13 @@ func schemeAfter(in string, e int) bool {
 // Failing both, the value ends with its line. A backslash escapes the
 // byte after it.
 func quotedEnd(in string, esc escMarks, vs int, closing string, lvl bool) int {
+	return quotedEndMax(in, esc, vs, closing, lvl, maxValue)
+}
+
+// quotedEndMax is quotedEnd reading at most max bytes.
+func quotedEndMax(in string, esc escMarks, vs int, closing string, lvl bool, max int) int {
 	e := vs
-	for e < len(in) {
+	for e < len(in) && e-vs < max {
 		if strings.HasPrefix(in[e:], closing) && (closing == `\"` || esc.at(e) == lvl) {
 			return e
 		}
@@ -1549,7 +1579,7 @@ func quotedEnd(in string, esc escMarks, vs int, closing string, lvl bool) int {
 		}
 		e++
 	}
-	return len(in)
+	return min(e, len(in))
 }
 
 // closeAcrossLines looks for the closing quote of a quoted value that
@@ -1824,11 +1854,9 @@ func placeholderValue(val string) bool {
 		if isUpper(c) {
 			c += 'a' - 'A'
 		}
-		for _, w := range placeholderWords {
-			if w[0] == c {
-				if hasPrefixFold(val[i:], w) {
-					return true
-				}
+		for _, w := range placeholderByLead[c] {
+			if hasPrefixFold(val[i:], w) {
+				return true
 			}
 		}
 	}
@@ -1857,6 +1885,14 @@ func dominant(s string) bool {
 	}
 	return strings.Count(s, string(cand))*2 > len(s)
 }
+
+// placeholderByLead lists placeholderWords by their first byte.
+var placeholderByLead = func() (t [256][]string) {
+	for _, w := range placeholderWords {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
 
 // placeholderLead marks the first bytes of placeholderWords.
 var placeholderLead = func() (t [256]bool) {

@@ -719,3 +719,25 @@ func TestIdempotent31(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkShapeRuns31 scrubs 32 KiB runs of the bytes the shapes of issue
+// 31 read around (separators, operators, calls, flags, Secret data lines,
+// base64): each must cost a constant per byte, as a run 8 times longer
+// must cost 8 times as much (compare -bench with UNIT sizes by hand:
+// go test -run '^$' -bench ShapeRuns31 ./scrub).
+func BenchmarkShapeRuns31(b *testing.B) {
+	for _, unit := range []string{
+		"=", "==x", "key=", "password=", "a: ", "token: ab ", "(\"", "-p", "+/",
+		"\n  a: YWJjZGVmZ2hpamts", "aGVsbG8gd29ybGQ", "Q7vKp2Lm9XwR4tNz ", "name: x\nvalue: ",
+	} {
+		for _, n := range []int{4 << 10, 32 << 10} {
+			in := "kind: Secret\ndata:\n" + strings.Repeat(unit, n/len(unit))
+			b.Run(fmt.Sprintf("%q/%d", unit, n), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for i := 0; i < b.N; i++ {
+					String(in)
+				}
+			})
+		}
+	}
+}

@@ -200,7 +200,8 @@
 //   - versions: an IPv4 address has exactly four octets of at most 255 and
 //     is not part of a longer dotted sequence, so v1.2.3, 1.2.3 and
 //     1.2.3.4.5 stay (a bare four-part 1.2.3.4 reads as an address, but
-//     not after "version", "OID" or the like: OID 1.3.6.1);
+//     not after "version", "OID" or the like when it begins with one
+//     digit: OID 1.3.6.1);
 //   - what names no machine: netmasks (255.255.255.0) and the network
 //     address of a CIDR block (10.0.0.0/8, 2001:db8::/32); an address in
 //     CIDR form with host bits set (10.1.2.3/24) and the ends of a range

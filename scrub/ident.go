@@ -217,7 +217,7 @@ func matchIPv4(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	a := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
-	if isNetmask(a) || network4(in, e, a) || numberingWord(in, i, lo) {
+	if isNetmask(a) || network4(in, e, a) || ip[0] < 10 && numberingWord(in, i, lo) {
 		return hit{}, false
 	}
 	return hit{i, e, famIP}, true
@@ -257,8 +257,10 @@ func prefixLen(in string, e, max int) (int, bool) {
 	return n, n <= max
 }
 
-// numberWords are the words after which a dotted number is an object
-// identifier or a version, not an address: OID 1.3.6.1, version 1.2.3.4.
+// numberWords are the words after which a dotted number that begins
+// with one digit is an object identifier or a version, not an address:
+// OID 1.3.6.1, version 1.2.3.4 (versions and OIDs begin with small
+// numbers; version 10.20.30.41 still reads as an address).
 var numberWords = [...]string{"oid", "version", "ver", "vers", "release", "build", "revision", "rev", "firmware", "fw"}
 
 // numberingWord reports whether the dotted number at in[i] follows one of

@@ -1113,11 +1113,16 @@ func phraseValue(in string, vs, ve int) bool {
 		return false
 	}
 	// …and ends there: not the prefix of a token (pypi-…, sk.eyJ…).
+	// (A placeholder there stands for a finding that a first pass read
+	// glued to the word, which it read as a phrase then too, or redacted
+	// the value before.)
 	switch {
 	case e == len(in) || isSpace(in[e]) || strings.IndexByte(",;:!?)'\"", in[e]) >= 0:
 		return true
 	case in[e] == '.':
 		return e+1 == len(in) || isSpace(in[e+1])
+	case in[e] == '[':
+		return placeholderLen(in[e:]) > 0
 	}
 	return false
 }
@@ -1413,6 +1418,13 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 // refine returns the value in[vs:ve] as a hit of family f, or of the more
 // specific family of the vendor token or private key that the value is.
 func (s *Scrubber) refine(in string, vs, ve int, f family) (hit, bool) {
+	if ve < len(in) && in[ve] == '=' {
+		// A vendor token that a value's stops cut short, at an '=' inside
+		// it (sntrys_…=_…): the token whole.
+		if h, ok := matchToken(in, vs, vs); ok && h.start == vs && h.end > ve && s.on[h.fam] {
+			return h, true
+		}
+	}
 	if g, ok := tokenFamily(in[:ve], vs); ok && s.on[g] {
 		f = g
 	}

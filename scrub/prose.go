@@ -70,6 +70,11 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 			ve--
 		}
 	}
+	if ve < len(in) && in[ve] == '[' && placeholderLen(in[ve:]) > 0 {
+		// The run goes on into a finding a first pass redacted: what it
+		// read then had more (and was rejected, or held that finding).
+		return hit{}, false
+	}
 	val := in[ws:ve]
 	minLen := 8
 	if f == famPassword {

@@ -484,6 +484,7 @@ func TestNumbers31(t *testing.T) {
 		"route 10.0.0.0/8 via gw":        "route 10.0.0.0/8 via gw",
 		"mask 255.255.240.0":             "mask 255.255.240.0",
 		"OID 1.2.840.113549 and 1.3.6.1": "OID 1.2.840.113549 and [REDACTED:ip]",
+		"ver 10.20.30.41":                "ver [REDACTED:ip]",
 		"call +1 415 555 2671 now":       "call [REDACTED:phone] now",
 		"call +14155552671 now":          "call [REDACTED:phone] now",
 		"quantity +12500000":             "quantity +12500000",
@@ -707,6 +708,12 @@ var idempotent31 = []string{
 	"0000000!TOKEN:aaaaab " + tSkLive + " ",
 	// …whose next word began a token (pypi-…).
 	"0 token\":aaab " + tPyPI + " 00",
+	// A prose value cut by a finding after it; a phrase whose next word
+	// a finding follows, glued by an invisible character.
+	"CredentiAl 0000000000SignAture=001",
+	"0000!000TOKEN:aaaaab token\ufeffpostgres://app:Zx9pass77@db.internal:5432/app ",
+	// A vendor token with '=' inside after a vague key (sntrys_…=_…).
+	"0000000 key= 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 ",
 	// mysql's -p read after a finding on its line.
 	"mysql 000000000 \\u0053G.Fd0Nhcy_1kGD2VD_eR1UYz.aLiA_zNyD7CHLn_xC-1hsYgBds1ghxY5OokvQyx7eN\\u0057 -p001",
 }

@@ -1060,7 +1060,8 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	if header && closing == "" && mode&stopValue != 0 && !wholeLine && phraseValue(in, vs, ve) {
 		return hit{}, false // AWS_SECRET_ACCESS_KEY: unbound variable
 	}
-	if wholeLine && header && closing == "" && mode == stopValue && need == anyValue && ve > vs && !isStopWord(in[vs:ve]) {
+	if wholeLine && header && closing == "" && mode == stopValue && need == anyValue && ve > vs && !isStopWord(in[vs:ve]) && kind != kvSSN {
+		// (A social security number is its 11 bytes, read above.)
 		// But not over an identifier written in groups, which whole
 		// takes as itself: password: GB82 WEST 1234 … is an IBAN.
 		if g, ok := s.matchGrouped(in, vs); !ok || g.end <= ve {
@@ -1086,6 +1087,10 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	case kind == kvAWS && len(val) == 40 && skip(val, 0, cB64) == 40:
 		f = famAWSSecretKey
+	}
+	if ve-vs >= lim && lim < maxValue {
+		// Judged by its first bytes, the value goes on to its end.
+		ve = valueEndMax(in, esc, vs, closing, mode&^stopToken, lvl, maxValue)
 	}
 	return s.refine(in, vs, ve, f)
 }
@@ -1418,9 +1423,10 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 // refine returns the value in[vs:ve] as a hit of family f, or of the more
 // specific family of the vendor token or private key that the value is.
 func (s *Scrubber) refine(in string, vs, ve int, f family) (hit, bool) {
-	if ve < len(in) && in[ve] == '=' {
-		// A vendor token that a value's stops cut short, at an '=' inside
-		// it (sntrys_…=_…): the token whole.
+	if ve < len(in) && chars[in[ve]]&cTok68 != 0 {
+		// A vendor token that a value's stops or bound cut short, at an
+		// '=' inside it (sntrys_…=_…) or after maxValue bytes: the token
+		// whole.
 		if h, ok := matchToken(in, vs, vs); ok && h.start == vs && h.end > ve && s.on[h.fam] {
 			return h, true
 		}

@@ -20,6 +20,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -40,6 +42,7 @@ func main() {
 	dir := flag.String("testdata", "testdata", "bench's testdata directory")
 	speed := flag.Bool("speed", true, "run the speed benchmarks")
 	benchtime := flag.Duration("benchtime", time.Second, "time per speed benchmark")
+	misses := flag.String("misses", "", "also write every message whose secret survived toolmw, one JSON object per line, to this path")
 	flag.Parse()
 
 	sets, err := scrubvs.Load(*dir)
@@ -52,6 +55,11 @@ func main() {
 		fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "scrubreport: recall and false positives in %v\n", time.Since(start).Round(time.Millisecond))
+	if *misses != "" {
+		if err := writeMisses(*misses, results); err != nil {
+			fail(err)
+		}
+	}
 
 	var speeds map[string]map[string]scrubvs.Speed
 	speedSets := scrubvs.SpeedSets(sets)
@@ -155,4 +163,23 @@ func cpu() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// writeMisses writes every message whose secret survived toolmw, with its set, as JSON lines:
+// the list to work from (and to diff between two checkouts) when recall moves.
+func writeMisses(path string, results []scrubvs.SetResult) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, r := range results {
+		for _, m := range r.ToolmwMisses {
+			if err := enc.Encode(struct {
+				Set string
+				scrubvs.Example
+			}{r.Set.Name, m}); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

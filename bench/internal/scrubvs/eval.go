@@ -32,6 +32,7 @@ type SetResult struct {
 	Set              Set
 	Toolmw, Gitleaks Tally
 	Rules            map[string]*RuleTally
+	ToolmwMisses     []Example // secret sets: every message whose secret survived toolmw
 	ToolmwFPs        []Example // clean sets: the messages toolmw changed
 	GitleaksFPs      []Example // clean sets: the messages gitleaks reported, Out = rule ids
 }
@@ -83,8 +84,10 @@ func evaluate(d *detect.Detector, s Set) SetResult {
 			res.Toolmw.Found++
 		} else {
 			rt.ToolmwMissed++
+			ex := Example{Rule: m.Rule, Msg: m.Msg, Secret: m.Secret, Out: tm, Piece: p}
+			res.ToolmwMisses = append(res.ToolmwMisses, ex)
 			if rt.ToolmwExample == nil {
-				rt.ToolmwExample = &Example{Rule: m.Rule, Msg: m.Msg, Secret: m.Secret, Out: tm, Piece: p}
+				rt.ToolmwExample = &ex
 			}
 		}
 		if LeakStrict(tm, rest, m.Secret) == "" {

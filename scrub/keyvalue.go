@@ -1054,6 +1054,12 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	}
 	ve := valueEndMax(in, esc, vs, closing, mode, lvl, lim)
+	if mode&stopToken != 0 && ve+1 < len(in) && in[ve] == '=' && chars[in[ve+1]]&cTok68 != 0 && in[ve+1] != '=' {
+		// One '=' inside a token (whos3vck04=_tzu2…, _gitlab_session=h3q…):
+		// read on to the next one. Reading no further keeps a run of
+		// key=key=… linear at a small cost per separator.
+		ve = valueEndMax(in, esc, ve+1, closing, mode, lvl, lim-(ve+1-vs))
+	}
 	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
 		ve = vs + 11 // 536 90 4412
 	}

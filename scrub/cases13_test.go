@@ -69,7 +69,7 @@ var issue13Cases = []testCase{
 	pos("google_client_secret", `{"client_secret":"`+tGocspx+`"}`, `{"client_secret":"`+r("google_client_secret")+`"}`),
 	pos("google_client_secret", "secret "+tGocspx+" rotated", "secret "+r("google_client_secret")+" rotated"),
 	neg("google_client_secret", "GOCSPX-short"),
-	neg("google_client_secret", tGocspx+"x"),
+	near("google_client_secret", tGocspx+"x", r("high_entropy")),
 
 	pos("gitlab_token", "deploy token "+tGldt, "deploy token "+r("gitlab_token")),
 	pos("gitlab_token", "runner "+tGlrt+" registered", "runner "+r("gitlab_token")+" registered"),
@@ -100,7 +100,7 @@ var issue13Cases = []testCase{
 	pos("linear_key", "LINEAR_API_KEY="+tLin, "LINEAR_API_KEY="+r("linear_key")),
 	pos("linear_key", "key "+tLin+" revoked", "key "+r("linear_key")+" revoked"),
 	neg("linear_key", "lin_api_short"),
-	neg("linear_key", tLin+"x"),
+	near("linear_key", tLin+"x", r("high_entropy")),
 
 	pos("notion_token", tNtn, r("notion_token")),
 	pos("notion_token", "NOTION_KEY="+tSecretNotion, "NOTION_KEY="+r("notion_token")),
@@ -118,7 +118,7 @@ var issue13Cases = []testCase{
 	pos("newrelic_key", "NEW_RELIC_API_KEY="+tNrak, "NEW_RELIC_API_KEY="+r("newrelic_key")),
 	pos("newrelic_key", "browser "+tNrjs+" loaded", "browser "+r("newrelic_key")+" loaded"),
 	neg("newrelic_key", "NRAK-SHORT"),
-	neg("newrelic_key", tNrak+"X"),
+	near("newrelic_key", tNrak+"X", r("high_entropy")),
 
 	pos("doppler_token", tDpSt, r("doppler_token")),
 	pos("doppler_token", "DOPPLER_TOKEN="+tDpPt, "DOPPLER_TOKEN="+r("doppler_token")),
@@ -148,7 +148,7 @@ var issue13Cases = []testCase{
 	pos("square_token", "SQUARE_SECRET="+tSq0csp, "SQUARE_SECRET="+r("square_token")),
 	pos("square_token", "token "+tEAAA+" ok", "token "+r("square_token")+" ok"),
 	neg("square_token", "sq0atp-short"),
-	neg("square_token", tSq0atp[:len(tSq0atp)-1]),
+	near("square_token", tSq0atp[:len(tSq0atp)-1], r("high_entropy")),
 
 	pos("pulumi_token", tPul, r("pulumi_token")),
 	pos("pulumi_token", "PULUMI_ACCESS_TOKEN="+tPul, "PULUMI_ACCESS_TOKEN="+r("pulumi_token")),
@@ -214,25 +214,25 @@ var issue13Cases = []testCase{
 	pos("azure_client_secret", "AZURE_CLIENT_SECRET="+tAzureSecret, "AZURE_CLIENT_SECRET="+r("azure_client_secret")),
 	pos("azure_client_secret", "secret "+tAzureSecret+" expired", "secret "+r("azure_client_secret")+" expired"),
 	neg("azure_client_secret", "abc8Q~short"),
-	neg("azure_client_secret", "abcXQ~"+tAzureSecret[6:]),
+	near("azure_client_secret", "abcXQ~"+tAzureSecret[6:], "abcXQ~"+r("high_entropy")+tAzureSecret[28:]),
 
 	pos("aws_session_token", tIQoJ, r("aws_session_token")),
 	pos("aws_session_token", "AWS_SESSION_TOKEN="+tFwoG, "AWS_SESSION_TOKEN="+r("aws_session_token")),
 	pos("aws_session_token", "token "+tIQoJ+" expired", "token "+r("aws_session_token")+" expired"),
-	neg("aws_session_token", tIQoJ[:40]),
+	near("aws_session_token", tIQoJ[:40], r("high_entropy")),
 	neg("aws_session_token", "FwoGZXIvYXdzE"),
 
 	pos("facebook_token", tEAAB, r("facebook_token")),
 	pos("facebook_token", "access_token="+tEAAB, "access_token="+r("facebook_token")),
 	pos("facebook_token", "graph: "+tEAAB+" expired", "graph: "+r("facebook_token")+" expired"),
-	neg("facebook_token", tEAAB[:60]),
+	near("facebook_token", tEAAB[:60], r("high_entropy")),
 	neg("facebook_token", "EAAB"),
 
 	pos("flyio_token", tFo1, r("flyio_token")),
 	pos("flyio_token", "FLY_API_TOKEN="+tFo1, "FLY_API_TOKEN="+r("flyio_token")),
 	pos("flyio_token", "Authorization: FlyV1 "+tFm2, "Authorization: FlyV1 "+r("flyio_token")),
 	neg("flyio_token", "fo1_short"),
-	neg("flyio_token", "fo2_"+tFo1[4:]),
+	near("flyio_token", "fo2_"+tFo1[4:], r("high_entropy")),
 
 	pos("terraform_token", tAtlas, r("terraform_token")),
 	pos("terraform_token", "TFE_TOKEN="+tAtlas, "TFE_TOKEN="+r("terraform_token")),

@@ -114,6 +114,7 @@ const (
 	famTwitterToken
 	famLobKey
 	famGoCardlessToken
+	famHighEntropy
 
 	famEmail
 	famCard
@@ -239,6 +240,7 @@ var familyNames = [numFamilies]string{
 	famTwitterToken:           "twitter_token",
 	famLobKey:                 "lob_key",
 	famGoCardlessToken:        "gocardless_token",
+	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",
 	famCard:     "card",

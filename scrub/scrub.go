@@ -411,7 +411,16 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 	lo := from
 	tried := -1   // the end of the last word tried
 	encoded := lo // where the next run of encoded characters may begin
+	runs := lo    // where the next run of base64 bytes may begin (matchRandomRun)
+	// A run that looks generated is found only if no other matcher finds
+	// a token that begins inside it: it waits, as pending, until the scan
+	// has passed its end.
+	var pending hit
+	waiting := false
 	for i := from; i < limit; {
+		if waiting && i >= pending.end {
+			return pending, true
+		}
 		if i = skipBoring(in[:limit], i); i >= limit {
 			break
 		}
@@ -453,6 +462,11 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				// a finding inside (see decode.go).
 				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
+			if !ok && ws >= runs && !waiting {
+				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, limit); waiting && s.allowed(in[pending.start:pending.end]) {
+					waiting = false
+				}
+			}
 		} else {
 			// A '-' or ':' may end the lower-case word of a prefix (sk-,
 			// glpat-) or of an IPv6 group (fe:), which was skipped as boring.
@@ -475,7 +489,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			return s.whole(in, h, limit), true
 		}
 	}
-	return hit{}, false
+	return pending, waiting
 }
 
 // whole returns h, or the grouped identifier (a card number, an IBAN, a

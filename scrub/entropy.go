@@ -1,0 +1,306 @@
+package scrub
+
+// A run of base64 or base64url bytes that stands alone and looks generated
+// is a secret whose vendor the scrubber cannot tell (family high_entropy):
+// most API keys are such runs, and a message often carries one with no
+// word to name it ("init with 5oK0U90ME14yU6CVxV90crvfqVlNH2wRKBwcLWDc: 401").
+// Identifiers built the same way (ULIDs, KSUIDs, nanoids, base64 cursors)
+// go with them; WithoutFamilies("high_entropy") keeps them.
+//
+// A run that is the value of a key written as code or configuration
+// (name=…, "name": "…", name:…, snake_case: …) is judged by its key, as
+// package doc describes, whatever its shape: primaryKey=6rz6CJraXj8l… and
+// csrf-token=… are no secrets. A run that decodes to text (base64 of
+// words) is read as that text, for findings inside (decode.go).
+//
+// What is never one: hexadecimal runs (hashes, git SHAs, addresses, trace
+// ids) and runs of digits, which a scrubber cannot tell from secrets
+// without a word beside them; digests labelled as such (h1:…, sha256:…,
+// sha512-…); a run that is part of a host name, a file name, an e-mail
+// address or a dotted name (joined by '.' or '@'); names written in words
+// (orders-7d9f8b6c5-x2x9k, IllegalStateException2); placeholders.
+
+// minRandomRun is the shortest run (its letters and digits) judged: a
+// random body of 20 base64 bytes holds 120 bits, and shorter words that
+// pass for random (hex-free ids, versions, names with digits) are common
+// in text.
+const minRandomRun = 20
+
+// matchRandomRun judges the run of base64 and base64url bytes around the
+// word that begins at in[ws], never before lo nor past limit, and returns
+// its finding if it is one, and the run's end: a run is judged once, at
+// its first word the scanner tries.
+func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int) (hit, int, bool) {
+	rs := ws
+	for rs > lo && ws-rs < maxToken && chars[in[rs-1]]&(cB64URL|cB64) != 0 {
+		rs--
+	}
+	re := ws
+	for re < limit && re-rs < maxToken && chars[in[re]]&(cB64URL|cB64) != 0 {
+		re++
+	}
+	if re-rs < minRandomRun || !s.on[famHighEntropy] {
+		return hit{}, re, false
+	}
+	// The run begins and ends with a letter or digit; padding follows.
+	vs, ve := rs, re
+	for vs < ve && chars[in[vs]]&cAlnum == 0 {
+		vs++
+	}
+	for ve > vs && chars[in[ve-1]]&cAlnum == 0 {
+		ve--
+	}
+	end := ve
+	if ve == re {
+		for end < limit && end-ve < 2 && in[end] == '=' {
+			end++
+		}
+	}
+	if end > ve && end < limit && (in[end] == '=' || chars[in[end]]&cWord != 0 || in[end] == '[') {
+		// A key (NAME=value, NAME=[REDACTED:…] where a first pass found
+		// its value), or padding that goes on.
+		return hit{}, re, false
+	}
+	if re < limit && in[re] == '[' || rs > lo && in[rs-1] == ']' || rs == lo && lo > 0 {
+		// Touching another finding, or what a first pass found there: a
+		// run is judged whole or not at all, so that the second pass
+		// judges as the first did.
+		return hit{}, re, false
+	}
+	if ve-vs < minRandomRun || !alone(in, rs, end, lo, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
+		!generatedRun(in[vs:ve]) || dummy(in[vs:ve]) || decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
+		return hit{}, re, false
+	}
+	return hit{vs, end, famHighEntropy}, re, true
+}
+
+// alone reports whether the run in[rs:re] stands as a word of its own: no
+// '.', '@', '\\', '%' or '&' joins it to a host name, a file name, an e-mail
+// address, a dotted name or an escape on either side.
+func alone(in string, rs, re, lo, limit int) bool {
+	if rs > lo {
+		switch in[rs-1] {
+		case '.', '@', '\\', '%', '&', '$', '#':
+			return false
+		}
+	}
+	if re < limit {
+		switch in[re] {
+		case '@', '\\', '%', '(':
+			return false
+		case '.':
+			return !is(in, re+1, cAlnum)
+		}
+	}
+	return true
+}
+
+// digestLabels are the names a digest is written after (h1:…, sha256:…,
+// sha512-… in a lock file, SHA256:… in an SSH fingerprint), lower-case.
+var digestLabels = [...]string{"h1", "md5", "sha", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "blake3", "crc32", "etag", "hash", "digest", "checksum", "integrity", "fingerprint"}
+
+// digestBefore reports whether the run that begins at in[rs] follows a
+// digest's label and ':', '-' or '='.
+func digestBefore(in string, rs, lo int) bool {
+	if rs-lo < 3 {
+		return false
+	}
+	switch in[rs-1] {
+	case ':', '-', '=':
+	case ' ':
+		if in[rs-2] != ':' && in[rs-2] != '=' || rs-lo < 4 {
+			return false
+		}
+		rs--
+	default:
+		return false
+	}
+	le := rs - 1
+	ls := le
+	for ls > lo && le-ls < 12 && chars[in[ls-1]]&cAlnum != 0 {
+		ls--
+	}
+	if ls == le || ls > lo && chars[in[ls-1]]&cWord != 0 {
+		return false
+	}
+	label := in[ls:le]
+	for _, l := range digestLabels {
+		if len(label) == len(l) && hasPrefixFold(label, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// generatedRun reports whether a run of base64 or base64url bytes (it
+// begins and ends with a letter or digit) looks generated rather than
+// written. Over its letters and digits (the first 256):
+//   - not hexadecimal (after 0x), not digits alone, not CamelCase;
+//   - no segment between separators ('-', '_', '+', '/') that is a
+//     lower-case word of four letters or more (orders-7d9f8b6c5-x2x9k);
+//   - with letters of both cases, not read as words: split as a name is
+//     read (digits, a capital and small letters, capitals), its tokens
+//     are shorter than 3.5 bytes on average (random base62 gives about
+//     2.2; NewGCMWithRandomNonce 4.2);
+//   - letters of both cases: the class of byte (digit, capital, small
+//     letter) changes at least once in three pairs of neighbours (random
+//     base62 changes six times in ten; words change twice a word);
+//   - letters of one case: digits are one byte in eight or more and the
+//     class changes at least once in five pairs (random lower-case base36
+//     has a digit in four bytes and changes four times in ten).
+func generatedRun(run string) bool {
+	run = run[:min(len(run), 256)]
+	var n, d, u, l, hexLetters, changes, same, tokens int
+	var last uint8
+	seg, segLower, segHex, longest, longestHex := 0, true, true, 0, false
+	for k := 0; k < len(run); k++ {
+		c := run[k]
+		if k > 0 && c == run[k-1] {
+			if same++; same >= 7 {
+				return false // a byte eight times over: padding, a placeholder
+			}
+		} else {
+			same = 0
+		}
+		var cl uint8
+		switch {
+		case isDigit(c):
+			cl, d = 1, d+1
+		case isUpper(c):
+			cl, u = 2, u+1
+		case isLower(c):
+			cl, l = 3, l+1
+		default:
+			if seg >= 4 && segLower {
+				return false // a word between separators
+			}
+			if seg > longest {
+				longest, longestHex = seg, segHex
+			}
+			seg, segLower, segHex = 0, true, true
+			continue
+		}
+		if cl != 3 {
+			segLower = false
+		}
+		// Tokens as a name is read: digits, a capital and small letters,
+		// capitals (GCM in NewGCMWithRandomNonce).
+		switch {
+		case n == 0 || cl == 1 && last != 1 || cl == 3 && last == 1:
+			tokens++
+		case cl == 2 && (last != 2 || k+1 < len(run) && isLower(run[k+1])):
+			tokens++
+		}
+		segHex = segHex && chars[c]&cHex != 0
+		seg++
+		if chars[c]&cHex != 0 && cl != 1 {
+			hexLetters++
+		}
+		if n > 0 && cl != last {
+			changes++
+		}
+		last = cl
+		n++
+	}
+	if seg >= 4 && segLower && seg < n {
+		return false
+	}
+	if seg > longest {
+		longest, longestHex = seg, segHex
+	}
+	if longestHex && longest*2 >= n || u+l-hexLetters <= 3 {
+		return false // hexadecimal groups after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
+	}
+	if u > 0 && l > 0 && n*2 >= tokens*7 {
+		return false // read as words: 3.5 bytes a token or more (random base62 has about 2)
+	}
+	if n < minRandomRun || d == n {
+		return false
+	}
+	if (u == 0 || l == 0 || u == 1 && isUpper(run[0])) && (hexLetters == u+l || run[0] == '0' && run[1]|0x20 == 'x' && hexLetters == u+l-1) {
+		return false // hexadecimal, in one case (a hash, an address; 0x…)
+	}
+	if camelCase(run) {
+		return false
+	}
+	if u > 0 && l > 0 {
+		return changes*3 >= n-1
+	}
+	return d*8 >= n && changes*5 >= n-1
+}
+
+// keyedRun reports whether the run that begins at in[rs] is the value of
+// a key written as code or configuration: after '=', after ':' right
+// behind a key or a closing quote (name:…, "name": …), or after ": "
+// behind a key in code style (snake_case, kebab-case, dotted, camelCase:
+// RequestID: …). A word of prose before ": " (error: …, rejected: …) is
+// no key.
+func keyedRun(in string, rs, lo int) bool {
+	p := rs
+	if p > lo && (in[p-1] == '"' || in[p-1] == '\'' || in[p-1] == '`') {
+		p--
+	}
+	sp := p
+	for p > lo && sp-p < 4 && isBlank(in[p-1]) {
+		p--
+	}
+	if p == lo {
+		return false
+	}
+	switch in[p-1] {
+	case '=':
+		return true
+	case ':':
+		if p-1 == lo {
+			return false
+		}
+		k := in[p-2]
+		switch {
+		case k == '"' || k == '\'' || k == ']':
+			return true
+		case chars[k]&cKey == 0:
+			return false
+		case p == sp:
+			return true // name:value
+		}
+		ks := p - 1
+		for ks > lo && p-1-ks < maxKey && chars[in[ks-1]]&cKey != 0 {
+			ks--
+		}
+		return codeKey(in[ks : p-1])
+	}
+	return false
+}
+
+// codeKey reports whether a key is written as code rather than as a word
+// of prose: with '_', '-' or '.' inside, or a capital after a small
+// letter (camelCase, RequestID).
+func codeKey(key string) bool {
+	for k := 0; k < len(key); k++ {
+		switch c := key[k]; {
+		case c == '_' || c == '-' || c == '.':
+			return k > 0
+		case isUpper(c) && k > 0 && isLower(key[k-1]):
+			return true
+		}
+	}
+	return false
+}
+
+// labelled reports whether a run begins with a digest's label and '-' or
+// '_' (sha512-…, as lock files write integrity).
+func labelled(run string) bool {
+	k := 0
+	for k < len(run) && k < 12 && chars[run[k]]&cAlnum != 0 {
+		k++
+	}
+	if k == len(run) || run[k] != '-' && run[k] != '_' {
+		return false
+	}
+	for _, l := range digestLabels {
+		if k == len(l) && hasPrefixFold(run, l) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,5 +1,7 @@
 package scrub
 
+import "strings"
+
 // A run of base64 or base64url bytes that stands alone and looks generated
 // is a secret whose vendor the scrubber cannot tell (family high_entropy):
 // most API keys are such runs, and a message often carries one with no
@@ -12,6 +14,9 @@ package scrub
 // package doc describes, whatever its shape: primaryKey=6rz6CJraXj8l… and
 // csrf-token=… are no secrets. A run that decodes to text (base64 of
 // words) is read as that text, for findings inside (decode.go).
+//
+// The body of a PEM or PGP block that is public (a certificate, a public
+// key, a signature) is no secret either.
 //
 // What is never one: hexadecimal runs (hashes, git SHAs, addresses, trace
 // ids) and runs of digits, which a scrubber cannot tell from secrets
@@ -68,7 +73,8 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int) (hit, int, bool)
 		return hit{}, re, false
 	}
 	if ve-vs < minRandomRun || !alone(in, rs, end, lo, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
-		!generatedRun(in[vs:ve]) || dummy(in[vs:ve]) || decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
+		!generatedRun(in[vs:ve]) || dummy(in[vs:ve]) || decodeRun(in, encodedRun{start: vs, end: ve}, nil) ||
+		inPublicBlock(in, lo, rs) {
 		return hit{}, re, false
 	}
 	return hit{vs, end, famHighEntropy}, re, true
@@ -303,4 +309,26 @@ func labelled(run string) bool {
 		}
 	}
 	return false
+}
+
+// maxBlockLook bounds how far back inPublicBlock looks for the line that
+// opens a PEM or PGP block.
+const maxBlockLook = 16 << 10
+
+// inPublicBlock reports whether in[rs] is inside a PEM or PGP block that
+// holds no secret: the last "-----BEGIN " line before it, within
+// maxBlockLook bytes and not before lo, opens a certificate, a public key
+// or a signature, and no "-----END " came after it.
+func inPublicBlock(in string, lo, rs int) bool {
+	look := in[max(lo, rs-maxBlockLook):rs]
+	b := strings.LastIndex(look, "-----BEGIN ")
+	if b < 0 || strings.Contains(look[b:], "-----END ") {
+		return false
+	}
+	label := look[b+len("-----BEGIN "):]
+	if e := strings.Index(label, "-----"); e >= 0 {
+		label = label[:e]
+	}
+	return !strings.Contains(label, "PRIVATE") && !strings.Contains(label, "SECRET") &&
+		(strings.Contains(label, "PUBLIC") || strings.Contains(label, "CERTIFICATE") || strings.Contains(label, "SIGNATURE"))
 }

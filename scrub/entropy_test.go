@@ -44,6 +44,8 @@ func init() {
 		neg("high_entropy", "dial x7Kp2mQ9vL4nR8tW3yB6cD1fG5hJ0sA.internal.example.com:443"),
 		neg("high_entropy", "payload aGVsbG8gd29ybGQsIHRoaXMgaXMganVzdCB0ZXh0Lg== accepted"),
 		neg("high_entropy", "cert AAAAAAAAAAAAAAAAAAAAAAAAAAAwQQYDVR0fBDowODA2oDSgMoYwaHR0cDovL2Ny"),
+		neg("high_entropy", "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ7vKp2Lm9XwR4tNzB8yC3dFh6JsA1eGu\n-----END CERTIFICATE-----"),
+		neg("high_entropy", "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQENBFOrMNcBCAC+gLI4s3bUkobS5NpOQbWfjWXbqC0Ixpc5bZYDOvsmfstmswna\n"),
 	)
 }
 

@@ -26,10 +26,15 @@ import "strings"
 // (orders-7d9f8b6c5-x2x9k, IllegalStateException2); placeholders.
 
 // minRandomRun is the shortest run (its letters and digits) judged: a
-// random body of 20 base64 bytes holds 120 bits, and shorter words that
-// pass for random (hex-free ids, versions, names with digits) are common
-// in text.
-const minRandomRun = 20
+// random body of 16 base62 bytes holds 95 bits. Shorter words that pass
+// for random (ids, versions, names with digits) are common in text, and
+// runs shorter than 20 must pass stricter tests (see generatedRun).
+// minRandomHead is the shortest part before an '=' inside a run that is
+// read as a part of the token rather than as a name.
+const (
+	minRandomRun  = 16
+	minRandomHead = 8
+)
 
 // matchRandomRun judges the run of base64 and base64url bytes around the
 // word that begins at in[ws], never before lo nor past limit, and returns
@@ -40,12 +45,21 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int) (hit, int, bool)
 	for rs > lo && ws-rs < maxToken && chars[in[rs-1]]&(cB64URL|cB64) != 0 {
 		rs--
 	}
-	re := ws
-	for re < limit && re-rs < maxToken && chars[in[re]]&(cB64URL|cB64) != 0 {
+	re, eq := ws, -1 // eq: the one '=' inside the run (whos3vck04=_tzu2…)
+	for re < limit && re-rs < maxToken {
+		if c := in[re]; chars[c]&(cB64URL|cB64) == 0 {
+			if c != '=' || eq >= 0 || re == rs || chars[in[re-1]]&cAlnum == 0 || re+1 == limit || chars[in[re+1]]&(cB64URL|cB64) == 0 {
+				break
+			}
+			eq = re
+		}
 		re++
 	}
 	if re-rs < minRandomRun || !s.on[famHighEntropy] {
 		return hit{}, re, false
+	}
+	if eq >= 0 && !generatedRun(in[rs:eq], minRandomHead) {
+		return hit{}, re, false // name=value: the name judges the value
 	}
 	// The run begins and ends with a letter or digit; padding follows.
 	vs, ve := rs, re
@@ -73,7 +87,7 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int) (hit, int, bool)
 		return hit{}, re, false
 	}
 	if ve-vs < minRandomRun || !alone(in, rs, end, lo, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
-		!generatedRun(in[vs:ve]) || dummy(in[vs:ve]) || decodeRun(in, encodedRun{start: vs, end: ve}, nil) ||
+		!generatedRun(in[vs:ve], minRandomRun) || dummy(in[vs:ve]) || decodeRun(in, encodedRun{start: vs, end: ve}, nil) ||
 		inPublicBlock(in, lo, rs) {
 		return hit{}, re, false
 	}
@@ -154,9 +168,9 @@ func digestBefore(in string, rs, lo int) bool {
 //   - letters of one case: digits are one byte in eight or more and the
 //     class changes at least once in five pairs (random lower-case base36
 //     has a digit in four bytes and changes four times in ten).
-func generatedRun(run string) bool {
+func generatedRun(run string, minLen int) bool {
 	run = run[:min(len(run), 256)]
-	var n, d, u, l, hexLetters, changes, same, tokens int
+	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
 	var last uint8
 	seg, segLower, segHex, longest, longestHex := 0, true, true, 0, false
 	for k := 0; k < len(run); k++ {
@@ -176,6 +190,9 @@ func generatedRun(run string) bool {
 			cl, u = 2, u+1
 		case isLower(c):
 			cl, l = 3, l+1
+			if strings.IndexByte("aeiou", c) >= 0 {
+				vowels++
+			}
 		default:
 			if seg >= 4 && segLower {
 				return false // a word between separators
@@ -214,17 +231,16 @@ func generatedRun(run string) bool {
 	if seg > longest {
 		longest, longestHex = seg, segHex
 	}
-	if longestHex && longest*2 >= n || u+l-hexLetters <= 3 {
-		return false // hexadecimal groups after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
+	mixedHex := u >= 3 && l >= 3 && hexLetters == u+l // 6d2FabeB6ADd…: no hash is written so
+	if !mixedHex && (longestHex && longest*2 >= n || u+l-hexLetters <= 3) {
+		return false // hexadecimal in one case, maybe after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
 	}
-	if u > 0 && l > 0 && n*2 >= tokens*7 {
-		return false // read as words: 3.5 bytes a token or more (random base62 has about 2)
+	short := n < 20
+	if u > 0 && l > 0 && (n*2 >= tokens*7 || short && n >= tokens*3) {
+		return false // read as words: 3.5 bytes a token or more, 3 in a short run (random base62 has about 2.2)
 	}
-	if n < minRandomRun || d == n {
+	if n < minLen || d == n || short && d < 2 {
 		return false
-	}
-	if (u == 0 || l == 0 || u == 1 && isUpper(run[0])) && (hexLetters == u+l || run[0] == '0' && run[1]|0x20 == 'x' && hexLetters == u+l-1) {
-		return false // hexadecimal, in one case (a hash, an address; 0x…)
 	}
 	if camelCase(run) {
 		return false
@@ -232,7 +248,13 @@ func generatedRun(run string) bool {
 	if u > 0 && l > 0 {
 		return changes*3 >= n-1
 	}
-	return d*8 >= n && changes*5 >= n-1
+	if short {
+		return d*5 >= n && changes*3 >= n-1 // (chacha20poly1305 changes 3 times in 16)
+	}
+	// One case: digits spread among the letters (random base36 has one
+	// byte in four a digit), or a long run with a digit whose letters have
+	// few vowels (random letters have one in five; words two in five).
+	return d*8 >= n && changes*5 >= n-1 || n >= 24 && d > 0 && vowels*10 < (u+l)*3 && u == 0
 }
 
 // keyedRun reports whether the run that begins at in[rs] is the value of

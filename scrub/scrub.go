@@ -485,6 +485,8 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			i = resume
 		case s.allowed(in[h.start:h.end]):
 			i = max(h.end, i+1)
+		case waiting && h.start >= pending.end:
+			return pending, true // found first; h is found again after it
 		default:
 			return s.whole(in, h, limit), true
 		}

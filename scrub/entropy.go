@@ -158,6 +158,7 @@ func digestBefore(in string, rs, lo int) bool {
 //   - not hexadecimal (after 0x), not digits alone, not CamelCase;
 //   - no segment between separators ('-', '_', '+', '/') that is a
 //     lower-case word of four letters or more (orders-7d9f8b6c5-x2x9k);
+//   - not written in the words code is written in (inWords);
 //   - with letters of both cases, not read as words: split as a name is
 //     read (digits, a capital and small letters, capitals), its tokens
 //     are shorter than 3.5 bytes on average (random base62 gives about
@@ -173,6 +174,7 @@ func generatedRun(run string, minLen int) bool {
 	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
 	var last uint8
 	seg, segLower, segHex, longest, longestHex := 0, true, true, 0, false
+	snake := false // '_' between capitals and digits: a constant's name
 	for k := 0; k < len(run); k++ {
 		c := run[k]
 		if k > 0 && c == run[k-1] {
@@ -195,7 +197,10 @@ func generatedRun(run string, minLen int) bool {
 			}
 		default:
 			if seg >= 4 && segLower {
-				return false // a word between separators
+				return false // a word between separators (orders-…)
+			}
+			if c == '_' && l == 0 && n > 0 {
+				snake = true
 			}
 			if seg > longest {
 				longest, longestHex = seg, segHex
@@ -225,8 +230,8 @@ func generatedRun(run string, minLen int) bool {
 		last = cl
 		n++
 	}
-	if seg >= 4 && segLower && seg < n {
-		return false
+	if seg >= 4 && segLower && seg < n || snake && l == 0 {
+		return false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
 	}
 	if seg > longest {
 		longest, longestHex = seg, segHex
@@ -242,7 +247,7 @@ func generatedRun(run string, minLen int) bool {
 	if n < minLen || d == n || short && d < 2 {
 		return false
 	}
-	if camelCase(run) {
+	if camelCase(run) || inWords(run) {
 		return false
 	}
 	if u > 0 && l > 0 {
@@ -353,4 +358,66 @@ func inPublicBlock(in string, lo, rs int) bool {
 	}
 	return !strings.Contains(label, "PRIVATE") && !strings.Contains(label, "SECRET") &&
 		(strings.Contains(label, "PUBLIC") || strings.Contains(label, "CERTIFICATE") || strings.Contains(label, "SIGNATURE"))
+}
+
+// inWords reports whether a run is written in the words code is written
+// in: split as a name is read (a capital and small letters, capitals,
+// small letters), two of its parts or more are words of Go's own
+// identifiers and comments (codeWords) and cover two in five of its
+// letters or more (LoadMaskedInt64x2, AESInvMixColumnsUint32x4,
+// chacha20poly1305). A random run seldom has one such part of three
+// letters, and almost never two.
+func inWords(run string) bool {
+	letters, covered, parts := 0, 0, 0
+	for i := 0; i < len(run); {
+		c := run[i]
+		if !isLetter(c) {
+			i++
+			continue
+		}
+		j := i + 1
+		switch {
+		case isUpper(c) && j < len(run) && isLower(run[j]):
+			for j < len(run) && isLower(run[j]) {
+				j++
+			}
+		case isUpper(c):
+			for j < len(run) && isUpper(run[j]) && !(j+1 < len(run) && isLower(run[j+1])) {
+				j++
+			}
+		default:
+			for j < len(run) && isLower(run[j]) {
+				j++
+			}
+		}
+		letters += j - i
+		if j-i >= 3 && isCodeWord(run[i:j]) {
+			covered += j - i
+			parts++
+		}
+		i = j
+	}
+	return parts >= 2 && covered*5 >= letters*2
+}
+
+// isCodeWord reports whether w, folded to lower case, is one of codeWords.
+func isCodeWord(w string) bool {
+	if len(w) > 12 {
+		return false
+	}
+	var buf [12]byte
+	for k := 0; k < len(w); k++ {
+		buf[k] = w[k] | 0x20
+	}
+	low := buf[:len(w)]
+	lo, hi := 0, len(codeWords)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if codeWords[m] < string(low) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(codeWords) && codeWords[lo] == string(low)
 }

@@ -108,7 +108,18 @@
 //   - a random-looking value (6 or 8 bytes or more, with a digit and a
 //     letter) after a secret-ish word in prose: "the token is 8f3k2j…",
 //     "login with password w7Sg…", "your API key is …", ".netrc: password
-//     s3cr3t".
+//     s3cr3t";
+//   - with no word to name it (family high_entropy), a run of base64 or
+//     base64url bytes that stands alone and looks generated: 16 bytes or
+//     more, not hexadecimal and not digits alone, its classes of bytes
+//     (digits, capitals, small letters) changing as random bytes change,
+//     and not read as words ("init with 5oK0U90ME14yU6CVxV90crvfqVlN…:
+//     401"). Most API keys without a prefix are such runs. So are
+//     identifiers built the same way (ULIDs, KSUIDs, nanoids, opaque
+//     cursors and request ids in prose); WithoutFamilies("high_entropy")
+//     keeps them, and the value of a key is judged by its key instead
+//     (RequestId: …, "requestId": "…", cursor=…). A run in which another
+//     matcher finds a token is that token.
 //
 // Identifiers: e-mail addresses; payment card numbers (13 to 19 digits,
 // grouped by spaces, dashes or dots or not, starting with 2 to 6,
@@ -243,6 +254,20 @@
 //     /api/Users/42), after an HTTP method (GET /home/x), before a query or
 //     fragment, with a route word (/home/dashboard, /home/settings), a web
 //     page (/home/index.html) or a number as the "user name";
+//   - runs that look random but are no secret (high_entropy): hexadecimal
+//     in one case or digits (hashes, addresses, trace and order ids, a
+//     UUID, i-0f9a…, key-5d41… with a short prefix); digests labelled as
+//     such (h1:…, sha256:…, sha512-…, SHA256:…); names written in the
+//     words of Go's own identifiers and comments (LoadMaskedInt64x2,
+//     ParsePKCS8PrivateKey, chacha20poly1305, from a list generated from
+//     GOROOT, codewords.go), in CamelCase, in capitals joined by '_'
+//     (R_AARCH64_P32_ABS32) or with a lower-case word between separators
+//     (orders-7d9f8b6c5-x2x9k); runs joined to a host, a file name, an
+//     address or an escape ('.', '@', '%', '\'); the value of a key
+//     written as code or configuration (name=…, "name": …, name:…,
+//     RequestID: …), which its key judges; base64 of text (searched for
+//     findings instead); the body of a certificate, public key or
+//     signature block; masks and placeholders;
 //   - hashes: commit hashes, image digests and trace ids are left alone
 //     (but key-<32 hex digits>, the shape of a Mailgun private API key in
 //     gitleaks' rule and Mailgun's documentation, is redacted as one);
@@ -267,9 +292,15 @@
 // its line with ':'), so an unquoted passphrase with spaces in a log line
 // loses only its first word. A 16-digit number that starts with 2 to 6
 // passes the Luhn check one time in ten and is redacted as a card. A
-// secret of no known shape after no secret-ish key or word is not found,
-// nor a word-like one after a key that only has a secret word inside or
-// ends a phrase (failed to load token: hunter), nor a copy of a word-like
+// secret of no known shape after no secret-ish key or word is found only
+// when it looks generated (high_entropy): one in hexadecimal or digits,
+// shorter than 16 bytes, or written in words is not found, nor a random
+// run that happens to fail the tests above (of random runs of 16 to 64
+// bytes, about 1.5% of base62 ones and 3 to 5% of base64, base36 and
+// upper-case base36 ones, most of them short); an identifier that looks
+// generated is redacted as one. Nor is a word-like one found after a key that only has a
+// secret word inside or ends a phrase (failed to load token: hunter), nor
+// a copy of a word-like
 // value (password=letmein, then letmein), nor copies of a message's 17th
 // and later values. A run of encoded characters longer than 4,096 bytes
 // is not decoded, nor text that is not printable ASCII or is encoded more

@@ -254,7 +254,7 @@ func generatedRun(run string, minLen int) bool {
 		return changes*3 >= n-1
 	}
 	if short {
-		return d*5 >= n && changes*3 >= n-1 // (chacha20poly1305 changes 3 times in 16)
+		return d*8 >= n && changes*3 >= n-1 // (chacha20poly1305 changes 3 times in 16)
 	}
 	// One case: digits spread among the letters (random base36 has one
 	// byte in four a digit), or a long run with a digit whose letters have
@@ -339,14 +339,20 @@ func labelled(run string) bool {
 }
 
 // maxBlockLook bounds how far back inPublicBlock looks for the line that
-// opens a PEM or PGP block.
-const maxBlockLook = 16 << 10
+// opens a PEM or PGP block: a block of 4 KiB holds a 4,096-bit key's
+// certificate. A run at the start of each line of a long message may
+// look back that far once, so the work stays linear.
+const maxBlockLook = 4 << 10
 
-// inPublicBlock reports whether in[rs] is inside a PEM or PGP block that
-// holds no secret: the last "-----BEGIN " line before it, within
-// maxBlockLook bytes and not before lo, opens a certificate, a public key
-// or a signature, and no "-----END " came after it.
+// inPublicBlock reports whether the run at in[rs], at the start of a line
+// as a block's lines are, is inside a PEM or PGP block that holds no
+// secret: the last "-----BEGIN " line before it, within maxBlockLook
+// bytes and not before lo, opens a certificate, a public key or a
+// signature, and no "-----END " came after it.
 func inPublicBlock(in string, lo, rs int) bool {
+	if rs == lo || in[rs-1] != '\n' && !(rs-lo >= 2 && in[rs-2] == '\\' && in[rs-1] == 'n') {
+		return false
+	}
 	look := in[max(lo, rs-maxBlockLook):rs]
 	b := strings.LastIndex(look, "-----BEGIN ")
 	if b < 0 || strings.Contains(look[b:], "-----END ") {

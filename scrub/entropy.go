@@ -16,7 +16,7 @@ import "strings"
 // words) is read as that text, for findings inside (decode.go).
 //
 // The body of a PEM or PGP block that is public (a certificate, a public
-// key, a signature) is no secret either.
+// key, a signature) or encrypted (a PGP message) is no secret either.
 //
 // What is never one: hexadecimal runs (hashes, git SHAs, addresses, trace
 // ids) and runs of digits, which a scrubber cannot tell from secrets
@@ -40,23 +40,31 @@ const (
 // word that begins at in[ws], never before lo nor past limit, and returns
 // its finding if it is one, and the run's end: a run is judged once, at
 // its first word the scanner tries.
-func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int) (hit, int, bool) {
+func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int, blk *blockCache) (hit, int, bool) {
 	rs := ws
-	for rs > lo && ws-rs < maxToken && chars[in[rs-1]]&(cB64URL|cB64) != 0 {
+	for rs > lo && ws-rs < maxToken && runClass[in[rs-1]]&runByte != 0 {
 		rs--
 	}
-	re, eq := ws, -1 // eq: the one '=' inside the run (whos3vck04=_tzu2…)
-	for re < limit && re-rs < maxToken {
-		if c := in[re]; chars[c]&(cB64URL|cB64) == 0 {
-			if c != '=' || eq >= 0 || re == rs || chars[in[re-1]]&cAlnum == 0 || re+1 == limit || chars[in[re+1]]&(cB64URL|cB64) == 0 {
-				break
-			}
-			eq = re
+	// The run forward, and the classes of its letters (runClass; not the
+	// x of 0x…), with one '=' inside at most (eq: whos3vck04=_tzu2…).
+	var seen uint8
+	re, eq := rs, -1
+	if rs+2 <= limit && in[rs] == '0' && in[rs+1]|0x20 == 'x' {
+		re = rs + 2
+	}
+	for end := min(limit, rs+maxToken); ; {
+		for re < end && runClass[in[re]]&runByte != 0 {
+			seen |= runClass[in[re]]
+			re++
 		}
+		if re+1 >= end || in[re] != '=' || eq >= 0 || re == rs || chars[in[re-1]]&cAlnum == 0 || runClass[in[re+1]]&runByte == 0 {
+			break
+		}
+		eq = re
 		re++
 	}
-	if re-rs < minRandomRun || !s.on[famHighEntropy] {
-		return hit{}, re, false
+	if re-rs < minRandomRun || seen&^runByte <= 2 {
+		return hit{}, re, false // short, or digits and hexadecimal letters of one case: a hash, an address
 	}
 	if eq >= 0 && !generatedRun(in[rs:eq], minRandomHead) {
 		return hit{}, re, false // name=value: the name judges the value
@@ -87,8 +95,8 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int) (hit, int, bool)
 		return hit{}, re, false
 	}
 	if ve-vs < minRandomRun || !alone(in, rs, end, lo, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
-		!generatedRun(in[vs:ve], minRandomRun) || dummy(in[vs:ve]) || decodeRun(in, encodedRun{start: vs, end: ve}, nil) ||
-		inPublicBlock(in, lo, rs) {
+		inPublicBlock(in, lo, rs, blk) || !generatedRun(in[vs:ve], minRandomRun) || dummy(in[vs:ve]) ||
+		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
 		return hit{}, re, false
 	}
 	return hit{vs, end, famHighEntropy}, re, true
@@ -154,7 +162,7 @@ func digestBefore(in string, rs, lo int) bool {
 
 // generatedRun reports whether a run of base64 or base64url bytes (it
 // begins and ends with a letter or digit) looks generated rather than
-// written. Over its letters and digits (the first 256):
+// written. Over its letters and digits (the first 64, as randomBody):
 //   - not hexadecimal (after 0x), not digits alone, not CamelCase;
 //   - no segment between separators ('-', '_', '+', '/') that is a
 //     lower-case word of four letters or more (orders-7d9f8b6c5-x2x9k);
@@ -170,7 +178,7 @@ func digestBefore(in string, rs, lo int) bool {
 //     class changes at least once in five pairs (random lower-case base36
 //     has a digit in four bytes and changes four times in ten).
 func generatedRun(run string, minLen int) bool {
-	run = run[:min(len(run), 256)]
+	run = run[:min(len(run), 64)]
 	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
 	var last uint8
 	seg, segLower, segHex, longest, longestHex := 0, true, true, 0, false
@@ -345,14 +353,37 @@ func labelled(run string) bool {
 const maxBlockLook = 4 << 10
 
 // inPublicBlock reports whether the run at in[rs], at the start of a line
-// as a block's lines are, is inside a PEM or PGP block that holds no
+// (after its indentation) as a block's lines are, is inside a PEM or PGP block that holds no
 // secret: the last "-----BEGIN " line before it, within maxBlockLook
-// bytes and not before lo, opens a certificate, a public key or a
-// signature, and no "-----END " came after it.
-func inPublicBlock(in string, lo, rs int) bool {
-	if rs == lo || in[rs-1] != '\n' && !(rs-lo >= 2 && in[rs-2] == '\\' && in[rs-1] == 'n') {
+// bytes and not before lo, opens a certificate, a public key, a signature
+// or an encrypted message, and no "-----END " came after it.
+func inPublicBlock(in string, lo, rs int, blk *blockCache) bool {
+	b := rs
+	for b > lo && rs-b < 64 && isBlank(in[b-1]) {
+		b-- // an indented block (YAML's enc: |)
+	}
+	if b == lo || in[b-1] != '\n' && !(b-lo >= 2 && in[b-2] == '\\' && in[b-1] == 'n') {
 		return false
 	}
+	// The answer at the last line asked stands while no marker line
+	// ("-----…") came since: each line of a block is looked at once.
+	if blk.valid && blk.at >= lo && blk.at <= rs && !strings.Contains(in[blk.at:rs], "-----") {
+		blk.at = rs
+		return blk.public
+	}
+	blk.valid, blk.at = true, rs
+	blk.public = publicBlockAt(in, lo, rs)
+	return blk.public
+}
+
+// A blockCache keeps inPublicBlock's last answer within one scan.
+type blockCache struct {
+	valid, public bool
+	at            int
+}
+
+// publicBlockAt is inPublicBlock's look back from in[rs].
+func publicBlockAt(in string, lo, rs int) bool {
 	look := in[max(lo, rs-maxBlockLook):rs]
 	b := strings.LastIndex(look, "-----BEGIN ")
 	if b < 0 || strings.Contains(look[b:], "-----END ") {
@@ -363,7 +394,8 @@ func inPublicBlock(in string, lo, rs int) bool {
 		label = label[:e]
 	}
 	return !strings.Contains(label, "PRIVATE") && !strings.Contains(label, "SECRET") &&
-		(strings.Contains(label, "PUBLIC") || strings.Contains(label, "CERTIFICATE") || strings.Contains(label, "SIGNATURE"))
+		(strings.Contains(label, "PUBLIC") || strings.Contains(label, "CERTIFICATE") || strings.Contains(label, "SIGNATURE") ||
+			strings.Contains(label, "MESSAGE")) // ciphertext: opaque, no secret
 }
 
 // inWords reports whether a run is written in the words code is written
@@ -427,3 +459,29 @@ func isCodeWord(w string) bool {
 	}
 	return lo < len(codeWords) && codeWords[lo] == string(low)
 }
+
+// runClass tells the bytes of a run apart at a glance (matchRandomRun):
+// runByte for the bytes of base64 and base64url, and for letters 1 a
+// small hexadecimal one, 2 a capital one, 4 another.
+var runClass = func() (t [256]uint8) {
+	for c := range t {
+		if chars[c]&(cB64URL|cB64) != 0 {
+			t[c] = runByte
+		}
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= 4
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] |= 4
+	}
+	for _, c := range "abcdef" {
+		t[c] = runByte | 1
+	}
+	for _, c := range "ABCDEF" {
+		t[c] = runByte | 2
+	}
+	return t
+}()
+
+const runByte = 0x80

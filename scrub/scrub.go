@@ -417,6 +417,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 	// has passed its end.
 	var pending hit
 	waiting := false
+	var blk blockCache
 	for i := from; i < limit; {
 		if waiting && i >= pending.end {
 			return pending, true
@@ -462,8 +463,8 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				// a finding inside (see decode.go).
 				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
-			if !ok && ws >= runs && !waiting {
-				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, limit); waiting && s.allowed(in[pending.start:pending.end]) {
+			if !ok && ws >= runs && !waiting && s.on[famHighEntropy] {
+				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
 					waiting = false
 				}
 			}

@@ -413,11 +413,14 @@ func matchDiscordToken(in string, i int) (hit, bool) {
 
 // webhookHosts are the hosts of webhook URLs, which the scanner finds at the
 // '/' after them.
-var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com"}
+var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com"} // all end in .com
 
 // matchWebhookAt matches a Slack, Discord or Microsoft Teams webhook URL
 // whose host ends at the '/' in[i].
 func matchWebhookAt(in string, i, lo int) (hit, bool) {
+	if i-lo < len(".com") || in[i-4:i] != ".com" {
+		return hit{}, false // every host of webhookHosts ends so
+	}
 	for _, host := range webhookHosts {
 		p := i - len(host)
 		if p < lo || in[p:i] != host || p > lo && chars[in[p-1]]&cWord != 0 {

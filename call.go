@@ -249,8 +249,19 @@ func safeToken(s string) bool {
 		return false
 	}
 	ok, marks := scanID(s)
-	return ok && scrub.String(s) == s && !gluedFinding(s, marks)
+	return ok && idScrubber.String(s) == s && !gluedFinding(s, marks)
 }
+
+// idScrubber is the default scrubber without high_entropy: a model's call
+// id is a random run by construction (call_ and 24 letters and digits,
+// toolu_01 and base62), so a random run is no sign of a secret in it.
+var idScrubber = func() *scrub.Scrubber {
+	s, err := scrub.New(scrub.WithoutFamilies("high_entropy"))
+	if err != nil {
+		return scrub.Default() // a family renamed: every family, rather than none
+	}
+	return s
+}()
 
 // gluedFinding reports whether the default scrubber finds a secret in s,
 // a string of [A-Za-z0-9_.:-], that starts inside it rather than where it
@@ -307,9 +318,10 @@ func gluedFinding(s string, marks uint8) bool {
 	return false
 }
 
-// gluedScrubber is the default scrubber without its identifier families.
+// gluedScrubber is the default scrubber without its identifier families
+// and high_entropy (see idScrubber).
 var gluedScrubber = func() *scrub.Scrubber {
-	s, err := scrub.New(scrub.WithoutFamilies("email", "card", "iban", "phone", "ip", "uuid", "home_user", "ssn", "mac_address"))
+	s, err := scrub.New(scrub.WithoutFamilies("email", "card", "iban", "phone", "ip", "uuid", "home_user", "ssn", "mac_address", "high_entropy"))
 	if err != nil {
 		return scrub.Default() // a family renamed: every family, rather than none
 	}

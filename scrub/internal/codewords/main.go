@@ -146,7 +146,7 @@ func isLower(c byte) bool  { return 'a' <= c && c <= 'z' }
 func goroot() string {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
-		return runtime.GOROOT()
+		return ""
 	}
 	return strings.TrimSpace(string(out))
 }

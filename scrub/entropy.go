@@ -1,5 +1,7 @@
 package scrub
 
+//go:generate go run ./internal/codewords -o codewords.go
+
 import "strings"
 
 // A run of base64 or base64url bytes that stands alone and looks generated

@@ -256,3 +256,33 @@ func MaskSecret(text, secret string) string {
 	}
 	return b.String()
 }
+
+// MissKind sorts a secret value toolmw missed into the kinds the report
+// counts on the bare corpus (see Write).
+func MissKind(rule, v string) string {
+	oneCaseHex, digits := v != "", v != ""
+	lower, upper := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		digits = digits && c >= '0' && c <= '9'
+		isHex := c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+		oneCaseHex = oneCaseHex && isHex
+		lower = lower || c >= 'a' && c <= 'f'
+		upper = upper || c >= 'A' && c <= 'F'
+	}
+	switch {
+	case digits || oneCaseHex && !(lower && upper):
+		return "hexadecimal or digits"
+	case rule == "jwt-base64":
+		return "a part a capture group cuts out"
+	case strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'") || strings.HasSuffix(v, `"`) || strings.HasSuffix(v, "'") || keyInside.MatchString(v):
+		return "with its quotes or key"
+	case strings.Count(v, ":") == 1 && !strings.Contains(v, "://"):
+		return "a user:password or hex:hex pair"
+	case len(v) < 16:
+		return "shorter than 16 bytes"
+	}
+	return "other"
+}
+
+var keyInside = regexp.MustCompile(`^[A-Za-z_.-]+: `)

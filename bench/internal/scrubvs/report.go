@@ -187,6 +187,38 @@ func Write(w io.Writer, meta Meta, results []SetResult, speeds map[string]map[st
 		}
 	}
 
+	// The bare values toolmw leaves, by kind.
+	for _, r := range results {
+		if r.Set.Name != "bare" {
+			continue
+		}
+		p("\n## toolmw's misses on bare values, by kind\n\n")
+		p("A bare value has no word beside it, so only its shape can tell it is a secret. The kinds, in\n")
+		p("this order (the first that fits): hexadecimal in one case or digits alone, which no scanner\n")
+		p("can tell from a hash or a number; a part of a token that a rule's capture group cuts out\n")
+		p("(jwt-base64's groups); a value with its quotes or key as the rule's Finding.Secret gives it;\n")
+		p("a user:password or hex:hex pair; a value shorter than 16 bytes; the rest.\n\n")
+		kinds := map[string][]string{}
+		var order []string
+		for _, m := range r.ToolmwMisses {
+			k := MissKind(m.Rule, m.Secret)
+			if kinds[k] == nil {
+				order = append(order, k)
+			}
+			kinds[k] = append(kinds[k], m.Secret)
+		}
+		slices.SortStableFunc(order, func(a, b string) int { return len(kinds[b]) - len(kinds[a]) })
+		p("| kind | bare values missed | examples (shapes) |\n|---|---:|---|\n")
+		for _, k := range order {
+			var ex []string
+			for _, v := range kinds[k][:min(3, len(kinds[k]))] {
+				ex = append(ex, "`"+Shape(v)+"`")
+			}
+			p("| %s | %d | %s |\n", k, len(kinds[k]), strings.Join(ex, ", "))
+		}
+		p("| all | %d of %d | |\n", len(r.ToolmwMisses), len(r.Set.Samples))
+	}
+
 	// Per-rule misses of toolmw.
 	p("\n## toolmw's misses per gitleaks rule\n\n")
 	p("Every rule with a secret toolmw leaves, in any corpus: missed / messages per corpus (gitleaks'\n")

@@ -119,7 +119,9 @@ func alone(in string, rs, re, lo, limit int) bool {
 		case '@', '\\', '%', '(':
 			return false
 		case '.':
-			return !is(in, re+1, cAlnum)
+			// Not before a word (a file name), nor before a placeholder,
+			// which stands for what a first pass found there.
+			return !is(in, re+1, cAlnum) && !(re+1 < limit && in[re+1] == '[')
 		}
 	}
 	return true

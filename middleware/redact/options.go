@@ -55,6 +55,12 @@ func WithKeyedHash(key []byte) Option {
 // the package documentation for what of a part is scrubbed). This layer is the one
 // that scrubs results; the result layer only checks them, and goes outside
 // this one so that its size cap holds for the scrubbed result.
+//
+// Results carry ids a model names back in its next call. The default
+// scrubber redacts the ones that look generated (family high_entropy:
+// pi_3MtwBwLkdIwHu7ix28a3tqPa, a nanoid); to keep them, give a scrubber
+// without it: WithScrubber(s) with s from
+// scrub.New(scrub.WithoutFamilies("high_entropy")).
 func WithResults() Option {
 	return func(c *config) { c.results = true }
 }

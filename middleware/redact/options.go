@@ -57,8 +57,8 @@ func WithKeyedHash(key []byte) Option {
 // this one so that its size cap holds for the scrubbed result.
 //
 // Results carry ids a model names back in its next call. The default
-// scrubber redacts the ones that look generated (family high_entropy:
-// pi_3MtwBwLkdIwHu7ix28a3tqPa, a nanoid); to keep them, give a scrubber
+// scrubber redacts the ones that look generated (family high_entropy: a
+// ULID such as 01ARZ3NDEKTSV4RRFFQ69G5FAV, a nanoid); to keep them, give a scrubber
 // without it: WithScrubber(s) with s from
 // scrub.New(scrub.WithoutFamilies("high_entropy")).
 func WithResults() Option {

@@ -2234,6 +2234,11 @@ func (s *Scrubber) matchList(in string, esc escMarks, v int, kind kvKind, f fami
 		if _, closing := openValue(in, p); closing != "" {
 			return s.matchAuthorization(in, esc, p, 0)
 		}
+		// A placeholder's ']' closes no list: it stands for what a first
+		// pass found there, where that pass saw no closer (idempotence).
+		if q := strings.IndexByte(in[p:], closer); q >= 0 && strings.Contains(in[p:p+q], placeholderPrefix) {
+			return hit{}, false
+		}
 		return s.matchAuthorization(in, esc, p, closer)
 	}
 	if _, closing := openValue(in, p); closing != "" {

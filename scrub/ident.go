@@ -730,6 +730,14 @@ var httpMethods = [...]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "
 // route segment (/home/dashboard), not followed by a query or fragment, not
 // a web page (/home/index.html).
 func matchHome(in string, i, lo int) (hit, bool) {
+	if i+1 >= len(in) {
+		return hit{}, false
+	}
+	switch in[i+1] {
+	case 'h', 'U', 'u', '\\':
+	default:
+		return hit{}, false // no /home/, /Users/ or \Users\ here
+	}
 	rest := in[i:]
 	var p int
 	switch {

@@ -562,27 +562,22 @@ func TestConstructedClean31(t *testing.T) {
 	}
 }
 
-// gitleaksDirs are where gitleaks' rule samples (tps.json, fps.json,
-// bare.json, extracted from gitleaks v8.30.1 by bench/cmd/gitleakscorpus)
-// are looked for: in the repository, or where the bench helper writes
-// them.
-var gitleaksDirs = []string{"../bench/testdata/gitleaks", "/work/notes/gitleaks-corpus"}
+// gitleaksDir holds gitleaks' rule samples (tps.json, fps.json,
+// bare.json), extracted from gitleaks v8.30.1 by bench/cmd/gitleakscorpus
+// and committed.
+const gitleaksDir = "../bench/testdata/gitleaks"
 
 func readCorpus(t *testing.T, name string) map[string][]string {
 	t.Helper()
-	for _, d := range gitleaksDirs {
-		b, err := os.ReadFile(filepath.Join(d, name))
-		if err != nil {
-			continue
-		}
-		var m map[string][]string
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return m
+	b, err := os.ReadFile(filepath.Join(gitleaksDir, name))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Skipf("gitleaks corpus %s not found in %v", name, gitleaksDirs)
-	return nil
+	var m map[string][]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return m
 }
 
 // semiGeneric are the gitleaks rules whose pattern is a keyword near a

@@ -296,7 +296,7 @@
 // when it looks generated (high_entropy): one in hexadecimal or digits,
 // shorter than 16 bytes, or written in words is not found, nor a random
 // run that happens to fail the tests above (of random runs of 16 to 64
-// bytes, about 1.5% of base62 ones and 3 to 5% of base64, base36 and
+// bytes, about 1.5% of base62 ones and 3 to 4.5% of base64, base36 and
 // upper-case base36 ones, most of them short); an identifier that looks
 // generated is redacted as one. Nor is a word-like one found after a key that only has a
 // secret word inside or ends a phrase (failed to load token: hunter), nor

@@ -155,9 +155,13 @@ func digestBefore(in string, rs, lo int) bool {
 	if ls == le || ls > lo && chars[in[ls-1]]&cWord != 0 {
 		return false
 	}
-	label := in[ls:le]
+	return digestLabel(in[ls:le])
+}
+
+// digestLabel reports whether w is one of digestLabels, in any case.
+func digestLabel(w string) bool {
 	for _, l := range digestLabels {
-		if len(label) == len(l) && hasPrefixFold(label, l) {
+		if len(w) == len(l) && hasPrefixFold(w, l) {
 			return true
 		}
 	}
@@ -342,12 +346,7 @@ func labelled(run string) bool {
 	if k == len(run) || run[k] != '-' && run[k] != '_' {
 		return false
 	}
-	for _, l := range digestLabels {
-		if k == len(l) && hasPrefixFold(run, l) {
-			return true
-		}
-	}
-	return false
+	return digestLabel(run[:k])
 }
 
 // maxBlockLook bounds how far back inPublicBlock looks for the line that

@@ -41,6 +41,7 @@ const (
 const (
 	Approval  = "approval"
 	Bulkhead  = "bulkhead"
+	Cache     = "cache"
 	Dedupe    = "dedupe"
 	Fallback  = "fallback"
 	Guardrail = "guardrail"

@@ -19,6 +19,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
+	"github.com/toolmw/toolmw/middleware/cache"
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
@@ -111,6 +112,31 @@ func badOptions() []badOption {
 		}},
 		{name: "bulkhead.WithClock", none: "nil means clock.System"},
 
+		{name: "cache.New ttl", validate: func() error { return cache.Validate(-time.Second, cache.WithSharedResults()) },
+			layer: func() toolmw.Middleware { return cache.New(-time.Second, cache.WithSharedResults()) }},
+		{name: "cache.WithPartition", validate: func() error { return cache.Validate(time.Second, cache.WithPartition(nil)) },
+			layer: func() toolmw.Middleware { return cache.New(time.Second, cache.WithPartition(nil)) }},
+		{name: "cache.WithSharedResults", validate: func() error {
+			return cache.Validate(time.Second, cache.WithSharedResults(), cache.WithPartition(func(context.Context, toolmw.Call) string { return "" }))
+		}, layer: func() toolmw.Middleware {
+			return cache.New(time.Second, cache.WithSharedResults(), cache.WithPartition(func(context.Context, toolmw.Call) string { return "" }))
+		}},
+		{name: "cache.WithMaxEntries", validate: func() error { return cache.Validate(time.Second, cache.WithSharedResults(), cache.WithMaxEntries(-1)) },
+			layer: func() toolmw.Middleware {
+				return cache.New(time.Second, cache.WithSharedResults(), cache.WithMaxEntries(-1))
+			}},
+		{name: "cache.WithMaxBytes", validate: func() error { return cache.Validate(time.Second, cache.WithSharedResults(), cache.WithMaxBytes(-1)) },
+			layer: func() toolmw.Middleware {
+				return cache.New(time.Second, cache.WithSharedResults(), cache.WithMaxBytes(-1))
+			}},
+		{name: "cache.WithStore", validate: func() error {
+			return cache.Validate(time.Second, cache.WithSharedResults(), cache.WithStore(nil, store.WithTimeout(-time.Second)))
+		}, layer: func() toolmw.Middleware {
+			return cache.New(time.Second, cache.WithSharedResults(), cache.WithStore(nil, store.WithTimeout(-time.Second)))
+		}},
+		{name: "cache.WithClock", none: "nil means the system clock"},
+		{name: "cache.WithOnLookup", none: "nil means no callback"},
+
 		{name: "classify.WithMap", none: "nil means mapper.Default()"},
 
 		{name: "dedupe.WithArguments", validate: func() error { return dedupe.Validate(dedupe.WithArguments("not a tool")) },
@@ -154,6 +180,11 @@ func badOptions() []badOption {
 			return fallback.New(fallback.WithSharedResults(), fallback.WithPartition(func(context.Context, toolmw.Call) string { return "" }))
 		}},
 		{name: "fallback.WithClock", none: "nil means the system clock"},
+		{name: "fallback.WithStore", validate: func() error {
+			return fallback.Validate(fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithStore(nil, store.WithTimeout(-time.Second)))
+		}, layer: func() toolmw.Middleware {
+			return fallback.New(fallback.WithLastGood(0), fallback.WithSharedResults(), fallback.WithStore(nil, store.WithTimeout(-time.Second)))
+		}},
 		{name: "fallback.WithOnServe", none: "nil means no callback"},
 
 		{name: "guardrail.Args", validate: func() error { return guardrail.Validate(guardrail.Args("No PII", nil)) },

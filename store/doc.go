@@ -5,10 +5,12 @@
 //
 // Seven ports take a store: breaker.Store, ratelimit.Store,
 // runlimit.Store, spend.Store, approval.Store, budget.TokenStore and
-// budget.RunStore. adapters/redisstate implements all of them on Redis,
-// adapters/sqlstore the approval store on SQLite and PostgreSQL; each port
-// has a conformance kit (breakertest, ratelimittest, runlimittest,
-// spendtest, approvaltest, budgettest) that a store of your own can run.
+// budget.RunStore; and one port of this package, [Results], is shared by
+// two layers, the cache and the fallback. adapters/redisstate implements
+// all of them on Redis, adapters/sqlstore the approval store on SQLite and
+// PostgreSQL; each port has a conformance kit (breakertest, ratelimittest,
+// runlimittest, spendtest, approvaltest, budgettest, and storetest for
+// Results) that a store of your own can run.
 //
 // Every layer treats its store the same way:
 //
@@ -33,7 +35,9 @@
 //     may hide any number of calls — report it with Refused set, and do not
 //     rest the store, which answered; breaker and ratelimit, whose state
 //     only protects a dependency, decide on their own state as for an
-//     outage.
+//     outage; the cache and the fallback, which only read results back,
+//     take such a value for none kept and report it, without resting the
+//     store.
 //
 // A store is given with its options:
 //

@@ -48,14 +48,15 @@ var ErrDropped = errors.New("store: the operation never reached the store and wa
 // asked because it failed moments ago.
 type Error struct {
 	// Layer names the layer: "breaker", "ratelimit", "runlimit", "spend",
-	// "approval", "retry_budget" or "run_budget" (the names of
-	// toolmw.Call.Degraded).
+	// "approval", "retry_budget", "run_budget", "cache" or "fallback" (the
+	// names of toolmw.Call.Degraded).
 	Layer string
 	// Op names the operation, as the layer's Store documentation does
 	// ("take", "release", "settle", …).
 	Op string
 	// Key is what the operation was about, when the port has one: the
-	// tool's name (ratelimit), the breaker's name (breaker); "" otherwise.
+	// tool's name (ratelimit), the breaker's name (breaker), the result's
+	// key (cache, fallback: a hash); "" otherwise.
 	// It may be as hostile as the key the layer gave the store.
 	Key string
 	// Err is the store's error; context.DeadlineExceeded when it did not

@@ -23,10 +23,11 @@
 //
 // With [WithLastGood], the layer remembers each success of a read — a call
 // of a tool whose Spec declares it Idempotent ([toolmw.Spec.Idempotent]) —
-// under a key made of the SHA-256 of its arguments' canonical JSON (object
-// keys sorted, no spacing, numbers as written; arguments with a duplicate
-// key, keys alike but for case, or a lone surrogate have none, and are
-// neither kept nor served) and of its partition, and serves it to a later
+// under a key made of the SHA-256 of the tool's name, its partition and
+// its arguments' canonical JSON (object keys sorted, no spacing, numbers as
+// written; arguments with a duplicate key, keys alike but for case, or a
+// lone surrogate have none, and are neither kept nor served) — the rule
+// the cache layer (middleware/cache) keys its results by — and serves it to a later
 // call with the same key that fails with a chosen kind, if it is at most
 // the TTL old (by [WithClock]'s clock). Any other tool is never remembered
 // nor served, one that only honours idempotency keys
@@ -74,12 +75,23 @@
 // One cache per tool wrapped, bounded: at most [WithMaxEntries] results
 // ([DefaultMaxEntries], 256) and [WithMaxBytes] bytes ([DefaultMaxBytes], 1
 // MiB), each result counting its bytes, content and parts
-// (toolmw.Result.Size), plus 128 bytes; the result used
+// (toolmw.Result.Size), plus 128 bytes, and per part the size of a
+// toolmw.Part and of its annotations; the result used
 // least recently goes first, and a result larger than the byte bound is not
 // kept. A key is 32 bytes whatever the arguments. Arguments over
 // [MaxArgsBytes] (64 KiB) are not canonicalised: such calls are neither
 // remembered nor served from the cache. An expired result is dropped when
 // it is next looked up, or when the bounds push it out.
+//
+// # Shared with a cache and a fleet
+//
+// [WithStore] keeps the last good results in a store.Results as well,
+// shared by every replica and by a cache layer given the same store
+// (cache.WithStore): one keying rule, one entry per tool, partition and
+// arguments, whichever layer wrote it. A cache layer inside this one tells
+// it when the result it returned was served from a kept one: the result is
+// then remembered with the time it was made, not as a new one, so that a
+// result served again and again still ages and expires.
 //
 // # Where it sits
 //
@@ -99,8 +111,9 @@
 // # Configuration
 //
 // Zero and nil values are the defaults. A negative TTL or bound, a
-// malformed kind, a kind that is never replaced, or WithLastGood without
-// one of WithPartition and WithSharedResults makes New return a
+// malformed kind, a kind that is never replaced, WithLastGood without
+// one of WithPartition and WithSharedResults, or WithStore without
+// WithLastGood or with an invalid store option makes New return a
 // [toolmw.Reject] middleware: toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up, as [Validate]
 // does.
@@ -109,5 +122,5 @@
 //
 // The Middleware, the Tools it makes, an [Option], [Validate] and [Parse]
 // are safe for concurrent use. The cache's lock is never held across a
-// tool call, the fallback function or the callback.
+// tool call, a store operation, the fallback function or the callback.
 package fallback

@@ -7,8 +7,12 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/middleware/internal/partinfo"
+	"github.com/toolmw/toolmw/middleware/internal/resultkey"
+	"github.com/toolmw/toolmw/middleware/internal/resultlru"
+	"github.com/toolmw/toolmw/middleware/internal/resultnote"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -24,13 +28,18 @@ func New(opts ...Option) toolmw.Middleware {
 	if cfg.err != nil {
 		return toolmw.Reject(cfg.err)
 	}
+	var guard *storeguard.Guard
+	if cfg.store != nil {
+		guard = storeguard.New(layerName, cfg.storeCfg, false, cfg.clk) // one per layer: the store rests for all its tools
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		if cfg.fn == nil && !cfg.lastGood {
 			return next
 		}
-		l := &layer{config: &cfg, next: next}
+		l := &layer{config: &cfg, next: next, guard: guard}
 		if cfg.lastGood {
-			l.cache = newCache(cfg.maxEntries, cfg.maxBytes)
+			l.kept = resultlru.New(cfg.maxEntries, cfg.maxBytes)
+			l.rule = resultkey.Rule{Partition: cfg.partition}
 		}
 		return l.call
 	}
@@ -52,7 +61,7 @@ const (
 	// size in time and memory on every success), so such calls are neither
 	// remembered nor served from the cache. A function fallback still
 	// applies to them.
-	MaxArgsBytes = 64 << 10
+	MaxArgsBytes = resultkey.MaxArgs
 )
 
 // Func makes a substitute result for a call that failed with err, one of
@@ -105,20 +114,25 @@ var never = map[taxonomy.Kind]string{
 type layer struct {
 	*config
 	next  toolmw.Tool
-	cache *cache // nil without WithLastGood
+	kept  *resultlru.Cache  // nil without WithLastGood
+	rule  resultkey.Rule    // how a last good result is keyed
+	guard *storeguard.Guard // nil without WithStore
 }
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
 	// Only a read is remembered and served: Call.Idempotent is also true of
 	// a tool that honours keys, which acts.
-	remember := l.cache != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
-	res, err := l.next(ctx, args)
+	read := l.kept != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
+	inner := ctx
+	var note *resultnote.Note
+	if read {
+		inner, note = resultnote.Watch(ctx) // a cache inside says when it served a kept result
+	}
+	res, err := l.next(inner, args)
 	if err == nil {
-		if remember && res.Size() <= l.maxBytes {
-			if k, ok := l.key(ctx, call, args); ok {
-				l.cache.put(k, res, l.clk.Now())
-			}
+		if read {
+			l.remember(ctx, call, args, res, note)
 		}
 		return res, err
 	}
@@ -126,15 +140,13 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	if !ok {
 		return res, err
 	}
-	if remember {
-		if k, ok := l.key(ctx, call, args); ok {
-			now := l.clk.Now()
-			if good, at, found := l.cache.get(k, now, l.ttl); found {
-				age := max(now.Sub(at), 0) // a clock set back reads as fresh, never negative
-				m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
-				l.served(ctx, call, m, now, age)
-				return markResult(partinfo.Clone(good), m), nil // a copy: no caller changes what is kept
-			}
+	if read {
+		now := l.clk.Now()
+		if good, at, found := l.lastGood(ctx, call, args, now); found {
+			age := max(now.Sub(at), 0) // a clock set back reads as fresh, never negative
+			m := Mark{Source: SourceLastGood, Kind: kind, Code: code, Age: age.Truncate(time.Second)}
+			l.served(ctx, call, m, now, age)
+			return markResult(partinfo.Clone(good), m), nil // a copy: no caller changes what is kept
 		}
 	}
 	if l.fn == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -24,6 +25,8 @@ type config struct {
 	shared     bool // WithSharedResults: every caller shares the results
 	clk        clock.Clock
 	onServe    func(Event)
+	store      store.Results
+	storeCfg   store.Config
 	err        error
 }
 
@@ -186,6 +189,8 @@ func newConfig(opts []Option) config {
 		c.reject("WithPartition and WithSharedResults: choose one")
 	case c.lastGood && c.partition == nil && !c.shared:
 		c.reject("WithLastGood: choose who may be served whose results: WithPartition (per user or tenant) or WithSharedResults (every caller)")
+	case c.store != nil && !c.lastGood:
+		c.reject("WithStore: the store keeps last good results: give WithLastGood")
 	}
 	return c
 }

@@ -52,7 +52,9 @@ func Example() {
 func Example_sharedStore() {
 	results := &storetest.MemResults{}
 	spec := toolmw.Spec{Name: "exchange_rate", Idempotent: true}
-	up := func(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("1 EUR = 11.5 NOK"), nil }
+	up := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		return toolmw.Text("1 EUR = 11.5 NOK"), nil
+	}
 	down := func(context.Context, json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Result{}, taxonomy.New(taxonomy.KindCircuitOpen, taxonomy.CodeCircuitOpen, "the circuit is open")
 	}

@@ -36,6 +36,7 @@
 //	PREFIX cb:  HASH(name)    hash    a breaker's shared state and probe lease; none while closed without failures; expires after the TTL past its open period or last write
 //	PREFIX apr: HASH(id)      string  an approval's sealed row; expires after ApprovalTTL
 //	PREFIX aprn: HASH(nonce)  string  a used approval's nonce; expires after ApprovalTTL
+//	PREFIX res: HASH(key)     hash    m, v: a tool's result the cache or the fallback kept (made, in ms; its encoding); expires after the writer's TTL
 //
 // Each operation is one Lua script touching one key, so it works on Redis
 // Cluster, and one round trip (two the first time after Redis restarts,

@@ -84,16 +84,16 @@ func TestResultsCorrupt(t *testing.T) {
 	ctx := context.Background()
 	c := r.Client
 	for name, write := range map[string]func(key string) error{
-		"a string":        func(k string) error { return c.Set(ctx, k, "garbage", 0).Err() },
-		"a list":          func(k string) error { return c.RPush(ctx, k, "a").Err() },
-		"no v":            func(k string) error { return c.HSet(ctx, k, "m", "1").Err() },
-		"no m":            func(k string) error { return c.HSet(ctx, k, "v", "x").Err() },
-		"m garbage":       func(k string) error { return c.HSet(ctx, k, "m", "soon", "v", "x").Err() },
-		"m empty":         func(k string) error { return c.HSet(ctx, k, "m", "", "v", "x").Err() },
-		"m fraction":      func(k string) error { return c.HSet(ctx, k, "m", "1.5", "v", "x").Err() },
-		"m leading zero":  func(k string) error { return c.HSet(ctx, k, "m", "01", "v", "x").Err() },
-		"m 17 digits":     func(k string) error { return c.HSet(ctx, k, "m", "12345678901234567", "v", "x").Err() },
-		"m minus only":    func(k string) error { return c.HSet(ctx, k, "m", "-", "v", "x").Err() },
+		"a string":       func(k string) error { return c.Set(ctx, k, "garbage", 0).Err() },
+		"a list":         func(k string) error { return c.RPush(ctx, k, "a").Err() },
+		"no v":           func(k string) error { return c.HSet(ctx, k, "m", "1").Err() },
+		"no m":           func(k string) error { return c.HSet(ctx, k, "v", "x").Err() },
+		"m garbage":      func(k string) error { return c.HSet(ctx, k, "m", "soon", "v", "x").Err() },
+		"m empty":        func(k string) error { return c.HSet(ctx, k, "m", "", "v", "x").Err() },
+		"m fraction":     func(k string) error { return c.HSet(ctx, k, "m", "1.5", "v", "x").Err() },
+		"m leading zero": func(k string) error { return c.HSet(ctx, k, "m", "01", "v", "x").Err() },
+		"m 17 digits":    func(k string) error { return c.HSet(ctx, k, "m", "12345678901234567", "v", "x").Err() },
+		"m minus only":   func(k string) error { return c.HSet(ctx, k, "m", "-", "v", "x").Err() },
 		"v over the bound": func(k string) error {
 			return c.HSet(ctx, k, "m", "1", "v", strings.Repeat("x", store.MaxResultBytes+1)).Err()
 		},

@@ -1,6 +1,7 @@
 package dedupe
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -271,7 +272,12 @@ func encodeOutcome(res toolmw.Result, err error) []byte {
 // known kind, an error of no known kind, both a result and an error.
 func decodeOutcome(b []byte) (wireOutcome, bool) {
 	var w wireOutcome
-	if len(b) > MaxOutcome || json.Unmarshal(b, &w) != nil {
+	if len(b) > MaxOutcome {
+		return w, false
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if d.Decode(&w) != nil || d.InputOffset() != int64(len(b)) {
 		return w, false
 	}
 	if w.Error != nil {

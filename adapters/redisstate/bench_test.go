@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/store"
 )
 
 //go:noinline
@@ -143,6 +146,30 @@ func BenchmarkSpend(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := tool(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkCallRecords is the cost of one dedupe'd call of a named run,
+// through Wrap: in process, a record in memory; on Redis, the call's
+// record claimed before the tool runs and finished with its outcome after
+// (two round trips; the lease, 15 s, is never renewed by a call this
+// short).
+func BenchmarkCallRecords(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		var opts []dedupe.Option
+		if r != nil {
+			opts = append(opts, dedupe.WithStore(r.Store.CallRecords(), store.WithTimeout(calm)))
+		}
+		tool := mustWrap(b, "pay", okTool, dedupe.New(opts...))
+		ctx := budget.WithRun(context.Background(), budget.WithID("bench-run"))
+		n := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			n++
+			if _, err := tool(toolmw.WithCallID(ctx, "call_"+strconv.Itoa(n)), nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/middleware/dedupe"
+	"github.com/toolmw/toolmw/middleware/dedupe/dedupetest"
 	"github.com/toolmw/toolmw/store"
 )
 
@@ -35,6 +36,13 @@ func recordKey(run, key string) string {
 
 func claim(op, args int, now, until time.Duration, takeover bool) dedupe.Claim {
 	return dedupe.Claim{Op: testOp(op), Args: testArgs(args), Now: at(now), Until: at(until), Keep: time.Hour, Takeover: takeover}
+}
+
+// TestCallRecordsConformance: the Store keeps dedupe.Store's contract
+// (dedupetest), each check on a prefix of its own.
+func TestCallRecordsConformance(t *testing.T) {
+	newStore := kitStores(t)
+	dedupetest.TestStore(t, func(t *testing.T) dedupe.Store { return newStore(t).CallRecords() })
 }
 
 // TestCallRecordsContract: the dedupe.Store contract, step by step, on one

@@ -126,6 +126,8 @@ func badOptions() []badOption {
 		{name: "dedupe.WithWindow", validate: func() error { return dedupe.Validate(dedupe.WithWindow(-time.Second)) },
 			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithWindow(-time.Second)) }},
 		{name: "dedupe.WithClock", none: "nil means the system clock"},
+		{name: "dedupe.WithSealKey", validate: func() error { return dedupe.Validate(dedupe.WithSealKey([]byte("short"))) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithSealKey([]byte("short"))) }},
 
 		{name: "events.WithQueueSize", validate: func() error { return events.Validate(events.WithQueueSize(-1)) },
 			layer: func() toolmw.Middleware {

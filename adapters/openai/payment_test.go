@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/toolmw/toolmw"
 	toolopenai "github.com/toolmw/toolmw/adapters/openai"
 	"github.com/toolmw/toolmw/adapters/openai/internal/replay"
@@ -20,6 +22,7 @@ import (
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/dedupe"
+	"github.com/toolmw/toolmw/middleware/dedupe/dedupetest"
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/taxonomy"
 	"github.com/toolmw/toolmw/toolmwtest"
@@ -341,5 +344,141 @@ func TestPaymentRepeatedAfterSuccess(t *testing.T) {
 				t.Errorf("call B: the model was told %q, want the first call's receipt %q", toldB, toldA)
 			}
 		})
+	}
+}
+
+// TestPaymentResumedInAnotherProcess: two processes (replicas of one agent
+// service) keep the call records of a run in one Store
+// (dedupetest.MemStore, standing for Redis or a database), each with its
+// own box, layers, HTTP clients and budget.Run of the one run id. Process 1
+// gets the model's turn 1, saves the assistant message, runs its call to
+// create_payment (call A) and dies before the answer reaches the model.
+// Process 2 resumes the run from the saved message: it runs call A again,
+// then goes on, and in turn 2 the model repeats the payment under call B.
+// One charge either way: when call A succeeded, A and B are both given its
+// receipt; when it timed out after the charge landed, both are told
+// tool-failed/duplicate_in_doubt.
+func TestPaymentResumedInAnotherProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		slow     bool // the first charge's answer is held past the timeout
+		told     func(t *testing.T, call, told string)
+		wantErrA taxonomy.Kind // how call A ended in process 1
+	}{
+		{"succeeded", false, func(t *testing.T, call, told string) {
+			if source, content := toolmwtest.Envelope(t, told); source != toolmw.SourceResult || content != "charge ch_3Pq0001Kx succeeded: 4200 eur for cus_Q8xLm2" {
+				t.Errorf("call %s: process 2 told the model %s %q, want process 1's receipt", call, source, content)
+			}
+		}, ""},
+		{"timed_out", true, func(t *testing.T, call, told string) {
+			if source, content := toolmwtest.Envelope(t, told); source != toolmw.SourceError || !strings.HasPrefix(content, "tool-failed duplicate_in_doubt: ") {
+				t.Errorf("call %s: process 2 told the model %s %q, want tool-failed duplicate_in_doubt", call, source, content)
+			}
+		}, taxonomy.KindTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pay := newPaymentAPI(t, tc.slow)
+			records := &dedupetest.MemStore{}
+			const final = "Done: order 1042 is paid once."
+			rp := replay.New("/v1/chat/completions",
+				replay.ChatToolCalls(replay.ToolCall{ID: payCallA, Name: "create_payment", Arguments: payArgs}),
+				replay.ChatToolCalls(replay.ToolCall{ID: payCallB, Name: "create_payment", Arguments: payArgsAgain}),
+				replay.ChatAnswer(final))
+			runID := "run-402-resume-" + tc.name
+			question := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Charge cus_Q8xLm2 42 EUR for order 1042.")}
+
+			// Process 1: turn 1, saved, its call run, and no more.
+			fake1 := clock.NewFake(time.Now())
+			if tc.slow {
+				advanceOnCharge(t, pay, fake1)
+			}
+			tools1, err := toolopenai.New(paymentBox(t, pay, fake1, dedupe.WithStore(records)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx1 := budget.WithRun(context.Background(), budget.WithID(runID))
+			client1 := serve(t, rp)
+			reply, err := client1.Chat.Completions.New(ctx1, openai.ChatCompletionNewParams{
+				Model: openai.ChatModelGPT5_4Mini, Messages: question, Tools: tools1.ForChat(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved := []byte(reply.Choices[0].Message.RawJSON())
+			turn1, err := tools1.CallChat(ctx1, reply.Choices[0].Message.ToolCalls)
+			if err != nil || len(turn1.Calls) != 1 || taxonomy.InfoOf(turn1.Calls[0].Err).Kind != tc.wantErrA {
+				t.Fatalf("process 1's turn: %v, %+v; want call A to end with kind %q", err, turn1, tc.wantErrA)
+			}
+			if n := pay.count(); n != 1 {
+				t.Fatalf("after process 1: %d charges, want 1", n)
+			}
+
+			// Process 2: the run resumed from the saved message.
+			var msg openai.ChatCompletionMessage
+			if err := json.Unmarshal(saved, &msg); err != nil {
+				t.Fatal(err)
+			}
+			tools2, err := toolopenai.New(paymentBox(t, pay, clock.NewFake(time.Now()), dedupe.WithStore(records)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx2 := budget.WithRun(context.Background(), budget.WithID(runID))
+			params := openai.ChatCompletionNewParams{
+				Model:    openai.ChatModelGPT5_4Mini,
+				Messages: append(question, msg.ToParam()),
+				Tools:    tools2.ForChat(),
+			}
+			turns, answer, err := chatResume(ctx2, serve(t, rp), tools2, params, msg.ToolCalls)
+			if err != nil || answer != final || len(turns) != 3 {
+				t.Fatalf("process 2's loop = %d turns, %q, %v; want 3 turns, the final text, nil", len(turns), answer, err)
+			}
+			if n := pay.count(); n != 1 {
+				t.Fatalf("the payment API counted %d charges, want 1", n)
+			}
+			if n := records.Calls("claim"); n != 3 {
+				t.Errorf("%d claims in the Store, want 3 (A in each process, B)", n)
+			}
+			reqs := rp.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d requests, want 3", len(reqs))
+			}
+			for _, call := range []string{payCallA, payCallB} {
+				tc.told(t, call, toldFor(t, reqs, call))
+			}
+			if !tc.slow && toldFor(t, reqs, payCallA) != turn1.Calls[0].Text {
+				t.Errorf("process 2 gave call A %q, process 1 got %q", toldFor(t, reqs, payCallA), turn1.Calls[0].Text)
+			}
+		})
+	}
+}
+
+// chatResume is chatLoop resuming a run whose last assistant message,
+// already in params, asked for pending calls that were never answered: it
+// runs them, then goes on as chatLoop does. The first of the turns is the
+// pending calls'.
+func chatResume(ctx context.Context, client openai.Client, tools *toolopenai.Tools, params openai.ChatCompletionNewParams,
+	pending []openai.ChatCompletionMessageToolCallUnion) (turns []*toolopenai.Turn, answer string, err error) {
+	turn, err := tools.CallChat(ctx, pending)
+	turns = append(turns, turn)
+	params.Messages = append(params.Messages, turn.Messages()...)
+	if err != nil {
+		return turns, "", err
+	}
+	for {
+		reply, err := client.Chat.Completions.New(ctx, params)
+		if err != nil {
+			return turns, "", err
+		}
+		msg := reply.Choices[0].Message
+		params.Messages = append(params.Messages, msg.ToParam())
+		turn, err := tools.CallChat(ctx, msg.ToolCalls)
+		turns = append(turns, turn)
+		params.Messages = append(params.Messages, turn.Messages()...)
+		if err != nil {
+			return turns, "", err
+		}
+		if len(turn.Calls) == 0 {
+			return turns, msg.Content, nil
+		}
 	}
 }

@@ -201,6 +201,10 @@ type Store struct {
 	qLoad, qInsert, qUpdate       string
 	qConsume, qConsumed, qCancel  string
 	qPruneApprovals, qPruneNonces string
+
+	calls                                             string
+	qCallClaim, qCallRenew, qCallFinish, qCallRelease string
+	qPruneCalls                                       string
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -226,7 +230,8 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		}
 	}
 	s := &Store{db: db, dialect: d, clock: cfg.clock,
-		approvals: cfg.prefix + "approvals", nonces: cfg.prefix + "approval_nonces"}
+		approvals: cfg.prefix + "approvals", nonces: cfg.prefix + "approval_nonces",
+		calls: cfg.prefix + "call_records"}
 	blob := "BLOB"
 	if d == Postgres {
 		blob = "BYTEA"
@@ -275,6 +280,7 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		"WHERE " + isCancelled("CAST(? AS TEXT)") + " OR length(" + n + ".cancelled) + length(excluded.cancelled) <= " + strconv.Itoa(MaxCancelledBytes))
 	s.qPruneApprovals = s.bind("DELETE FROM " + s.approvals + " WHERE saved_at < ?")
 	s.qPruneNonces = s.bind("DELETE FROM " + s.nonces + " WHERE used_at < ?")
+	s.callQueries(s.calls, blob)
 	return s, nil
 }
 
@@ -532,12 +538,15 @@ func (s *Store) Cancel(ctx context.Context, nonce, op string) error {
 }
 
 // Prune deletes the approvals last saved, and the nonces used, before the
-// given time, and returns how many rows it deleted. The tables otherwise
-// grow by one row per approval and one per used decision. Pick a time
-// older than the longest approval lifetime (approval.MaxTTL): a nonce is
-// spent when its approval is used, revoked or replaced, and a pruned one
-// lets that approval, its row written back while still valid, run again.
-// A pruned request is forgotten: its call asks again (a denial too).
+// given time, and the call records whose keep ended before it (see
+// [Store.CallRecords]), and returns how many rows it deleted. The tables
+// otherwise grow by one row per approval, one per used decision and one
+// per call recorded. Pick a time older than the longest approval lifetime
+// (approval.MaxTTL): a nonce is spent when its approval is used, revoked
+// or replaced, and a pruned one lets that approval, its row written back
+// while still valid, run again. A pruned request is forgotten: its call
+// asks again (a denial too). A call record whose keep ended is absent
+// whether it is pruned or not: pruning it only frees its room.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	t := before.Unix()
 	var total int64
@@ -552,6 +561,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 			return total, fmt.Errorf("sqlstore: Prune: %w", err)
 		}
 		total += n
+	}
+	n, err := s.pruneCalls(ctx, before)
+	total += n
+	if err != nil {
+		return total, fmt.Errorf("sqlstore: Prune: %w", err)
 	}
 	return total, nil
 }

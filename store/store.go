@@ -48,7 +48,7 @@ var ErrDropped = errors.New("store: the operation never reached the store and wa
 // asked because it failed moments ago.
 type Error struct {
 	// Layer names the layer: "breaker", "ratelimit", "runlimit", "spend",
-	// "approval", "retry_budget" or "run_budget" (the names of
+	// "approval", "dedupe", "retry_budget" or "run_budget" (the names of
 	// toolmw.Call.Degraded).
 	Layer string
 	// Op names the operation, as the layer's Store documentation does

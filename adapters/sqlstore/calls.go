@@ -26,6 +26,15 @@ import (
 // number their parameters (?1, ?2 … for SQLite, $1, $2 … for PostgreSQL)
 // so that a value used twice is sent once.
 
+// MaxCallKeyBytes bounds the run id and the key of a call record, in
+// bytes; an operation id and an arguments' digest are bounded by
+// [MaxKeyBytes]. Larger ones are refused with an error matching both
+// [ErrTooLarge] and dedupe.ErrTooLarge before the database is asked. The
+// dedupe layer's run ids are at most 128 bytes, its keys 64, its
+// operation ids 32 and its digests 64; the primary key of a row is at
+// most twice MaxCallKeyBytes, within PostgreSQL's bound on an index entry.
+const MaxCallKeyBytes = 1024
+
 // callColumns are the columns a Claim returns. A blob over its bound is
 // returned as NULL, so that a hostile row costs no more to read than a
 // valid one, and then does not parse.
@@ -40,11 +49,11 @@ func (s *Store) callQueries(t, blob string) {
 		"op "+blob+" NOT NULL, args "+blob+" NOT NULL, until_ms BIGINT NOT NULL, expires_at BIGINT NOT NULL, "+
 		"done SMALLINT NOT NULL, outcome "+blob+", PRIMARY KEY (run_id, call_key))")
 	// The claim takes the row when its keep ended at ?7 (the claim's Now),
-	// or when ?8 (Takeover) is 1 and the row is started by another op and
-	// its lease ended at ?7. A row with a negative time is taken by
+	// or when ?8 (Takeover) is 1 and the row is started by another op, of
+	// the same arguments, and its lease ended at ?7. A row with a negative time is taken by
 	// neither: it does not parse, and the claim reports it.
 	take := "(" + t + ".expires_at BETWEEN 0 AND ?7 OR (?8 = 1 AND " + t + ".done = 0 AND " +
-		t + ".until_ms BETWEEN 0 AND ?7 AND " + t + ".expires_at >= 0 AND " + t + ".op <> excluded.op))"
+		t + ".until_ms BETWEEN 0 AND ?7 AND " + t + ".expires_at >= 0 AND " + t + ".op <> excluded.op AND " + t + ".args = excluded.args))"
 	set := func(col, taken string) string {
 		return col + " = CASE WHEN " + take + " THEN " + taken + " ELSE " + t + "." + col + " END"
 	}
@@ -106,10 +115,10 @@ func checkCall(op, what, v string, bound int) error {
 // checkNames checks the run id, the key and the operation id of a call
 // record operation.
 func checkNames(what, run, key, op string) error {
-	if err := checkCall(what, "the run id", run, MaxKeyBytes); err != nil {
+	if err := checkCall(what, "the run id", run, MaxCallKeyBytes); err != nil {
 		return err
 	}
-	if err := checkCall(what, "the key", key, MaxKeyBytes); err != nil {
+	if err := checkCall(what, "the key", key, MaxCallKeyBytes); err != nil {
 		return err
 	}
 	if op == "" {

@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/middleware/dedupe"
+	"github.com/toolmw/toolmw/middleware/dedupe/dedupetest"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
@@ -168,6 +170,9 @@ func testCallRecords(t *testing.T, env func(t *testing.T) callEnv) {
 		mustClaim(t, e.a, run1, key1, claim(opA, t0, false))
 		end := t0.Add(lease) // the lease ends at it: ended
 		wantStarted(t, mustClaim(t, e.b, run1, key1, claim(opB, end, false)), opA, end)
+		other := claim(opB, end, true)
+		other.Args = args2 // another call's arguments: never taken over
+		wantStarted(t, mustClaim(t, e.b, run1, key1, other), opA, end)
 		rec := mustClaim(t, e.b, run1, key1, claim(opB, end, true))
 		wantStarted(t, rec, opB, end.Add(lease))
 		// The old holder holds nothing now.
@@ -361,17 +366,18 @@ func testCallRecords(t *testing.T, env func(t *testing.T) callEnv) {
 		e := env(t)
 		names := []string{
 			"", "'; DROP TABLE toolmw_call_records; --", "a\x00b", "\xff\xfe", "K", "k", "k ",
-			"💥", "?", "$1", "?1", strings.Repeat("k", sqlstore.MaxKeyBytes),
+			"💥", "?", "$1", "?1", strings.Repeat("k", sqlstore.MaxCallKeyBytes),
 		}
 		for i, n := range names {
-			op := n
+			op := n[:min(len(n), sqlstore.MaxKeyBytes)]
 			if op == "" {
 				op = "op"
 			}
-			c := dedupe.Claim{Op: op, Args: n, Now: t0, Until: t0.Add(lease), Keep: window}
+			digest := n[:min(len(n), sqlstore.MaxKeyBytes)]
+			c := dedupe.Claim{Op: op, Args: digest, Now: t0, Until: t0.Add(lease), Keep: window}
 			for _, rk := range [][2]string{{n, "key"}, {"run", n}} {
 				rec := mustClaim(t, e.a, rk[0], rk[1], c)
-				if rec.Op != op || rec.Args != n {
+				if rec.Op != op || rec.Args != digest {
 					t.Fatalf("name %d: %+v", i, rec)
 				}
 				if err := e.a.Finish(ctx, rk[0], rk[1], op, []byte(n), t0, window); err != nil {
@@ -382,7 +388,7 @@ func testCallRecords(t *testing.T, env func(t *testing.T) callEnv) {
 		for i, n := range names {
 			for _, rk := range [][2]string{{n, "key"}, {"run", n}} {
 				rec := mustClaim(t, e.b, rk[0], rk[1], claim(opC, t0, true))
-				if !rec.Done || string(rec.Outcome) != n || rec.Args != n {
+				if !rec.Done || string(rec.Outcome) != n || rec.Args != n[:min(len(n), sqlstore.MaxKeyBytes)] {
 					t.Fatalf("name %d read back: %+v", i, rec)
 				}
 			}
@@ -400,23 +406,24 @@ func testCallRecords(t *testing.T, env func(t *testing.T) callEnv) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		long := strings.Repeat("k", sqlstore.MaxKeyBytes+1)
+		longKey := strings.Repeat("k", sqlstore.MaxCallKeyBytes+1)
 		huge := make([]byte, dedupe.MaxOutcome+1)
 		withArgs := claim(opA, t0, false)
 		withArgs.Args = long
 		for name, err := range map[string]error{
-			"Claim run":    func() error { _, err := e.a.Claim(cctx, long, key1, claim(opA, t0, false)); return err }(),
-			"Claim key":    func() error { _, err := e.a.Claim(cctx, run1, long, claim(opA, t0, false)); return err }(),
+			"Claim run":    func() error { _, err := e.a.Claim(cctx, longKey, key1, claim(opA, t0, false)); return err }(),
+			"Claim key":    func() error { _, err := e.a.Claim(cctx, run1, longKey, claim(opA, t0, false)); return err }(),
 			"Claim op":     func() error { _, err := e.a.Claim(cctx, run1, key1, claim(long, t0, false)); return err }(),
 			"Claim args":   func() error { _, err := e.a.Claim(cctx, run1, key1, withArgs); return err }(),
-			"Renew run":    e.a.Renew(cctx, long, key1, opA, t0, t0, window),
-			"Renew key":    e.a.Renew(cctx, run1, long, opA, t0, t0, window),
+			"Renew run":    e.a.Renew(cctx, longKey, key1, opA, t0, t0, window),
+			"Renew key":    e.a.Renew(cctx, run1, longKey, opA, t0, t0, window),
 			"Renew op":     e.a.Renew(cctx, run1, key1, long, t0, t0, window),
-			"Finish run":   e.a.Finish(cctx, long, key1, opA, nil, t0, window),
-			"Finish key":   e.a.Finish(cctx, run1, long, opA, nil, t0, window),
+			"Finish run":   e.a.Finish(cctx, longKey, key1, opA, nil, t0, window),
+			"Finish key":   e.a.Finish(cctx, run1, longKey, opA, nil, t0, window),
 			"Finish op":    e.a.Finish(cctx, run1, key1, long, nil, t0, window),
 			"Finish bytes": e.a.Finish(cctx, run1, key1, opA, huge, t0, window),
-			"Release run":  e.a.Release(cctx, long, key1, opA),
-			"Release key":  e.a.Release(cctx, run1, long, opA),
+			"Release run":  e.a.Release(cctx, longKey, key1, opA),
+			"Release key":  e.a.Release(cctx, run1, longKey, opA),
 			"Release op":   e.a.Release(cctx, run1, key1, long),
 		} {
 			if !errors.Is(err, dedupe.ErrTooLarge) || !errors.Is(err, sqlstore.ErrTooLarge) || errors.Is(err, context.Canceled) {
@@ -551,7 +558,7 @@ func testCallRecords(t *testing.T, env func(t *testing.T) callEnv) {
 		e := env(t)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		pad := strings.Repeat("x", sqlstore.MaxKeyBytes)
+		pad := strings.Repeat("x", sqlstore.MaxCallKeyBytes)
 		for _, secret := range canary.Values() {
 			long := secret + pad
 			out := []byte(secret + string(make([]byte, dedupe.MaxOutcome)))
@@ -635,4 +642,43 @@ func testCallRecords(t *testing.T, env func(t *testing.T) callEnv) {
 			}
 		}
 	})
+}
+
+// The conformance kit of dedupe.Store, on each database: each check gets
+// a database (or tables) of its own, reached through two replicas, each
+// with its own *sql.DB, taking the operations in turn.
+func TestSQLiteCallRecordsConformance(t *testing.T) {
+	dedupetest.TestStore(t, func(t *testing.T) dedupe.Store { return sqliteCalls(t).replicas() })
+}
+
+func TestPostgresCallRecordsConformance(t *testing.T) {
+	postgres(t)
+	dedupetest.TestStore(t, func(t *testing.T) dedupe.Store { return postgresCalls(t).replicas() })
+}
+
+// replicas returns a dedupe.Store that sends each operation to the env's
+// replicas in turn.
+func (e callEnv) replicas() dedupe.Store { return &inTurn{s: [2]dedupe.Store{e.a, e.b}} }
+
+type inTurn struct {
+	s [2]dedupe.Store
+	n atomic.Uint64
+}
+
+func (r *inTurn) next() dedupe.Store { return r.s[r.n.Add(1)%2] }
+
+func (r *inTurn) Claim(ctx context.Context, run, key string, c dedupe.Claim) (dedupe.Record, error) {
+	return r.next().Claim(ctx, run, key, c)
+}
+
+func (r *inTurn) Renew(ctx context.Context, run, key, op string, until, now time.Time, keep time.Duration) error {
+	return r.next().Renew(ctx, run, key, op, until, now, keep)
+}
+
+func (r *inTurn) Finish(ctx context.Context, run, key, op string, outcome []byte, now time.Time, keep time.Duration) error {
+	return r.next().Finish(ctx, run, key, op, outcome, now, keep)
+}
+
+func (r *inTurn) Release(ctx context.Context, run, key, op string) error {
+	return r.next().Release(ctx, run, key, op)
 }

@@ -330,7 +330,15 @@ func (s *Store) Tables() (approvals, nonces string) { return s.approvals, s.nonc
 // it may refuse an approval, never run one twice).
 func (s *Store) CreateTables(ctx context.Context) error {
 	for _, q := range s.qCreate {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
+		// PostgreSQL's CREATE TABLE IF NOT EXISTS fails when another
+		// session creates the same table at the same moment (a duplicate
+		// key in its catalogue); once that session committed, the
+		// statement run again finds the table and does nothing.
+		_, err := s.db.ExecContext(ctx, q)
+		for try := 0; err != nil && try < 2 && ctx.Err() == nil; try++ {
+			_, err = s.db.ExecContext(ctx, q)
+		}
+		if err != nil {
 			return fmt.Errorf("sqlstore: creating the tables: %w", err)
 		}
 	}

@@ -308,4 +308,3 @@ func TestSQLiteCallRecordsLocked(t *testing.T) {
 	}
 	testAfterHang(t, r, "call_l_0")
 }
-

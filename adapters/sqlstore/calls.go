@@ -50,8 +50,9 @@ func (s *Store) callQueries(t, blob string) {
 		"done SMALLINT NOT NULL, outcome "+blob+", PRIMARY KEY (run_id, call_key))")
 	// The claim takes the row when its keep ended at ?7 (the claim's Now),
 	// or when ?8 (Takeover) is 1 and the row is started by another op, of
-	// the same arguments, and its lease ended at ?7. A row with a negative time is taken by
-	// neither: it does not parse, and the claim reports it.
+	// the same arguments, and its lease ended at ?7. A row with a negative
+	// time is taken by neither: it does not parse, and the claim reports
+	// it.
 	take := "(" + t + ".expires_at BETWEEN 0 AND ?7 OR (?8 = 1 AND " + t + ".done = 0 AND " +
 		t + ".until_ms BETWEEN 0 AND ?7 AND " + t + ".expires_at >= 0 AND " + t + ".op <> excluded.op AND " + t + ".args = excluded.args))"
 	set := func(col, taken string) string {

@@ -119,6 +119,15 @@ func badOptions() []badOption {
 			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithMaxRecords(-1)) }},
 		{name: "dedupe.WithMaxBytes", validate: func() error { return dedupe.Validate(dedupe.WithMaxBytes(-1)) },
 			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithMaxBytes(-1)) }},
+		{name: "dedupe.WithStore", validate: func() error { return dedupe.Validate(dedupe.WithStore(nil, store.WithTimeout(-1))) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithStore(nil, store.WithTimeout(-1))) }},
+		{name: "dedupe.WithLease", validate: func() error { return dedupe.Validate(dedupe.WithLease(time.Millisecond)) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithLease(time.Millisecond)) }},
+		{name: "dedupe.WithWindow", validate: func() error { return dedupe.Validate(dedupe.WithWindow(-time.Second)) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithWindow(-time.Second)) }},
+		{name: "dedupe.WithClock", none: "nil means the system clock"},
+		{name: "dedupe.WithSealKey", validate: func() error { return dedupe.Validate(dedupe.WithSealKey([]byte("short"))) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithSealKey([]byte("short"))) }},
 
 		{name: "events.WithQueueSize", validate: func() error { return events.Validate(events.WithQueueSize(-1)) },
 			layer: func() toolmw.Middleware {

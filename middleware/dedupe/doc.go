@@ -141,6 +141,16 @@
 // the call may have run although it did not — the error is on the safe
 // side.
 //
+// A Store is trusted with what it holds unless the layer has a seal key
+// ([WithSealKey]): then every outcome it writes is sealed with an
+// HMAC-SHA256 over the run, the record's name, the arguments' digest and
+// the outcome, and every one it reads must carry that seal, so that whoever
+// can write to the Store cannot answer a call with a result of their own,
+// nor copy one call's outcome to another (call_record_corrupt). A Store can
+// still withhold or delete records — a repeat then runs the tool, as after
+// the window — or hold a started record nobody holds, which a repeat waits
+// for until its lease ends and then takes for in doubt.
+//
 // A repeat is found by the record's name in the Store: 64 hex digits of a
 // hash of the tool's name and the call id's hash (or of the canonical
 // arguments, for a tool in WithArguments), under the run id; the digest of
@@ -166,8 +176,8 @@
 //
 // Zero and nil values are the defaults. A negative bound, a name in
 // WithArguments that is not a valid tool name, a lease shorter than
-// [MinLease], a window shorter than twice the lease, or an invalid store
-// option makes New return a
+// [MinLease], a window shorter than twice the lease, a seal key shorter
+// than [MinKeyLen] or an invalid store option makes New return a
 // [toolmw.Reject] middleware: toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up, as [Validate]
 // does.

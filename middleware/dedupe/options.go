@@ -1,6 +1,7 @@
 package dedupe
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -38,6 +39,7 @@ type config struct {
 	lease      time.Duration
 	window     time.Duration
 	clk        clock.Clock
+	sealKey    []byte
 	err        error
 }
 
@@ -151,6 +153,30 @@ func WithWindow(d time.Duration) Option {
 // [clock.System].
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) { c.clk = clk }
+}
+
+// MinKeyLen is the shortest key [WithSealKey] accepts: 32 bytes, the size
+// of an HMAC-SHA256 tag.
+const MinKeyLen = 32
+
+// WithSealKey seals the outcome of every record the layer writes to its
+// [Store] with key (HMAC-SHA256 over the run id, the record's name, the
+// digest of the arguments and the outcome), and refuses every outcome it
+// reads that is not sealed so: an outcome changed, forged, written with
+// another key or copied from another call or run ends the call as
+// tool-failed/call_record_corrupt, and the tool does not run. Without it,
+// whoever can write to the Store can answer a call with a result of their
+// own. The key must be at least [MinKeyLen] bytes; keep it secret, and
+// give the same one to every process sharing the Store. The layer keeps a
+// copy. nil means no seal (the default).
+func WithSealKey(key []byte) Option {
+	return func(c *config) {
+		if key != nil && len(key) < MinKeyLen {
+			c.reject("WithSealKey: the key has %d bytes, fewer than %d", len(key), MinKeyLen)
+			return
+		}
+		c.sealKey = bytes.Clone(key)
+	}
 }
 
 func newConfig(opts []Option) config {

@@ -3,7 +3,9 @@ package dedupe
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -94,8 +96,9 @@ func (l *layer) sharedCall(ctx context.Context, next toolmw.Tool, args json.RawM
 			res, err = l.hold(ctx, next, args, call, run, key, c)
 			return res, true, err
 		case rec.Done:
-			w, ok := decodeOutcome(rec.Outcome)
-			if !ok {
+			outcome, ok := l.unseal(run, key, rec.Args, rec.Outcome)
+			w, parsed := decodeOutcome(outcome)
+			if !ok || !parsed {
 				s.guard.Corrupt("claim", "", errBadOutcome)
 				return toolmw.Result{}, true, errCorrupt
 			}
@@ -159,7 +162,7 @@ func (l *layer) hold(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	defer func() {
 		if !returned { // a panic or runtime.Goexit: record it, let it go on
 			stop()
-			l.finish(ctx, run, key, c.Op, encodeOutcome(toolmw.Result{}, panicked.Err))
+			l.finish(ctx, run, key, c, encodeOutcome(toolmw.Result{}, panicked.Err))
 		}
 	}()
 	res, err = next(ctx, args)
@@ -170,11 +173,11 @@ func (l *layer) hold(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	case !keep:
 		l.release(ctx, run, key, c.Op)
 	case kept != nil:
-		l.finish(ctx, run, key, c.Op, encodeOutcome(toolmw.Result{}, kept))
+		l.finish(ctx, run, key, c, encodeOutcome(toolmw.Result{}, kept))
 	case err != nil:
-		l.finish(ctx, run, key, c.Op, encodeOutcome(toolmw.Result{}, bound(err).err))
+		l.finish(ctx, run, key, c, encodeOutcome(toolmw.Result{}, bound(err).err))
 	default:
-		l.finish(ctx, run, key, c.Op, encodeOutcome(res, nil))
+		l.finish(ctx, run, key, c, encodeOutcome(res, nil))
 	}
 	return res, err
 }
@@ -215,19 +218,57 @@ func (l *layer) renew(ctx context.Context, run, key, op string) (stop func()) {
 	}
 }
 
-// finish records outcome as op's call's, eventually. A record op lost (an
-// idempotent repeat took it over after the lease ended) is left to its
-// new holder.
-func (l *layer) finish(ctx context.Context, run, key, op string, outcome []byte) {
+// finish records outcome as the call's that claimed with c, eventually,
+// sealed when the layer has a seal key. A record the call lost (an
+// idempotent repeat took it over after the lease ended) is left to its new
+// holder.
+func (l *layer) finish(ctx context.Context, run, key string, c Claim, outcome []byte) {
 	s := l.shared
+	outcome = l.seal(run, key, c.Args, outcome)
 	s.guard.Eventually(ctx, "finish", "", func(ctx context.Context) error {
-		err := s.s.Finish(ctx, run, key, op, outcome, l.clk.Now(), l.window)
+		err := s.s.Finish(ctx, run, key, c.Op, outcome, l.clk.Now(), l.window)
 		if errors.Is(err, ErrLost) {
 			s.guard.After("finish", "", err)
 			return nil
 		}
 		return err
 	})
+}
+
+// seal returns outcome followed by its tag (see WithSealKey), or outcome
+// itself without a seal key.
+func (l *layer) seal(run, key, args string, outcome []byte) []byte {
+	if l.sealKey == nil {
+		return outcome
+	}
+	return append(outcome, l.tag(run, key, args, outcome)...)
+}
+
+// unseal returns the outcome a sealed record holds, or false when its tag
+// is not the one the layer's key gives it; a record's outcome itself
+// without a seal key.
+func (l *layer) unseal(run, key, args string, sealed []byte) ([]byte, bool) {
+	if l.sealKey == nil {
+		return sealed, true
+	}
+	if len(sealed) < sha256.Size {
+		return nil, false
+	}
+	outcome, tag := sealed[:len(sealed)-sha256.Size], sealed[len(sealed)-sha256.Size:]
+	return outcome, hmac.Equal(tag, l.tag(run, key, args, outcome))
+}
+
+// tag is the HMAC-SHA256 of a record's run id, name, digest of arguments
+// and outcome, each but the last length-prefixed.
+func (l *layer) tag(run, key, args string, outcome []byte) []byte {
+	m := hmac.New(sha256.New, l.sealKey)
+	m.Write([]byte("toolmw dedupe record v1\x00"))
+	for _, f := range []string{run, key, args} {
+		m.Write(binary.BigEndian.AppendUint64(nil, uint64(len(f))))
+		m.Write([]byte(f))
+	}
+	m.Write(outcome)
+	return m.Sum(nil)
 }
 
 // release deletes op's record while it is started, eventually: the call

@@ -419,3 +419,80 @@ func TestStoreOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// tamperStore changes the done records it returns with f.
+type tamperStore struct {
+	*dedupetest.MemStore
+	f func(dedupe.Record) dedupe.Record
+}
+
+func (s tamperStore) Claim(ctx context.Context, run, key string, c dedupe.Claim) (dedupe.Record, error) {
+	rec, err := s.MemStore.Claim(ctx, run, key, c)
+	if err == nil && rec.Done {
+		rec = s.f(rec)
+	}
+	return rec, err
+}
+
+// TestStoreSealed: with a seal key, a record written with it is read back
+// on another replica; one changed, forged without the key, or copied from
+// another call is call_record_corrupt, and the tool does not run.
+func TestStoreSealed(t *testing.T) {
+	key := make([]byte, dedupe.MinKeyLen)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	var runs atomic.Int64
+	fn := func(_ context.Context, args json.RawMessage) (toolmw.Result, error) {
+		runs.Add(1)
+		return toolmw.Text("receipt for " + string(args)), nil
+	}
+	spec := toolmw.Spec{Name: "pay"}
+	s := new(dedupetest.MemStore)
+	a := replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))
+	if _, err := a(named("run-s", "call_1"), json.RawMessage(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))(named("run-s", "call_1"), json.RawMessage(`{"n":1}`)); err != nil || res.Content != `receipt for {"n":1}` {
+		t.Fatalf("sealed record on another replica: %q, %v", res.Content, err)
+	}
+	var sealed []byte // call_1's sealed outcome, to copy
+	steal := tamperStore{s, func(r dedupe.Record) dedupe.Record { sealed = r.Outcome; return r }}
+	_, _ = replica(t, spec, fn, dedupe.WithStore(steal), dedupe.WithSealKey(key))(named("run-s", "call_1"), json.RawMessage(`{"n":1}`))
+	// Unsealed records of a replica without the key, and another key's.
+	other := append([]byte(nil), key...)
+	other[0] ^= 1
+	for _, opts := range [][]dedupe.Option{{}, {dedupe.WithSealKey(other)}} {
+		w := replica(t, spec, fn, append(opts, dedupe.WithStore(s))...)
+		if _, err := w(named("run-s", "call_2"), json.RawMessage(`{"n":2}`)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := a(named("run-s", "call_2"), json.RawMessage(`{"n":2}`))
+		wantCode(t, err, taxonomy.CodeCallRecordCorrupt)
+		s = new(dedupetest.MemStore)
+		a = replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))
+	}
+	for name, f := range map[string]func(dedupe.Record) dedupe.Record{
+		"changed": func(r dedupe.Record) dedupe.Record {
+			r.Outcome = append([]byte(nil), r.Outcome...)
+			r.Outcome[len(`{"content":"receipt`)] = 'X'
+			return r
+		},
+		"copied":    func(r dedupe.Record) dedupe.Record { r.Outcome = sealed; return r },
+		"truncated": func(r dedupe.Record) dedupe.Record { r.Outcome = r.Outcome[:10]; return r },
+	} {
+		s := new(dedupetest.MemStore)
+		w := replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))
+		if _, err := w(named("run-s", "call_3"), json.RawMessage(`{"n":3}`)); err != nil {
+			t.Fatal(err)
+		}
+		before := runs.Load()
+		_, err := replica(t, spec, fn, dedupe.WithStore(tamperStore{s, f}), dedupe.WithSealKey(key))(named("run-s", "call_3"), json.RawMessage(`{"n":3}`))
+		if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeCallRecordCorrupt || runs.Load() != before {
+			t.Errorf("%s: %v; tool ran %d more times", name, err, runs.Load()-before)
+		}
+	}
+	if err := dedupe.Validate(dedupe.WithSealKey(key[:dedupe.MinKeyLen-1])); err == nil {
+		t.Error("a short seal key was accepted")
+	}
+}

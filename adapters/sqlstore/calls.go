@@ -90,7 +90,7 @@ func (s *Store) bindN(q string) string {
 // restarts, crashes and replicas (see the package documentation, Call
 // records).
 //
-//	calls := dedupe.New(dedupe.WithStore(rows.CallRecords()))
+//	calls := dedupe.New(dedupe.WithStore(rows.CallRecords()), dedupe.WithSealKey(key))
 func (s *Store) CallRecords() dedupe.Store { return callRecords{s} }
 
 // callRecords is the dedupe.Store of a [Store].

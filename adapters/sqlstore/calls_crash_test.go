@@ -112,7 +112,7 @@ func TestCallChild(t *testing.T) {
 	spec := toolmw.Spec{Name: "pay", Description: "Pays.", Idempotent: os.Getenv(envIdem) == "1"}
 	tool := toolmw.MustWrap(spec, pay, dedupe.New(
 		dedupe.WithStore(st.CallRecords(), store.WithTimeout(30*time.Second)),
-		dedupe.WithLease(lease)))
+		dedupe.WithLease(lease), dedupe.WithSealKey(testKey)))
 	if os.Getenv(envBarrier) == "1" {
 		fmt.Println(lineReady)
 		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {

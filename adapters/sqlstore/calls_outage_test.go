@@ -308,3 +308,64 @@ func TestSQLiteCallRecordsLocked(t *testing.T) {
 	}
 	testAfterHang(t, r, "call_l_0")
 }
+
+// Two done records' outcomes swapped in the database (raw SQL, by someone
+// without the layer's seal key): the repeats fail closed as
+// call_record_corrupt, and the tool does not run again.
+func TestSQLiteCallRecordRewritten(t *testing.T) {
+	db := openSQLite(t, filepath.Join(t.TempDir(), "calls.db"))
+	testRewritten(t, db, newSQLiteStore(t, db), "toolmw_call_records", false)
+}
+
+func TestPostgresCallRecordRewritten(t *testing.T) {
+	db := postgres(t).open(t)
+	prefix := freshPrefix()
+	testRewritten(t, db, newPostgresStore(t, db, sqlstore.WithTablePrefix(prefix)), prefix+"call_records", true)
+}
+
+func testRewritten(t *testing.T, db *sql.DB, st *sqlstore.Store, table string, pg bool) {
+	ctx := context.Background()
+	runs := 0
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "pay", Description: "Pays."},
+		func(context.Context, json.RawMessage) (toolmw.Result, error) {
+			runs++
+			return toolmw.Text(fmt.Sprintf("charge #%d", runs)), nil
+		},
+		dedupe.New(dedupe.WithStore(st.CallRecords(), store.WithTimeout(time.Minute)), dedupe.WithSealKey(testKey)))
+	for _, id := range []string{"call_1", "call_2"} {
+		if code, _, _ := call(tool, id); code != "ok" {
+			t.Fatalf("%s: %s", id, code)
+		}
+	}
+	rows, err := db.QueryContext(ctx, "SELECT call_key, outcome FROM "+table+" WHERE done = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys, outcomes [][]byte
+	for rows.Next() {
+		var k, o []byte
+		if err := rows.Scan(&k, &o); err != nil {
+			t.Fatal(err)
+		}
+		keys, outcomes = append(keys, k), append(outcomes, o)
+	}
+	if err := rows.Err(); err != nil || len(keys) != 2 {
+		t.Fatalf("%d done records, %v", len(keys), err)
+	}
+	rows.Close()
+	q := "UPDATE " + table + " SET outcome = ? WHERE call_key = ?"
+	if pg {
+		q = "UPDATE " + table + " SET outcome = $1 WHERE call_key = $2"
+	}
+	for i := range keys {
+		if _, err := db.ExecContext(ctx, q, outcomes[1-i], keys[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"call_1", "call_2"} {
+		code, content, _ := call(tool, id)
+		if code != string(taxonomy.KindFailed)+"/"+taxonomy.CodeCallRecordCorrupt || runs != 2 {
+			t.Fatalf("the repeat of %s, its outcome swapped: %s %q, %d executions; want call_record_corrupt, 2", id, code, content, runs)
+		}
+	}
+}

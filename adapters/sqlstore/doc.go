@@ -12,7 +12,7 @@
 //	db, err := sql.Open("sqlite", "file:approvals.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
 //	store, err := sqlstore.New(db)
 //	err = store.CreateTables(ctx)
-//	calls := dedupe.New(dedupe.WithStore(store.CallRecords()))
+//	calls := dedupe.New(dedupe.WithStore(store.CallRecords()), dedupe.WithSealKey(key))
 //
 // # Guarantees
 //
@@ -91,6 +91,13 @@
 // dedupe.ErrTooLarge before the database is asked; so are times before
 // 1970 and negative keeps (with another error). A keep is rounded up to
 // the millisecond, and one past the year 292 million is cut there.
+//
+// Outcomes are opaque to the store. With dedupe.WithSealKey the layer
+// seals each outcome it writes (a keyed MAC over the run, the record's
+// name, the arguments and the outcome) and checks it on every read, so an
+// outcome changed, forged or copied from another record in the database
+// fails closed (tool-failed/call_record_corrupt) rather than answering a
+// call; the tests swap two records' outcomes with raw SQL to check it.
 //
 // A row no Store writes — a negative time, a state other than 0 and 1, an
 // empty operation, a column over its bound, a done row without an outcome

@@ -88,6 +88,7 @@ func ExampleStore_CallRecords() {
 	}
 	defer os.RemoveAll(dir)
 	dsn := "file:" + filepath.Join(dir, "calls.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	key := []byte("a secret of at least 32 bytes, kept out of the code")
 
 	charges := 0
 	pay := func(context.Context, json.RawMessage) (toolmw.Result, error) {
@@ -102,7 +103,8 @@ func ExampleStore_CallRecords() {
 		if err := st.CreateTables(context.Background()); err != nil {
 			log.Fatal(err)
 		}
-		once := dedupe.New(dedupe.WithStore(st.CallRecords(), store.WithTimeout(2*time.Second)))
+		once := dedupe.New(dedupe.WithStore(st.CallRecords(), store.WithTimeout(2*time.Second)),
+			dedupe.WithSealKey(key)) // the same key in every process
 		return toolmw.MustWrap(toolmw.Spec{Name: "pay", Description: "Pays."}, pay, once)
 	}
 	call := func(tool toolmw.Tool) {

@@ -278,6 +278,16 @@ func badOptions() []badOption {
 		{name: "tracing.WithTracerProvider", none: "nil means the global provider"},
 		{name: "tracing.WithMeterProvider", none: "nil means the global provider"},
 		{name: "tracing.WithClock", none: "nil means the system clock"},
+		{name: "tracing.WithContent", validate: func() error { return tracing.Validate(tracing.WithContent(-1)) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithContent(-1)) }, stack: middleware.WithTracing(tracing.WithContent(-1))},
+		{name: "tracing.WithContent", validate: func() error { return tracing.Validate(tracing.WithContent(tracing.MaxContentBytes + 1)) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithContent(tracing.MaxContentBytes + 1)) }, stack: middleware.WithTracing(tracing.WithContent(tracing.MaxContentBytes + 1))},
+		{name: "tracing.WithScrubber", none: "nil means scrub.Default()"},
+		{name: "tracing.WithoutDescription", none: "takes no value"},
+		{name: "tracing.WithAgentName", validate: func() error { return tracing.Validate(tracing.WithAgentName("agent\nname")) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithAgentName("agent\nname")) }, stack: middleware.WithTracing(tracing.WithAgentName("agent\nname"))},
+		{name: "tracing.WithToolName", validate: func() error { return tracing.Validate(tracing.WithToolName("no spaces")) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithToolName("no spaces")) }, stack: middleware.WithTracing(tracing.WithToolName("no spaces"))},
 	}
 }
 

@@ -36,7 +36,7 @@ type Call struct {
 	// Degraded names the layer that decided this call on local state
 	// because its shared store (a fleet's Redis, say) failed or did not
 	// answer in time, set with [SetDegraded] ("breaker", "ratelimit",
-	// "retry_budget", "run_budget", "runlimit", "spend"); "" when none did.
+	// "retry_budget", "run_budget", "runlimit", "spend", "dedupe"); "" when none did.
 	Degraded string
 
 	c *callCtx // the call's record, for Key

@@ -145,6 +145,15 @@ func badOptions() []badOption {
 			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithMaxRecords(-1)) }},
 		{name: "dedupe.WithMaxBytes", validate: func() error { return dedupe.Validate(dedupe.WithMaxBytes(-1)) },
 			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithMaxBytes(-1)) }},
+		{name: "dedupe.WithStore", validate: func() error { return dedupe.Validate(dedupe.WithStore(nil, store.WithTimeout(-1))) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithStore(nil, store.WithTimeout(-1))) }},
+		{name: "dedupe.WithLease", validate: func() error { return dedupe.Validate(dedupe.WithLease(time.Millisecond)) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithLease(time.Millisecond)) }},
+		{name: "dedupe.WithWindow", validate: func() error { return dedupe.Validate(dedupe.WithWindow(-time.Second)) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithWindow(-time.Second)) }},
+		{name: "dedupe.WithClock", none: "nil means the system clock"},
+		{name: "dedupe.WithSealKey", validate: func() error { return dedupe.Validate(dedupe.WithSealKey([]byte("short"))) },
+			layer: func() toolmw.Middleware { return dedupe.New(dedupe.WithSealKey([]byte("short"))) }},
 
 		{name: "events.WithQueueSize", validate: func() error { return events.Validate(events.WithQueueSize(-1)) },
 			layer: func() toolmw.Middleware {
@@ -300,6 +309,16 @@ func badOptions() []badOption {
 		{name: "tracing.WithTracerProvider", none: "nil means the global provider"},
 		{name: "tracing.WithMeterProvider", none: "nil means the global provider"},
 		{name: "tracing.WithClock", none: "nil means the system clock"},
+		{name: "tracing.WithContent", validate: func() error { return tracing.Validate(tracing.WithContent(-1)) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithContent(-1)) }, stack: middleware.WithTracing(tracing.WithContent(-1))},
+		{name: "tracing.WithContent", validate: func() error { return tracing.Validate(tracing.WithContent(tracing.MaxContentBytes + 1)) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithContent(tracing.MaxContentBytes + 1)) }, stack: middleware.WithTracing(tracing.WithContent(tracing.MaxContentBytes + 1))},
+		{name: "tracing.WithScrubber", none: "nil means scrub.Default()"},
+		{name: "tracing.WithoutDescription", none: "takes no value"},
+		{name: "tracing.WithAgentName", validate: func() error { return tracing.Validate(tracing.WithAgentName("agent\nname")) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithAgentName("agent\nname")) }, stack: middleware.WithTracing(tracing.WithAgentName("agent\nname"))},
+		{name: "tracing.WithToolName", validate: func() error { return tracing.Validate(tracing.WithToolName("no spaces")) },
+			layer: func() toolmw.Middleware { return tracing.New(tracing.WithToolName("no spaces")) }, stack: middleware.WithTracing(tracing.WithToolName("no spaces"))},
 	}
 }
 

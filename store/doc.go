@@ -3,14 +3,15 @@
 // a failure), the one error a failure is reported with, and the errors a
 // store answers with.
 //
-// Seven ports take a store: breaker.Store, ratelimit.Store,
-// runlimit.Store, spend.Store, approval.Store, budget.TokenStore and
-// budget.RunStore; and one port of this package, [Results], is shared by
-// two layers, the cache and the fallback. adapters/redisstate implements
-// all of them on Redis, adapters/sqlstore the approval store on SQLite and
-// PostgreSQL; each port has a conformance kit (breakertest, ratelimittest,
-// runlimittest, spendtest, approvaltest, budgettest, and storetest for
-// Results) that a store of your own can run.
+// Eight ports take a store: breaker.Store, ratelimit.Store,
+// runlimit.Store, spend.Store, approval.Store, dedupe.Store,
+// budget.TokenStore and budget.RunStore; and one port of this package,
+// [Results], is shared by two layers, the cache and the fallback.
+// adapters/redisstate implements all of them on Redis, adapters/sqlstore
+// the approval and dedupe stores on SQLite and PostgreSQL; each port has
+// a conformance kit (breakertest, ratelimittest, runlimittest, spendtest,
+// approvaltest, dedupetest, budgettest, and storetest for Results) that a
+// store of your own can run.
 //
 // Every layer treats its store the same way:
 //
@@ -33,7 +34,8 @@
 //     The layers that count or spend (runlimit, spend, approval, and
 //     budget's two stores) refuse that call — a count that cannot be read
 //     may hide any number of calls — report it with Refused set, and do not
-//     rest the store, which answered; breaker and ratelimit, whose state
+//     rest the store, which answered; so does dedupe, whose unreadable
+//     record may hide a call that ran; breaker and ratelimit, whose state
 //     only protects a dependency, decide on their own state as for an
 //     outage; the cache and the fallback, which only read results back,
 //     take such a value for none kept and report it, without resting the

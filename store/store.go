@@ -48,8 +48,8 @@ var ErrDropped = errors.New("store: the operation never reached the store and wa
 // asked because it failed moments ago.
 type Error struct {
 	// Layer names the layer: "breaker", "ratelimit", "runlimit", "spend",
-	// "approval", "retry_budget", "run_budget", "cache" or "fallback" (the
-	// names of toolmw.Call.Degraded).
+	// "approval", "dedupe", "retry_budget", "run_budget", "cache" or
+	// "fallback" (the names of toolmw.Call.Degraded).
 	Layer string
 	// Op names the operation, as the layer's Store documentation does
 	// ("take", "release", "settle", …).

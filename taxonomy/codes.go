@@ -42,6 +42,15 @@ const (
 	// layer compares their canonical JSON); it is not a repeat of that
 	// call, and nothing ran. Make the call under a new call id.
 	CodeCallIDReused = "call_id_reused"
+	// CodeCallRecordUnavailable: the dedupe layer's shared store of call
+	// records failed or did not answer in time, so the call could not be
+	// claimed; a call that is not idempotent fails closed rather than risk
+	// running twice. Nothing ran; transient.
+	CodeCallRecordUnavailable = "call_record_unavailable"
+	// CodeCallRecordCorrupt: the call's record in the dedupe layer's
+	// shared store does not parse; the call may have run before, so the
+	// tool is not run; permanent.
+	CodeCallRecordCorrupt = "call_record_corrupt"
 	// CodeUpstreamUnavailable: the dependency could not be reached or said it
 	// did not process the request; transient.
 	CodeUpstreamUnavailable = "upstream_unavailable"
@@ -273,6 +282,8 @@ var codes = []CodeInfo{
 	{KindFailed, CodeTooManyAbandoned, "yes", "too many abandoned executions of the tool are still running; the call was not started", "timeout layer (WithAbandon)"},
 	{KindFailed, CodeDuplicateInDoubt, "no", "the call repeats one already made in this run whose outcome is unknown; the tool was not run again", "dedupe layer"},
 	{KindFailed, CodeDuplicateDropped, "no", "the call repeats one already made in this run whose result is no longer held; the tool was not run again", "dedupe layer"},
+	{KindFailed, CodeCallRecordUnavailable, "yes", "the shared store of call records could not be asked; the call was not claimed and did not run", "dedupe layer (WithStore)"},
+	{KindFailed, CodeCallRecordCorrupt, "no", "the call's record in the shared store does not parse; the call may have run before, and the tool was not run", "dedupe layer (WithStore)"},
 	{KindNotPermitted, CodeCallIDReused, "no", "the call id was already used in this run for a call of this tool with other arguments; nothing ran", "dedupe layer"},
 	{KindFailed, CodeUpstreamUnavailable, "yes", "the dependency could not be reached or did not process the request", "mapper default map"},
 	{KindFailed, CodeUpstreamError, "if idempotent", "the dependency failed while handling the request and may have acted", "mapper default map"},

@@ -23,6 +23,8 @@ var builtinEffects = map[string]taxonomy.Effect{
 	taxonomy.CodeDuplicateInDoubt:         taxonomy.EffectNotStarted,
 	taxonomy.CodeDuplicateDropped:         taxonomy.EffectNotStarted,
 	taxonomy.CodeCallIDReused:             taxonomy.EffectNotStarted,
+	taxonomy.CodeCallRecordUnavailable:    taxonomy.EffectNotStarted,
+	taxonomy.CodeCallRecordCorrupt:        taxonomy.EffectNotStarted,
 	taxonomy.CodeUpstreamUnavailable:      taxonomy.EffectNone, // transient as the map makes it; see retryability below
 	taxonomy.CodeUpstreamError:            taxonomy.EffectPossible,
 	taxonomy.CodeConnectionReset:          taxonomy.EffectPossible,

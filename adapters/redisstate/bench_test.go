@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/ratelimit"
 	"github.com/toolmw/toolmw/middleware/runlimit"
 	"github.com/toolmw/toolmw/middleware/spend"
+	"github.com/toolmw/toolmw/store"
 )
 
 //go:noinline
@@ -147,4 +151,54 @@ func BenchmarkSpend(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCallRecords is the cost of one dedupe'd call of a named run,
+// through Wrap: in process, a record in memory; on Redis, the call's
+// record claimed before the tool runs and finished with its outcome after
+// (two round trips; the lease, 15 s, is never renewed by a call this
+// short).
+func BenchmarkCallRecords(b *testing.B) {
+	state(b, func(b *testing.B, r *replica) {
+		var opts []dedupe.Option
+		if r != nil {
+			opts = append(opts, dedupe.WithStore(r.Store.CallRecords(), store.WithTimeout(calm)))
+		}
+		tool := mustWrap(b, "pay", okTool, dedupe.New(opts...))
+		ctx := budget.WithRun(context.Background(), budget.WithID("bench-run"))
+		n := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			n++
+			if _, err := tool(toolmw.WithCallID(ctx, "call_"+strconv.Itoa(n)), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkCallRecordsStore is the Store's part of a dedupe'd call: a
+// Claim and a Finish of a new record, straight on the Store (two round
+// trips), without the layer.
+func BenchmarkCallRecordsStore(b *testing.B) {
+	r := newReplica(b, startRedis(b))
+	st := r.Store.CallRecords()
+	ctx := context.Background()
+	outcome := []byte(`{"content":"ok"}`)
+	n := 0
+	before := r.RoundTrips.n.Load()
+	b.ReportAllocs()
+	for b.Loop() {
+		n++
+		now := time.Now()
+		c := dedupe.Claim{Op: fmt.Sprintf("%032x", n), Args: fmt.Sprintf("%064x", 0), Now: now, Until: now.Add(dedupe.DefaultLease), Keep: time.Hour}
+		key := strconv.Itoa(n)
+		if _, err := st.Claim(ctx, "bench-run", key, c); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Finish(ctx, "bench-run", key, c.Op, outcome, now, time.Hour); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.RoundTrips.n.Load()-before)/float64(b.N), "roundtrips/op")
 }

@@ -1,9 +1,10 @@
 // Package redisstate keeps toolmw's state on Redis, shared by every replica
 // of a fleet: rate limits, retry token budgets, the attempt counts, the
 // per-run call limits and the spend of runs served by several replicas,
-// circuit breakers, and approval decisions. It implements the ports of
+// circuit breakers, approval decisions, and the records of calls made once
+// across crashes and replicas. It implements the ports of
 // middleware/ratelimit, budget, middleware/runlimit, middleware/spend,
-// middleware/breaker and middleware/approval on
+// middleware/breaker, middleware/approval and middleware/dedupe on
 // github.com/redis/go-redis/v9; the layers keep their in-process state
 // when they are given no store.
 //
@@ -21,6 +22,7 @@
 //		spend.WithStore(shared.Spend()))                                     // a named run's spend limit, fleet-wide
 //	breaker.New(breaker.WithStore(shared.Breakers()))                        // one breaker per tool for the fleet
 //	approval.NewDesk(approval.WithStore(shared.Approvals()), approval.WithSealKey(key)) // decisions every replica sees
+//	dedupe.New(dedupe.WithStore(shared.CallRecords()))                       // a named run's call made once, across crashes and replicas
 //
 // # Keys
 //
@@ -36,11 +38,27 @@
 //	PREFIX cb:  HASH(name)    hash    a breaker's shared state and probe lease; none while closed without failures; expires after the TTL past its open period or last write
 //	PREFIX apr: HASH(id)      string  an approval's sealed row; expires after ApprovalTTL
 //	PREFIX aprn: HASH(nonce)  string  a used approval's nonce; expires after ApprovalTTL
+//	PREFIX dd: HASH(run id) HASH(key)  hash  a call's record: s, op, a, u, k and, once done, o (dedupe); expires keep after its last write, never before its lease ends
 //	PREFIX res: HASH(key)     hash    m, v: a tool's result the cache or the fallback kept (made, in ms; its encoding); expires after the writer's TTL
 //
 // Each operation is one Lua script touching one key, so it works on Redis
 // Cluster, and one round trip (two the first time after Redis restarts,
 // when the script is sent again). No lock is held across a tool call.
+//
+// # Call records
+//
+// [Store.CallRecords] is dedupe's Store: a call of a named run claims its
+// record (a hash of one key) before the tool runs, holding it with a
+// lease the layer renews, and finishes it with the outcome after; a
+// repeat on any replica, or after a crash, gets the outcome, waits for a
+// live holder, or learns that the outcome is unknown. Each of Claim,
+// Renew, Finish and Release is one Lua script on the record's key: two
+// round trips per call. Every time the scripts compare (a lease's end,
+// when a record is forgotten) is the layer's, passed in milliseconds;
+// Redis's clock only expires the key (PEXPIRE), never before the lease
+// ends. An outcome over dedupe.MaxOutcome is refused before Redis is
+// asked, and a record that does not parse is corrupt (store.ErrCorrupt):
+// the layer does not run the call.
 //
 // # Time
 //

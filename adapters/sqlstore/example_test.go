@@ -16,6 +16,7 @@ import (
 	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -75,4 +76,54 @@ func Example() {
 	// cancelling {"booking":"B-1"}
 	// cancelled <nil>
 	// approval_replayed
+}
+
+// Two replicas keep their call records in one SQLite file: the run resumed
+// on the second gets the outcome of the call the first made, and the
+// payment is made once.
+func ExampleStore_CallRecords() {
+	dir, err := os.MkdirTemp("", "calls")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	dsn := "file:" + filepath.Join(dir, "calls.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	key := []byte("a secret of at least 32 bytes, kept out of the code")
+
+	charges := 0
+	pay := func(context.Context, json.RawMessage) (toolmw.Result, error) {
+		charges++
+		return toolmw.Text(fmt.Sprintf("charge #%d accepted", charges)), nil
+	}
+	replica := func(db *sql.DB) toolmw.Tool { // a process: its own *sql.DB and layer
+		st, err := sqlstore.New(db)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := st.CreateTables(context.Background()); err != nil {
+			log.Fatal(err)
+		}
+		once := dedupe.New(dedupe.WithStore(st.CallRecords(), store.WithTimeout(2*time.Second)),
+			dedupe.WithSealKey(key)) // the same key in every process
+		return toolmw.MustWrap(toolmw.Spec{Name: "pay", Description: "Pays."}, pay, once)
+	}
+	call := func(tool toolmw.Tool) {
+		ctx := budget.WithRun(context.Background(), budget.WithID("run-2f6c"))
+		res, err := tool(toolmw.WithCallID(ctx, "call_7"), json.RawMessage(`{"amount":10}`))
+		fmt.Println(res.Content, err)
+	}
+	for _, what := range []string{"the first replica makes the call, then crashes", "the run resumes on the second"} {
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(what, ": ")
+		call(replica(db))
+		db.Close()
+	}
+	fmt.Println("charges:", charges)
+	// Output:
+	// the first replica makes the call, then crashes: charge #1 accepted <nil>
+	// the run resumes on the second: charge #1 accepted <nil>
+	// charges: 1
 }

@@ -176,6 +176,13 @@ func (s *pgServer) start() error {
 	}
 	s.port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
+	return s.listen()
+}
+
+// listen starts the server on s.port and waits until it accepts
+// connections.
+func (s *pgServer) listen() error {
+	var err error
 	s.cmd = s.command("postgres", "-D", s.data(), "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+s.dir,
 		"-c", "fsync=off", "-c", "max_connections=200")
@@ -241,6 +248,16 @@ func (s *pgServer) restart(t testing.TB) {
 	s.stop()
 	if err := s.start(); err != nil {
 		t.Fatalf("restarting postgres: %v", err)
+	}
+}
+
+// restartInPlace stops the server and starts it again on the same data
+// and port, so that a *sql.DB opened before reaches it again.
+func (s *pgServer) restartInPlace(t testing.TB) {
+	t.Helper()
+	s.stop()
+	if err := s.listen(); err != nil {
+		t.Fatalf("restarting postgres on port %d: %v", s.port, err)
 	}
 }
 

@@ -36,7 +36,7 @@ const (
 	// it makes stays within PostgreSQL's 63-byte identifiers.
 	MaxPrefixBytes = 32
 	// DefaultPrefix is the table prefix when none is given: the tables are
-	// toolmw_approvals and toolmw_approval_nonces.
+	// toolmw_approvals, toolmw_approval_nonces and toolmw_call_records.
 	DefaultPrefix = "toolmw_"
 )
 
@@ -48,14 +48,16 @@ var ErrTooLarge = errors.New("sqlstore: an id, nonce, operation or row is over i
 
 // Dialect names the SQL a database speaks where the two supported ones
 // differ: parameter placeholders and the binary column type. Both support
-// INSERT … ON CONFLICT DO NOTHING, which the store relies on.
+// INSERT … ON CONFLICT DO NOTHING and … DO UPDATE … RETURNING, which the
+// store relies on.
 type Dialect int
 
 const (
 	// Detect, the zero Dialect, picks the dialect from the driver of the
 	// *sql.DB (see [WithDialect]).
 	Detect Dialect = iota
-	// SQLite is SQLite 3.24 or later: ? placeholders, BLOB columns.
+	// SQLite is SQLite 3.35 or later (RETURNING): ? placeholders, BLOB
+	// columns.
 	SQLite
 	// Postgres is PostgreSQL 9.5 or later: $1 placeholders, BYTEA columns.
 	Postgres
@@ -117,9 +119,9 @@ func WithDialect(d Dialect) Option {
 	}
 }
 
-// WithTablePrefix sets the prefix of the store's two tables, so that
-// several stores can share one database: prefix+"approvals" and
-// prefix+"approval_nonces". "" means the default, [DefaultPrefix]. A prefix
+// WithTablePrefix sets the prefix of the store's three tables, so that
+// several stores can share one database: prefix+"approvals",
+// prefix+"approval_nonces" and prefix+"call_records". "" means the default, [DefaultPrefix]. A prefix
 // must be an SQL identifier that needs no quoting: an ASCII letter or
 // underscore, then letters, digits and underscores, at most
 // [MaxPrefixBytes] bytes; anything else is invalid. PostgreSQL folds
@@ -188,6 +190,8 @@ func Validate(opts ...Option) error {
 // INSERT … ON CONFLICT (nonce) DO UPDATE … WHERE on the nonce's row, so
 // the database serialises them on that row.
 //
+// [Store.CallRecords] is its dedupe.Store, in a third table.
+//
 // A Store is safe for concurrent use, also by several processes.
 type Store struct {
 	db                *sql.DB
@@ -201,6 +205,10 @@ type Store struct {
 	qLoad, qInsert, qUpdate       string
 	qConsume, qConsumed, qCancel  string
 	qPruneApprovals, qPruneNonces string
+
+	calls                                             string
+	qCallClaim, qCallRenew, qCallFinish, qCallRelease string
+	qPruneCalls                                       string
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -226,7 +234,8 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		}
 	}
 	s := &Store{db: db, dialect: d, clock: cfg.clock,
-		approvals: cfg.prefix + "approvals", nonces: cfg.prefix + "approval_nonces"}
+		approvals: cfg.prefix + "approvals", nonces: cfg.prefix + "approval_nonces",
+		calls: cfg.prefix + "call_records"}
 	blob := "BLOB"
 	if d == Postgres {
 		blob = "BYTEA"
@@ -275,6 +284,7 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		"WHERE " + isCancelled("CAST(? AS TEXT)") + " OR length(" + n + ".cancelled) + length(excluded.cancelled) <= " + strconv.Itoa(MaxCancelledBytes))
 	s.qPruneApprovals = s.bind("DELETE FROM " + s.approvals + " WHERE saved_at < ?")
 	s.qPruneNonces = s.bind("DELETE FROM " + s.nonces + " WHERE used_at < ?")
+	s.callQueries(s.calls, blob)
 	return s, nil
 }
 
@@ -308,23 +318,35 @@ func (s *Store) bind(q string) string {
 // Dialect returns the dialect the store speaks, given or detected.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
-// Tables returns the names of the store's two tables: the approvals and
-// the used nonces.
+// Tables returns the names of the approval tables: the approvals and the
+// used nonces. The call records are in the same prefix's "call_records".
 func (s *Store) Tables() (approvals, nonces string) { return s.approvals, s.nonces }
 
 // CreateTables creates the store's tables when they do not exist yet
 // (CREATE TABLE IF NOT EXISTS), so it may run at every start, by every
-// process. The columns: id and nonce as the binary primary keys, the row as
-// a binary value, a time stamp in Unix seconds for [Store.Prune], and for
-// a nonce the operation that consumed it and the operations cancelled, as
-// text. A nonces table made by an earlier version, without the last two,
-// gets them (ALTER TABLE … ADD COLUMN): its nonces stay consumed, and a
-// process of the earlier version may go on sharing the tables (what it
-// consumes stays consumed; what it finds freed it takes for consumed, so
-// it may refuse an approval, never run one twice).
+// process, also by several at once (a CREATE that fails is run again: on
+// PostgreSQL, it fails when another session creates the same table at the
+// same moment). The columns: id and nonce as the binary primary keys, the
+// row as a binary value, a time stamp in Unix seconds for [Store.Prune],
+// and for a nonce the operation that consumed it and the operations
+// cancelled, as text; the call records as the package documentation
+// describes them. A nonces table made by an earlier version, without the
+// last two, gets them (ALTER TABLE … ADD COLUMN): its nonces stay
+// consumed, and a process of the earlier version may go on sharing the
+// tables (what it consumes stays consumed; what it finds freed it takes
+// for consumed, so it may refuse an approval, never run one twice). A
+// database without the call records table gets it.
 func (s *Store) CreateTables(ctx context.Context) error {
 	for _, q := range s.qCreate {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
+		// PostgreSQL's CREATE TABLE IF NOT EXISTS fails when another
+		// session creates the same table at the same moment (a duplicate
+		// key in its catalogue); once that session committed, the
+		// statement run again finds the table and does nothing.
+		_, err := s.db.ExecContext(ctx, q)
+		for try := 0; err != nil && try < 2 && ctx.Err() == nil; try++ {
+			_, err = s.db.ExecContext(ctx, q)
+		}
+		if err != nil {
 			return fmt.Errorf("sqlstore: creating the tables: %w", err)
 		}
 	}
@@ -532,12 +554,15 @@ func (s *Store) Cancel(ctx context.Context, nonce, op string) error {
 }
 
 // Prune deletes the approvals last saved, and the nonces used, before the
-// given time, and returns how many rows it deleted. The tables otherwise
-// grow by one row per approval and one per used decision. Pick a time
-// older than the longest approval lifetime (approval.MaxTTL): a nonce is
-// spent when its approval is used, revoked or replaced, and a pruned one
-// lets that approval, its row written back while still valid, run again.
-// A pruned request is forgotten: its call asks again (a denial too).
+// given time, and the call records whose keep ended before it (see
+// [Store.CallRecords]), and returns how many rows it deleted. The tables
+// otherwise grow by one row per approval, one per used decision and one
+// per call recorded. Pick a time older than the longest approval lifetime
+// (approval.MaxTTL): a nonce is spent when its approval is used, revoked
+// or replaced, and a pruned one lets that approval, its row written back
+// while still valid, run again. A pruned request is forgotten: its call
+// asks again (a denial too). A call record whose keep ended is absent
+// whether it is pruned or not: pruning it only frees its room.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	t := before.Unix()
 	var total int64
@@ -552,6 +577,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 			return total, fmt.Errorf("sqlstore: Prune: %w", err)
 		}
 		total += n
+	}
+	n, err := s.pruneCalls(ctx, before)
+	total += n
+	if err != nil {
+		return total, fmt.Errorf("sqlstore: Prune: %w", err)
 	}
 	return total, nil
 }

@@ -87,8 +87,14 @@ func NewOp() string {
 // failure rests the store unless it is of part of the store only
 // (store.Partial).
 func (g *Guard) Ask(ctx context.Context, op, key string, f func(context.Context) error) (local bool, end error) {
+	return g.AskAs(ctx, op, key, g.failClosed, f)
+}
+
+// AskAs is Ask for a layer that fails closed for some calls and not for
+// others: refused is what its reports say of this call.
+func (g *Guard) AskAs(ctx context.Context, op, key string, refused bool, f func(context.Context) error) (local bool, end error) {
 	if g.Resting() {
-		g.Report(op, key, store.ErrResting)
+		g.report(op, key, store.ErrResting, refused)
 		return true, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, g.timeout)
@@ -103,7 +109,7 @@ func (g *Guard) Ask(ctx context.Context, op, key string, f func(context.Context)
 		}
 		return false, cerr
 	}
-	g.Failed(op, key, err)
+	g.failed(op, key, err, refused)
 	return true, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/runstate"
+	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/middleware/internal/canonjson"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/middleware/internal/partinfo"
@@ -28,6 +29,9 @@ func New(opts ...Option) toolmw.Middleware {
 		return toolmw.Reject(cfg.err)
 	}
 	l := &layer{config: cfg}
+	if cfg.store != nil {
+		l.shared = &shared{s: cfg.store, guard: storeguard.New("dedupe", cfg.storeCfg, false, cfg.clk)}
+	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			return l.call(ctx, next, args)
@@ -53,11 +57,12 @@ const (
 
 type layer struct {
 	config
-	runs runstate.Slot[store]
+	runs   runstate.Slot[records]
+	shared *shared // nil without WithStore
 }
 
-// store is one run's records.
-type store struct {
+// records is one run's records in process.
+type records struct {
 	mu       sync.Mutex
 	m        map[string]*record
 	finished []string // ids of finished records, oldest first
@@ -77,7 +82,7 @@ type record struct {
 	size      int  // bytes of result (toolmw.Result.Size) or error text held
 }
 
-func newStore() *store { return &store{m: map[string]*record{}} }
+func newRecords() *records { return &records{m: map[string]*record{}} }
 
 var (
 	errInDoubt = taxonomy.Failure(taxonomy.CodeDuplicateInDoubt,
@@ -106,7 +111,13 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if id == "" {
 		return next(ctx, args)
 	}
-	st := l.runs.Get(run, newStore)
+	if l.shared != nil && run.ID() != "" {
+		res, handled, err := l.sharedCall(ctx, next, args, call, run.ID(), id, sum)
+		if handled {
+			return res, err
+		}
+	}
+	st := l.runs.Get(run, newRecords)
 	for {
 		st.mu.Lock()
 		rec := st.m[id]
@@ -190,7 +201,7 @@ func canonicalSum(args json.RawMessage) ([sha256.Size]byte, bool) {
 	return sha256.Sum256(b), true
 }
 
-func (l *layer) execute(ctx context.Context, next toolmw.Tool, args json.RawMessage, call toolmw.Call, st *store, id string, rec *record) (res toolmw.Result, err error) {
+func (l *layer) execute(ctx context.Context, next toolmw.Tool, args json.RawMessage, call toolmw.Call, st *records, id string, rec *record) (res toolmw.Result, err error) {
 	returned := false
 	defer func() {
 		if !returned { // a panic or runtime.Goexit: record it, let it go on
@@ -340,7 +351,7 @@ func boundField(f taxonomy.FieldError) (taxonomy.FieldError, int, bool) {
 
 // settle finishes rec: it forgets it, or keeps its outcome within the
 // run's bounds, and wakes the repeats waiting for it.
-func (l *layer) settle(st *store, id string, rec *record, res toolmw.Result, o outcome, forget bool) {
+func (l *layer) settle(st *records, id string, rec *record, res toolmw.Result, o outcome, forget bool) {
 	res = partinfo.Clone(res) // a copy, made outside the lock: the first caller cannot change what repeats get
 	st.mu.Lock()
 	defer st.mu.Unlock()

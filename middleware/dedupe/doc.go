@@ -91,6 +91,74 @@
 // 1 MiB + 1024 × 0.5 KiB with the defaults, whatever the tool returns.
 // Calls in flight hold a record each on top of the bound.
 //
+// # Across processes
+//
+// The records above live in one process and die with it. With [WithStore],
+// the records of a named run (budget.WithID) live in a [Store] —
+// adapters/redisstate on Redis, adapters/sqlstore on SQLite or PostgreSQL
+// — so a call is made once across crashes, restarts and every replica
+// serving the run. A call claims its record before the tool runs: the
+// record is started, held by the call with a lease ([WithLease],
+// [DefaultLease]) that it renews every third of the lease while the tool
+// runs, and finished with the outcome after, kept for [WithWindow]
+// ([DefaultWindow], a day) after its last write. What is recorded, and what
+// a repeat gets, are as above (an error in its bounded Info form, a
+// result of at most [MaxOutcome] bytes encoded, or dropped). A repeat, in
+// any process:
+//
+//   - of a done call gets its recorded outcome;
+//   - of a call whose holder lives (it renews its lease) waits, asking the
+//     Store again after 10 ms, then twice as long each time up to a
+//     second, until the holder finishes or its own context ends (its
+//     error then);
+//   - of a call whose holder's lease ended — it died, or lost the Store,
+//     after the tool may have run — gets tool-failed/duplicate_in_doubt,
+//     and the tool does not run; unless the call is idempotent
+//     (toolmw.Call.Idempotent: Spec.Idempotent or Spec.HonoursKeys), which
+//     takes the record over and runs the tool again.
+//
+// So a process killed after its tool ran and before the answer reached the
+// loop leaves a record that tells the resumed run what happened, or that
+// the call may have run: never a second execution of a call that is not
+// idempotent.
+//
+// The Store is asked through the guard every store port has (see package
+// store): each operation bounded by store.WithTimeout and the call's own
+// deadline, a failure reported to store.WithOnError and the Store left
+// alone for store.Rest. When it cannot be asked, a call that is not
+// idempotent fails closed: tool-failed/call_record_unavailable, retryable,
+// and the tool does not run (reported with Refused set) — running it
+// unrecorded could make it twice. An idempotent call runs on the
+// in-process records, marked degraded (toolmw.Call.Degraded is "dedupe").
+// A record that does not parse (store.ErrCorrupt, or an outcome this
+// layer did not write) ends the call as tool-failed/call_record_corrupt,
+// permanent, without running the tool: it may hide a call that ran. An
+// outcome, or a release, the Store could not take when the call ended is
+// tried again in the background (store.GiveUp); until it lands, a repeat
+// waits for the lease and then learns the outcome is unknown. A claim
+// whose answer never arrived is released the same way; should the release
+// come before the claim lands, a repeat waits for its lease and is told
+// the call may have run although it did not — the error is on the safe
+// side.
+//
+// A Store is trusted with what it holds unless the layer has a seal key
+// ([WithSealKey]): then every outcome it writes is sealed with an
+// HMAC-SHA256 over the run, the record's name, the arguments' digest and
+// the outcome, and every one it reads must carry that seal, so that whoever
+// can write to the Store cannot answer a call with a result of their own,
+// nor copy one call's outcome to another (call_record_corrupt). A Store can
+// still withhold or delete records — a repeat then runs the tool, as after
+// the window — or hold a started record nobody holds, which a repeat waits
+// for until its lease ends and then takes for in doubt.
+//
+// A repeat is found by the record's name in the Store: 64 hex digits of a
+// hash of the tool's name and the call id's hash (or of the canonical
+// arguments, for a tool in WithArguments), under the run id; the digest of
+// the arguments is kept with it, so a call id re-used with other
+// arguments is refused as above. Leases are compared on the layer's clock
+// ([WithClock]) with the times it wrote, so replicas whose clocks differ
+// by much less than a lease agree on it.
+//
 // # Where it sits
 //
 // Outside retry, so it records a call's final outcome once, not an
@@ -106,8 +174,10 @@
 //
 // # Configuration
 //
-// Zero and nil values are the defaults. A negative bound, or a name in
-// WithArguments that is not a valid tool name, makes New return a
+// Zero and nil values are the defaults. A negative bound, a name in
+// WithArguments that is not a valid tool name, a lease shorter than
+// [MinLease], a window shorter than twice the lease, a seal key shorter
+// than [MinKeyLen] or an invalid store option makes New return a
 // [toolmw.Reject] middleware: toolmw.Wrap reports the
 // tool-definition-invalid/option_invalid error at start-up, as [Validate]
 // does.
@@ -115,5 +185,7 @@
 // # Concurrency
 //
 // The Middleware, the Tools it makes, an [Option] and [Validate] are safe
-// for concurrent use. No lock is held across a tool call.
+// for concurrent use. No lock is held across a tool call. With a Store, a
+// call holding a record has one goroutine renewing its lease while the
+// tool runs; it ends before the call returns.
 package dedupe

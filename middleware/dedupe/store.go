@@ -40,7 +40,8 @@ type Store interface {
 	// Claim makes the record of key in run, started by c.Op with its
 	// lease until c.Until, when there is none (or the one there was
 	// expired at c.Now: kept past its keep), or when c.Takeover is set and
-	// the record is started and its lease ended at or before c.Now. It
+	// the record is started, of c.Args, and its lease ended at or before
+	// c.Now. It
 	// returns the record as it is after the claim: c.Op's own when it
 	// claimed it, another's started or done record otherwise, unchanged.
 	// A Claim by the op that holds the record returns it again (the same
@@ -84,9 +85,10 @@ type Claim struct {
 	// Keep is how long, from Now, a record this claim makes is kept at
 	// least.
 	Keep time.Duration
-	// Takeover lets the claim take a started record whose lease ended
-	// (its holder died, or lost touch with the Store): set for an
-	// idempotent call, which may run again.
+	// Takeover lets the claim take a started record with the same Args
+	// whose lease ended (its holder died, or lost touch with the Store):
+	// set for an idempotent call, which may run again. A record of other
+	// arguments is never taken over.
 	Takeover bool
 }
 

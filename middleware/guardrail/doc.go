@@ -91,7 +91,10 @@
 // Outside retry, so arguments are checked once per call, a blocked call is
 // never retried, and the result checked is the call's final one; inside
 // the observers, so a block is traced, logged and reported as the call's
-// outcome:
+// outcome; the tracing layer reads the guardrail's name and stage from the
+// blocked call's error and adds the OpenTelemetry GenAI conventions'
+// gen_ai.guardrail.result event to the call's span (this package imports
+// no OpenTelemetry):
 //
 //	stack, err := middleware.Default().InsertBefore(middleware.Retry,
 //		middleware.Layer{Name: middleware.Guardrail, Middleware: guardrail.New(guardrail.Args("no_card_numbers", noCards))})

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -18,10 +19,13 @@ import (
 // so that it runs once per attempt. It adds one span event named
 // "toolmw.attempt" to the span in the context (the one New started) per
 // attempt, with the attempt's number, its outcome and, on error, its code
-// (error.type), kind and retryability; and it counts attempts in the
-// toolmw.tool.attempts counter by tool, outcome and code, so that attempts
-// per call can be watched against calls. Events are added only when that
-// span is recording.
+// (toolmw.error.code), kind and retryability — never error.type, which
+// belongs to how the call ended: a call that recovered after failed
+// attempts is no error; and it counts attempts in the toolmw.tool.attempts
+// counter by tool, outcome and code, so that attempts per call can be
+// watched against calls. Events are added only when that span is
+// recording, stamped by the layer's clock ([WithClock]) when it is not the
+// system clock, else by the tracer.
 //
 // The attempts are events rather than child spans: they are sequential parts of
 // one call, an event costs far less than a span, and the call's span then
@@ -33,7 +37,7 @@ func NewAttempts(opts ...Option) toolmw.Middleware {
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		cfg := newConfig(opts)
-		meter := cfg.mp.Meter(ScopeName)
+		meter := newMeter(cfg.mp)
 		a := &attempts{next: next, cfg: cfg, count: int64Counter(meter, MetricAttempts,
 			metric.WithDescription("Number of tool call attempts."),
 			metric.WithUnit("{attempt}"))}
@@ -87,21 +91,21 @@ func (a *attempts) finish(ctx context.Context, span trace.Span, c toolmw.Call, k
 		kv[n] = KeyOutcome.String(string(outcome))
 		n++
 		if err != nil {
-			kv[n] = KeyErrorType.String(info.Code)
+			kv[n] = KeyErrorCode.String(info.Code)
 			kv[n+1] = KeyErrorKind.String(string(info.Kind))
 			kv[n+2] = KeyRetryable.Bool(info.Retryable)
 			n += 3
 		}
-		span.AddEvent(EventAttempt, trace.WithAttributes(kv[:n]...))
+		if a.cfg.clock != clock.System {
+			span.AddEvent(EventAttempt, trace.WithTimestamp(a.cfg.clock.Now()), trace.WithAttributes(kv[:n]...))
+		} else {
+			span.AddEvent(EventAttempt, trace.WithAttributes(kv[:n]...))
+		}
 	}
 	if !counted {
 		return
 	}
-	lb := a.labels.Load()
-	if lb == nil || !lb.matches(c) {
-		lb = newLabels(c)
-		a.labels.Store(lb)
-	}
+	lb := cachedLabels(&a.labels, &a.cfg, c, a.cfg.agentOf(ctx))
 	if err == nil {
 		a.count.Add(ctx, 1, lb.okAdd...)
 		return

@@ -21,7 +21,7 @@ func Example() {
 	cancel := func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 		return toolmw.Result{}, taxonomy.Refusal("booking_not_cancellable", "this fare is non-refundable")
 	}
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking"}, cancel, tracing.New(tracing.WithTracerProvider(tp), tracing.WithCodes("booking_not_cancellable")))
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "cancel_booking", Description: "Cancels a booking."}, cancel, tracing.New(tracing.WithTracerProvider(tp), tracing.WithCodes("booking_not_cancellable")))
 
 	ctx := toolmw.WithCallID(context.Background(), "call_42")
 	_, _ = tool(ctx, json.RawMessage(`{"booking":"ABC123"}`))
@@ -31,16 +31,18 @@ func Example() {
 	for _, kv := range s.Attributes {
 		fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 	}
+	// A refusal is an answer, not an error of the call: the code is in
+	// toolmw.error.code, and neither error.type nor the status says error.
 	fmt.Println("status:", s.Status.Code)
 	// Output:
 	// execute_tool cancel_booking
 	// gen_ai.operation.name=execute_tool
 	// gen_ai.tool.name=cancel_booking
 	// gen_ai.tool.type=function
+	// gen_ai.tool.description=Cancels a booking.
 	// gen_ai.tool.call.id=call_42
 	// toolmw.outcome=refused
 	// toolmw.attempts=1
-	// error.type=booking_not_cancellable
 	// toolmw.error.kind=tool-refused
 	// toolmw.error.code=booking_not_cancellable
 	// toolmw.retryable=false

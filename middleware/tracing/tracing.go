@@ -3,6 +3,8 @@ package tracing
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,11 +39,11 @@ func New(opts ...Option) toolmw.Middleware {
 		if noTraces && noMetrics {
 			return next
 		}
-		l := &layer{next: next, clock: cfg.clock, cfg: cfg}
+		l := &layer{next: next, clock: cfg.clock, stamped: cfg.clock != clock.System, cfg: cfg}
 		if !noTraces {
-			l.tracer = cfg.tp.Tracer(ScopeName)
+			l.tracer = cfg.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(scopeVersion()), trace.WithSchemaURL(SchemaURL))
 		}
-		meter := cfg.mp.Meter(ScopeName)
+		meter := newMeter(cfg.mp)
 		l.duration = float64Histogram(meter, MetricDuration,
 			metric.WithDescription("Duration of tool calls."),
 			metric.WithUnit("s"),
@@ -56,26 +58,82 @@ func New(opts ...Option) toolmw.Middleware {
 // ScopeName is the instrumentation scope of the tracer and the meter.
 const ScopeName = "github.com/toolmw/toolmw/middleware/tracing"
 
+// SchemaURL is the schema URL of the tracer's and the meter's scope: the
+// semantic conventions 1.41.0, the last release that held the GenAI
+// conventions, which open-telemetry/semantic-conventions-genai continues.
+const SchemaURL = "https://opentelemetry.io/schemas/1.41.0"
+
+// scopeVersion returns the version of the instrumentation scope: the
+// version of the module github.com/toolmw/toolmw in the running binary's
+// build information ("(devel)" when it is the main module, built from a
+// work tree), or "unknown" when the binary carries none.
+var scopeVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if bi.Main.Path == modulePath && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == modulePath {
+			if m.Replace != nil && m.Replace.Version != "" {
+				return m.Replace.Version
+			}
+			if m.Version != "" {
+				return m.Version
+			}
+		}
+	}
+	return "unknown"
+})
+
+const modulePath = "github.com/toolmw/toolmw"
+
+func newMeter(mp metric.MeterProvider) metric.Meter {
+	return mp.Meter(ScopeName, metric.WithInstrumentationVersion(scopeVersion()), metric.WithSchemaURL(SchemaURL))
+}
+
 // OperationName is the gen_ai.operation.name of a tool call, and the first
 // word of its span name.
 const OperationName = "execute_tool"
 
+// UnknownTool is the gen_ai.tool.name of a call whose tool the layer
+// cannot name: its context carries no toolmw.Call and [WithToolName] was
+// not given.
+const UnknownTool = "unknown"
+
 // The attribute keys of the OpenTelemetry GenAI and general semantic
 // conventions that the layer sets.
 const (
-	KeyOperationName = attribute.Key("gen_ai.operation.name") // always "execute_tool"
-	KeyToolName      = attribute.Key("gen_ai.tool.name")      // the tool's name, when known
-	KeyToolCallID    = attribute.Key("gen_ai.tool.call.id")   // the model's call id, when known
-	KeyToolType      = attribute.Key("gen_ai.tool.type")      // Spec.Type, when known
-	KeyErrorType     = attribute.Key("error.type")            // the code, when the call returned an error
+	KeyOperationName   = attribute.Key("gen_ai.operation.name")      // always "execute_tool"
+	KeyToolName        = attribute.Key("gen_ai.tool.name")           // the tool's name
+	KeyToolCallID      = attribute.Key("gen_ai.tool.call.id")        // the model's call id, when known
+	KeyToolType        = attribute.Key("gen_ai.tool.type")           // Spec.Type, when known
+	KeyToolDescription = attribute.Key("gen_ai.tool.description")    // Spec.Description, scrubbed, unless WithoutDescription
+	KeyAgentName       = attribute.Key("gen_ai.agent.name")          // WithAgentName or ContextWithAgent, when given
+	KeyToolArguments   = attribute.Key("gen_ai.tool.call.arguments") // the arguments, scrubbed and cut; only with WithContent
+	KeyToolResult      = attribute.Key("gen_ai.tool.call.result")    // a success's result, scrubbed and cut; only with WithContent
+	KeyErrorType       = attribute.Key("error.type")                 // the code, when the call ended in an error (failed, timed_out)
+	KeyExceptionType   = attribute.Key("exception.type")             // ExceptionPanic, on the exception event of a panic
+)
+
+// The keys of the gen_ai.guardrail.result event (see the package
+// documentation).
+const (
+	KeyGuardrailComponent   = attribute.Key("gen_ai.guardrail.component.name")
+	KeyGuardrailPolicyID    = attribute.Key("gen_ai.guardrail.policy.id")
+	KeyGuardrailSource      = attribute.Key("gen_ai.guardrail.source")
+	KeyGuardrailResultType  = attribute.Key("gen_ai.guardrail.result.type")
+	KeyGuardrailResultValue = attribute.Key("gen_ai.guardrail.result.value")
 )
 
 // The attribute keys of toolmw's own attributes.
 const (
 	KeyOutcome   = attribute.Key("toolmw.outcome")    // taxonomy.OutcomeOf: ok, failed, refused, not_permitted, timed_out, cancelled, pending, denied, blocked
-	KeyErrorKind = attribute.Key("toolmw.error.kind") // the taxonomy kind, on error
-	KeyErrorCode = attribute.Key("toolmw.error.code") // the taxonomy code, on error
-	KeyRetryable = attribute.Key("toolmw.retryable")  // whether the error is retryable, on error
+	KeyErrorKind = attribute.Key("toolmw.error.kind") // the taxonomy kind, whenever the call returned an error
+	KeyErrorCode = attribute.Key("toolmw.error.code") // the taxonomy code, whenever the call returned an error
+	KeyRetryable = attribute.Key("toolmw.retryable")  // whether the error is retryable, whenever the call returned an error
 	KeyAttempts  = attribute.Key("toolmw.attempts")   // attempts made, on the call's span
 	KeyAttempt   = attribute.Key("toolmw.attempt")    // the attempt's number, on an attempt event
 	KeyFallback  = attribute.Key("toolmw.fallback")   // what stood in for the result (toolmw.SetFallback), when something did
@@ -101,27 +159,57 @@ const (
 	MetricAttempts = "toolmw.tool.attempts"         // counter, {attempt}; recorded by Attempts
 )
 
-// EventAttempt is the name of the span event Attempts adds per attempt.
-const EventAttempt = "toolmw.attempt"
+// The names of the span events the layers add.
+const (
+	EventAttempt   = "toolmw.attempt"          // one per attempt, added by Attempts
+	EventException = "exception"               // a call that panicked
+	EventGuardrail = "gen_ai.guardrail.result" // a call a guardrail blocked
+)
+
+// ExceptionPanic is the exception.type of the exception event of a call
+// that panicked. The panic value, and so its type, is never read: the
+// recovery layer keeps it for its debug hook, and a panic passing through
+// goes on unread.
+const ExceptionPanic = "panic"
+
+// GuardrailComponent is the gen_ai.guardrail.component.name of the
+// guardrail events: toolmw's guardrail layer.
+const GuardrailComponent = "toolmw guardrail"
 
 // durationBounds are the bucket boundaries advised for the duration
 // histogram, in seconds: those the GenAI conventions advise for operation
 // durations, from 10 ms doubling up to about 80 s.
 var durationBounds = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
 
-// OtherCode is what the layer writes as error.type, toolmw.error.code and
-// the span status for a code that is neither in the taxonomy's catalogue,
+// OtherCode is what the layer writes as error.type and toolmw.error.code
+// for a code that is neither in the taxonomy's catalogue,
 // nor declared (taxonomy.Declare, which the mapper's verdicts call), nor
 // given to [WithCodes]: the attributes of spans and metrics take their
 // values from a bounded vocabulary, so a stream of distinct codes cannot
-// grow the metric series without bound or carry data into them.
+// grow the metric series without bound or carry data into them. It is
+// written for an agent name that is not valid, too.
 const OtherCode = "_OTHER"
+
+// IsError reports whether the layer records an outcome as an error of the
+// call, with error.type and the span status Error: failed and timed_out.
+// Every other outcome is either a success (ok) or handled: an answer, a
+// pause or the caller's decision, which carries neither (see the package
+// documentation).
+func IsError(o taxonomy.Outcome) bool {
+	switch o {
+	case taxonomy.OutcomeOK, taxonomy.OutcomeRefused, taxonomy.OutcomeNotPermitted, taxonomy.OutcomeCancelled,
+		taxonomy.OutcomePending, taxonomy.OutcomeDenied, taxonomy.OutcomeBlocked:
+		return false
+	}
+	return true
+}
 
 // layer is the per-tool state of New. Its fields are set once; the cached
 // labels change atomically.
 type layer struct {
 	next     toolmw.Tool
 	clock    clock.Clock
+	stamped  bool // the clock is not clock.System: the layer stamps spans and events itself
 	cfg      config
 	tracer   trace.Tracer // nil when traces are off
 	duration metric.Float64Histogram
@@ -129,24 +217,44 @@ type layer struct {
 	labels   atomic.Pointer[labels]
 }
 
+// timedSpan is a span that tells its timestamps, as the OpenTelemetry Go
+// SDK's spans do (sdktrace.ReadOnlySpan). On the system clock the layer
+// reads a call's start and end from such a span, so the tracer's own
+// readings time both the span and the histogram.
+type timedSpan interface {
+	StartTime() time.Time
+	EndTime() time.Time
+}
+
 // noSpan is the span of a call when traces are off: it records nothing.
 var noSpan = trace.SpanFromContext(context.Background())
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Result, err error) {
 	c, known := toolmw.CallFrom(ctx)
-	lb := l.labels.Load()
-	if lb == nil || !lb.matches(c) {
-		lb = newLabels(c)
-		l.labels.Store(lb)
-	}
+	lb := l.labelsOf(c, l.cfg.agentOf(ctx))
 	measured := l.duration.Enabled(ctx) || l.calls.Enabled(ctx)
+	// One clock reading starts both the span and the measured duration:
+	// the layer's clock, or on the system clock the tracer's own.
 	var start time.Time
-	if measured {
-		start = l.clock.Now()
-	}
 	span, inner := noSpan, ctx
-	if l.tracer != nil {
+	switch {
+	case l.tracer == nil:
+		if measured {
+			start = l.clock.Now()
+		}
+	case l.stamped:
+		start = l.clock.Now()
+		inner, span = l.tracer.Start(ctx, lb.spanName, lb.startOpts[0], lb.startOpts[1], trace.WithTimestamp(start))
+	default:
 		inner, span = l.tracer.Start(ctx, lb.spanName, lb.startOpts...)
+		if ts, ok := span.(timedSpan); ok && span.IsRecording() {
+			start = ts.StartTime()
+		} else if measured || span.IsRecording() {
+			start = l.clock.Now()
+		}
+	}
+	if l.cfg.contentBytes > 0 && span.IsRecording() {
+		span.SetAttributes(KeyToolArguments.String(clean(l.cfg.scrubber, string(args), l.cfg.contentBytes)))
 	}
 	done := false
 	defer func() {
@@ -162,13 +270,18 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (res toolmw.Resu
 }
 
 func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id string, known bool, start time.Time, measured bool, res toolmw.Result, err error) {
+	var end time.Time
+	if l.stamped {
+		end = l.clock.Now()
+	}
 	outcome := taxonomy.OutcomeOf(err)
 	var info taxonomy.Info
 	if err != nil {
 		info = taxonomy.InfoOf(err)
 		info.Code = l.cfg.bounded(info.Code)
 	}
-	if span.IsRecording() {
+	recording := span.IsRecording()
+	if recording {
 		var c toolmw.Call
 		if known {
 			// The retry layer inside advances the attempt, a fallback
@@ -177,17 +290,36 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 			c, _ = toolmw.CallFrom(ctx)
 		}
 		annotate(span, id, outcome, info, known, c)
+		l.addEvents(span, info, end)
 		if err == nil && len(res.Parts()) > 0 {
 			parts := res.AllParts()
 			span.SetAttributes(KeyResultParts.Int(len(parts)),
 				KeyResultPartDescriptions.StringSlice(partinfo.List(parts, MaxPartsDescribed)))
 		}
+		if err == nil && l.cfg.contentBytes > 0 {
+			span.SetAttributes(KeyToolResult.String(clean(l.cfg.scrubber, resultText(res), l.cfg.contentBytes)))
+		}
 	}
-	span.End()
+	// One clock reading ends both, as one started both.
+	switch ts, timed := span.(timedSpan); {
+	case l.stamped:
+		span.End(trace.WithTimestamp(end))
+	case recording && timed:
+		span.End()
+		end = ts.EndTime()
+	case recording:
+		end = l.clock.Now()
+		span.End(trace.WithTimestamp(end))
+	default:
+		span.End()
+		if measured {
+			end = l.clock.Now()
+		}
+	}
 	if !measured {
 		return
 	}
-	secs := l.clock.Now().Sub(start).Seconds()
+	secs := end.Sub(start).Seconds()
 	if err == nil {
 		l.duration.Record(ctx, secs, lb.okRecord...)
 		l.calls.Add(ctx, 1, lb.okAdd...)
@@ -196,6 +328,38 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 	set := metric.WithAttributeSet(lb.set(outcome, info.Code))
 	l.duration.Record(ctx, secs, set)
 	l.calls.Add(ctx, 1, set)
+}
+
+// addEvents adds the events of how a call ended: the exception event of a
+// panic, the guardrail event of a block. They are stamped at the call's
+// end when the layer stamps (a clock other than the system's), else by
+// the tracer.
+func (l *layer) addEvents(span trace.Span, info taxonomy.Info, end time.Time) {
+	var kv []attribute.KeyValue
+	name := ""
+	switch {
+	case info.Kind == taxonomy.KindFailed && info.Code == taxonomy.CodeToolPanicked:
+		name, kv = EventException, []attribute.KeyValue{KeyExceptionType.String(ExceptionPanic)}
+	case info.Kind == taxonomy.KindGuardrailBlocked && info.Guardrail != "":
+		source := "args"
+		if info.Code == taxonomy.CodeGuardrailResult {
+			source = "result"
+		}
+		name, kv = EventGuardrail, []attribute.KeyValue{
+			KeyGuardrailComponent.String(GuardrailComponent),
+			KeyGuardrailPolicyID.String(info.Guardrail),
+			KeyGuardrailSource.String(source),
+			KeyGuardrailResultType.String("outcome"),
+			KeyGuardrailResultValue.String(string(taxonomy.OutcomeBlocked)),
+		}
+	default:
+		return
+	}
+	if l.stamped {
+		span.AddEvent(name, trace.WithTimestamp(end), trace.WithAttributes(kv...))
+		return
+	}
+	span.AddEvent(name, trace.WithAttributes(kv...))
 }
 
 // annotate sets the call id, the outcome attributes and the status of a recording span.
@@ -223,50 +387,76 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 		n++
 	}
 	if outcome != taxonomy.OutcomeOK {
+		kv[n] = KeyErrorKind.String(string(info.Kind))
+		kv[n+1] = KeyErrorCode.String(info.Code)
+		kv[n+2] = KeyRetryable.Bool(info.Retryable)
+		n += 3
+	}
+	failed := IsError(outcome)
+	if failed {
 		kv[n] = KeyErrorType.String(info.Code)
-		kv[n+1] = KeyErrorKind.String(string(info.Kind))
-		kv[n+2] = KeyErrorCode.String(info.Code)
-		kv[n+3] = KeyRetryable.Bool(info.Retryable)
-		n += 4
+		n++
 	}
 	span.SetAttributes(kv[:n]...)
-	if isFailure(outcome) {
-		span.SetStatus(codes.Error, info.Code)
+	if failed {
+		// The description stays empty: error.type holds the code, and
+		// the message is never read.
+		span.SetStatus(codes.Error, "")
 	}
 }
 
-// isFailure reports whether an outcome marks the span as an error: a
-// failure or a timeout. An answer (a refusal, a permission denial, a
-// reviewer's no, a guardrail's block), a call waiting for a person and a
-// cancellation by the caller are not errors of the tool.
-func isFailure(o taxonomy.Outcome) bool {
-	switch o {
-	case taxonomy.OutcomeOK, taxonomy.OutcomeRefused, taxonomy.OutcomeNotPermitted, taxonomy.OutcomeCancelled,
-		taxonomy.OutcomePending, taxonomy.OutcomeDenied, taxonomy.OutcomeBlocked:
-		return false
-	}
-	return true
-}
-
-// labels holds what the layer precomputes for one tool: the span name, the
-// start options and the attribute set of a successful call.
+// labels holds what the layer precomputes for one tool and agent: the span
+// name, the start options and the attribute set of a successful call.
 type labels struct {
-	tool, typ string
-	spanName  string
-	startOpts []trace.SpanStartOption
-	okRecord  []metric.RecordOption
-	okAdd     []metric.AddOption
+	spec       *toolmw.Spec // the call's spec (nil outside Wrap), and
+	agentGiven string       // the agent name given: what the labels were made for
+	tool, typ  string
+	agent      string // as written
+	spanName   string
+	startOpts  []trace.SpanStartOption // the span kind, then the start attributes
+	okRecord   []metric.RecordOption
+	okAdd      []metric.AddOption
 }
 
-func newLabels(c toolmw.Call) *labels {
-	lb := &labels{tool: c.Tool, typ: specType(c), spanName: OperationName}
-	attrs := []attribute.KeyValue{KeyOperationName.String(OperationName)}
-	if c.Tool != "" {
-		lb.spanName = OperationName + " " + c.Tool
-		attrs = append(attrs, KeyToolName.String(c.Tool))
+// labelsOf returns the labels of a call of the tool c names, made by the
+// agent named agent: the cached ones when they match, else new ones.
+func (l *layer) labelsOf(c toolmw.Call, agent string) *labels {
+	return cachedLabels(&l.labels, &l.cfg, c, agent)
+}
+
+func cachedLabels(p *atomic.Pointer[labels], cfg *config, c toolmw.Call, agent string) *labels {
+	lb := p.Load()
+	if lb == nil || lb.spec != c.Spec || lb.agentGiven != agent {
+		lb = newLabels(cfg, c, agent)
+		p.Store(lb)
 	}
+	return lb
+}
+
+// toolName returns the gen_ai.tool.name of a call: the Call's, else
+// WithToolName's, else UnknownTool.
+func toolName(cfg *config, c toolmw.Call) string {
+	switch {
+	case c.Tool != "":
+		return c.Tool
+	case cfg.toolName != "":
+		return cfg.toolName
+	}
+	return UnknownTool
+}
+
+func newLabels(cfg *config, c toolmw.Call, agent string) *labels {
+	lb := &labels{spec: c.Spec, agentGiven: agent, tool: toolName(cfg, c), typ: specType(c), agent: agentName(agent)}
+	lb.spanName = OperationName + " " + lb.tool
+	attrs := []attribute.KeyValue{KeyOperationName.String(OperationName), KeyToolName.String(lb.tool)}
 	if lb.typ != "" {
 		attrs = append(attrs, KeyToolType.String(lb.typ))
+	}
+	if !cfg.noDescription && c.Spec != nil && c.Spec.Description != "" {
+		attrs = append(attrs, KeyToolDescription.String(clean(cfg.scrubber, c.Spec.Description, MaxDescriptionBytes)))
+	}
+	if lb.agent != "" {
+		attrs = append(attrs, KeyAgentName.String(lb.agent))
 	}
 	lb.startOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
 	ok := metric.WithAttributeSet(lb.set(taxonomy.OutcomeOK, ""))
@@ -275,21 +465,25 @@ func newLabels(c toolmw.Call) *labels {
 	return lb
 }
 
-func (lb *labels) matches(c toolmw.Call) bool {
-	return lb.tool == c.Tool && lb.typ == specType(c)
-}
-
 // set returns the metric attributes of a call of the tool: the operation,
-// the tool's name, the outcome and, on error, error.type = the code.
+// the tool's name and type, the agent, the outcome and, unless the call
+// succeeded, toolmw.error.code = the code, and error.type = the code when
+// the outcome is an error (IsError).
 func (lb *labels) set(outcome taxonomy.Outcome, code string) attribute.Set {
-	kv := make([]attribute.KeyValue, 0, 4)
-	kv = append(kv, KeyOperationName.String(OperationName))
-	if lb.tool != "" {
-		kv = append(kv, KeyToolName.String(lb.tool))
+	kv := make([]attribute.KeyValue, 0, 7)
+	kv = append(kv, KeyOperationName.String(OperationName), KeyToolName.String(lb.tool))
+	if lb.typ != "" {
+		kv = append(kv, KeyToolType.String(lb.typ))
+	}
+	if lb.agent != "" {
+		kv = append(kv, KeyAgentName.String(lb.agent))
 	}
 	kv = append(kv, KeyOutcome.String(string(outcome)))
-	if code != "" {
-		kv = append(kv, KeyErrorType.String(code))
+	if outcome != taxonomy.OutcomeOK {
+		kv = append(kv, KeyErrorCode.String(code))
+		if IsError(outcome) {
+			kv = append(kv, KeyErrorType.String(code))
+		}
 	}
 	return attribute.NewSet(kv...)
 }

@@ -120,7 +120,6 @@ func TestSpan(t *testing.T) {
 		wantErr    bool
 		wantAttrs  map[string]any
 		wantStatus codes.Code
-		wantDesc   string
 		wantEvents []map[string]any
 	}{
 		{
@@ -134,8 +133,8 @@ func TestSpan(t *testing.T) {
 			name: "retried then ok", errs: []error{transient, transient, nil},
 			wantAttrs: map[string]any{"toolmw.outcome": "ok", "toolmw.attempts": int64(3)},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "failed", "error.type": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
-				{"toolmw.attempt": int64(2), "toolmw.outcome": "failed", "error.type": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "failed", "toolmw.error.code": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
+				{"toolmw.attempt": int64(2), "toolmw.outcome": "failed", "toolmw.error.code": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
 				{"toolmw.attempt": int64(3), "toolmw.outcome": "ok"},
 			},
 		},
@@ -143,69 +142,69 @@ func TestSpan(t *testing.T) {
 			name: "retries exhausted", errs: []error{transient}, wantErr: true,
 			wantAttrs: map[string]any{"toolmw.outcome": "failed", "toolmw.attempts": int64(3), "error.type": "upstream_unavailable",
 				"toolmw.error.kind": "tool-failed", "toolmw.error.code": "upstream_unavailable", "toolmw.retryable": true},
-			wantStatus: codes.Error, wantDesc: "upstream_unavailable",
+			wantStatus: codes.Error,
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "failed", "error.type": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
-				{"toolmw.attempt": int64(2), "toolmw.outcome": "failed", "error.type": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
-				{"toolmw.attempt": int64(3), "toolmw.outcome": "failed", "error.type": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "failed", "toolmw.error.code": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
+				{"toolmw.attempt": int64(2), "toolmw.outcome": "failed", "toolmw.error.code": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
+				{"toolmw.attempt": int64(3), "toolmw.outcome": "failed", "toolmw.error.code": "upstream_unavailable", "toolmw.error.kind": "tool-failed", "toolmw.retryable": true},
 			},
 		},
 		{
 			name: "refusal is an answer", errs: []error{refusal}, wantErr: true, id: "call_2",
-			wantAttrs: map[string]any{"gen_ai.tool.call.id": "call_2", "toolmw.outcome": "refused", "toolmw.attempts": int64(1), "error.type": "booking_not_cancellable",
+			wantAttrs: map[string]any{"gen_ai.tool.call.id": "call_2", "toolmw.outcome": "refused", "toolmw.attempts": int64(1),
 				"toolmw.error.kind": "tool-refused", "toolmw.error.code": "booking_not_cancellable", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "refused", "error.type": "booking_not_cancellable", "toolmw.error.kind": "tool-refused", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "refused", "toolmw.error.code": "booking_not_cancellable", "toolmw.error.kind": "tool-refused", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "not permitted is an answer", errs: []error{taxonomy.NotPermitted(taxonomy.CodeNotPermitted, "policy says no")}, wantErr: true,
-			wantAttrs: map[string]any{"toolmw.outcome": "not_permitted", "toolmw.attempts": int64(1), "error.type": "not_permitted",
+			wantAttrs: map[string]any{"toolmw.outcome": "not_permitted", "toolmw.attempts": int64(1),
 				"toolmw.error.kind": "tool-not-permitted", "toolmw.error.code": "not_permitted", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "not_permitted", "error.type": "not_permitted", "toolmw.error.kind": "tool-not-permitted", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "not_permitted", "toolmw.error.code": "not_permitted", "toolmw.error.kind": "tool-not-permitted", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "a pending approval is a pause", errs: []error{taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending, "waiting").WithApproval("apr_1", "s")}, wantErr: true,
-			wantAttrs: map[string]any{"toolmw.outcome": "pending", "toolmw.attempts": int64(1), "error.type": "approval_pending",
+			wantAttrs: map[string]any{"toolmw.outcome": "pending", "toolmw.attempts": int64(1),
 				"toolmw.error.kind": "approval-pending", "toolmw.error.code": "approval_pending", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "pending", "error.type": "approval_pending", "toolmw.error.kind": "approval-pending", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "pending", "toolmw.error.code": "approval_pending", "toolmw.error.kind": "approval-pending", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "a reviewer's no is an answer", errs: []error{taxonomy.New(taxonomy.KindApprovalDenied, taxonomy.CodeApprovalDenied, "")}, wantErr: true,
-			wantAttrs: map[string]any{"toolmw.outcome": "denied", "toolmw.attempts": int64(1), "error.type": "approval_denied",
+			wantAttrs: map[string]any{"toolmw.outcome": "denied", "toolmw.attempts": int64(1),
 				"toolmw.error.kind": "approval-denied", "toolmw.error.code": "approval_denied", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "denied", "error.type": "approval_denied", "toolmw.error.kind": "approval-denied", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "denied", "toolmw.error.code": "approval_denied", "toolmw.error.kind": "approval-denied", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "cancellation is not an error of the tool", errs: []error{context.Canceled}, wantErr: true,
-			wantAttrs: map[string]any{"toolmw.outcome": "cancelled", "toolmw.attempts": int64(1), "error.type": "cancelled",
+			wantAttrs: map[string]any{"toolmw.outcome": "cancelled", "toolmw.attempts": int64(1),
 				"toolmw.error.kind": "tool-cancelled", "toolmw.error.code": "cancelled", "toolmw.retryable": false},
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "cancelled", "error.type": "cancelled", "toolmw.error.kind": "tool-cancelled", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "cancelled", "toolmw.error.code": "cancelled", "toolmw.error.kind": "tool-cancelled", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "timeout", errs: []error{taxonomy.Timeout(taxonomy.CodeTimeout, "slow", false)}, wantErr: true,
 			wantAttrs: map[string]any{"toolmw.outcome": "timed_out", "toolmw.attempts": int64(1), "error.type": "timeout",
 				"toolmw.error.kind": "tool-timeout", "toolmw.error.code": "timeout", "toolmw.retryable": false},
-			wantStatus: codes.Error, wantDesc: "timeout",
+			wantStatus: codes.Error,
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "timed_out", "error.type": "timeout", "toolmw.error.kind": "tool-timeout", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "timed_out", "toolmw.error.code": "timeout", "toolmw.error.kind": "tool-timeout", "toolmw.retryable": false},
 			},
 		},
 		{
 			name: "untyped error", errs: []error{errors.New("boom")}, wantErr: true,
 			wantAttrs: map[string]any{"toolmw.outcome": "failed", "toolmw.attempts": int64(1), "error.type": "unmapped_failure",
 				"toolmw.error.kind": "tool-failed", "toolmw.error.code": "unmapped_failure", "toolmw.retryable": false},
-			wantStatus: codes.Error, wantDesc: "unmapped_failure",
+			wantStatus: codes.Error,
 			wantEvents: []map[string]any{
-				{"toolmw.attempt": int64(1), "toolmw.outcome": "failed", "error.type": "unmapped_failure", "toolmw.error.kind": "tool-failed", "toolmw.retryable": false},
+				{"toolmw.attempt": int64(1), "toolmw.outcome": "failed", "toolmw.error.code": "unmapped_failure", "toolmw.error.kind": "tool-failed", "toolmw.retryable": false},
 			},
 		},
 	}
@@ -237,8 +236,9 @@ func TestSpan(t *testing.T) {
 			if got := attrMap(s.Attributes); !equalMaps(got, want) {
 				t.Errorf("attributes\n got %v\nwant %v", got, want)
 			}
-			if s.Status.Code != tt.wantStatus || s.Status.Description != tt.wantDesc {
-				t.Errorf("status %v %q, want %v %q", s.Status.Code, s.Status.Description, tt.wantStatus, tt.wantDesc)
+			// The status description stays empty: error.type holds the code.
+			if s.Status.Code != tt.wantStatus || s.Status.Description != "" {
+				t.Errorf("status %v %q, want %v and no description", s.Status.Code, s.Status.Description, tt.wantStatus)
 			}
 			if len(s.Events) != len(tt.wantEvents) {
 				t.Fatalf("%d events, want %d: %v", len(s.Events), len(tt.wantEvents), s.Events)
@@ -259,9 +259,36 @@ func TestSpanWithoutCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.spans.GetSpans()[0]
-	want := map[string]any{"gen_ai.operation.name": "execute_tool", "toolmw.outcome": "ok"}
-	if s.Name != "execute_tool" || !equalMaps(attrMap(s.Attributes), want) {
-		t.Errorf("span %q %v, want execute_tool %v", s.Name, attrMap(s.Attributes), want)
+	want := map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tracing.UnknownTool, "toolmw.outcome": "ok"}
+	if s.Name != "execute_tool unknown" || !equalMaps(attrMap(s.Attributes), want) {
+		t.Errorf("span %q %v, want execute_tool unknown %v", s.Name, attrMap(s.Attributes), want)
+	}
+}
+
+// TestSpanOutsideWrapKeepsToolName: WithToolName names the tool of a layer
+// used outside toolmw.Wrap, on the span and the metrics (gen_ai.tool.name
+// is required); inside Wrap the Call's name wins.
+func TestSpanOutsideWrapKeepsToolName(t *testing.T) {
+	r := newRig(t)
+	mw := tracing.New(append(r.opts(), tracing.WithToolName("search"))...)
+	if _, err := mw(script(r.clock, 0, nil))(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolmw.MustWrap(toolmw.Spec{Name: "lookup"}, script(r.clock, 0, nil), mw)(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	spans := r.spans.GetSpans()
+	if len(spans) != 2 || spans[0].Name != "execute_tool search" || attrMap(spans[0].Attributes)["gen_ai.tool.name"] != "search" ||
+		spans[1].Name != "execute_tool lookup" {
+		t.Fatalf("spans %v", spans)
+	}
+	names := map[string]bool{}
+	for _, p := range r.metrics(t)[tracing.MetricCalls].Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := p.Attributes.Value("gen_ai.tool.name")
+		names[v.AsString()] = true
+	}
+	if len(names) != 2 || !names["search"] || !names["lookup"] {
+		t.Errorf("gen_ai.tool.name on the metrics: %v", names)
 	}
 }
 
@@ -308,10 +335,11 @@ func TestPanicEndsSpanAndGoesOn(t *testing.T) {
 	}()
 	s := r.spans.GetSpans()[0]
 	got := attrMap(s.Attributes)
-	if got["error.type"] != "tool_panicked" || s.Status.Code != codes.Error || s.Status.Description != "tool_panicked" {
+	if got["error.type"] != "tool_panicked" || s.Status.Code != codes.Error || s.Status.Description != "" {
 		t.Errorf("span %v status %v", got, s.Status)
 	}
-	if len(s.Events) != 1 || attrMap(s.Events[0].Attributes)["error.type"] != "tool_panicked" {
+	if len(s.Events) != 2 || attrMap(s.Events[0].Attributes)["toolmw.error.code"] != "tool_panicked" ||
+		s.Events[1].Name != tracing.EventException || !equalMaps(attrMap(s.Events[1].Attributes), map[string]any{"exception.type": tracing.ExceptionPanic}) {
 		t.Errorf("events %v", s.Events)
 	}
 }
@@ -337,9 +365,10 @@ func TestMetrics(t *testing.T) {
 	if len(ms) != 3 {
 		t.Fatalf("metrics %v", keys(ms))
 	}
-	okSet := "gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=ok"
-	refusedSet := "error.type=booking_not_cancellable,gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=refused"
-	failedSet := "error.type=upstream_unavailable,gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,toolmw.outcome=failed"
+	// A refusal is handled: toolmw.error.code, no error.type.
+	okSet := "gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,gen_ai.tool.type=function,toolmw.outcome=ok"
+	refusedSet := "gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,gen_ai.tool.type=function,toolmw.error.code=booking_not_cancellable,toolmw.outcome=refused"
+	failedSet := "error.type=upstream_unavailable,gen_ai.operation.name=execute_tool,gen_ai.tool.name=book,gen_ai.tool.type=function,toolmw.error.code=upstream_unavailable,toolmw.outcome=failed"
 
 	d := ms[tracing.MetricDuration]
 	if d.Unit != "s" {

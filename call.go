@@ -36,8 +36,13 @@ type Call struct {
 	// Degraded names the layer that decided this call on local state
 	// because its shared store (a fleet's Redis, say) failed or did not
 	// answer in time, set with [SetDegraded] ("breaker", "ratelimit",
-	// "retry_budget", "run_budget", "runlimit", "spend", "dedupe"); "" when none did.
+	// "retry_budget", "run_budget", "runlimit", "spend", "dedupe", "cache");
+	// "" when none did.
 	Degraded string
+	// Cache is what a cache layer found for the call, set with [SetCache]:
+	// "hit" (the result is a kept one; the tool was not called), "miss" or
+	// "bypass" (the tool was called); "" when no cache looked.
+	Cache string
 
 	c *callCtx // the call's record, for Key
 }
@@ -83,6 +88,7 @@ type callCtx struct {
 type notes struct {
 	fallback string // what stood in for the result
 	degraded string // the layer that fell back from its store to local state
+	cache    string // what a cache found
 }
 
 // note records what set changes in the call's notes.
@@ -134,6 +140,7 @@ func CallFrom(ctx context.Context) (Call, bool) {
 		Spec:       c.spec,
 		Fallback:   n.fallback,
 		Degraded:   n.degraded,
+		Cache:      n.cache,
 		c:          c,
 	}, true
 }
@@ -161,6 +168,17 @@ func SetFallback(ctx context.Context, source string) {
 func SetDegraded(ctx context.Context, layer string) {
 	if c, ok := ctx.Value(callKey).(*callCtx); ok {
 		c.note(func(n *notes) { n.degraded = name(layer) })
+	}
+}
+
+// SetCache records what a cache layer found for the call carried by ctx
+// ("hit", "miss", "bypass"): the observers outside read it through
+// CallFrom once the call returns, so hits show in spans, metrics and logs.
+// lookup is a name, like SetFallback's source. It does nothing when ctx
+// carries no call.
+func SetCache(ctx context.Context, lookup string) {
+	if c, ok := ctx.Value(callKey).(*callCtx); ok {
+		c.note(func(n *notes) { n.cache = name(lookup) })
 	}
 }
 

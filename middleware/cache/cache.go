@@ -129,7 +129,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	now := l.clk.Now()
 	k, ok := l.rule.Of(ctx, call, args)
 	if !ok {
-		l.report(call, Lookup{Outcome: Bypass, Time: now})
+		l.report(ctx, call, Lookup{Outcome: Bypass, Time: now})
 		return l.next(ctx, args)
 	}
 	if res, made, ok := l.kept.Get(k, now, l.ttl); ok {
@@ -170,7 +170,7 @@ func (l *layer) lead(ctx context.Context, call toolmw.Call, args json.RawMessage
 	}
 	res, err = l.next(ctx, args)
 	if err != nil {
-		l.report(call, Lookup{Outcome: Miss, Time: now})
+		l.report(ctx, call, Lookup{Outcome: Miss, Time: now})
 		return res, err
 	}
 	// A substitute a fallback inside served is no result of the tool's;
@@ -182,7 +182,7 @@ func (l *layer) lead(ctx context.Context, call toolmw.Call, args json.RawMessage
 		l.save(ctx, k, res, made)
 		f.res, f.made, f.ok = partinfo.Clone(res), made, true
 	}
-	l.report(call, Lookup{Outcome: Miss, Time: now})
+	l.report(ctx, call, Lookup{Outcome: Miss, Time: now})
 	return res, nil
 }
 
@@ -200,7 +200,7 @@ func (l *layer) wait(ctx context.Context, call toolmw.Call, args json.RawMessage
 	}
 	if !f.ok {
 		res, err := l.next(ctx, args)
-		l.report(call, Lookup{Outcome: Miss, Time: now})
+		l.report(ctx, call, Lookup{Outcome: Miss, Time: now})
 		return res, err
 	}
 	return l.hit(ctx, call, f.res, f.made, SourceInFlight, l.clk.Now()), nil
@@ -216,12 +216,15 @@ var errWaitDeadline = taxonomy.Timeout(taxonomy.CodeDeadlineExceeded,
 // the hit; an outer fallback learns that it is no new result.
 func (l *layer) hit(ctx context.Context, call toolmw.Call, res toolmw.Result, made time.Time, src Source, now time.Time) toolmw.Result {
 	resultnote.Served(ctx, made)
-	l.report(call, Lookup{Outcome: Hit, Source: src, Age: max(now.Sub(made), 0), Time: now})
+	l.report(ctx, call, Lookup{Outcome: Hit, Source: src, Age: max(now.Sub(made), 0), Time: now})
 	return partinfo.Clone(res) // a copy: no caller changes what is kept
 }
 
-// report gives lk, completed with the call's names, to the callback.
-func (l *layer) report(call toolmw.Call, lk Lookup) {
+// report notes lk's outcome in the call record, for the observers outside
+// (toolmw.SetCache), and gives lk, completed with the call's names, to the
+// callback.
+func (l *layer) report(ctx context.Context, call toolmw.Call, lk Lookup) {
+	toolmw.SetCache(ctx, string(lk.Outcome))
 	if l.onLookup == nil {
 		return
 	}

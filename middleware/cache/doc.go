@@ -57,10 +57,12 @@
 //
 // [WithOnLookup] gets a [Lookup] for each call of a read: hit (with the
 // result's source and age), miss or bypass, never arguments or results.
-// Spans and metrics do not show hits yet: toolmw.Call has no note for a
-// result served from a cache, so a hit reads as a success of the tool to
-// the tracing and logging layers outside. A store that failed does show:
-// toolmw.Call.Degraded is "cache".
+// Each call of a read is noted in the call record with [toolmw.SetCache]
+// ("hit", "miss" or "bypass"), so the observers outside show it: the
+// tracing layer's span attribute toolmw.cache and its counter
+// toolmw.cache.lookups (by tool and outcome), and the logging layer's
+// cache field. A store that failed shows too: toolmw.Call.Degraded is
+// "cache".
 //
 // # Memory and store
 //

@@ -22,6 +22,7 @@
 //	retryable    whether the error is retryable, on error
 //	attempts     the attempts made, read from the Call once the call returned, when known
 //	fallback     what stood in for the tool's result (toolmw.SetFallback), when something did
+//	cache        what a cache layer found (toolmw.SetCache): hit, miss or bypass, when one looked
 //	degraded     the layer that fell back from its shared store to local state (toolmw.SetDegraded)
 //	parts        the number of parts of a successful result with parts (toolmw.Result.AllParts)
 //	part_info    the first 8 of them described, "image image/png 48213 bytes; text 12 bytes; +2 more":

@@ -141,6 +141,7 @@ type callFields struct {
 	attempts     int
 	known        bool   // whether attempts is known: the context carried a toolmw.Call
 	fallback     string // what stood in for the result (toolmw.SetFallback), or ""
+	cache        string // what a cache layer found (toolmw.SetCache), or ""
 	degraded     string // the layer that fell back to local state (toolmw.SetDegraded), or ""
 	parts        int    // a successful result's parts (toolmw.Result.AllParts), when it has Parts; else 0
 	partInfo     string // the first partinfo.MaxListed of them described (partinfo.List), joined by "; "
@@ -232,6 +233,7 @@ func (l *layer) log(ctx context.Context, start time.Time, res toolmw.Result, err
 		attempts:  c.Attempt,
 		known:     known,
 		fallback:  c.Fallback,
+		cache:     c.Cache,
 		degraded:  c.Degraded,
 		start:     start,
 		clock:     l.cfg.clock,

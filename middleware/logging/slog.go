@@ -39,6 +39,9 @@ func (s slogSink) call(ctx context.Context, level slog.Level, f callFields) {
 	if f.fallback != "" {
 		e.AddAttrs(slog.String("fallback", f.fallback))
 	}
+	if f.cache != "" {
+		e.AddAttrs(slog.String("cache", f.cache))
+	}
 	if f.degraded != "" {
 		e.AddAttrs(slog.String("degraded", f.degraded))
 	}

@@ -31,6 +31,9 @@ func (s *zerologSink) call(ctx context.Context, level slog.Level, f callFields) 
 	if f.fallback != "" {
 		e = e.Str("fallback", f.fallback)
 	}
+	if f.cache != "" {
+		e = e.Str("cache", f.cache)
+	}
 	if f.degraded != "" {
 		e = e.Str("degraded", f.degraded)
 	}

@@ -34,6 +34,7 @@
 //	toolmw.attempts        the attempts made, read from the Call once the call returned
 //	toolmw.fallback        what stood in for the result (toolmw.SetFallback: last_good, function), when something did
 //	toolmw.degraded        the layer that decided on local state because its shared store failed (toolmw.SetDegraded)
+//	toolmw.cache           what a cache layer found (toolmw.SetCache: hit, miss, bypass), when one looked
 //	toolmw.error.kind      the taxonomy kind, whenever the call returned an error
 //	toolmw.error.code      the taxonomy code, whenever the call returned an error
 //	toolmw.retryable       whether the error is retryable, whenever the call returned an error
@@ -147,6 +148,7 @@
 //	                                                   gen_ai.agent.name, toolmw.outcome, toolmw.error.code, error.type
 //	toolmw.tool.calls             counter, {call}      the same attributes
 //	toolmw.tool.attempts          counter, {attempt}   the same attributes, per attempt (recorded by Attempts)
+//	toolmw.cache.lookups          counter, {lookup}    gen_ai.tool.name, toolmw.cache (hit, miss, bypass): calls a cache layer looked up
 //
 // The duration histogram bears the name the GenAI conventions give the
 // duration of tool execution, so dashboards built on them find it; its

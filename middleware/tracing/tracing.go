@@ -51,6 +51,9 @@ func New(opts ...Option) toolmw.Middleware {
 		l.calls = int64Counter(meter, MetricCalls,
 			metric.WithDescription("Number of tool calls."),
 			metric.WithUnit("{call}"))
+		l.lookups = int64Counter(meter, MetricCacheLookups,
+			metric.WithDescription("Number of tool calls a cache layer looked up, by what it found."),
+			metric.WithUnit("{lookup}"))
 		return l.call
 	}
 }
@@ -138,6 +141,7 @@ const (
 	KeyAttempt   = attribute.Key("toolmw.attempt")    // the attempt's number, on an attempt event
 	KeyFallback  = attribute.Key("toolmw.fallback")   // what stood in for the result (toolmw.SetFallback), when something did
 	KeyDegraded  = attribute.Key("toolmw.degraded")   // the layer that fell back from its shared store to local state (toolmw.SetDegraded)
+	KeyCache     = attribute.Key("toolmw.cache")      // what a cache layer found (toolmw.SetCache): hit, miss or bypass
 	// KeyResultParts is the number of parts of a successful result that
 	// has parts (toolmw.Result.AllParts); unset for a text result.
 	KeyResultParts = attribute.Key("toolmw.result.parts")
@@ -157,6 +161,9 @@ const (
 	MetricDuration = "gen_ai.execute_tool.duration" // histogram, s
 	MetricCalls    = "toolmw.tool.calls"            // counter, {call}
 	MetricAttempts = "toolmw.tool.attempts"         // counter, {attempt}; recorded by Attempts
+	// MetricCacheLookups counts the calls a cache layer looked up
+	// (toolmw.SetCache), by tool and KeyCache: hit, miss or bypass.
+	MetricCacheLookups = "toolmw.cache.lookups" // counter, {lookup}
 )
 
 // The names of the span events the layers add.
@@ -214,6 +221,7 @@ type layer struct {
 	tracer   trace.Tracer // nil when traces are off
 	duration metric.Float64Histogram
 	calls    metric.Int64Counter
+	lookups  metric.Int64Counter // toolmw.cache.lookups
 	labels   atomic.Pointer[labels]
 }
 
@@ -319,6 +327,11 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 	if !measured {
 		return
 	}
+	if known {
+		if c, _ := toolmw.CallFrom(ctx); c.Cache != "" {
+			l.lookups.Add(ctx, 1, metric.WithAttributes(KeyToolName.String(lb.tool), KeyCache.String(c.Cache)))
+		}
+	}
 	secs := end.Sub(start).Seconds()
 	if err == nil {
 		l.duration.Record(ctx, secs, lb.okRecord...)
@@ -366,7 +379,7 @@ func (l *layer) addEvents(span trace.Span, info taxonomy.Info, end time.Time) {
 // Nothing in them is free text: kinds, codes and outcomes are snake_case or
 // kebab-case identifiers, so no error message can reach the span.
 func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, c toolmw.Call) {
-	var kv [10]attribute.KeyValue
+	var kv [11]attribute.KeyValue
 	n := 0
 	if id != "" {
 		kv[n] = KeyToolCallID.String(id)
@@ -384,6 +397,10 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 	}
 	if c.Degraded != "" {
 		kv[n] = KeyDegraded.String(c.Degraded)
+		n++
+	}
+	if c.Cache != "" {
+		kv[n] = KeyCache.String(c.Cache)
 		n++
 	}
 	if outcome != taxonomy.OutcomeOK {

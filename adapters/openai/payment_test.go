@@ -24,6 +24,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/dedupe/dedupetest"
 	"github.com/toolmw/toolmw/middleware/timeout"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 	"github.com/toolmw/toolmw/toolmwtest"
 )
@@ -392,7 +393,7 @@ func TestPaymentResumedInAnotherProcess(t *testing.T) {
 			if tc.slow {
 				advanceOnCharge(t, pay, fake1)
 			}
-			tools1, err := toolopenai.New(paymentBox(t, pay, fake1, dedupe.WithStore(records)))
+			tools1, err := toolopenai.New(paymentBox(t, pay, fake1, dedupe.WithStore(records, store.WithTimeout(time.Minute))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,7 +419,7 @@ func TestPaymentResumedInAnotherProcess(t *testing.T) {
 			if err := json.Unmarshal(saved, &msg); err != nil {
 				t.Fatal(err)
 			}
-			tools2, err := toolopenai.New(paymentBox(t, pay, clock.NewFake(time.Now()), dedupe.WithStore(records)))
+			tools2, err := toolopenai.New(paymentBox(t, pay, clock.NewFake(time.Now()), dedupe.WithStore(records, store.WithTimeout(time.Minute))))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -46,9 +46,12 @@ type fixture struct {
 	calls *counter
 }
 
-func newFixture(t *testing.T, store approval.Store, clk clock.Clock, calls *counter, mws ...toolmw.Middleware) fixture {
+func newFixture(t *testing.T, s approval.Store, clk clock.Clock, calls *counter, mws ...toolmw.Middleware) fixture {
 	t.Helper()
-	desk := approval.NewDesk(approval.WithStore(store), approval.WithSealKey(key), approval.WithClock(clk))
+	// The stores given here answer at once (none hangs): a store timeout
+	// of a minute keeps a loaded machine's scheduling delay from reading
+	// as an outage (TestFlippedByteFailsClosed met 50 ms under -race).
+	desk := approval.NewDesk(approval.WithStore(s, store.WithTimeout(time.Minute)), approval.WithSealKey(key), approval.WithClock(clk))
 	if calls == nil {
 		calls = new(counter)
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/dedupe/dedupetest"
+	"github.com/toolmw/toolmw/store"
 )
 
 func Example() {
@@ -42,8 +44,8 @@ func ExampleWithStore() {
 		charges++
 		return toolmw.Text(fmt.Sprintf("charge #%d accepted", charges)), nil
 	}
-	replicaA := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, pay, dedupe.New(dedupe.WithStore(records)))
-	replicaB := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, pay, dedupe.New(dedupe.WithStore(records)))
+	replicaA := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, pay, dedupe.New(dedupe.WithStore(records, store.WithTimeout(time.Second))))
+	replicaB := toolmw.MustWrap(toolmw.Spec{Name: "pay"}, pay, dedupe.New(dedupe.WithStore(records, store.WithTimeout(time.Second))))
 
 	call := func(tool toolmw.Tool) {
 		ctx := budget.WithRun(context.Background(), budget.WithID("run-2f6c"))

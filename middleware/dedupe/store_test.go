@@ -31,6 +31,11 @@ func replica(t *testing.T, spec toolmw.Spec, fn toolmw.Tool, opts ...dedupe.Opti
 	return tool
 }
 
+// patient is the store timeout of the tests whose memory store answers at
+// once: a minute, so that a loaded machine's scheduling delay never reads
+// as an outage. The tests of outages set their own.
+var patient = store.WithTimeout(time.Minute)
+
 // named returns a context of the run named id, carrying callID.
 func named(id, callID string) context.Context {
 	return toolmw.WithCallID(budget.WithRun(context.Background(), budget.WithID(id)), callID)
@@ -57,8 +62,8 @@ func TestStoreAcrossReplicas(t *testing.T) {
 		return toolmw.Parts(toolmw.TextPart("booked"), toolmw.ImagePart([]byte{0, 1, 0xff}, "image/png")), nil
 	}
 	spec := toolmw.Spec{Name: "book"}
-	a := replica(t, spec, fn, dedupe.WithStore(s))
-	b := replica(t, spec, fn, dedupe.WithStore(s))
+	a := replica(t, spec, fn, dedupe.WithStore(s, patient))
+	b := replica(t, spec, fn, dedupe.WithStore(s, patient))
 
 	res, err := a(named("run-1", "call_1"), json.RawMessage(`{"x":1}`))
 	if err != nil {
@@ -103,7 +108,7 @@ func TestStoreRacingReplicas(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, replicas)
 	for range replicas {
-		tool := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s))
+		tool := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s, patient))
 		wg.Go(func() {
 			res, err := tool(named("run-race", "call_pay"), json.RawMessage(`{}`))
 			if err == nil && res.Content != "charged once" {
@@ -145,14 +150,14 @@ func TestStoreHolderDied(t *testing.T) {
 					runs.Add(1)
 					<-stuck
 					return toolmw.Text("late"), nil
-				}, dedupe.WithStore(s), dedupe.WithLease(lease))
+				}, dedupe.WithStore(s, patient), dedupe.WithLease(lease))
 				go func() { _, _ = holder(named("run-d", "call_1"), json.RawMessage(`{}`)) }()
 				synctest.Wait()
 
 				other := replica(t, spec, func(context.Context, json.RawMessage) (toolmw.Result, error) {
 					runs.Add(1)
 					return toolmw.Text("again"), nil
-				}, dedupe.WithStore(s), dedupe.WithLease(lease))
+				}, dedupe.WithStore(s, patient), dedupe.WithLease(lease))
 				start := time.Now()
 				res, err := other(named("run-d", "call_1"), json.RawMessage(`{}`))
 				if waited := time.Since(start); waited < lease-100*time.Millisecond || waited > lease+time.Second {
@@ -189,11 +194,11 @@ func TestStoreLiveHolder(t *testing.T) {
 			<-finish
 			return toolmw.Text("done"), nil
 		}
-		holder := replica(t, toolmw.Spec{Name: "pay"}, fn, dedupe.WithStore(s), dedupe.WithLease(lease))
+		holder := replica(t, toolmw.Spec{Name: "pay"}, fn, dedupe.WithStore(s, patient), dedupe.WithLease(lease))
 		go func() { _, _ = holder(named("run-l", "call_1"), json.RawMessage(`{}`)) }()
 		synctest.Wait()
 
-		other := replica(t, toolmw.Spec{Name: "pay"}, fn, dedupe.WithStore(s), dedupe.WithLease(lease))
+		other := replica(t, toolmw.Spec{Name: "pay"}, fn, dedupe.WithStore(s, patient), dedupe.WithLease(lease))
 		ctx, cancel := context.WithTimeout(named("run-l", "call_1"), 5*lease)
 		_, err := other(ctx, json.RawMessage(`{}`))
 		cancel()
@@ -231,13 +236,13 @@ func TestStoreUnknownOutcome(t *testing.T) {
 		}
 		return toolmw.Text("charged"), nil
 	}
-	a := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s))
+	a := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s, patient))
 	ctx, cancel := context.WithCancel(named("run-u", "call_1"))
 	cancel()
 	if _, err := a(ctx, json.RawMessage(`{}`)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("first call: %v", err)
 	}
-	b := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s))
+	b := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s, patient))
 	_, err := b(named("run-u", "call_1"), json.RawMessage(`{}`))
 	wantCode(t, err, taxonomy.CodeDuplicateInDoubt)
 	if runs.Load() != 1 {
@@ -356,8 +361,8 @@ func TestStoreFinishLate(t *testing.T) {
 			runs.Add(1)
 			return toolmw.Text("charged"), nil
 		}
-		a := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s), dedupe.WithLease(lease))
-		b := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s), dedupe.WithLease(lease))
+		a := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s, patient), dedupe.WithLease(lease))
+		b := replica(t, toolmw.Spec{Name: "charge"}, fn, dedupe.WithStore(s, patient), dedupe.WithLease(lease))
 		if res, err := a(named("run-f", "call_1"), json.RawMessage(`{}`)); err != nil || res.Content != "charged" {
 			t.Fatalf("first call: %q, %v", res.Content, err)
 		}
@@ -449,28 +454,28 @@ func TestStoreSealed(t *testing.T) {
 	}
 	spec := toolmw.Spec{Name: "pay"}
 	s := new(dedupetest.MemStore)
-	a := replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))
+	a := replica(t, spec, fn, dedupe.WithStore(s, patient), dedupe.WithSealKey(key))
 	if _, err := a(named("run-s", "call_1"), json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))(named("run-s", "call_1"), json.RawMessage(`{"n":1}`)); err != nil || res.Content != `receipt for {"n":1}` {
+	if res, err := replica(t, spec, fn, dedupe.WithStore(s, patient), dedupe.WithSealKey(key))(named("run-s", "call_1"), json.RawMessage(`{"n":1}`)); err != nil || res.Content != `receipt for {"n":1}` {
 		t.Fatalf("sealed record on another replica: %q, %v", res.Content, err)
 	}
 	var sealed []byte // call_1's sealed outcome, to copy
 	steal := tamperStore{s, func(r dedupe.Record) dedupe.Record { sealed = r.Outcome; return r }}
-	_, _ = replica(t, spec, fn, dedupe.WithStore(steal), dedupe.WithSealKey(key))(named("run-s", "call_1"), json.RawMessage(`{"n":1}`))
+	_, _ = replica(t, spec, fn, dedupe.WithStore(steal, patient), dedupe.WithSealKey(key))(named("run-s", "call_1"), json.RawMessage(`{"n":1}`))
 	// Unsealed records of a replica without the key, and another key's.
 	other := append([]byte(nil), key...)
 	other[0] ^= 1
 	for _, opts := range [][]dedupe.Option{{}, {dedupe.WithSealKey(other)}} {
-		w := replica(t, spec, fn, append(opts, dedupe.WithStore(s))...)
+		w := replica(t, spec, fn, append(opts, dedupe.WithStore(s, patient))...)
 		if _, err := w(named("run-s", "call_2"), json.RawMessage(`{"n":2}`)); err != nil {
 			t.Fatal(err)
 		}
 		_, err := a(named("run-s", "call_2"), json.RawMessage(`{"n":2}`))
 		wantCode(t, err, taxonomy.CodeCallRecordCorrupt)
 		s = new(dedupetest.MemStore)
-		a = replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))
+		a = replica(t, spec, fn, dedupe.WithStore(s, patient), dedupe.WithSealKey(key))
 	}
 	for name, f := range map[string]func(dedupe.Record) dedupe.Record{
 		"changed": func(r dedupe.Record) dedupe.Record {
@@ -482,12 +487,12 @@ func TestStoreSealed(t *testing.T) {
 		"truncated": func(r dedupe.Record) dedupe.Record { r.Outcome = r.Outcome[:10]; return r },
 	} {
 		s := new(dedupetest.MemStore)
-		w := replica(t, spec, fn, dedupe.WithStore(s), dedupe.WithSealKey(key))
+		w := replica(t, spec, fn, dedupe.WithStore(s, patient), dedupe.WithSealKey(key))
 		if _, err := w(named("run-s", "call_3"), json.RawMessage(`{"n":3}`)); err != nil {
 			t.Fatal(err)
 		}
 		before := runs.Load()
-		_, err := replica(t, spec, fn, dedupe.WithStore(tamperStore{s, f}), dedupe.WithSealKey(key))(named("run-s", "call_3"), json.RawMessage(`{"n":3}`))
+		_, err := replica(t, spec, fn, dedupe.WithStore(tamperStore{s, f}, patient), dedupe.WithSealKey(key))(named("run-s", "call_3"), json.RawMessage(`{"n":3}`))
 		if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeCallRecordCorrupt || runs.Load() != before {
 			t.Errorf("%s: %v; tool ran %d more times", name, err, runs.Load()-before)
 		}

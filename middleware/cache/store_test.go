@@ -54,6 +54,11 @@ func degraded(into *string) toolmw.Middleware {
 // TestStoreShared: replicas given one store share results: what one
 // kept, another is served, from the store, without calling the tool; the
 // result is then kept in its process too.
+// patient is the store timeout of the tests whose memory store answers at
+// once: a minute, so that a loaded machine's scheduling delay never reads
+// as an outage. The tests of outages keep the default.
+var patient = store.WithTimeout(time.Minute)
+
 func TestStoreShared(t *testing.T) {
 	s := &storetest.MemResults{}
 	clk := clock.NewFake(t0)
@@ -63,7 +68,7 @@ func TestStoreShared(t *testing.T) {
 	var r reports
 	replica := func() toolmw.Tool {
 		return wrap(t, rates, d.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk),
-			cache.WithStore(s, store.WithOnError(r.add)), cache.WithOnLookup(seen.add)))
+			cache.WithStore(s, store.WithOnError(r.add), patient), cache.WithOnLookup(seen.add)))
 	}
 	a, b := replica(), replica()
 	call(t, a, context.Background(), args)
@@ -175,7 +180,7 @@ func TestStoreSetFails(t *testing.T) {
 	var r reports
 	var deg string
 	tool := wrap(t, rates, d.tool, degraded(&deg),
-		cache.New(time.Minute, cache.WithSharedResults(), cache.WithStore(s, store.WithOnError(r.add))))
+		cache.New(time.Minute, cache.WithSharedResults(), cache.WithStore(s, store.WithOnError(r.add), patient)))
 	if got := call(t, tool, context.Background(), args); got != "rate 1" || deg != "cache" {
 		t.Fatalf("%q, degraded %q", got, deg)
 	}
@@ -197,7 +202,7 @@ func TestStoreCorrupt(t *testing.T) {
 	var r reports
 	var deg string
 	replica := func() toolmw.Tool {
-		return wrap(t, rates, d.tool, degraded(&deg), cache.New(time.Minute, cache.WithSharedResults(), cache.WithStore(s, store.WithOnError(r.add))))
+		return wrap(t, rates, d.tool, degraded(&deg), cache.New(time.Minute, cache.WithSharedResults(), cache.WithStore(s, store.WithOnError(r.add), patient)))
 	}
 	a := replica()
 	if got := call(t, a, context.Background(), args); got != "rate 1" {
@@ -236,7 +241,7 @@ func TestStoreSkew(t *testing.T) {
 	var d dep
 	var seen lookups
 	tool := func() toolmw.Tool {
-		return wrap(t, rates, d.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk), cache.WithStore(s), cache.WithOnLookup(seen.add)))
+		return wrap(t, rates, d.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk), cache.WithStore(s, patient), cache.WithOnLookup(seen.add)))
 	}
 	put(t0.Add(30*time.Second), "ahead")
 	if got := call(t, tool(), context.Background(), args); got != "ahead" {
@@ -259,11 +264,11 @@ func TestFallbackServesCacheEntry(t *testing.T) {
 	s.Clock = clk
 	var up, down dep
 	down.set(open)
-	a := wrap(t, rates, up.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk), cache.WithStore(s)))
+	a := wrap(t, rates, up.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk), cache.WithStore(s, patient)))
 	call(t, a, context.Background(), args)
 	clk.Advance(42 * time.Second)
 	b := wrap(t, rates, down.tool, fallback.New(fallback.WithLastGood(10*time.Minute), fallback.WithSharedResults(),
-		fallback.WithClock(clk), fallback.WithStore(s)))
+		fallback.WithClock(clk), fallback.WithStore(s, patient)))
 	res, err := b(context.Background(), same)
 	if err != nil {
 		t.Fatal(err)
@@ -275,10 +280,10 @@ func TestFallbackServesCacheEntry(t *testing.T) {
 	// And the reverse: a cache serves what a fallback kept.
 	var other dep
 	c := wrap(t, rates, other.tool, fallback.New(fallback.WithLastGood(10*time.Minute), fallback.WithSharedResults(),
-		fallback.WithClock(clk), fallback.WithStore(s)))
+		fallback.WithClock(clk), fallback.WithStore(s, patient)))
 	key := json.RawMessage(`{"from":"EUR","to":"USD"}`)
 	call(t, c, context.Background(), key)
-	d := wrap(t, rates, down.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk), cache.WithStore(s)))
+	d := wrap(t, rates, down.tool, cache.New(time.Minute, cache.WithSharedResults(), cache.WithClock(clk), cache.WithStore(s, patient)))
 	if got := call(t, d, context.Background(), key); got != "rate 1" {
 		t.Fatalf("a cache given the fallback's store: %q", got)
 	}

@@ -60,7 +60,7 @@ func TestStoreShared(t *testing.T) {
 	s := &storetest.MemResults{Clock: clk}
 	var up, down dep
 	down.set(open)
-	opts := []fallback.Option{fallback.WithLastGood(10 * time.Minute), fallback.WithSharedResults(), fallback.WithClock(clk), fallback.WithStore(s)}
+	opts := []fallback.Option{fallback.WithLastGood(10 * time.Minute), fallback.WithSharedResults(), fallback.WithClock(clk), fallback.WithStore(s, store.WithTimeout(time.Minute))}
 	a, b := wrap(t, search, up.tool, opts...), wrap(t, search, down.tool, opts...)
 	if _, err := a(context.Background(), flights); err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestStoreDown(t *testing.T) {
 	var r storeErrors
 	var deg string
 	tool, err := toolmw.Wrap(search, d.tool, withDegraded(&deg), fallback.New(fallback.WithLastGood(time.Hour), fallback.WithSharedResults(),
-		fallback.WithStore(s, store.WithOnError(r.add))))
+		fallback.WithStore(s, store.WithOnError(r.add), store.WithTimeout(time.Minute))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestStoreCorrupt(t *testing.T) {
 	s := &storetest.MemResults{}
 	var d dep
 	var r storeErrors
-	tool := wrap(t, search, d.tool, fallback.WithLastGood(time.Hour), fallback.WithSharedResults(), fallback.WithStore(s, store.WithOnError(r.add)))
+	tool := wrap(t, search, d.tool, fallback.WithLastGood(time.Hour), fallback.WithSharedResults(), fallback.WithStore(s, store.WithOnError(r.add), store.WithTimeout(time.Minute)))
 	if _, err := tool(context.Background(), flights); err != nil {
 		t.Fatal(err)
 	}

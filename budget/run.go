@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolmw/toolmw/internal/storeguard"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/store"
 )
 
@@ -180,7 +181,18 @@ func NewRun(opts ...RunOption) *Run {
 	if c.store != nil && c.id != "" {
 		r.store, r.guard = c.store, storeguard.New("run_budget", c.storeCfg, false, nil)
 	}
+	state.Register(state.Default, r, publishRun)
 	return r
+}
+
+// publishRun reports the attempts r has given each tool to package state,
+// while r lives.
+func publishRun(r *Run, emit state.Emit) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for tool, n := range r.used {
+		emit(state.RunBudgetUsed, tool, "", float64(n))
+	}
 }
 
 // ID returns the run's id as [WithID] made it — the id given, or the hash

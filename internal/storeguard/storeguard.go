@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -41,6 +42,13 @@ type Guard struct {
 
 	rest atomic.Int64 // unix nanoseconds until which the store is left alone
 
+	// For package state: the calls decided without the store (fail
+	// open), and the failures reported, by operation (a layer's few
+	// fixed names).
+	degraded atomic.Uint64
+	errMu    sync.Mutex
+	errs     map[string]uint64
+
 	mu       sync.Mutex
 	pending  []pending // operations that must still reach the store, oldest first
 	trying   int       // operations taken from pending by the try under way
@@ -54,8 +62,21 @@ func New(layer string, cfg store.Config, failClosed bool, c clock.Clock) *Guard 
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = store.DefaultTimeout
 	}
-	return &Guard{layer: layer, timeout: cfg.Timeout, onError: cfg.OnError,
+	g := &Guard{layer: layer, timeout: cfg.Timeout, onError: cfg.OnError,
 		failClosed: failClosed, clock: clock.Or(c)}
+	state.Register(state.Default, g, publish)
+	return g
+}
+
+// publish reports g's failures and degraded decisions to package state,
+// under the port's name: every store port counts without user wiring.
+func publish(g *Guard, emit state.Emit) {
+	emit(state.StoreDegraded, g.layer, "", float64(g.degraded.Load()))
+	g.errMu.Lock()
+	defer g.errMu.Unlock()
+	for op, n := range g.errs {
+		emit(state.StoreErrors, g.layer, op, float64(n))
+	}
 }
 
 // Timeout is the bound of each operation.
@@ -95,6 +116,7 @@ func (g *Guard) Ask(ctx context.Context, op, key string, f func(context.Context)
 func (g *Guard) AskAs(ctx context.Context, op, key string, refused bool, f func(context.Context) error) (local bool, end error) {
 	if g.Resting() {
 		g.report(op, key, store.ErrResting, refused)
+		g.decidedLocally(refused)
 		return true, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, g.timeout)
@@ -110,7 +132,16 @@ func (g *Guard) AskAs(ctx context.Context, op, key string, refused bool, f func(
 		return false, cerr
 	}
 	g.failed(op, key, err, refused)
+	g.decidedLocally(refused)
 	return true, nil
+}
+
+// decidedLocally counts a call Ask left to the layer: degraded unless the
+// layer refuses it.
+func (g *Guard) decidedLocally(refused bool) {
+	if !refused {
+		g.degraded.Add(1)
+	}
 }
 
 // Eventually tells the store through f something it must learn even if it
@@ -267,6 +298,12 @@ func (g *Guard) Corrupt(op, key string, err error) { g.report(op, key, err, true
 func (g *Guard) After(op, key string, err error) { g.report(op, key, err, false) }
 
 func (g *Guard) report(op, key string, err error, refused bool) {
+	g.errMu.Lock()
+	if g.errs == nil {
+		g.errs = map[string]uint64{}
+	}
+	g.errs[op]++
+	g.errMu.Unlock()
 	if g.onError != nil {
 		g.onError(store.Error{Layer: g.layer, Op: op, Key: key, Err: err, Refused: refused})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -98,6 +99,8 @@ type Breaker struct {
 	tripped gobreaker.Counts // the counts that last tripped the breaker
 	probes  Counts           // the outcomes of the current half-open period
 
+	entered [3]atomic.Uint64 // state changes, by the state entered; for package state
+
 	mu         sync.Mutex         // guards the fields below; never held while calling out
 	openedAt   time.Time          // when the breaker last opened, by clock
 	queue      []StateChangeEvent // changes not yet delivered to notify
@@ -150,7 +153,23 @@ func newBreaker(c *config) *Breaker {
 		IsExcluded:    b.excluded,
 		IsSuccessful:  b.successful,
 	})
+	state.Register(state.Default, b, publish)
 	return b
+}
+
+// publish reports b's state and transitions to package state.
+func publish(b *Breaker, emit state.Emit) {
+	name := b.Name()
+	var s State
+	if b.shared != nil {
+		s = b.sharedState()
+	} else {
+		s = stateOf(b.cb.State())
+	}
+	emit(state.BreakerState, name, "", float64(s))
+	for to := range b.entered {
+		emit(state.BreakerTransitions, name, State(to).String(), float64(b.entered[to].Load()))
+	}
 }
 
 // gobreakerTimeout returns gobreaker's Timeout for an open period d.
@@ -469,6 +488,7 @@ func (b *Breaker) stateChanged(_ string, from, to gobreaker.State) {
 		e.Counts = b.probes
 	}
 	b.state, b.probes = e.To, Counts{}
+	b.entered[e.To].Add(1)
 	b.fastMu.Lock()
 	b.epoch.Add(1)
 	b.gen.Add(1)

@@ -32,7 +32,8 @@ func New(n int, opts ...Option) toolmw.Middleware {
 			}
 			p = newPool(n, cfg)
 		}
-		l := &layer{pool: p, maxWait: cfg.maxWait, full: taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeBulkheadFull, msg), next: next}
+		l := &layer{pool: p, maxWait: cfg.maxWait, full: taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeBulkheadFull, msg), next: next,
+			named: cfg.shared != nil} // a shared pool serves many tools: it keeps no tool's name
 		return l.call
 	}
 }
@@ -42,14 +43,21 @@ type layer struct {
 	maxWait time.Duration
 	full    *taxonomy.ToolError
 	next    toolmw.Tool
+	named   bool // the pool is shared, or has its tool's name
 }
 
 const msgDeadline = "the caller's deadline passed while the call waited for a slot"
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+	if !l.named && l.pool.name.Load() == nil {
+		if call, ok := toolmw.CallFrom(ctx); ok {
+			l.pool.name.CompareAndSwap(nil, &call.Tool)
+		}
+	}
 	if err := l.pool.acquire(ctx, l.maxWait); err != nil {
 		switch err {
 		case errFull:
+			l.pool.refused.Add(1)
 			return toolmw.Result{}, l.full
 		case context.DeadlineExceeded:
 			return toolmw.Result{}, taxonomy.Timeout(taxonomy.CodeDeadlineExceeded, msgDeadline, false).WithCause(err)

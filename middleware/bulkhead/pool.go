@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw/clock"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -17,6 +19,8 @@ import (
 type Pool struct {
 	maxQueue int
 	clock    clock.Clock
+	name     atomic.Pointer[string] // the tool's, for package state; nil: shared, or not called yet
+	refused  atomic.Uint64          // calls refused full, for package state
 
 	mu       sync.Mutex
 	limit    int   // fixed, or moved by adaptive's rule
@@ -55,7 +59,22 @@ func newPool(n int, c config) *Pool {
 		p.limit = min(max(p.limit, a.Min), a.Max)
 		p.adaptive.since = p.limit // the first sign of overload counts
 	}
+	state.Register(state.Default, p, publish)
 	return p
+}
+
+// publish reports p's counts to package state. A shared pool, or one not
+// yet called, is unnamed.
+func publish(p *Pool, emit state.Emit) {
+	var name string
+	if n := p.name.Load(); n != nil {
+		name = *n
+	}
+	s := p.Stats()
+	emit(state.BulkheadInFlight, name, "", float64(s.Running))
+	emit(state.BulkheadQueued, name, "", float64(s.Waiting))
+	emit(state.BulkheadLimit, name, "", float64(s.Limit))
+	emit(state.BulkheadRefusals, name, "", float64(p.refused.Load()))
 }
 
 // ValidatePool reports an n below 1 or an invalid option as a

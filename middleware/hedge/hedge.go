@@ -13,6 +13,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/monotime"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/middleware/internal/single"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -32,6 +33,7 @@ func New(opts ...Option) toolmw.Middleware {
 		if h.delay > 0 {
 			h.current.Store(int64(h.delay))
 		}
+		state.Register(state.Default, h, publish)
 		return h.call
 	}
 }
@@ -61,6 +63,12 @@ type hedger struct {
 
 	losers  atomic.Int64 // losers still running
 	current atomic.Int64 // the delay in force; 0: not yet known
+
+	// For package state: the tool's name (nil until a hedgeable call),
+	// the hedges started and the calls a hedge decided.
+	name    atomic.Pointer[string]
+	started atomic.Uint64
+	won     atomic.Uint64
 
 	mu      sync.Mutex
 	samples [window]time.Duration
@@ -96,6 +104,10 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 		// first would go past what it admitted.
 		return h.next(ctx, args)
 	}
+	if h.name.Load() == nil {
+		name := call.Tool // a copy: call itself stays on the stack
+		h.name.CompareAndSwap(nil, &name)
+	}
 	if h.deposits {
 		h.budget.Deposit()
 	}
@@ -124,6 +136,7 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 	case <-timer.C():
 	}
 	if h.mayHedge(ctx, call) {
+		h.started.Add(1)
 		h.start(actx, r, call, args, true)
 	} else {
 		select {
@@ -222,6 +235,9 @@ func (h *hedger) decide(r *race, call toolmw.Call, o outcome) (toolmw.Result, er
 	for _, lost := range h.close(r) {
 		h.late(call, lost, 0)
 	}
+	if o.hedged {
+		h.won.Add(1)
+	}
 	if o.panic != nil {
 		panic(o.panic)
 	}
@@ -251,6 +267,16 @@ func (h *hedger) close(r *race) []outcome {
 			return left
 		}
 	}
+}
+
+// publish reports h's hedges to package state.
+func publish(h *hedger, emit state.Emit) {
+	var name string
+	if n := h.name.Load(); n != nil {
+		name = *n
+	}
+	emit(state.HedgesStarted, name, "", float64(h.started.Load()))
+	emit(state.HedgesWon, name, "", float64(h.won.Load()))
 }
 
 // now reads the layer's clock, for durations only: clock.System by the

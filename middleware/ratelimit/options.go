@@ -9,12 +9,24 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/internal/keyed"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/store"
 )
 
-// newLimiter returns a limiter of its own, full.
-func (c *config) newLimiter() *limiter {
-	return &limiter{config: c, lim: rate.NewLimiter(c.limit, c.burst)}
+// newLimiter returns a limiter of its own, full, published to package
+// state under name ("" until its tool's first call names it).
+func (c *config) newLimiter(name string) *limiter {
+	return c.published(rate.NewLimiter(c.limit, c.burst), name)
+}
+
+// published returns the limiter of lim, published to package state.
+func (c *config) published(lim *rate.Limiter, name string) *limiter {
+	l := &limiter{config: c, lim: lim}
+	if name != "" {
+		l.name.Store(&name)
+	}
+	state.Register(state.Default, l, publish)
+	return l
 }
 
 // DefaultMaxKeys is how many keys a layer made with [WithKey] keeps.

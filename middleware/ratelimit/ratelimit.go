@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -11,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/middleware/internal/keyed"
 	"github.com/toolmw/toolmw/middleware/internal/monotime"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -29,7 +31,7 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	case c.store.s != nil && c.limit != rate.Inf:
 		return newStored(c)
 	case c.sharing.Shared != nil:
-		l := &limiter{config: c, lim: c.sharing.Shared}
+		l := c.published(c.sharing.Shared, "")
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				return l.call(ctx, next, args)
@@ -39,7 +41,7 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	case c.sharing.Key != nil:
 		key := c.sharing.Key
-		limiters := keyed.New(c.sharing.Max, func(string) *limiter { return c.newLimiter() })
+		limiters := keyed.New(c.sharing.Max, c.newLimiter)
 		return func(next toolmw.Tool) toolmw.Tool {
 			return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 				call, _ := toolmw.CallFrom(ctx)
@@ -48,8 +50,12 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 		}
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
-		l := c.newLimiter()
+		l := c.newLimiter("")
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
+			if l.name.Load() == nil {
+				call, _ := toolmw.CallFrom(ctx)
+				l.name.CompareAndSwap(nil, &call.Tool)
+			}
 			return l.call(ctx, next, args)
 		}
 	}
@@ -59,6 +65,22 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 type limiter struct {
 	*config
 	lim *rate.Limiter
+
+	// For package state: the tool's name or the key (nil: shared, or not
+	// called yet), the time calls waited and the calls refused.
+	name    atomic.Pointer[string]
+	waited  atomic.Int64 // nanoseconds
+	refused atomic.Uint64
+}
+
+// publish reports l's waits and refusals to package state.
+func publish(l *limiter, emit state.Emit) {
+	var name string
+	if n := l.name.Load(); n != nil {
+		name = *n
+	}
+	emit(state.RateLimitWait, name, "", time.Duration(l.waited.Load()).Seconds())
+	emit(state.RateLimitRefusals, name, "", float64(l.refused.Load()))
 }
 
 // call takes a token, waiting for it when allowed, and runs next.
@@ -74,16 +96,22 @@ func (l *limiter) call(ctx context.Context, next toolmw.Tool, args json.RawMessa
 		return next(ctx, args)
 	}
 	if err := l.refusal(ctx, now, l.delay(now)); err != nil {
+		l.refused.Add(1)
 		return toolmw.Result{}, err
 	}
 	r := l.lim.ReserveN(now, 1)
 	if !r.OK() {
+		l.refused.Add(1)
 		return toolmw.Result{}, errNever
 	}
 	if d := r.DelayFrom(now); d > 0 {
 		if err := l.wait(ctx, r, now, d); err != nil {
+			if _, ok := taxonomy.From(err); ok && err != errDeadline {
+				l.refused.Add(1)
+			}
 			return toolmw.Result{}, err
 		}
+		l.waited.Add(int64(d))
 	}
 	return next(ctx, args)
 }

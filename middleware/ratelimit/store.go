@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/middleware/internal/keyed"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -119,12 +121,24 @@ type stored struct {
 	*config
 	local *keyed.Map[*limiter]
 	guard *storeguard.Guard
+
+	// For package state: the time calls waited for the Store's slots and
+	// the calls it refused (a shared layer: unnamed).
+	waited  atomic.Int64
+	refused atomic.Uint64
+}
+
+// publishStored reports the Store's waits and refusals to package state.
+func publishStored(s *stored, emit state.Emit) {
+	emit(state.RateLimitWait, "", "", time.Duration(s.waited.Load()).Seconds())
+	emit(state.RateLimitRefusals, "", "", float64(s.refused.Load()))
 }
 
 // newStored returns the middleware of a layer with a Store.
 func newStored(c *config) toolmw.Middleware {
-	s := &stored{config: c, local: keyed.New(c.sharing.Max, func(string) *limiter { return c.newLimiter() }),
+	s := &stored{config: c, local: keyed.New(c.sharing.Max, c.newLimiter),
 		guard: storeguard.New("ratelimit", c.store.cfg, c.store.failClosed, c.clock)}
+	state.Register(state.Default, s, publishStored)
 	key := c.sharing.Key
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
@@ -158,16 +172,19 @@ func (s *stored) call(ctx context.Context, tool, key string, next toolmw.Tool, a
 	case end != nil:
 		return toolmw.Result{}, end
 	case local && s.store.failClosed:
+		s.refused.Add(1)
 		return toolmw.Result{}, errStoreDown
 	case local:
 		return s.local.Get(key).call(ctx, next, args)
 	case !d.Allowed || d.Wait > maxWait:
 		// A Store's wait beyond the call's bound is a refusal.
+		s.refused.Add(1)
 		return toolmw.Result{}, errLimited.WithRetryAfter(max(d.Wait, 0))
 	case d.Wait > 0:
 		if err := s.sleep(ctx, d.Wait); err != nil {
 			return toolmw.Result{}, err
 		}
+		s.waited.Add(int64(d.Wait))
 	}
 	return next(ctx, args)
 }

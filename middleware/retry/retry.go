@@ -3,10 +3,12 @@ package retry
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -26,6 +28,7 @@ func New(opts ...Option) toolmw.Middleware {
 		if r.budget == nil && !r.noBudget {
 			r.budget = budget.NewAdaptive()
 		}
+		state.Register(state.Default, r, publish)
 		return r.call
 	}
 }
@@ -34,6 +37,26 @@ func New(opts ...Option) toolmw.Middleware {
 type retrier struct {
 	config
 	next toolmw.Tool
+
+	// For package state: the tool's name (nil until its first call), the
+	// retries the retry budget refused and the attempts the run budget
+	// refused. Written off the success path only, but for the name, once.
+	name          atomic.Pointer[string]
+	budgetRefused atomic.Uint64
+	runRefused    atomic.Uint64
+}
+
+// publish reports r's budgets to package state.
+func publish(r *retrier, emit state.Emit) {
+	var name string
+	if n := r.name.Load(); n != nil {
+		name = *n
+	}
+	if r.budget != nil {
+		emit(state.RetryBudgetTokens, name, "", r.budget.Tokens())
+		emit(state.RetryBudgetRefusals, name, "", float64(r.budgetRefused.Load()))
+	}
+	emit(state.RunBudgetRefusals, name, "", float64(r.runRefused.Load()))
 }
 
 const (
@@ -45,6 +68,10 @@ const (
 
 func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, hasCall := toolmw.CallFrom(ctx)
+	if hasCall && r.name.Load() == nil {
+		name := call.Tool // a copy: call itself stays on the stack
+		r.name.CompareAndSwap(nil, &name)
+	}
 	run, _ := budget.RunFrom(ctx)
 	var last error
 	for n := 1; ; n++ {
@@ -54,6 +81,7 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 				toolmw.SetDegraded(ctx, "run_budget")
 			}
 			if !ok {
+				r.runRefused.Add(1)
 				return toolmw.Result{}, runExhausted(last)
 			}
 		}
@@ -92,6 +120,7 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 			return toolmw.Result{}, stopped(last, taxonomy.CodeWaitTooLong, msgTooLong, wait)
 		}
 		if run != nil && run.Remaining(call.Tool) <= 0 {
+			r.runRefused.Add(1)
 			return toolmw.Result{}, runExhausted(last)
 		}
 		if r.budget != nil {
@@ -100,6 +129,7 @@ func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 				toolmw.SetDegraded(ctx, "retry_budget")
 			}
 			if !ok {
+				r.budgetRefused.Add(1)
 				return toolmw.Result{}, taxonomy.New(taxonomy.KindRetryBudgetExhausted,
 					taxonomy.CodeRetryBudgetExhausted, msgNoBudget).WithCause(last)
 			}

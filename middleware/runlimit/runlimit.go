@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/internal/runstate"
 	"github.com/toolmw/toolmw/middleware/internal/single"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -28,7 +30,7 @@ func New(opts ...Option) toolmw.Middleware {
 	if len(cfg.limits) == 0 {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	}
-	l := &layer{limits: cfg.limits, refusals: map[string]*taxonomy.ToolError{}}
+	l := &layer{limits: cfg.limits, refusals: map[string]*taxonomy.ToolError{}, refused: map[string]*atomic.Uint64{}}
 	if cfg.store.Store != nil {
 		l.shared = newShared(cfg.store)
 	}
@@ -38,7 +40,9 @@ func New(opts ...Option) toolmw.Middleware {
 			msg = "this tool may be called once in one run, and this run has made that call; nothing ran"
 		}
 		l.refusals[tool] = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallLimit, msg).WithFinal()
+		l.refused[tool] = new(atomic.Uint64)
 	}
+	state.Register(state.Default, l, publish)
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			return l.call(ctx, next, args)
@@ -85,8 +89,22 @@ var errNoRun = taxonomy.New(taxonomy.KindRunLimitExceeded, taxonomy.CodeRunCallL
 type layer struct {
 	limits   map[string]int                 // read-only after New
 	refusals map[string]*taxonomy.ToolError // read-only after New
+	refused  map[string]*atomic.Uint64      // calls refused, for package state; the map is read-only after New
 	runs     runstate.Slot[counts]
 	shared   *shared // nil without a Store
+}
+
+// refuse counts a refusal of tool and returns its error.
+func (l *layer) refuse(tool string) error {
+	l.refused[tool].Add(1)
+	return l.refusals[tool]
+}
+
+// publish reports l's refusals to package state.
+func publish(l *layer, emit state.Emit) {
+	for tool, n := range l.refused {
+		emit(state.RunLimitRefusals, tool, "", float64(n.Load()))
+	}
 }
 
 // counts is one run's calls per limited tool: admitted ones, finished or in
@@ -106,6 +124,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	}
 	run, ok := budget.RunFrom(ctx)
 	if !ok {
+		l.refused[call.Tool].Add(1)
 		return toolmw.Result{}, errNoRun
 	}
 	// An admitted call is one execution at a time: a hedge layer inside
@@ -122,7 +141,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 func (l *layer) localCall(ctx context.Context, c *counts, tool string, limit int,
 	next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
 	if !c.take(tool, limit) {
-		return toolmw.Result{}, l.refusals[tool]
+		return toolmw.Result{}, l.refuse(tool)
 	}
 	// A panic or runtime.Goexit keeps the slot: the tool ran.
 	attempt := attemptOf(ctx)

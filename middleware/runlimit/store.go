@@ -151,7 +151,7 @@ func (l *layer) sharedCall(ctx context.Context, id string, tool string, limit in
 	s := l.shared
 	c := s.Local(id)
 	if c.full(tool, limit) {
-		return toolmw.Result{}, l.refusals[tool]
+		return toolmw.Result{}, l.refuse(tool)
 	}
 	op := storeguard.NewOp()
 	var ok bool
@@ -171,10 +171,10 @@ func (l *layer) sharedCall(ctx context.Context, id string, tool string, limit in
 			if sent {
 				s.release(ctx, id, tool, op)
 			}
-			return toolmw.Result{}, l.refusals[tool]
+			return toolmw.Result{}, l.refuse(tool)
 		}
 	case !ok:
-		return toolmw.Result{}, l.refusals[tool]
+		return toolmw.Result{}, l.refuse(tool)
 	default:
 		c.add(tool)
 	}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/internal/single"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -30,10 +32,14 @@ func New(opts ...Option) toolmw.Middleware {
 	if len(cfg.costs) == 0 {
 		return func(next toolmw.Tool) toolmw.Tool { return next }
 	}
-	l := &layer{config: cfg}
+	l := &layer{config: cfg, meters: map[string]*meter{}}
+	for tool := range cfg.costs {
+		l.meters[tool] = new(meter)
+	}
 	if cfg.store.Store != nil {
 		l.shared = newShared(cfg.store)
 	}
+	state.Register(state.Default, l, publish)
 	return func(next toolmw.Tool) toolmw.Tool {
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 			return l.call(ctx, next, args)
@@ -153,7 +159,20 @@ type BadCost struct {
 
 type layer struct {
 	config
-	shared *shared // nil without a Store
+	shared *shared           // nil without a Store
+	meters map[string]*meter // by costed tool; read-only after New
+}
+
+// meter is what one costed tool's calls hold and were charged, in units,
+// for package state.
+type meter struct{ held, settled atomic.Int64 }
+
+// publish reports l's meters to package state.
+func publish(l *layer, emit state.Emit) {
+	for tool, m := range l.meters {
+		emit(state.SpendReserved, tool, "", amount(m.held.Load()))
+		emit(state.SpendSettled, tool, "", amount(m.settled.Load()))
+	}
 }
 
 func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
@@ -186,10 +205,14 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 // run are settled as well.
 func (l *layer) run(ctx context.Context, acct *Account, st *stored, call toolmw.Call, c cost,
 	next toolmw.Tool, args json.RawMessage) (res toolmw.Result, err error) {
+	m := l.meters[call.Tool]
+	m.held.Add(c.max)
 	returned := false
 	defer func() {
 		if !returned { // a panic or runtime.Goexit: the tool ran, at its maximum
 			l.settle(ctx, acct, st, c.max, c.max)
+			m.held.Add(-c.max)
+			m.settled.Add(c.max)
 		}
 	}()
 	attempt := call.Attempt
@@ -208,6 +231,8 @@ func (l *layer) run(ctx context.Context, acct *Account, st *stored, call toolmw.
 		charge = 0
 	}
 	l.settle(ctx, acct, st, c.max, charge)
+	m.held.Add(-c.max)
+	m.settled.Add(charge)
 	if bad && l.onBadCost != nil {
 		l.report(BadCost{Tool: call.Tool, CallID: call.ID, Max: amount(c.max), Read: read, Charged: amount(charge)})
 	}

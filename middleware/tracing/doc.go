@@ -182,6 +182,44 @@
 // that is not valid ([ValidAgentName]: printable, at most 64 bytes,
 // nothing the scrubber finds) is written as [OtherCode].
 //
+// # State metrics
+//
+// [RegisterStateMetrics] reports the state the layers publish in package
+// state, as observable instruments read when a reader collects (the call
+// path pays only the atomic counters the layers keep): the only way the
+// layers reach OpenTelemetry, since none of them imports it.
+//
+//	stop, err := tracing.RegisterStateMetrics(meterProvider, nil) // nil: state.Default
+//
+// Every series carries toolmw.name (the tool's name, the key of a keyed
+// layer, _UNNAMED for a shared pool or limiter or an instance not yet
+// called, _OTHER past the registry's bound) or, on the store instruments,
+// toolmw.store.port; names are scrubbed. At most state.DefaultMaxSeries+1
+// series per instrument (see package state).
+//
+//	toolmw.breaker.state          gauge          1            0 closed, 1 half-open, 2 open
+//	toolmw.breaker.transitions    counter        {transition} + toolmw.breaker.state (the state entered)
+//	toolmw.bulkhead.in_flight     updowncounter  {call}
+//	toolmw.bulkhead.queued        updowncounter  {call}
+//	toolmw.bulkhead.limit         updowncounter  {call}       moves in an adaptive pool
+//	toolmw.bulkhead.refusals      counter        {call}
+//	toolmw.ratelimit.wait         counter        s            time calls waited for a token
+//	toolmw.ratelimit.refusals     counter        {call}
+//	toolmw.retry_budget.tokens    gauge          {token}      the balance a tool's retries draw on
+//	toolmw.retry_budget.refusals  counter        {retry}
+//	toolmw.run_budget.used        updowncounter  {attempt}    summed over the live runs
+//	toolmw.run_budget.refusals    counter        {attempt}
+//	toolmw.hedge.started          counter        {hedge}
+//	toolmw.hedge.won              counter        {hedge}
+//	toolmw.store.errors           counter        {error}      + toolmw.store.operation
+//	toolmw.store.degraded         counter        {call}       decided without the store (fail open)
+//	toolmw.spend.reserved         updowncounter  {amount}     held by calls in flight
+//	toolmw.spend.settled          counter        {amount}
+//	toolmw.runlimit.refusals      counter        {call}
+//
+// A counter is read from its layer instance: when a tool made per request
+// is collected, its series ends.
+//
 // # Cost
 //
 // Attributes are built only for a recording span, and the success path

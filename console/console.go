@@ -62,7 +62,11 @@ func New(opts ...Option) http.Handler {
 	// State changes come only by POST, and only from the console's own
 	// origin (Sec-Fetch-Site, else Origin against Host); each view also
 	// checks its form's token.
-	return secure(http.NewCrossOriginProtection().Handler(h.mux))
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		refuse(w, http.StatusForbidden, "Refused: the request came from another site.")
+	}))
+	return secure(cop.Handler(h.mux))
 }
 
 // secure sets the headers of every response of the console.

@@ -115,7 +115,9 @@ return 1
 //
 // Keys are the prefix, "apr:" (a string: the row) or "aprn:" (a hash: the
 // nonce's record), and 32 hex digits of the SHA-256 of the id or nonce, so
-// any string may be an id. A nonce consumed by an earlier version is a
+// any string may be an id; and the prefix and "apri", a sorted set of the
+// ids, which lists them (approval.Lister, see approvals.List), and expires
+// ApprovalTTL after the last row was written. A nonce consumed by an earlier version is a
 // string under the same key: it stays consumed, and an earlier version's
 // replica sharing the Redis takes a nonce it finds freed for consumed (it
 // may refuse an approval, never run one twice). It is safe for concurrent
@@ -171,6 +173,18 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	defer cancel()
 	key := a.s.key("apr:", id)
 	if prev == nil {
+		// Listed first, so no row is stored that a listing misses: an
+		// entry whose row never came, or expired, is dropped by the
+		// listing that finds it so (see List).
+		idx := a.s.prefix + approvalIndex
+		if err := a.s.do(ctx, idx, func() error {
+			if err := a.s.client.ZAddNX(ctx, idx, redis.Z{Member: id}).Err(); err != nil {
+				return err
+			}
+			return a.s.client.PExpire(ctx, idx, ApprovalTTL).Err()
+		}); err != nil {
+			return fmt.Errorf("redisstate: approval Save: listing the id: %w", err)
+		}
 		var ok bool
 		err := a.s.do(ctx, key, func() (err error) { ok, err = a.s.client.SetNX(ctx, key, row, ApprovalTTL).Result(); return err })
 		if err != nil {
@@ -188,6 +202,11 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	if n != 1 {
 		return approval.ErrConflict
 	}
+	// The list of ids lives as long as the row written last: renewed
+	// here, best effort (a listing still finds the rows until it expires
+	// ApprovalTTL after the last new row).
+	idx := a.s.prefix + approvalIndex
+	_ = a.s.do(ctx, idx, func() error { return a.s.client.PExpire(ctx, idx, ApprovalTTL).Err() })
 	return nil
 }
 
@@ -255,4 +274,66 @@ func (a approvals) Cancel(ctx context.Context, nonce, op string) error {
 		return fmt.Errorf("redisstate: approval Cancel: %d operations of the nonce are cancelled already: %w", MaxApprovalCancels, ErrApprovalTooLarge)
 	}
 	return nil
+}
+
+// approvalIndex follows the prefix in the key of the sorted set of the
+// approval ids: every member has the score 0, so ZRANGE BYLEX lists them
+// in byte order.
+const approvalIndex = "apri"
+
+var _ approval.Lister = approvals{}
+
+// List implements approval.Lister: at most limit rows whose ids sort after
+// after, in byte order. Each new row's id joins the sorted set at the
+// prefix and "apri" when it is first saved; the rows are then read one
+// GET each. An id whose row is gone (expired after ApprovalTTL, or never
+// stored because its Save failed) is removed from the set as it is found,
+// so the set holds no more than the rows, and the ids of rows expired
+// since the last listing passed them. Rows saved by a version before
+// listing are not in the set: they are listed once saved anew (decided),
+// or never, and expire as before.
+func (a approvals) List(ctx context.Context, after string, limit int) ([]approval.Listed, error) {
+	if limit < 1 || limit > approval.MaxListPage {
+		return nil, fmt.Errorf("redisstate: approval List: a limit of %d; it must be 1 to %d", limit, approval.MaxListPage)
+	}
+	if err := checkApprovalKey("approval List: the cursor", after); err != nil {
+		return nil, err
+	}
+	ctx, cancel := a.s.bound(ctx)
+	defer cancel()
+	idx := a.s.prefix + approvalIndex
+	from := "-"
+	if after != "" {
+		from = "(" + after
+	}
+	var out []approval.Listed
+	for len(out) < limit {
+		want := limit - len(out)
+		var ids []string
+		err := a.s.do(ctx, idx, func() (err error) {
+			ids, err = a.s.client.ZRangeByLex(ctx, idx, &redis.ZRangeBy{Min: from, Max: "+", Count: int64(want)}).Result()
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("redisstate: approval List: %w", err)
+		}
+		for _, id := range ids {
+			row, err := a.Load(ctx, id)
+			switch {
+			case errors.Is(err, approval.ErrNotFound):
+				// Expired, or never stored: no longer listed. A failure
+				// leaves it for the next listing.
+				_ = a.s.do(ctx, idx, func() error { return a.s.client.ZRem(ctx, idx, id).Err() })
+			case err != nil:
+				return nil, err
+			default:
+				out = append(out, approval.Listed{ID: id, Row: row})
+			}
+		}
+		if len(ids) < want {
+			break
+		}
+		from = "(" + ids[len(ids)-1]
+	}
+	return out, nil
 }

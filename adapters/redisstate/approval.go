@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -122,9 +123,24 @@ return 1
 // replica sharing the Redis takes a nonce it finds freed for consumed (it
 // may refuse an approval, never run one twice). It is safe for concurrent
 // use.
-func (s *Store) Approvals() approval.Store { return approvals{s} }
+func (s *Store) Approvals() approval.Store { return approvals{s: s, list: new(indexState)} }
 
-type approvals struct{ s *Store }
+type approvals struct {
+	s    *Store
+	list *indexState
+}
+
+// indexState is what an approval store remembers of its writes to the list
+// of ids: after one fails, it writes none until the unix nanoseconds in
+// until, so a failing node is not sent a write with every new row.
+type indexState struct{ until atomic.Int64 }
+
+// indexRest is how long an approval store writes no id to the list after a
+// failed write; indexTimeout bounds one write.
+const (
+	indexRest    = 2 * time.Second
+	indexTimeout = 20 * time.Millisecond
+)
 
 func checkApprovalKey(what, key string) error {
 	if len(key) > MaxApprovalKeyLen {
@@ -173,18 +189,6 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	defer cancel()
 	key := a.s.key("apr:", id)
 	if prev == nil {
-		// Listed first, so no row is stored that a listing misses: an
-		// entry whose row never came, or expired, is dropped by the
-		// listing that finds it so (see List).
-		idx := a.s.prefix + approvalIndex
-		if err := a.s.do(ctx, idx, func() error {
-			if err := a.s.client.ZAddNX(ctx, idx, redis.Z{Member: id}).Err(); err != nil {
-				return err
-			}
-			return a.s.client.PExpire(ctx, idx, ApprovalTTL).Err()
-		}); err != nil {
-			return fmt.Errorf("redisstate: approval Save: listing the id: %w", err)
-		}
 		var ok bool
 		err := a.s.do(ctx, key, func() (err error) { ok, err = a.s.client.SetNX(ctx, key, row, ApprovalTTL).Result(); return err })
 		if err != nil {
@@ -193,6 +197,7 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 		if !ok {
 			return approval.ErrConflict
 		}
+		a.index(ctx, id)
 		return nil
 	}
 	n, err := a.s.run(ctx, approvalSwap, []string{key}, prev, row, ApprovalTTL.Milliseconds()).Int64()
@@ -202,12 +207,32 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	if n != 1 {
 		return approval.ErrConflict
 	}
-	// The list of ids lives as long as the row written last: renewed
-	// here, best effort (a listing still finds the rows until it expires
-	// ApprovalTTL after the last new row).
-	idx := a.s.prefix + approvalIndex
-	_ = a.s.do(ctx, idx, func() error { return a.s.client.PExpire(ctx, idx, ApprovalTTL).Err() })
+	a.index(ctx, id)
 	return nil
+}
+
+// index lists id (approvals.List) after its row was written, and renews
+// the list's lifetime to that of the row written last. It is best effort,
+// and its failure is not the Save's: the row is stored and the approval
+// layer works as before, so the list of ids, a key on one node, never
+// makes a write fail; nor does its failure rest the node (the ports' own
+// operations judge the nodes). After a failed write it writes none for
+// indexRest, and each write is bounded by indexTimeout. An id it failed to
+// list is listed by the next write of its row (a decision, a use).
+func (a approvals) index(ctx context.Context, id string) {
+	idx := a.s.prefix + approvalIndex
+	if time.Now().UnixNano() < a.list.until.Load() || a.s.cluster != nil && a.s.cluster.resting(idx) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, indexTimeout)
+	defer cancel()
+	err := a.s.client.ZAddNX(ctx, idx, redis.Z{Member: id}).Err()
+	if err == nil {
+		err = a.s.client.PExpire(ctx, idx, ApprovalTTL).Err()
+	}
+	if err != nil {
+		a.list.until.Store(time.Now().Add(indexRest).UnixNano())
+	}
 }
 
 // checkApprovalOp checks an operation id: 1 to MaxApprovalKeyLen bytes.
@@ -284,14 +309,15 @@ const approvalIndex = "apri"
 var _ approval.Lister = approvals{}
 
 // List implements approval.Lister: at most limit rows whose ids sort after
-// after, in byte order. Each new row's id joins the sorted set at the
-// prefix and "apri" when it is first saved; the rows are then read one
-// GET each. An id whose row is gone (expired after ApprovalTTL, or never
-// stored because its Save failed) is removed from the set as it is found,
-// so the set holds no more than the rows, and the ids of rows expired
-// since the last listing passed them. Rows saved by a version before
-// listing are not in the set: they are listed once saved anew (decided),
-// or never, and expire as before.
+// after, in byte order. A row's id joins the sorted set at the prefix and
+// "apri" after each write of the row, best effort (see index); the rows
+// are then read one GET each. An id whose row is gone (expired after
+// ApprovalTTL) is removed from the set as it is found, so the set holds no
+// more than the rows, and the ids of rows expired since the last listing
+// passed them. A row whose id could not be added (the list's node failed
+// just then), or saved by a version before listing, is not listed until
+// its row is written again; its call still waits for a decision (fails
+// closed), and it expires as before.
 func (a approvals) List(ctx context.Context, after string, limit int) ([]approval.Listed, error) {
 	if limit < 1 || limit > approval.MaxListPage {
 		return nil, fmt.Errorf("redisstate: approval List: a limit of %d; it must be 1 to %d", limit, approval.MaxListPage)

@@ -69,6 +69,7 @@ func badOptions() []badOption {
 		{name: "approval.WithRunOptional", none: "it takes no value"},
 		{name: "approval.WithElicit", validate: func() error { return approval.Validate(approval.WithElicit(-time.Second)) },
 			layer: func() toolmw.Middleware { return approval.New(nil, approval.WithElicit(-time.Second)) }},
+		{name: "approval.WithOnVerdict", none: "nil means no callback"},
 
 		{name: "breaker.WithConsecutiveFailures", validate: func() error { return breaker.Validate(breaker.WithConsecutiveFailures(-1)) },
 			layer: func() toolmw.Middleware { return breaker.New(breaker.WithConsecutiveFailures(-1)) }, stack: middleware.WithBreaker(breaker.WithConsecutiveFailures(-1))},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -115,14 +116,31 @@ return 1
 //
 // Keys are the prefix, "apr:" (a string: the row) or "aprn:" (a hash: the
 // nonce's record), and 32 hex digits of the SHA-256 of the id or nonce, so
-// any string may be an id. A nonce consumed by an earlier version is a
+// any string may be an id; and the prefix and "apri", a sorted set of the
+// ids, which lists them (approval.Lister, see approvals.List), and expires
+// ApprovalTTL after the last row was written. A nonce consumed by an earlier version is a
 // string under the same key: it stays consumed, and an earlier version's
 // replica sharing the Redis takes a nonce it finds freed for consumed (it
 // may refuse an approval, never run one twice). It is safe for concurrent
 // use.
-func (s *Store) Approvals() approval.Store { return approvals{s} }
+func (s *Store) Approvals() approval.Store { return approvals{s: s, list: new(indexState)} }
 
-type approvals struct{ s *Store }
+type approvals struct {
+	s    *Store
+	list *indexState
+}
+
+// indexState is what an approval store remembers of its writes to the list
+// of ids: after one fails, it writes none until the unix nanoseconds in
+// until, so a failing node is not sent a write with every new row.
+type indexState struct{ until atomic.Int64 }
+
+// indexRest is how long an approval store writes no id to the list after a
+// failed write; indexTimeout bounds one write.
+const (
+	indexRest    = 2 * time.Second
+	indexTimeout = 20 * time.Millisecond
+)
 
 func checkApprovalKey(what, key string) error {
 	if len(key) > MaxApprovalKeyLen {
@@ -179,6 +197,7 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 		if !ok {
 			return approval.ErrConflict
 		}
+		a.index(ctx, id)
 		return nil
 	}
 	n, err := a.s.run(ctx, approvalSwap, []string{key}, prev, row, ApprovalTTL.Milliseconds()).Int64()
@@ -188,7 +207,32 @@ func (a approvals) Save(ctx context.Context, id string, prev, row []byte) error 
 	if n != 1 {
 		return approval.ErrConflict
 	}
+	a.index(ctx, id)
 	return nil
+}
+
+// index lists id (approvals.List) after its row was written, and renews
+// the list's lifetime to that of the row written last. It is best effort,
+// and its failure is not the Save's: the row is stored and the approval
+// layer works as before, so the list of ids, a key on one node, never
+// makes a write fail; nor does its failure rest the node (the ports' own
+// operations judge the nodes). After a failed write it writes none for
+// indexRest, and each write is bounded by indexTimeout. An id it failed to
+// list is listed by the next write of its row (a decision, a use).
+func (a approvals) index(ctx context.Context, id string) {
+	idx := a.s.prefix + approvalIndex
+	if time.Now().UnixNano() < a.list.until.Load() || a.s.cluster != nil && a.s.cluster.resting(idx) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, indexTimeout)
+	defer cancel()
+	err := a.s.client.ZAddNX(ctx, idx, redis.Z{Member: id}).Err()
+	if err == nil {
+		err = a.s.client.PExpire(ctx, idx, ApprovalTTL).Err()
+	}
+	if err != nil {
+		a.list.until.Store(time.Now().Add(indexRest).UnixNano())
+	}
 }
 
 // checkApprovalOp checks an operation id: 1 to MaxApprovalKeyLen bytes.
@@ -255,4 +299,67 @@ func (a approvals) Cancel(ctx context.Context, nonce, op string) error {
 		return fmt.Errorf("redisstate: approval Cancel: %d operations of the nonce are cancelled already: %w", MaxApprovalCancels, ErrApprovalTooLarge)
 	}
 	return nil
+}
+
+// approvalIndex follows the prefix in the key of the sorted set of the
+// approval ids: every member has the score 0, so ZRANGE BYLEX lists them
+// in byte order.
+const approvalIndex = "apri"
+
+var _ approval.Lister = approvals{}
+
+// List implements approval.Lister: at most limit rows whose ids sort after
+// after, in byte order. A row's id joins the sorted set at the prefix and
+// "apri" after each write of the row, best effort (see index); the rows
+// are then read one GET each. An id whose row is gone (expired after
+// ApprovalTTL) is removed from the set as it is found, so the set holds no
+// more than the rows, and the ids of rows expired since the last listing
+// passed them. A row whose id could not be added (the list's node failed
+// just then), or saved by a version before listing, is not listed until
+// its row is written again; its call still waits for a decision (fails
+// closed), and it expires as before.
+func (a approvals) List(ctx context.Context, after string, limit int) ([]approval.Listed, error) {
+	if limit < 1 || limit > approval.MaxListPage {
+		return nil, fmt.Errorf("redisstate: approval List: a limit of %d; it must be 1 to %d", limit, approval.MaxListPage)
+	}
+	if err := checkApprovalKey("approval List: the cursor", after); err != nil {
+		return nil, err
+	}
+	ctx, cancel := a.s.bound(ctx)
+	defer cancel()
+	idx := a.s.prefix + approvalIndex
+	from := "-"
+	if after != "" {
+		from = "(" + after
+	}
+	var out []approval.Listed
+	for len(out) < limit {
+		want := limit - len(out)
+		var ids []string
+		err := a.s.do(ctx, idx, func() (err error) {
+			ids, err = a.s.client.ZRangeByLex(ctx, idx, &redis.ZRangeBy{Min: from, Max: "+", Count: int64(want)}).Result()
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("redisstate: approval List: %w", err)
+		}
+		for _, id := range ids {
+			row, err := a.Load(ctx, id)
+			switch {
+			case errors.Is(err, approval.ErrNotFound):
+				// Expired, or never stored: no longer listed. A failure
+				// leaves it for the next listing.
+				_ = a.s.do(ctx, idx, func() error { return a.s.client.ZRem(ctx, idx, id).Err() })
+			case err != nil:
+				return nil, err
+			default:
+				out = append(out, approval.Listed{ID: id, Row: row})
+			}
+		}
+		if len(ids) < want {
+			break
+		}
+		from = "(" + ids[len(ids)-1]
+	}
+	return out, nil
 }

@@ -72,8 +72,8 @@ func TestApprovalsKeysExpire(t *testing.T) {
 	aprMust(t, a.Save(ctx, "apr_1", nil, []byte("v1")))
 	aprMust(t, a.Consume(ctx, "n1", "op_1"))
 	keys, err := r.Client.Keys(ctx, "exp:*").Result()
-	if err != nil || len(keys) != 2 {
-		t.Fatalf("keys %q, %v; want 2", keys, err)
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("keys %q, %v; want 3 (the row, the nonce, the list of ids)", keys, err)
 	}
 	check := func() {
 		t.Helper()
@@ -661,5 +661,28 @@ func TestApprovalsRaceThroughAStall(t *testing.T) {
 		if n := runs.Load() - before; n != 1 {
 			t.Fatalf("round %d (stall after the first answer: %v): %d executions, want 1; the last call: %v", round, after, n, last)
 		}
+	}
+}
+
+// A listed id whose row is gone (expired, deleted) is dropped from the
+// list of ids by the listing that finds it so.
+func TestApprovalsListDropsGoneRows(t *testing.T) {
+	r := newReplica(t, startRedis(t), redisstate.WithPrefix("lst:"))
+	a := r.Store.Approvals()
+	ctx := context.Background()
+	for _, id := range []string{"apr_1", "apr_2", "apr_3"} {
+		aprMust(t, a.Save(ctx, id, nil, []byte("row "+id)))
+	}
+	keys, err := r.Client.Keys(ctx, "lst:apr:*").Result()
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("keys %q, %v", keys, err)
+	}
+	aprMust(t, r.Client.Del(ctx, keys[0]).Err())
+	rows, err := a.(approval.Lister).List(ctx, "", 10)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("List = %d rows, %v; want 2", len(rows), err)
+	}
+	if n, err := r.Client.ZCard(ctx, "lst:apri").Result(); err != nil || n != 2 {
+		t.Fatalf("the list of ids holds %d, %v; want 2", n, err)
 	}
 }

@@ -203,6 +203,7 @@ type Store struct {
 	qColumns                      string
 	qMigrate                      []column
 	qLoad, qInsert, qUpdate       string
+	qList                         string
 	qConsume, qConsumed, qCancel  string
 	qPruneApprovals, qPruneNonces string
 
@@ -211,7 +212,10 @@ type Store struct {
 	qPruneCalls                                       string
 }
 
-var _ approval.Store = (*Store)(nil)
+var (
+	_ approval.Store  = (*Store)(nil)
+	_ approval.Lister = (*Store)(nil)
+)
 
 // New returns a Store over db, which the caller opens (with the driver of
 // its choice), configures and closes. New does not touch the database;
@@ -260,6 +264,8 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 	s.qLoad = s.bind("SELECT body FROM " + s.approvals + " WHERE id = ?")
 	s.qInsert = s.bind("INSERT INTO " + s.approvals + " (id, body, saved_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
 	s.qUpdate = s.bind("UPDATE " + s.approvals + " SET body = ?, saved_at = ? WHERE id = ? AND body = ?")
+	// Ids are bytes (BLOB, BYTEA): both order them bytewise, as Go does.
+	s.qList = s.bind("SELECT id, body FROM " + s.approvals + " WHERE id > ? ORDER BY id LIMIT ?")
 	// A nonce's row: op is the operation that consumed it ("" when it is
 	// free, NULL when a store before operations consumed it), in hex;
 	// cancelled the hex of every cancelled operation, each followed by a
@@ -428,6 +434,40 @@ func (s *Store) Load(ctx context.Context, id string) ([]byte, error) {
 		row = []byte{}
 	}
 	return row, nil
+}
+
+// List implements approval.Lister: at most limit rows whose ids sort after
+// after, bytewise, in one query on the approvals table's primary key.
+func (s *Store) List(ctx context.Context, after string, limit int) ([]approval.Listed, error) {
+	if limit < 1 || limit > approval.MaxListPage {
+		return nil, fmt.Errorf("sqlstore: List: a limit of %d; it must be 1 to %d", limit, approval.MaxListPage)
+	}
+	if err := checkKey("List: the cursor", after); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.qList, key(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: List: %w", err)
+	}
+	defer rows.Close()
+	out := make([]approval.Listed, 0, min(limit, 64))
+	for rows.Next() {
+		var id, body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			return nil, fmt.Errorf("sqlstore: List: %w", err)
+		}
+		if body == nil {
+			body = []byte{}
+		}
+		out = append(out, approval.Listed{ID: string(id), Row: body})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: List: %w", err)
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
 // Save stores row under id when the row stored now is prev; with a nil

@@ -187,7 +187,7 @@ func (d *Desk) loadForCall(ctx context.Context, id string) (*row, []byte, error)
 // ErrConflict when another writer changed the row first.
 func (d *Desk) ask(ctx context.Context, id, tool string, digest [32]byte, canon string, prev []byte, code string) error {
 	r := &row{id: id, tool: tool, digest: digest, state: StatePending, created: d.clock.Now().UnixNano(),
-		nonce: newNonce(), summary: d.summary(tool, canon)}
+		nonce: newNonce(), summary: d.summary(tool, canon), asker: d.asker(ctx)}
 	if err := d.save(ctx, id, prev, d.seal.seal(r)); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return ErrConflict
@@ -282,6 +282,20 @@ func (d *Desk) summary(tool, canon string) string {
 	s := reveal(d.scrub.String(tool + " " + canon))
 	return taxonomy.New(taxonomy.KindApprovalPending, taxonomy.CodeApprovalPending, "").
 		WithApproval("x", s).Approval().Summary
+}
+
+// asker returns who asks for a call made with ctx, for the reviewer: the
+// id of its run, scrubbed (a run id may be anything of the plain shape,
+// a token included), or "" when the run has none.
+func (d *Desk) asker(ctx context.Context) string {
+	run, ok := budget.RunFrom(ctx)
+	if !ok || run.ID() == "" {
+		return ""
+	}
+	if a := d.scrub.String(run.ID()); plainText(a, MaxReviewerLen) {
+		return a
+	}
+	return ""
 }
 
 func pending(id, summary, code, msg string) error {

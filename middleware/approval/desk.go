@@ -3,10 +3,14 @@ package approval
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/clock"
@@ -64,6 +68,7 @@ type Desk struct {
 	guard       *storeguard.Guard
 	runOptional bool
 	elicitTTL   time.Duration
+	onVerdict   func(Verdict)
 	err         error
 }
 
@@ -73,7 +78,7 @@ type Desk struct {
 func NewDesk(opts ...Option) *Desk {
 	c := newConfig(opts)
 	d := &Desk{store: c.store, seal: sealer{key: c.key}, clock: clock.Or(c.clock), scrub: c.scrubber,
-		guard: storeguard.New("approval", c.storeCfg, true, c.clock), runOptional: c.runOptional, elicitTTL: c.elicitTTL, err: c.err}
+		guard: storeguard.New("approval", c.storeCfg, true, c.clock), runOptional: c.runOptional, elicitTTL: c.elicitTTL, onVerdict: c.onVerdict, err: c.err}
 	if d.store == nil {
 		d.store = NewMemoryStore()
 	}
@@ -98,6 +103,13 @@ type Request struct {
 	Created time.Time // when the request was made
 	Expires time.Time // when an approval lapses unused; zero unless approved
 	Key     string    // the idempotency key of the call that used the approval (StateUsed), or ""
+	// Asker is who asked: the id of the call's run (budget.WithID),
+	// scrubbed, or "" when the run has none.
+	Asker string
+	// Reviewer and Reason are who decided the request and why, as given
+	// to [Desk.ApproveBy] or [Desk.DenyBy]; "" when not decided, or
+	// decided by Approve or Deny.
+	Reviewer, Reason string
 
 	digest [32]byte
 	nonce  string
@@ -118,6 +130,54 @@ var (
 	ErrCorrupt = errors.New("approval: the stored request fails its check")
 )
 
+// Version returns a short token of what req shows: the same while the
+// stored request stays as req was read, another once it changes (it was
+// decided, or filed again after its approval expired). A page that lets a
+// reviewer decide carries it, so the decision applies to what the reviewer
+// saw. It reveals nothing of the arguments or the nonce.
+func (req Request) Version() string {
+	h := sha256.New()
+	h.Write([]byte("toolmw approval version\x00"))
+	h.Write(req.digest[:])
+	h.Write([]byte(req.nonce))
+	h.Write([]byte{byte(req.State)})
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// Review is who decides a request and why, recorded in the sealed row
+// with the decision ([Desk.ApproveBy], [Desk.DenyBy]).
+type Review struct {
+	// Reviewer identifies the reviewer, as the application knows them: 1
+	// to [MaxReviewerLen] bytes of UTF-8 without control characters.
+	Reviewer string
+	// Reason is why, in the reviewer's words: scrubbed (package scrub),
+	// control characters replaced by spaces and held to [MaxReasonLen]
+	// bytes; may be "".
+	Reason string
+}
+
+// The bounds of what a row records of who asked and who decided.
+const (
+	// MaxReviewerLen is the longest reviewer identity, and asker.
+	MaxReviewerLen = 128
+	// MaxReasonLen is the longest reason kept; a longer one is cut.
+	MaxReasonLen = 512
+)
+
+// Verdict is a reviewer's decision, as [WithOnVerdict] reports it once it
+// is stored.
+type Verdict struct {
+	ID       string    // the approval id
+	Tool     string    // the tool's name
+	State    State     // StateApproved or StateDenied
+	Reviewer string    // as in the Review; "" for Approve and Deny
+	Reason   string    // as stored: scrubbed and bounded
+	Asker    string    // who asked, as in Request.Asker
+	Created  time.Time // when the request was made
+	At       time.Time // when the decision was stored, by the Desk's clock
+	Expires  time.Time // when an approval lapses unused; zero for a denial
+}
+
 // Get returns the request stored under id.
 func (d *Desk) Get(ctx context.Context, id string) (Request, error) {
 	if d.err != nil {
@@ -136,13 +196,26 @@ func (d *Desk) Get(ctx context.Context, id string) (Request, error) {
 // [ErrChanged] when the stored request is no longer req, and
 // [ErrDecided] when it is not pending.
 func (d *Desk) Approve(ctx context.Context, req Request, ttl time.Duration) error {
+	return d.approve(ctx, req, ttl, Review{})
+}
+
+// ApproveBy is [Desk.Approve], recording rv in the sealed row with the
+// approval (and in the row of its use). rv.Reviewer must be set.
+func (d *Desk) ApproveBy(ctx context.Context, req Request, ttl time.Duration, rv Review) error {
+	if err := d.checkReview(&rv); err != nil {
+		return err
+	}
+	return d.approve(ctx, req, ttl, rv)
+}
+
+func (d *Desk) approve(ctx context.Context, req Request, ttl time.Duration, rv Review) error {
 	if d.err != nil {
 		return d.err
 	}
 	if ttl <= 0 || ttl > MaxTTL {
 		return fmt.Errorf("approval: Approve: a ttl of %v; it must be more than 0 and at most %v", ttl, MaxTTL)
 	}
-	return d.decide(ctx, req, func(r *row) error {
+	return d.decide(ctx, req, rv, func(r *row) error {
 		if r.state != StatePending {
 			return ErrDecided
 		}
@@ -168,10 +241,23 @@ func (d *Desk) Approve(ctx context.Context, req Request, ttl time.Duration) erro
 // spent (a revocation is never undone): its call ends as
 // approval_replayed, and a later Deny returns ErrDecided.
 func (d *Desk) Deny(ctx context.Context, req Request) error {
+	return d.deny(ctx, req, Review{})
+}
+
+// DenyBy is [Desk.Deny], recording rv in the sealed row with the denial.
+// rv.Reviewer must be set.
+func (d *Desk) DenyBy(ctx context.Context, req Request, rv Review) error {
+	if err := d.checkReview(&rv); err != nil {
+		return err
+	}
+	return d.deny(ctx, req, rv)
+}
+
+func (d *Desk) deny(ctx context.Context, req Request, rv Review) error {
 	if d.err != nil {
 		return d.err
 	}
-	return d.decide(ctx, req, func(r *row) error {
+	return d.decide(ctx, req, rv, func(r *row) error {
 		switch r.state {
 		case StatePending:
 		case StateApproved:
@@ -191,9 +277,39 @@ func (d *Desk) Deny(ctx context.Context, req Request) error {
 	})
 }
 
+// ErrReviewer: a Review without a reviewer, or with one beyond its bounds.
+var ErrReviewer = errors.New("approval: a review needs a reviewer of 1 to MaxReviewerLen bytes of text without control characters")
+
+// checkReview checks rv's reviewer and makes its reason what a row keeps.
+func (d *Desk) checkReview(rv *Review) error {
+	if rv.Reviewer == "" || !plainText(rv.Reviewer, MaxReviewerLen) {
+		return ErrReviewer
+	}
+	rv.Reason = cleanReason(d.scrub.String(rv.Reason))
+	return nil
+}
+
+// cleanReason returns s with every control character a space, cut at a
+// character boundary to at most MaxReasonLen bytes.
+func cleanReason(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
+			c = ' '
+		}
+		if b.Len()+utf8.RuneLen(c) > MaxReasonLen {
+			break
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 // decide applies change to the stored request req was read from, with a
-// new nonce, when it is still that request.
-func (d *Desk) decide(ctx context.Context, req Request, change func(*row) error) error {
+// new nonce and the review rv, when it is still that request, and reports
+// the verdict.
+func (d *Desk) decide(ctx context.Context, req Request, rv Review, change func(*row) error) error {
 	r, raw, err := d.load(ctx, req.ID)
 	if err != nil {
 		return err
@@ -205,13 +321,28 @@ func (d *Desk) decide(ctx context.Context, req Request, change func(*row) error)
 		return err
 	}
 	r.nonce = newNonce()
+	r.reviewer, r.reason = rv.Reviewer, rv.Reason
 	if err := d.save(ctx, r.id, raw, d.seal.seal(r)); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return ErrChanged
 		}
 		return fmt.Errorf("approval: saving the decision: %w", err)
 	}
+	d.verdict(r)
 	return nil
+}
+
+// verdict reports the decision r records to the WithOnVerdict callback,
+// if any; a panic in it is dropped.
+func (d *Desk) verdict(r *row) {
+	if d.onVerdict == nil {
+		return
+	}
+	q := r.request()
+	v := Verdict{ID: q.ID, Tool: q.Tool, State: q.State, Reviewer: q.Reviewer, Reason: q.Reason,
+		Asker: q.Asker, Created: q.Created, At: d.clock.Now(), Expires: q.Expires}
+	defer func() { _ = recover() }()
+	d.onVerdict(v)
 }
 
 // load reads and opens the row stored under id.
@@ -232,7 +363,8 @@ func (d *Desk) load(ctx context.Context, id string) (*row, []byte, error) {
 
 func (r *row) request() Request {
 	q := Request{ID: r.id, Tool: r.tool, Summary: r.summary, State: r.state,
-		Created: time.Unix(0, r.created).UTC(), Key: r.key, digest: r.digest, nonce: r.nonce}
+		Created: time.Unix(0, r.created).UTC(), Key: r.key, Asker: r.asker, Reviewer: r.reviewer, Reason: r.reason,
+		digest: r.digest, nonce: r.nonce}
 	if r.state == StateApproved {
 		q.Expires = time.Unix(0, r.expires).UTC()
 	}

@@ -167,6 +167,19 @@
 // ([Desk.Get], [Desk.Approve], [Desk.Deny]) returns the store's error to
 // its caller, wrapped.
 //
+// # Listing, and who decided
+//
+// [Desk.List] returns a page of the stored requests, by state and after a
+// cursor, each checked as Get checks it: a row that fails its check is
+// counted ([Page.Skipped]) and never listed. It needs a store that
+// implements the optional [Lister] port (the MemoryStore,
+// adapters/redisstate and adapters/sqlstore do). [Desk.ApproveBy] and
+// [Desk.DenyBy] record a [Review] — the reviewer's identity and their
+// reason, scrubbed — in the sealed row with the decision, as the row
+// records who asked ([Request.Asker]: the run's id, scrubbed); a row that
+// says neither is written as before. [WithOnVerdict] reports each decision
+// once stored. Package console serves a page over them.
+//
 // # Where to put it
 //
 // Put the layer outside retry and hedge: an approval allows one execution,

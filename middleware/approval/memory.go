@@ -77,7 +77,10 @@ type nonceRecord struct {
 	cancelled []string // the operations cancelled, at most MemoryMaxCancels
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store  = (*MemoryStore)(nil)
+	_ Lister = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty in-process store.
 func NewMemoryStore() *MemoryStore {
@@ -142,6 +145,32 @@ func (m *MemoryStore) Save(ctx context.Context, id string, prev, row []byte) err
 		delete(m.rows, old)
 	}
 	return nil
+}
+
+// List implements [Lister]. The rows returned are copies. It costs a sort
+// of the ids after after: at most MemoryMaxRows of them.
+func (m *MemoryStore) List(ctx context.Context, after string, limit int) ([]Listed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > MaxListPage {
+		return nil, fmt.Errorf("approval: List: a limit of %d; it must be 1 to %d", limit, MaxListPage)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, 0, min(len(m.rows), 4*limit))
+	for id := range m.rows {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	ids = ids[:min(len(ids), limit)]
+	out := make([]Listed, len(ids))
+	for i, id := range ids {
+		out[i] = Listed{ID: id, Row: append([]byte{}, m.rows[id]...)}
+	}
+	return out, nil
 }
 
 // Consume implements [Store].

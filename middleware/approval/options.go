@@ -21,6 +21,7 @@ type config struct {
 	scrubber    *scrub.Scrubber
 	runOptional bool
 	elicitTTL   time.Duration // > 0: ask the user through the call's session (WithElicit)
+	onVerdict   func(Verdict)
 	err         error
 }
 
@@ -117,6 +118,16 @@ func WithElicit(ttl time.Duration) Option {
 // conversations.
 func WithRunOptional() Option {
 	return func(c *config) { c.runOptional = true }
+}
+
+// WithOnVerdict calls f with each decision a reviewer makes through the
+// Desk ([Desk.Approve], [Desk.ApproveBy], [Desk.Deny], [Desk.DenyBy], and
+// the user's answer under [WithElicit]) once it is stored, on the
+// deciding goroutine and under no lock of the Desk; a panic in f is
+// dropped. A Verdict carries no arguments, not even scrubbed. nil means no
+// callback.
+func WithOnVerdict(f func(Verdict)) Option {
+	return func(c *config) { c.onVerdict = f }
 }
 
 func newConfig(opts []Option) config {

@@ -59,25 +59,46 @@ type row struct {
 	nonce   string // 32 hex digits, new with every decision
 	summary string // scrubbed and bounded, for the reviewer
 	key     string // the idempotency key of the call that used the approval
+	// Version 2 of the row adds who asked and who decided; a row with
+	// none of them is written as version 1, as before.
+	asker    string // who asked: the run's id, scrubbed; "" when the call had none
+	reviewer string // who decided, as the reviewer's side named them; "" when nobody said
+	reason   string // the reviewer's reason, scrubbed; may be ""
 }
 
 // wireRow is a row's JSON form. JSON keeps rows readable in a database
 // console; the seal does not depend on the encoding.
 type wireRow struct {
-	V       int    `json:"v"`
-	ID      string `json:"id"`
-	Tool    string `json:"tool"`
-	Args    string `json:"args"`
-	State   string `json:"state"`
-	Expires int64  `json:"exp,omitempty"`
-	Created int64  `json:"created"`
-	Nonce   string `json:"nonce"`
-	Summary string `json:"summary,omitempty"`
-	Key     string `json:"key,omitempty"`
-	MAC     string `json:"mac"`
+	V        int    `json:"v"`
+	ID       string `json:"id"`
+	Tool     string `json:"tool"`
+	Args     string `json:"args"`
+	State    string `json:"state"`
+	Expires  int64  `json:"exp,omitempty"`
+	Created  int64  `json:"created"`
+	Nonce    string `json:"nonce"`
+	Summary  string `json:"summary,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Asker    string `json:"asker,omitempty"`
+	Reviewer string `json:"reviewer,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	MAC      string `json:"mac"`
 }
 
-const rowVersion = 1
+// The row versions: 1 without asker, reviewer and reason, 2 with any of
+// them. Both are read; a row is written as 1 when it can be.
+const (
+	rowVersion   = 1
+	rowVersionV2 = 2
+)
+
+// version returns the version r is written as.
+func (r *row) version() int {
+	if r.asker == "" && r.reviewer == "" && r.reason == "" {
+		return rowVersion
+	}
+	return rowVersionV2
+}
 
 // The ways a stored row fails its check; each ends the call as
 // approval_store_corrupt.
@@ -99,7 +120,12 @@ func (s sealer) mac(r *row) []byte {
 		m.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
 		m.Write(b)
 	}
-	put([]byte("toolmw approval row v1"))
+	v2 := r.version() == rowVersionV2
+	if v2 {
+		put([]byte("toolmw approval row v2"))
+	} else {
+		put([]byte("toolmw approval row v1"))
+	}
 	put([]byte(r.id))
 	put([]byte(r.tool))
 	put(r.digest[:])
@@ -109,6 +135,11 @@ func (s sealer) mac(r *row) []byte {
 	put([]byte(r.nonce))
 	put([]byte(r.summary))
 	put([]byte(r.key))
+	if v2 {
+		put([]byte(r.asker))
+		put([]byte(r.reviewer))
+		put([]byte(r.reason))
+	}
 	return m.Sum(nil)
 }
 
@@ -118,9 +149,10 @@ func (s sealer) seal(r *row) []byte { return encode(r, s.mac(r)) }
 // encode returns the stored form of r sealed with mac.
 func encode(r *row, mac []byte) []byte {
 	b, _ := json.Marshal(wireRow{ // a struct of strings and ints always encodes
-		V: rowVersion, ID: r.id, Tool: r.tool, Args: hex.EncodeToString(r.digest[:]),
+		V: r.version(), ID: r.id, Tool: r.tool, Args: hex.EncodeToString(r.digest[:]),
 		State: r.state.String(), Expires: r.expires, Created: r.created,
 		Nonce: r.nonce, Summary: r.summary, Key: r.key,
+		Asker: r.asker, Reviewer: r.reviewer, Reason: r.reason,
 		MAC: hex.EncodeToString(mac),
 	})
 	return b
@@ -135,10 +167,14 @@ func (s sealer) open(b []byte, id string) (*row, error) {
 	// Unknown members, another spelling or trailing space are caught by
 	// the exact comparison below.
 	var w wireRow
-	if err := json.Unmarshal(b, &w); err != nil || w.V != rowVersion {
+	if err := json.Unmarshal(b, &w); err != nil || w.V != rowVersion && w.V != rowVersionV2 {
 		return nil, errRowMalformed
 	}
-	r := &row{id: w.ID, tool: w.Tool, expires: w.Expires, created: w.Created, nonce: w.Nonce, summary: w.Summary, key: w.Key}
+	r := &row{id: w.ID, tool: w.Tool, expires: w.Expires, created: w.Created, nonce: w.Nonce, summary: w.Summary, key: w.Key,
+		asker: w.Asker, reviewer: w.Reviewer, reason: w.Reason}
+	if r.version() != w.V { // a version 2 row says who; a version 1 row does not
+		return nil, errRowMalformed
+	}
 	state, ok := parseState(w.State)
 	if !ok || len(w.Args) != 2*sha256.Size || len(w.MAC) != 2*sha256.Size {
 		return nil, errRowMalformed
@@ -158,7 +194,8 @@ func (s sealer) open(b []byte, id string) (*row, error) {
 	// Sealed, so written by a holder of the key; still, only as the layer
 	// writes rows.
 	if !safeToken(r.id, MaxIDLen) || !safeToken(r.nonce, MaxNonceLen) || !safeToken(r.key, MaxIDLen) && r.key != "" ||
-		len(r.tool) > 64 || len(r.summary) > taxonomy.MaxApprovalSummary || !utf8.ValidString(r.summary) {
+		len(r.tool) > 64 || len(r.summary) > taxonomy.MaxApprovalSummary || !utf8.ValidString(r.summary) ||
+		!plainText(r.asker, MaxReviewerLen) || !plainText(r.reviewer, MaxReviewerLen) || !plainText(r.reason, MaxReasonLen) {
 		return nil, errRowMalformed
 	}
 	// encoding/json reads field names in any case and skips what it does
@@ -181,6 +218,20 @@ func safeToken(s string, max int) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainText reports whether s is at most max bytes of valid UTF-8 without
+// control characters ("" is plain).
+func plainText(s string, max int) bool {
+	if len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
 			return false
 		}
 	}

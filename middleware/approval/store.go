@@ -77,3 +77,32 @@ var (
 	// nothing.
 	ErrCanceled = errors.New("approval: the operation was cancelled before it was applied")
 )
+
+// Lister is a [Store] that can list the rows it holds, a page at a time:
+// what [Desk.List] needs. It is optional; a Desk over a Store without it
+// lists nothing ([ErrNotListable]).
+//
+// Implementations must be safe for concurrent use. A listing is not a
+// snapshot: a row saved or dropped while pages are read may be listed or
+// not, but no row is listed twice in one pass and none held throughout is
+// missed.
+type Lister interface {
+	// List returns at most limit rows (1 to [MaxListPage]) whose ids sort
+	// after after (bytewise; "" lists from the first), in ascending id
+	// order. Fewer than limit rows means there are no more.
+	List(ctx context.Context, after string, limit int) ([]Listed, error)
+}
+
+// Listed is one row of a listing: the id it is stored under, and the row
+// as Load would return it. The Desk checks the row as it checks every row
+// it reads.
+type Listed struct {
+	ID  string
+	Row []byte
+}
+
+// MaxListPage is the most rows a [Lister] is asked for at once.
+const MaxListPage = 500
+
+// ErrNotListable: the Desk's store does not implement [Lister].
+var ErrNotListable = errors.New("approval: the store cannot list its requests")

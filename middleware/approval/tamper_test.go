@@ -91,7 +91,7 @@ func TestHostileRowsFailClosed(t *testing.T) {
 		"null":           []byte("null"),
 		"truncated":      row[:len(row)-1],
 		"trailing data":  append(bytes.Clone(row), []byte(" {}")...),
-		"unknown field":  bytes.Replace(row, []byte(`{"v":1,`), []byte(`{"v":1,"approved":true,`), 1),
+		"unknown field":  bytes.Replace(row, []byte(`"id":`), []byte(`"approved":true,"id":`), 1),
 		"upper-case mac": bytes.ToUpper(row),
 		"no mac":         bytes.Replace(row, []byte(`"mac":"`), []byte(`"mac":"x`), 1),
 	} {

@@ -37,7 +37,13 @@
 // cancelled it): the call fails closed, the approval is not lost (the
 // call made again runs, once), a revoked or replaced approval written back
 // stays spent, and of replicas racing for one approval while answers are
-// lost exactly one execution happens. The Desks it makes give each
+// lost exactly one execution happens.
+//
+// A store that implements approval.Lister is checked for it too: pages in
+// id order after a cursor, none longer than asked, every row listed once
+// and as stored (look-alike ids kept apart); and through a Desk, a listing
+// of the pending requests that skips rows failing their check and shows
+// who asked and who decided, from the sealed row. The Desks it makes give each
 // operation [Timeout], and after each failure they are made to see (a
 // failure rests the store: calls fail closed at once meanwhile) let the
 // rest, store.Rest, pass on their fake clocks.
@@ -94,6 +100,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) approval.Store) {
 		{"LostAnswerKeepsARevocation", testLostAnswerKeepsARevocation},
 		{"LostAnswerKeepsAReplacement", testLostAnswerKeepsAReplacement},
 		{"LostAnswersRaceRunsOnce", testLostAnswersRaceRunsOnce},
+		{"ListPages", testListPages},
+		{"ListThroughDesk", testListThroughDesk},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}

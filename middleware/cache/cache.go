@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/resultkey"
 	"github.com/toolmw/toolmw/middleware/internal/resultlru"
 	"github.com/toolmw/toolmw/middleware/internal/resultnote"
+	"github.com/toolmw/toolmw/middleware/internal/resultshare"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -30,16 +31,18 @@ func New(ttl time.Duration, opts ...Option) toolmw.Middleware {
 	if cfg.err != nil {
 		return toolmw.Reject(cfg.err)
 	}
-	var guard *storeguard.Guard
+	var shared *resultshare.Shared
 	if cfg.store != nil {
-		guard = storeguard.New(layerName, cfg.storeCfg, false, cfg.clk) // one per layer: the store rests for all its tools
+		// One guard per layer: the store rests for all its tools.
+		shared = &resultshare.Shared{Store: cfg.store, Layer: layerName,
+			Guard: storeguard.New(layerName, cfg.storeCfg, false, cfg.clk)}
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		if ttl == 0 {
 			return next
 		}
 		l := &layer{config: &cfg, next: next, rule: resultkey.Rule{Partition: cfg.partition},
-			kept: resultlru.New(cfg.maxEntries, cfg.maxBytes), guard: guard, flights: map[resultkey.Key]*flight{}}
+			kept: resultlru.New(cfg.maxEntries, cfg.maxBytes), shared: shared, flights: map[resultkey.Key]*flight{}}
 		return l.call
 	}
 }
@@ -101,10 +104,10 @@ type Lookup struct {
 
 type layer struct {
 	*config
-	next  toolmw.Tool
-	rule  resultkey.Rule
-	kept  *resultlru.Cache
-	guard *storeguard.Guard // nil without a store
+	next   toolmw.Tool
+	rule   resultkey.Rule
+	kept   *resultlru.Cache
+	shared *resultshare.Shared // nil without a store
 
 	mu      sync.Mutex
 	flights map[resultkey.Key]*flight // the misses under way, by key
@@ -157,8 +160,8 @@ func (l *layer) lead(ctx context.Context, call toolmw.Call, args json.RawMessage
 		l.mu.Unlock()
 		close(f.done)
 	}()
-	if l.guard != nil {
-		kept, made, found, end := l.load(ctx, k, now)
+	if l.shared != nil {
+		kept, made, found, end := l.shared.Load(ctx, k, now, l.ttl)
 		if end != nil {
 			return toolmw.Result{}, end
 		}
@@ -179,7 +182,9 @@ func (l *layer) lead(ctx context.Context, call toolmw.Call, args json.RawMessage
 	if after.Fallback == "" && l.kept.Fits(res) {
 		made := l.clk.Now()
 		l.kept.Put(k, res, made)
-		l.save(ctx, k, res, made)
+		if l.shared != nil {
+			l.shared.Save(ctx, k, res, made, l.ttl, true) // the lookup reported a rest
+		}
 		f.res, f.made, f.ok = partinfo.Clone(res), made, true
 	}
 	l.report(ctx, call, Lookup{Outcome: Miss, Time: now})

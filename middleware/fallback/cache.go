@@ -14,7 +14,7 @@ import (
 // served (note) is kept in process with the time it was made, not as a
 // new one, and not written to the store again: it was when it was made.
 func (l *layer) remember(ctx context.Context, call toolmw.Call, args json.RawMessage, res toolmw.Result, note *resultnote.Note) {
-	if l.guard == nil && !l.kept.Fits(res) {
+	if l.shared == nil && !l.kept.Fits(res) {
 		return // kept nowhere: spare the arguments' canonicalisation
 	}
 	k, ok := l.rule.Of(ctx, call, args)
@@ -27,7 +27,9 @@ func (l *layer) remember(ctx context.Context, call toolmw.Call, args json.RawMes
 	}
 	made := l.clk.Now()
 	l.kept.Put(k, res, made)
-	l.save(ctx, k, res, made)
+	if l.shared != nil {
+		l.shared.Save(ctx, k, res, made, l.ttl, false)
+	}
 }
 
 // lastGood returns the last good result of the read call with args, at
@@ -38,8 +40,8 @@ func (l *layer) lastGood(ctx context.Context, call toolmw.Call, args json.RawMes
 	if !ok {
 		return toolmw.Result{}, time.Time{}, false
 	}
-	if l.guard != nil {
-		if res, made, found := l.load(ctx, k, now); found {
+	if l.shared != nil {
+		if res, made, found, _ := l.shared.Load(ctx, k, now, l.ttl); found {
 			l.kept.Put(k, res, made)
 			return res, made, true
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/resultkey"
 	"github.com/toolmw/toolmw/middleware/internal/resultlru"
 	"github.com/toolmw/toolmw/middleware/internal/resultnote"
+	"github.com/toolmw/toolmw/middleware/internal/resultshare"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -28,15 +29,17 @@ func New(opts ...Option) toolmw.Middleware {
 	if cfg.err != nil {
 		return toolmw.Reject(cfg.err)
 	}
-	var guard *storeguard.Guard
+	var shared *resultshare.Shared
 	if cfg.store != nil {
-		guard = storeguard.New(layerName, cfg.storeCfg, false, cfg.clk) // one per layer: the store rests for all its tools
+		// One guard per layer: the store rests for all its tools.
+		shared = &resultshare.Shared{Store: cfg.store, Layer: layerName,
+			Guard: storeguard.New(layerName, cfg.storeCfg, false, cfg.clk)}
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
 		if cfg.fn == nil && !cfg.lastGood {
 			return next
 		}
-		l := &layer{config: &cfg, next: next, guard: guard}
+		l := &layer{config: &cfg, next: next, shared: shared}
 		if cfg.lastGood {
 			l.kept = resultlru.New(cfg.maxEntries, cfg.maxBytes)
 			l.rule = resultkey.Rule{Partition: cfg.partition}
@@ -113,10 +116,10 @@ var never = map[taxonomy.Kind]string{
 
 type layer struct {
 	*config
-	next  toolmw.Tool
-	kept  *resultlru.Cache  // nil without WithLastGood
-	rule  resultkey.Rule    // how a last good result is keyed
-	guard *storeguard.Guard // nil without WithStore
+	next   toolmw.Tool
+	kept   *resultlru.Cache    // nil without WithLastGood
+	rule   resultkey.Rule      // how a last good result is keyed
+	shared *resultshare.Shared // nil without WithStore
 }
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {

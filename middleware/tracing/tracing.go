@@ -289,14 +289,14 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 		info.Code = l.cfg.bounded(info.Code)
 	}
 	recording := span.IsRecording()
+	var c toolmw.Call
+	if known && (recording || measured) {
+		// The retry layer inside advances the attempt, a fallback layer
+		// marks a substitute, a layer with a store marks its fall back to
+		// local state, a cache what it found; read them now, once.
+		c, _ = toolmw.CallFrom(ctx)
+	}
 	if recording {
-		var c toolmw.Call
-		if known {
-			// The retry layer inside advances the attempt, a fallback
-			// layer marks a substitute, a layer with a store marks its
-			// fall back to local state; read them now.
-			c, _ = toolmw.CallFrom(ctx)
-		}
 		annotate(span, id, outcome, info, known, c)
 		l.addEvents(span, info, end)
 		if err == nil && len(res.Parts()) > 0 {
@@ -327,10 +327,8 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 	if !measured {
 		return
 	}
-	if known {
-		if c, _ := toolmw.CallFrom(ctx); c.Cache != "" {
-			l.lookups.Add(ctx, 1, metric.WithAttributes(KeyToolName.String(lb.tool), KeyCache.String(c.Cache)))
-		}
+	if c.Cache != "" {
+		l.lookups.Add(ctx, 1, metric.WithAttributes(KeyToolName.String(lb.tool), KeyCache.String(c.Cache)))
 	}
 	secs := end.Sub(start).Seconds()
 	if err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
+	"github.com/toolmw/toolmw/middleware/internal/resultcodec"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
@@ -97,13 +98,12 @@ func (l *layer) sharedCall(ctx context.Context, next toolmw.Tool, args json.RawM
 			return res, true, err
 		case rec.Done:
 			outcome, ok := l.unseal(run, key, rec.Args, rec.Outcome)
-			w, parsed := decodeOutcome(outcome)
+			res, recorded, parsed := decodeOutcome(outcome)
 			if !ok || !parsed {
 				s.guard.Corrupt("claim", "", errBadOutcome)
 				return toolmw.Result{}, true, errCorrupt
 			}
-			res, err = w.outcome()
-			return res, true, err
+			return res, true, recorded
 		case !rec.Until.After(c.Now) && !call.Idempotent:
 			// The holder's lease ended: it died or lost the Store, after
 			// the tool may have run.
@@ -280,66 +280,51 @@ func (l *layer) release(ctx context.Context, run, key, op string) {
 	})
 }
 
-// wireOutcome is a recorded outcome as a Store holds it: a result, or an
-// error in its taxonomy.Info form.
-type wireOutcome struct {
-	Content string         `json:"content,omitempty"`
-	JSON    bool           `json:"json,omitempty"`
-	Parts   []toolmw.Part  `json:"parts,omitempty"`
-	Error   *taxonomy.Info `json:"error,omitempty"`
-}
+// A recorded outcome, as a Store holds it, is one byte saying which it is
+// and its encoding: 'R' and the result as resultcodec writes it (the codec
+// of the results the cache and fallback layers share), or 'E' and the
+// error's taxonomy.Info as JSON.
+const (
+	outcomeResult = 'R'
+	outcomeError  = 'E'
+)
 
 // encodeOutcome returns the record of a call that returned res, or err
 // when it is not nil (a bounded error: see bound). A result whose record
 // would be over MaxOutcome is recorded as dropped.
 func encodeOutcome(res toolmw.Result, err error) []byte {
-	var w wireOutcome
 	if err != nil {
-		info := taxonomy.InfoOf(err)
-		w.Error = &info
-	} else {
-		w.Content, w.JSON, w.Parts = res.Content, res.JSON, res.Parts()
+		b, _ := json.Marshal(taxonomy.InfoOf(err)) // an Info always encodes
+		return append([]byte{outcomeError}, b...)
 	}
-	b, merr := json.Marshal(w)
-	if merr != nil || len(b) > MaxOutcome {
-		info := taxonomy.InfoOf(errDropped)
-		b, _ = json.Marshal(wireOutcome{Error: &info})
+	b, cerr := resultcodec.Encode(res)
+	if cerr != nil || 1+len(b) > MaxOutcome {
+		return encodeOutcome(toolmw.Result{}, errDropped)
 	}
-	return b
+	return append([]byte{outcomeResult}, b...)
 }
 
-// decodeOutcome returns the outcome a record holds, or false when it does
-// not parse: not one JSON object of wireOutcome's fields, a part of no
-// known kind, an error of no known kind, both a result and an error.
-func decodeOutcome(b []byte) (wireOutcome, bool) {
-	var w wireOutcome
-	if len(b) > MaxOutcome {
-		return w, false
+// decodeOutcome returns the result or the error a record holds, or false
+// when it does not parse: no known first byte, a result resultcodec does
+// not read, an error that is not one JSON object of taxonomy.Info's
+// fields (a kind it does not know it reads as tool-failed, as InfoOf
+// reads foreign errors).
+func decodeOutcome(b []byte) (res toolmw.Result, recorded error, ok bool) {
+	if len(b) == 0 || len(b) > MaxOutcome {
+		return toolmw.Result{}, nil, false
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if d.Decode(&w) != nil || d.InputOffset() != int64(len(b)) {
-		return w, false
-	}
-	if w.Error != nil {
-		return w, w.Content == "" && !w.JSON && w.Parts == nil && taxonomy.ValidKind(w.Error.Kind)
-	}
-	for _, p := range w.Parts {
-		if !p.Kind.Valid() {
-			return w, false
+	switch body := b[1:]; b[0] {
+	case outcomeResult:
+		res, err := resultcodec.Decode(body)
+		return res, nil, err == nil
+	case outcomeError:
+		var info taxonomy.Info
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.DisallowUnknownFields()
+		if d.Decode(&info) != nil || d.InputOffset() != int64(len(body)) {
+			return toolmw.Result{}, nil, false
 		}
+		return toolmw.Result{}, info.Err(), true
 	}
-	return w, true
-}
-
-// outcome returns the result or the error w records.
-func (w wireOutcome) outcome() (toolmw.Result, error) {
-	if w.Error != nil {
-		return toolmw.Result{}, w.Error.Err()
-	}
-	res := toolmw.Result{Content: w.Content, JSON: w.JSON}
-	if w.Parts != nil {
-		res = res.WithParts(w.Parts...)
-	}
-	return res, nil
+	return toolmw.Result{}, nil, false
 }

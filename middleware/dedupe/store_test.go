@@ -325,9 +325,10 @@ func TestStoreCorrupt(t *testing.T) {
 	op, args := "0123456789abcdef0123456789abcdef", hex.EncodeToString(sum[:])
 	for name, rec := range map[string]dedupe.Record{
 		"garbage outcome": {Op: op, Args: args, Done: true, Outcome: []byte("{not json")},
-		"unknown field":   {Op: op, Args: args, Done: true, Outcome: []byte(`{"content":"x","extra":1}`)},
-		"both":            {Op: op, Args: args, Done: true, Outcome: []byte(`{"content":"x","error":{"kind":"tool-failed","code":"x"}}`)},
-		"bad part":        {Op: op, Args: args, Done: true, Outcome: []byte(`{"parts":[{"Kind":"script"}]}`)},
+		"empty outcome":   {Op: op, Args: args, Done: true, Outcome: []byte{}},
+		"unknown field":   {Op: op, Args: args, Done: true, Outcome: []byte(`E{"kind":"tool-failed","code":"x","extra":1}`)},
+		"trailing data":   {Op: op, Args: args, Done: true, Outcome: []byte(`E{"kind":"tool-failed","code":"x"} {}`)},
+		"bad result":      {Op: op, Args: args, Done: true, Outcome: []byte("RTMR1\x00\x05ab")},
 		"bad op":          {Op: "x", Args: args, Until: time.Now().Add(time.Hour)},
 		"no lease":        {Op: op, Args: args},
 	} {

@@ -167,3 +167,17 @@ func TestInstrumentsMerges(t *testing.T) {
 		t.Fatal("merges")
 	}
 }
+
+func TestInstrumentNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, i := range state.Instruments() {
+		n := i.String()
+		if strings.HasPrefix(n, "instrument(") || seen[n] {
+			t.Errorf("instrument %d: name %q missing or repeated", i, n)
+		}
+		seen[n] = true
+	}
+	if got := state.Instrument(0).String(); got != "instrument(0)" {
+		t.Errorf("Instrument(0).String() = %q", got)
+	}
+}

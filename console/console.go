@@ -27,6 +27,7 @@ type console struct {
 	views []view
 	csrf  csrf
 	desk  *deskConfig
+	state *stateConfig
 }
 
 // New returns the console configured by opts: an http.Handler serving an
@@ -36,8 +37,8 @@ type console struct {
 //	mux.Handle("/debug/toolmw/", http.StripPrefix("/debug/toolmw", console.New(opts...)))
 //
 // Its pages link relatively, so any prefix works. Every response is
-// marked not to be cached, framed or sniffed, and its pages run no script
-// from anywhere else (a Content-Security-Policy). With an invalid option
+// marked not to be cached, framed or sniffed, and its pages load no script,
+// style or data from anywhere else (a Content-Security-Policy). With an invalid option
 // (see [Validate]) it answers every request with 500. The handler is safe
 // for concurrent use.
 func New(opts ...Option) http.Handler {
@@ -47,7 +48,7 @@ func New(opts ...Option) http.Handler {
 			http.Error(w, "console: misconfigured (see console.Validate)", http.StatusInternalServerError)
 		}))
 	}
-	h := &console{mux: http.NewServeMux(), desk: c.desk}
+	h := &console{mux: http.NewServeMux(), desk: c.desk, state: c.state}
 	h.csrf.key = c.csrfKey
 	if h.csrf.key == nil {
 		h.csrf.key = make([]byte, MinCSRFKeyLen)
@@ -56,6 +57,9 @@ func New(opts ...Option) http.Handler {
 	static, _ := fs.Sub(assets, "assets") // a constant path into the embedded files
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.index)
+	if h.state != nil {
+		h.addState()
+	}
 	if h.desk != nil {
 		h.addDesk()
 	}
@@ -77,7 +81,7 @@ func secure(next http.Handler) http.Handler {
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "same-origin")
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -24,6 +24,7 @@ const MinCSRFKeyLen = 32
 
 type config struct {
 	desk    *deskConfig
+	state   *stateConfig
 	csrfKey []byte
 	err     error
 }

@@ -1,8 +1,8 @@
 // Package state is where the layers publish their state — a breaker's
 // state, a bulkhead's queue, a limiter's waits, a budget's balance, a
 // store's failures — to be read when metrics are collected, not when calls
-// run. It imports only the standard library: the layers publish without
-// linking OpenTelemetry, and middleware/tracing (RegisterStateMetrics)
+// run. It imports only the standard library and package scrub: the layers
+// publish without linking OpenTelemetry, and middleware/tracing (RegisterStateMetrics)
 // reads a [Registry] into observable OpenTelemetry instruments.
 //
 // A layer instance registers a reader with [Register] when it is made
@@ -21,8 +21,9 @@
 // per [Instrument], admitted first come, first served, for the registry's
 // lifetime; what comes after is folded into one series named [Other]
 // (both name and detail), so an instrument never reports more than
-// MaxSeries+1 series. A name or detail is also cut to [MaxNameLen] bytes of
-// valid UTF-8. Series of one name from several instances are folded by the
+// MaxSeries+1 series. A name or detail is scrubbed (package scrub: a key
+// may be a token) and then cut to [MaxNameLen] bytes of valid UTF-8, in
+// that order, so no cut secret survives the scrubber. Series of one name from several instances are folded by the
 // instrument's [Merge] (summed, or the highest or lowest taken).
 //
 // A counter is read from its instance: when the instance is collected, its

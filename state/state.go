@@ -5,6 +5,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"weak"
+
+	"github.com/toolmw/toolmw/scrub"
 )
 
 // Instrument is one quantity the layers publish. Instruments are only
@@ -284,11 +286,13 @@ func (r *Registry) admit(i Instrument, k key) key {
 }
 
 // clean bounds s to MaxNameLen bytes of valid UTF-8 without control
-// characters; empty s is given as empty.
+// characters, scrubbed first: a secret cut in two may no longer read as
+// one. Empty s is given as empty.
 func clean(s, empty string) string {
 	if s == "" {
 		return empty
 	}
+	s = scrub.String(s)
 	ok := len(s) <= MaxNameLen && utf8.ValidString(s)
 	for i := 0; ok && i < len(s); i++ {
 		ok = s[i] >= 0x20 && s[i] != 0x7f

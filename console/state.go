@@ -133,9 +133,9 @@ type seriesView struct {
 
 // storeView is one store port's failures.
 type storeView struct {
-	Port        string        `json:"port"`
-	Errors      float64       `json:"errors"`
-	Degraded    float64       `json:"degraded"`
+	Port        string          `json:"port"`
+	Errors      float64         `json:"errors"`
+	Degraded    float64         `json:"degraded"`
 	ByOperation []operationView `json:"by_operation"`
 }
 

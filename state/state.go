@@ -92,7 +92,7 @@ const (
 	CacheMisses
 	// FallbacksServed counts failed calls of the tool named that a
 	// fallback answered with a substitute; Detail is where it came from:
-	// "last_good" or "func".
+	// "last_good" or "function".
 	FallbacksServed
 
 	instruments // one past the last

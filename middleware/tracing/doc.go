@@ -222,7 +222,7 @@
 //	toolmw.dedupe.repeats         counter        {call}       repeats given the recorded outcome
 //	toolmw.cache.hits             counter        {call}
 //	toolmw.cache.misses           counter        {call}
-//	toolmw.fallback.served        counter        {call}       + toolmw.fallback.source (last_good, func)
+//	toolmw.fallback.served        counter        {call}       + toolmw.fallback.source (last_good, function)
 //
 // A counter is read from its layer instance: when a tool made per request
 // is collected, its series ends. toolmw.spend.currency is present only on

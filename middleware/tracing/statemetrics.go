@@ -74,7 +74,7 @@ const (
 	// revoked or expired.
 	AttrVerdict = "toolmw.approval.verdict"
 	// AttrFallbackSource is where a fallback's substitute came from:
-	// last_good or func.
+	// last_good or function.
 	AttrFallbackSource = "toolmw.fallback.source"
 	// AttrCurrency is the currency of a spend amount, as given to the
 	// spend layer's WithCurrency; absent when none was.

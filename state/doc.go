@@ -32,8 +32,11 @@
 //
 // # Who publishes
 //
-// breaker, bulkhead, ratelimit, retry, hedge, runlimit and spend publish
-// into [Default]; budget's run budgets, and every store port through the
-// one store guard, too. Other layers may publish later: an [Instrument] is
-// only ever appended to.
+// breaker, bulkhead, ratelimit, retry, hedge, runlimit, spend (per
+// currency), cache, dedupe and fallback publish into [Default] from each
+// instance; approval from each Desk, or, for the Desks sharing one
+// approval.MemoryStore, from the store, so that they count together;
+// budget's run budgets, and every store port through the one store guard,
+// too. Other layers may publish later: an [Instrument] is only ever
+// appended to.
 package state

@@ -24,6 +24,13 @@ var names = [instruments]string{
 	SpendReserved:       "spend_reserved",
 	SpendSettled:        "spend_settled",
 	RunLimitRefusals:    "runlimit_refusals",
+	ApprovalsPending:    "approvals_pending",
+	ApprovalVerdicts:    "approval_verdicts",
+	ApprovalWait:        "approval_wait_seconds",
+	DedupeRepeats:       "dedupe_repeats",
+	CacheHits:           "cache_hits",
+	CacheMisses:         "cache_misses",
+	FallbacksServed:     "fallbacks_served",
 }
 
 // String returns the instrument's short name in snake case

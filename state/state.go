@@ -59,12 +59,43 @@ const (
 	// StoreDegraded counts calls a port decided without its store (fail
 	// open); Name is the port.
 	StoreDegraded
-	// SpendReserved is the amount held now by calls of the tool named.
+	// SpendReserved is the amount held now by calls of the tool named;
+	// Detail is the currency the amount is in (the spend layer's
+	// WithCurrency), or empty when none was given.
 	SpendReserved
-	// SpendSettled is the amount charged by calls of the tool named.
+	// SpendSettled is the amount charged by calls of the tool named;
+	// Detail is the currency, as for SpendReserved.
 	SpendSettled
 	// RunLimitRefusals counts calls refused by a per-run call limit.
 	RunLimitRefusals
+	// ApprovalsPending is how many approval requests for the tool named
+	// wait for a reviewer's decision.
+	ApprovalsPending
+	// ApprovalVerdicts counts the approval requests of the tool named
+	// that were decided or lapsed; Detail is the verdict: "approved" or
+	// "denied" (a pending request decided), "revoked" (an approval denied
+	// before it was used) or "expired" (an approval that lapsed unused,
+	// found when its call came again).
+	ApprovalVerdicts
+	// ApprovalWait is the time pending approval requests of the tool
+	// named waited for their decision, in seconds, summed; Detail is the
+	// verdict, "approved" or "denied". Divided by the ApprovalVerdicts of
+	// the same verdict it is the mean time to a decision.
+	ApprovalWait
+	// DedupeRepeats counts repeated calls of the tool named that were
+	// given the outcome recorded for the call they repeat, and did not
+	// run.
+	DedupeRepeats
+	// CacheHits counts calls of the tool named that a cache served a kept
+	// result.
+	CacheHits
+	// CacheMisses counts calls of the tool named that a cache looked up
+	// and did not find a result for, so the tool ran.
+	CacheMisses
+	// FallbacksServed counts failed calls of the tool named that a
+	// fallback answered with a substitute; Detail is where it came from:
+	// "last_good" or "function".
+	FallbacksServed
 
 	instruments // one past the last
 )

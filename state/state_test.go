@@ -168,6 +168,20 @@ func TestInstrumentsMerges(t *testing.T) {
 	}
 }
 
+// TestInstrumentsAppendOnly: an instrument's number never changes (new
+// ones come after the last).
+func TestInstrumentsAppendOnly(t *testing.T) {
+	for want, i := range map[state.Instrument]state.Instrument{
+		1: state.BreakerState, 15: state.StoreErrors, 17: state.SpendReserved, 19: state.RunLimitRefusals,
+		20: state.ApprovalsPending, 21: state.ApprovalVerdicts, 22: state.ApprovalWait, 23: state.DedupeRepeats,
+		24: state.CacheHits, 25: state.CacheMisses, 26: state.FallbacksServed,
+	} {
+		if i != want {
+			t.Errorf("%v is %d, was %d", i, i, want)
+		}
+	}
+}
+
 func TestInstrumentNames(t *testing.T) {
 	seen := map[string]bool{}
 	for _, i := range state.Instruments() {

@@ -194,6 +194,7 @@ func (d *Desk) ask(ctx context.Context, id, tool string, digest [32]byte, canon 
 		}
 		return storeFailed(ctx, err)
 	}
+	d.tally.filed(tool, code == taxonomy.CodeApprovalExpired)
 	msg := msgPending
 	if code == taxonomy.CodeApprovalExpired {
 		msg = msgExpired

@@ -16,6 +16,7 @@ import (
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/internal/storeguard"
 	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/store"
 )
 
@@ -69,6 +70,7 @@ type Desk struct {
 	runOptional bool
 	elicitTTL   time.Duration
 	onVerdict   func(Verdict)
+	tally       *tally // its MemoryStore's, or its own
 	err         error
 }
 
@@ -81,6 +83,12 @@ func NewDesk(opts ...Option) *Desk {
 		guard: storeguard.New("approval", c.storeCfg, true, c.clock), runOptional: c.runOptional, elicitTTL: c.elicitTTL, onVerdict: c.onVerdict, err: c.err}
 	if d.store == nil {
 		d.store = NewMemoryStore()
+	}
+	if m, ok := d.store.(*MemoryStore); ok && m.tally != nil {
+		d.tally = m.tally // counted once for all the Desks sharing m
+	} else {
+		d.tally = newTally()
+		state.Register(state.Default, d, publishDesk)
 	}
 	if d.seal.key == nil {
 		d.seal.key = make([]byte, MinKeyLen)
@@ -328,6 +336,7 @@ func (d *Desk) decide(ctx context.Context, req Request, rv Review, change func(*
 		}
 		return fmt.Errorf("approval: saving the decision: %w", err)
 	}
+	d.tally.decided(r.tool, req.State, r.state, time.Unix(0, r.created), d.clock.Now())
 	d.verdict(r)
 	return nil
 }

@@ -180,6 +180,32 @@
 // says neither is written as before. [WithOnVerdict] reports each decision
 // once stored. Package console serves a page over them.
 //
+// # Metrics
+//
+// A Desk publishes, per tool, in package state (read by middleware/tracing's
+// RegisterStateMetrics): the requests pending (toolmw.approval.pending);
+// the verdicts (toolmw.approval.verdicts): approved and denied, for a
+// pending request decided, revoked, for an approval denied before its
+// use, and expired, for an approval that lapsed unused, counted when its
+// call comes again and files a new request (one whose call never comes
+// again is never seen); and the time to a decision
+// (toolmw.approval.wait): the seconds from a request's filing to its
+// approval or denial, summed per verdict, so that wait over the verdicts
+// of one verdict is the mean time to it (observable instruments cannot be
+// histograms; the sum and the count can be read as rates over any
+// window). The time is measured from the filing replica's clock to the
+// deciding one's; a negative gap counts as none.
+//
+// The Desks sharing one [MemoryStore] count together: a request filed by
+// one and decided by another moves one count, so pending is exact for
+// them (but for a row the bounded store dropped, which stays counted as
+// pending). A Desk with another store counts what it did itself: the
+// requests it filed up, those it decided down. Over the processes sharing
+// the store, and the Desks of one process (their series are summed), the
+// counts add up to the store's while those Desks live; a Desk that is
+// gone, or a process restarted, takes its share with it. Give each
+// process one long-lived Desk per store.
+//
 // # Where to put it
 //
 // Put the layer outside retry and hedge: an approval allows one execution,

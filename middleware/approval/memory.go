@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/toolmw/toolmw/state"
 )
 
 // The bounds of what the layer writes to a [Store], which every Store must
@@ -69,6 +71,8 @@ type MemoryStore struct {
 	used   []string // nonces, oldest first
 	// cancelled counts the cancelled operations of all the nonces.
 	cancelled int
+
+	tally *tally // of the Desks sharing the store, for package state
 }
 
 // nonceRecord is what a MemoryStore knows of one nonce.
@@ -84,7 +88,9 @@ var (
 
 // NewMemoryStore returns an empty in-process store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{rows: map[string][]byte{}, nonces: map[string]*nonceRecord{}}
+	m := &MemoryStore{rows: map[string][]byte{}, nonces: map[string]*nonceRecord{}, tally: newTally()}
+	state.Register(state.Default, m, publishMemory)
+	return m
 }
 
 // errTooLarge is what a MemoryStore returns for an id, a nonce, an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw"
@@ -13,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/resultlru"
 	"github.com/toolmw/toolmw/middleware/internal/resultnote"
 	"github.com/toolmw/toolmw/middleware/internal/resultshare"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -43,6 +45,7 @@ func New(ttl time.Duration, opts ...Option) toolmw.Middleware {
 		}
 		l := &layer{config: &cfg, next: next, rule: resultkey.Rule{Partition: cfg.partition},
 			kept: resultlru.New(cfg.maxEntries, cfg.maxBytes), shared: shared, flights: map[resultkey.Key]*flight{}}
+		state.Register(state.Default, l, publish)
 		return l.call
 	}
 }
@@ -111,6 +114,30 @@ type layer struct {
 
 	mu      sync.Mutex
 	flights map[resultkey.Key]*flight // the misses under way, by key
+
+	// For package state: the tool's name, from its first read, and the
+	// hits and misses counted.
+	name         atomic.Pointer[string]
+	hits, misses atomic.Int64
+}
+
+// publish reports l's hits and misses to package state.
+func publish(l *layer, emit state.Emit) {
+	var name string
+	if p := l.name.Load(); p != nil {
+		name = *p
+	}
+	emit(state.CacheHits, name, "", float64(l.hits.Load()))
+	emit(state.CacheMisses, name, "", float64(l.misses.Load()))
+}
+
+// named keeps tool as l's name for package state, when it has none yet.
+func (l *layer) named(tool string) {
+	if l.name.Load() == nil {
+		p := new(string)
+		*p = tool
+		l.name.CompareAndSwap(nil, p)
+	}
 }
 
 // A flight is a miss under way: the calls of the same key that miss
@@ -129,6 +156,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	if call.Spec == nil || !call.Spec.Idempotent {
 		return l.next(ctx, args)
 	}
+	l.named(call.Tool)
 	now := l.clk.Now()
 	k, ok := l.rule.Of(ctx, call, args)
 	if !ok {
@@ -229,6 +257,12 @@ func (l *layer) hit(ctx context.Context, call toolmw.Call, res toolmw.Result, ma
 // (toolmw.SetCache), and gives lk, completed with the call's names, to the
 // callback.
 func (l *layer) report(ctx context.Context, call toolmw.Call, lk Lookup) {
+	switch lk.Outcome {
+	case Hit:
+		l.hits.Add(1)
+	case Miss:
+		l.misses.Add(1)
+	}
 	toolmw.SetCache(ctx, string(lk.Outcome))
 	if l.onLookup == nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/toolmw/toolmw"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/panicked"
 	"github.com/toolmw/toolmw/middleware/internal/partinfo"
 	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -33,10 +35,35 @@ func New(opts ...Option) toolmw.Middleware {
 		l.shared = &shared{s: cfg.store, guard: storeguard.New("dedupe", cfg.storeCfg, false, cfg.clk)}
 	}
 	return func(next toolmw.Tool) toolmw.Tool {
+		w := new(wrapped)
+		state.Register(state.Default, w, publish)
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			return l.call(ctx, next, args)
+			return l.call(ctx, next, args, w)
 		}
 	}
+}
+
+// wrapped is what package state reads of one tool the layer wraps: its
+// name, from its first call, and the repeats given a recorded outcome.
+type wrapped struct {
+	name    atomic.Pointer[string]
+	repeats atomic.Int64
+}
+
+// publish reports w's repeats to package state.
+func publish(w *wrapped, emit state.Emit) {
+	var name string
+	if p := w.name.Load(); p != nil {
+		name = *p
+	}
+	emit(state.DedupeRepeats, name, "", float64(w.repeats.Load()))
+}
+
+// named keeps tool as w's name, when it has none yet.
+func (w *wrapped) named(tool string) {
+	p := new(string)
+	*p = tool
+	w.name.CompareAndSwap(nil, p)
 }
 
 // Bounds of one recorded error. A repeat of a failed call gets the
@@ -95,10 +122,13 @@ var (
 		Msg: "Input should be one JSON value that every parser reads alike: valid UTF-8, no two keys of an object alike (also when they differ only in case), no lone surrogate escape, nesting at most 64 deep"})
 )
 
-func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage) (toolmw.Result, error) {
+func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage, w *wrapped) (toolmw.Result, error) {
 	call, ok := toolmw.CallFrom(ctx)
 	if !ok {
 		return next(ctx, args)
+	}
+	if w.name.Load() == nil {
+		w.named(call.Tool)
 	}
 	run, ok := budget.RunFrom(ctx)
 	if !ok {
@@ -112,7 +142,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 		return next(ctx, args)
 	}
 	if l.shared != nil && run.ID() != "" {
-		res, handled, err := l.sharedCall(ctx, next, args, call, run.ID(), id, sum)
+		res, handled, err := l.sharedCall(ctx, next, args, call, run.ID(), id, sum, w)
 		if handled {
 			return res, err
 		}
@@ -139,6 +169,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 			return toolmw.Result{}, ctx.Err()
 		}
 		if !rec.forgotten {
+			w.repeats.Add(1)
 			return partinfo.Clone(rec.res), rec.err // a copy: no repeat changes what another gets
 		}
 	}

@@ -55,7 +55,7 @@ func storeKey(id string) string {
 // is unknown. handled is false when the Store could not be asked and the
 // call is idempotent: the caller decides it on in-process records.
 func (l *layer) sharedCall(ctx context.Context, next toolmw.Tool, args json.RawMessage,
-	call toolmw.Call, run, id string, sum [sha256.Size]byte) (res toolmw.Result, handled bool, err error) {
+	call toolmw.Call, run, id string, sum [sha256.Size]byte, w *wrapped) (res toolmw.Result, handled bool, err error) {
 	s := l.shared
 	key := storeKey(id)
 	c := Claim{Op: storeguard.NewOp(), Args: hex.EncodeToString(sum[:]), Keep: l.window, Takeover: call.Idempotent}
@@ -103,6 +103,7 @@ func (l *layer) sharedCall(ctx context.Context, next toolmw.Tool, args json.RawM
 				s.guard.Corrupt("claim", "", errBadOutcome)
 				return toolmw.Result{}, true, errCorrupt
 			}
+			w.repeats.Add(1)
 			return res, true, recorded
 		case !rec.Until.After(c.Now) && !call.Idempotent:
 			// The holder's lease ended: it died or lost the Store, after

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/internal/resultlru"
 	"github.com/toolmw/toolmw/middleware/internal/resultnote"
 	"github.com/toolmw/toolmw/middleware/internal/resultshare"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -44,6 +46,7 @@ func New(opts ...Option) toolmw.Middleware {
 			l.kept = resultlru.New(cfg.maxEntries, cfg.maxBytes)
 			l.rule = resultkey.Rule{Partition: cfg.partition}
 		}
+		state.Register(state.Default, l, publish)
 		return l.call
 	}
 }
@@ -120,10 +123,32 @@ type layer struct {
 	kept   *resultlru.Cache    // nil without WithLastGood
 	rule   resultkey.Rule      // how a last good result is keyed
 	shared *resultshare.Shared // nil without WithStore
+
+	// For package state: the tool's name, from its first call, and the
+	// substitutes served, by source.
+	name                   atomic.Pointer[string]
+	servedLast, servedFunc atomic.Int64
+}
+
+// publish reports the substitutes l served to package state.
+func publish(l *layer, emit state.Emit) {
+	var name string
+	if p := l.name.Load(); p != nil {
+		name = *p
+	}
+	if l.kept != nil {
+		emit(state.FallbacksServed, name, string(SourceLastGood), float64(l.servedLast.Load()))
+	}
+	if l.fn != nil {
+		emit(state.FallbacksServed, name, string(SourceFunc), float64(l.servedFunc.Load()))
+	}
 }
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
+	if l.name.Load() == nil {
+		l.named(call.Tool)
+	}
 	// Only a read is remembered and served: Call.Idempotent is also true of
 	// a tool that honours keys, which acts.
 	read := l.kept != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
@@ -181,6 +206,13 @@ func (l *layer) replaces(ctx context.Context, err error) (taxonomy.Kind, string,
 	return info.Kind, info.Code, true
 }
 
+// named keeps tool as l's name for package state, when it has none yet.
+func (l *layer) named(tool string) {
+	p := new(string)
+	*p = tool
+	l.name.CompareAndSwap(nil, p)
+}
+
 // substitute runs the fallback function, containing a panic.
 func (l *layer) substitute(ctx context.Context, call toolmw.Call, args json.RawMessage, err error) (res toolmw.Result, ferr error) {
 	defer func() {
@@ -194,6 +226,11 @@ func (l *layer) substitute(ctx context.Context, call toolmw.Call, args json.RawM
 // served records the substitute in the call (toolmw.SetFallback), for the
 // observers outside, and reports it to the WithOnServe callback.
 func (l *layer) served(ctx context.Context, call toolmw.Call, m Mark, now time.Time, age time.Duration) {
+	if m.Source == SourceLastGood {
+		l.servedLast.Add(1)
+	} else {
+		l.servedFunc.Add(1)
+	}
 	toolmw.SetFallback(ctx, string(m.Source))
 	if l.onServe == nil {
 		return

@@ -171,6 +171,16 @@
 // (spendtest.TestStore), as the Redis one does; spendtest.MemStore is one
 // in memory, for tests.
 //
+// # Metrics
+//
+// The layer publishes, per costed tool, what its calls hold now and what
+// they were charged, in package state (see middleware/tracing's
+// RegisterStateMetrics): toolmw.spend.reserved and toolmw.spend.settled.
+// [WithCurrency] names the unit the amounts are in; the series of layers
+// in different currencies stay apart, never added up.
+//
+//	mw := spend.New(spend.Fixed("search", 0.01), spend.WithCurrency("USD"))
+//
 // # Concurrency
 //
 // The Middleware, the Tools it makes, an [Account], an [Option] and

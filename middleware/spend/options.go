@@ -13,6 +13,7 @@ type Option func(*config)
 
 type config struct {
 	costs     map[string]cost
+	currency  string
 	onBadCost func(BadCost)
 	store     runshare.Config[Store]
 	err       error
@@ -55,6 +56,42 @@ func (c *config) has(tool string) bool {
 // means none (the default).
 func WithOnBadCost(f func(BadCost)) Option {
 	return func(c *config) { c.onBadCost = f }
+}
+
+// MaxCurrencyLen is the longest currency [WithCurrency] takes, in bytes.
+const MaxCurrencyLen = 16
+
+// WithCurrency names the unit the layer's costs are counted in — an ISO
+// 4217 code such as "USD" or "EUR", or the application's own ("tokens",
+// "credits") — for its state metrics only: the amounts the layer holds and
+// charges are published per tool and currency (package state), so two
+// layers that count in different currencies report apart. The layer
+// converts nothing: a run's limit (ContextWithLimit) is in whatever unit
+// the layers charging it count in. A currency is 1 to [MaxCurrencyLen]
+// ASCII letters, digits, '_', '-' or '.'; any other is invalid. Without
+// it the amounts are published without a currency.
+func WithCurrency(code string) Option {
+	return func(c *config) {
+		if !validCurrency(code) {
+			c.reject("WithCurrency(%q): a currency is 1 to %d ASCII letters, digits, '_', '-' or '.'", code, MaxCurrencyLen)
+			return
+		}
+		c.currency = code
+	}
+}
+
+func validCurrency(s string) bool {
+	if s == "" || len(s) > MaxCurrencyLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func newConfig(opts []Option) config {

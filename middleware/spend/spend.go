@@ -167,11 +167,11 @@ type layer struct {
 // for package state.
 type meter struct{ held, settled atomic.Int64 }
 
-// publish reports l's meters to package state.
+// publish reports l's meters to package state, per tool and currency.
 func publish(l *layer, emit state.Emit) {
 	for tool, m := range l.meters {
-		emit(state.SpendReserved, tool, "", amount(m.held.Load()))
-		emit(state.SpendSettled, tool, "", amount(m.settled.Load()))
+		emit(state.SpendReserved, tool, l.currency, amount(m.held.Load()))
+		emit(state.SpendSettled, tool, l.currency, amount(m.settled.Load()))
 	}
 }
 

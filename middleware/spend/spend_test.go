@@ -407,6 +407,12 @@ func TestValidate(t *testing.T) {
 		{"metered nil", []spend.Option{spend.Metered("search", 1, nil)}, true},
 		{"not a tool name", []spend.Option{spend.Fixed("web search", 1)}, true},
 		{"two costs", []spend.Option{spend.Fixed("search", 1), spend.Metered("search", 1, read)}, true},
+		{"currency", []spend.Option{spend.Fixed("search", 1), spend.WithCurrency("EUR")}, false},
+		{"own currency", []spend.Option{spend.Fixed("search", 1), spend.WithCurrency("gpt-4o.tokens_1")}, false},
+		{"no currency", []spend.Option{spend.WithCurrency("")}, true},
+		{"currency with a space", []spend.Option{spend.WithCurrency("US D")}, true},
+		{"currency too long", []spend.Option{spend.WithCurrency("abcdefghijklmnopq")}, true},
+		{"currency not ASCII", []spend.Option{spend.WithCurrency("€")}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -213,12 +213,32 @@
 //	toolmw.hedge.won              counter        {hedge}
 //	toolmw.store.errors           counter        {error}      + toolmw.store.operation
 //	toolmw.store.degraded         counter        {call}       decided without the store (fail open)
-//	toolmw.spend.reserved         updowncounter  {amount}     held by calls in flight
-//	toolmw.spend.settled          counter        {amount}
+//	toolmw.spend.reserved         updowncounter  {amount}     held by calls in flight; + toolmw.spend.currency
+//	toolmw.spend.settled          counter        {amount}     + toolmw.spend.currency
 //	toolmw.runlimit.refusals      counter        {call}
+//	toolmw.approval.pending       updowncounter  {request}    waiting for a reviewer
+//	toolmw.approval.verdicts      counter        {request}    + toolmw.approval.verdict (approved, denied, revoked, expired)
+//	toolmw.approval.wait          counter        s            + toolmw.approval.verdict (approved, denied): time to a decision
+//	toolmw.dedupe.repeats         counter        {call}       repeats given the recorded outcome
+//	toolmw.cache.hits             counter        {call}
+//	toolmw.cache.misses           counter        {call}
+//	toolmw.fallback.served        counter        {call}       + toolmw.fallback.source (last_good, function)
 //
 // A counter is read from its layer instance: when a tool made per request
-// is collected, its series ends.
+// is collected, its series ends. toolmw.spend.currency is present only on
+// the series of a spend layer given a currency (spend.WithCurrency).
+//
+// Observable instruments cannot be histograms, so the time to an approval
+// decision is two counters: toolmw.approval.wait sums the seconds pending
+// requests waited until approved or denied, and toolmw.approval.verdicts
+// counts them, so that wait over verdicts of one verdict, as rates over a
+// window, is the mean time to that decision. A revocation (an approval
+// denied before its use) and an expiry count as verdicts of their own and
+// add no wait. toolmw.approval.pending is what the process's Desks know:
+// exact for the Desks sharing one approval.MemoryStore; with a shared
+// store, each process counts the requests it filed up and those it decided
+// down, so the sum over processes is right while they run (see package
+// approval).
 //
 // # Cost
 //

@@ -16,9 +16,9 @@ import (
 // RegisterStateMetrics reports the layers' state, as published in r (nil:
 // [state.Default]), as observable instruments of mp's meter (nil: the
 // global provider), read when a reader collects: breakers, bulkheads, rate
-// limiters, retry and run budgets, hedges, per-run call limits, spend and
-// store ports. The package documentation lists the instruments. Every
-// series has the attribute toolmw.name (or, for the store instruments,
+// limiters, retry and run budgets, hedges, per-run call limits, spend,
+// approvals, dedupe, caches, fallbacks and store ports. The package
+// documentation lists the instruments. Every series has the attribute toolmw.name (or, for the store instruments,
 // toolmw.store.port) and at most one more; names are bounded by r (see
 // package state) and scrubbed. It returns a function that unregisters the
 // instruments' callback. Call it once per provider: a second call reports
@@ -70,6 +70,15 @@ const (
 	AttrState     = "toolmw.breaker.state"   // the state a breaker entered
 	AttrStorePort = "toolmw.store.port"      // a store port: store.Error's Layer
 	AttrStoreOp   = "toolmw.store.operation" // the operation that failed
+	// AttrVerdict is an approval request's verdict: approved, denied,
+	// revoked or expired.
+	AttrVerdict = "toolmw.approval.verdict"
+	// AttrFallbackSource is where a fallback's substitute came from:
+	// last_good or function.
+	AttrFallbackSource = "toolmw.fallback.source"
+	// AttrCurrency is the currency of a spend amount, as given to the
+	// spend layer's WithCurrency; absent when none was.
+	AttrCurrency = "toolmw.spend.currency"
 )
 
 // stateKind is the OpenTelemetry instrument a state instrument is.
@@ -143,11 +152,25 @@ var stateInstruments = map[state.Instrument]stateInstrument{
 	state.StoreDegraded: {"toolmw.store.degraded", "{call}",
 		"Number of calls a port decided without its store.", intCounter, AttrStorePort, ""},
 	state.SpendReserved: {"toolmw.spend.reserved", "{amount}",
-		"Amount held by calls in flight.", floatUpDown, AttrName, ""},
+		"Amount held by calls in flight, per currency.", floatUpDown, AttrName, AttrCurrency},
 	state.SpendSettled: {"toolmw.spend.settled", "{amount}",
-		"Amount charged to finished calls.", floatCounter, AttrName, ""},
+		"Amount charged to finished calls, per currency.", floatCounter, AttrName, AttrCurrency},
 	state.RunLimitRefusals: {"toolmw.runlimit.refusals", "{call}",
 		"Number of calls refused by a per-run call limit.", intCounter, AttrName, ""},
+	state.ApprovalsPending: {"toolmw.approval.pending", "{request}",
+		"Number of approval requests waiting for a reviewer's decision.", intUpDown, AttrName, ""},
+	state.ApprovalVerdicts: {"toolmw.approval.verdicts", "{request}",
+		"Number of approval requests decided or lapsed, by verdict.", intCounter, AttrName, AttrVerdict},
+	state.ApprovalWait: {"toolmw.approval.wait", "s",
+		"Time approval requests waited for their decision, by verdict.", floatCounter, AttrName, AttrVerdict},
+	state.DedupeRepeats: {"toolmw.dedupe.repeats", "{call}",
+		"Number of repeated calls given the recorded outcome instead of running.", intCounter, AttrName, ""},
+	state.CacheHits: {"toolmw.cache.hits", "{call}",
+		"Number of calls a cache served a kept result.", intCounter, AttrName, ""},
+	state.CacheMisses: {"toolmw.cache.misses", "{call}",
+		"Number of calls a cache looked up without finding a result.", intCounter, AttrName, ""},
+	state.FallbacksServed: {"toolmw.fallback.served", "{call}",
+		"Number of failed calls a fallback answered, by source.", intCounter, AttrName, AttrFallbackSource},
 }
 
 // stateAttrs caches the attribute set of each series: names are bounded by
@@ -170,7 +193,7 @@ func (a *stateAttrs) of(d stateInstrument, s state.Series) metric.MeasurementOpt
 		return set
 	}
 	kv := []attribute.KeyValue{attribute.String(d.nameKey, scrub.String(s.Name))}
-	if d.detail != "" {
+	if d.detail != "" && s.Detail != "" { // a series without a detail goes without the attribute
 		kv = append(kv, attribute.String(d.detail, scrub.String(s.Detail)))
 	}
 	set := metric.WithAttributeSet(attribute.NewSet(kv...))

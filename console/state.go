@@ -170,6 +170,13 @@ var labels = map[state.Instrument]string{
 	state.SpendReserved:       "Spend: reserved",
 	state.SpendSettled:        "Spend: settled",
 	state.RunLimitRefusals:    "Run call limit: refused",
+	state.ApprovalsPending:    "Approvals: pending",
+	state.ApprovalVerdicts:    "Approvals: decided",
+	state.ApprovalWait:        "Approvals: time to decision (s, summed)",
+	state.DedupeRepeats:       "Dedupe: repeats served",
+	state.CacheHits:           "Cache: hits",
+	state.CacheMisses:         "Cache: misses",
+	state.FallbacksServed:     "Fallbacks served",
 }
 
 // breakerStates names BreakerState's values.

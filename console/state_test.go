@@ -377,3 +377,27 @@ func TestFailuresBounded(t *testing.T) {
 		t.Errorf("a new Failures holds %d", got)
 	}
 }
+
+// TestStateLabels: every instrument has a label a person reads.
+func TestStateLabels(t *testing.T) {
+	r := state.NewRegistry()
+	var keep []*gauge
+	for _, i := range state.Instruments() {
+		if i != state.StoreErrors && i != state.StoreDegraded {
+			keep = append(keep, publish(r, i, "tool", "", 1))
+		}
+	}
+	v, _ := getState(t, serveState(t, console.WithRegistry(r)))
+	if len(v.Tools) != 1 {
+		t.Fatalf("tools: %+v", v.Tools)
+	}
+	for _, s := range v.Tools[0].Series {
+		if s.Label == s.Instrument {
+			t.Errorf("%s has no label", s.Instrument)
+		}
+	}
+	if len(v.Tools[0].Series) != len(state.Instruments())-2 {
+		t.Errorf("%d series shown, want %d", len(v.Tools[0].Series), len(state.Instruments())-2)
+	}
+	runtime.KeepAlive(keep)
+}

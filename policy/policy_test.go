@@ -398,3 +398,20 @@ func TestApprovalLayer(t *testing.T) {
 		t.Fatalf("the gated call: %v, %d runs; want approval_pending and no run", err, runs.Load())
 	}
 }
+
+func FuzzNew(f *testing.F) {
+	f.Add([]byte(good))
+	f.Add([]byte(`{"defaults": {"layers": ["ratelimit"], "rate_limit": {"per_second": 1e-9}}}`))
+	f.Add([]byte(`{"tools": {"a": {"retry": {"max_attempts": 1, "max_delay": "1ns"}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := policy.New("f.json", data)
+		if err != nil {
+			var pe *policy.Error
+			if !errors.As(err, &pe) || taxonomy.InfoOf(err).Code != taxonomy.CodeOptionInvalid {
+				t.Fatalf("an error that is not an option_invalid *policy.Error: %v", err)
+			}
+			return
+		}
+		_ = s.Policy("a")
+	})
+}

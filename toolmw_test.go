@@ -15,9 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -31,13 +31,13 @@ func TestWrapRejects(t *testing.T) {
 		mws  []toolmw.Middleware
 		code string
 	}{
-		{"empty name", toolmw.Spec{}, testutil.OK, nil, taxonomy.CodeNameInvalid},
-		{"space in name", toolmw.Spec{Name: "book flight"}, testutil.OK, nil, taxonomy.CodeNameInvalid},
-		{"dot in name", toolmw.Spec{Name: "book.flight"}, testutil.OK, nil, taxonomy.CodeNameInvalid},
-		{"unicode name", toolmw.Spec{Name: "réserver"}, testutil.OK, nil, taxonomy.CodeNameInvalid},
-		{"name too long", toolmw.Spec{Name: strings.Repeat("a", 65)}, testutil.OK, nil, taxonomy.CodeNameInvalid},
+		{"empty name", toolmw.Spec{}, toolmwtest.OK, nil, taxonomy.CodeNameInvalid},
+		{"space in name", toolmw.Spec{Name: "book flight"}, toolmwtest.OK, nil, taxonomy.CodeNameInvalid},
+		{"dot in name", toolmw.Spec{Name: "book.flight"}, toolmwtest.OK, nil, taxonomy.CodeNameInvalid},
+		{"unicode name", toolmw.Spec{Name: "réserver"}, toolmwtest.OK, nil, taxonomy.CodeNameInvalid},
+		{"name too long", toolmw.Spec{Name: strings.Repeat("a", 65)}, toolmwtest.OK, nil, taxonomy.CodeNameInvalid},
 		{"nil tool", toolmw.Spec{Name: "book"}, nil, nil, taxonomy.CodeToolNil},
-		{"nil middleware", toolmw.Spec{Name: "book"}, testutil.OK, []toolmw.Middleware{toolmw.Chain(), nil}, taxonomy.CodeMiddlewareNil},
+		{"nil middleware", toolmw.Spec{Name: "book"}, toolmwtest.OK, []toolmw.Middleware{toolmw.Chain(), nil}, taxonomy.CodeMiddlewareNil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tool, err := toolmw.Wrap(tc.spec, tc.tool, tc.mws...)
@@ -54,7 +54,7 @@ func TestWrapRejects(t *testing.T) {
 		})
 	}
 	for _, name := range []string{"a", "A-b_9", strings.Repeat("x", 64)} {
-		if _, err := toolmw.Wrap(toolmw.Spec{Name: name}, testutil.OK); err != nil {
+		if _, err := toolmw.Wrap(toolmw.Spec{Name: name}, toolmwtest.OK); err != nil {
 			t.Errorf("Wrap(%q) = %v", name, err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestMustWrapPanics(t *testing.T) {
 			t.Fatalf("recovered %v", r)
 		}
 	}()
-	toolmw.MustWrap(toolmw.Spec{Name: ""}, testutil.OK)
+	toolmw.MustWrap(toolmw.Spec{Name: ""}, toolmwtest.OK)
 }
 
 func TestCallFrom(t *testing.T) {
@@ -142,17 +142,17 @@ func TestToolbox(t *testing.T) {
 		}
 	}
 	box := toolmw.NewToolbox(trace("box"))
-	if err := box.Register(toolmw.Spec{Name: "a", Description: "first"}, testutil.OK, trace("tool")); err != nil {
+	if err := box.Register(toolmw.Spec{Name: "a", Description: "first"}, toolmwtest.OK, trace("tool")); err != nil {
 		t.Fatal(err)
 	}
-	if err := box.Register(toolmw.Spec{Name: "b"}, testutil.OK); err != nil {
+	if err := box.Register(toolmw.Spec{Name: "b"}, toolmwtest.OK); err != nil {
 		t.Fatal(err)
 	}
-	err := box.Register(toolmw.Spec{Name: "a"}, testutil.OK)
+	err := box.Register(toolmw.Spec{Name: "a"}, toolmwtest.OK)
 	if te, _ := taxonomy.From(err); te == nil || te.Kind() != taxonomy.KindDuplicateTool || te.Code() != taxonomy.CodeDuplicateTool {
 		t.Fatalf("duplicate: %v", err)
 	}
-	if err := box.Register(toolmw.Spec{Name: "c d"}, testutil.OK); !errors.Is(err, taxonomy.ErrDefinitionInvalid) {
+	if err := box.Register(toolmw.Spec{Name: "c d"}, toolmwtest.OK); !errors.Is(err, taxonomy.ErrDefinitionInvalid) {
 		t.Fatalf("bad name: %v", err)
 	}
 	if _, err := box.Call(context.Background(), "a", nil); err != nil {
@@ -175,7 +175,7 @@ func TestToolbox(t *testing.T) {
 		t.Fatalf("specs %+v", specs)
 	}
 	var zero toolmw.Toolbox
-	if err := zero.Register(toolmw.Spec{Name: "z"}, testutil.OK); err != nil {
+	if err := zero.Register(toolmw.Spec{Name: "z"}, toolmwtest.OK); err != nil {
 		t.Fatalf("zero Toolbox: %v", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestToolboxConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = box.Register(toolmw.Spec{Name: fmt.Sprintf("t%d", i)}, testutil.OK)
+			_ = box.Register(toolmw.Spec{Name: fmt.Sprintf("t%d", i)}, toolmwtest.OK)
 			for j := range 100 {
 				_, _ = box.Call(context.Background(), fmt.Sprintf("t%d", j%8), nil)
 			}

@@ -292,6 +292,8 @@ func badOptions() []badOption {
 		{name: "spend.WithStore", validate: func() error { return spend.Validate(spend.WithStore(nil, store.WithTimeout(-time.Second))) },
 			layer: func() toolmw.Middleware { return spend.New(spend.WithStore(nil, store.WithTimeout(-time.Second))) }},
 		{name: "spend.WithFailClosed", none: "takes no value"},
+		{name: "spend.WithCurrency", validate: func() error { return spend.Validate(spend.WithCurrency("US$ dollars")) },
+			layer: func() toolmw.Middleware { return spend.New(spend.WithCurrency("US$ dollars")) }},
 		{name: "spend.ContextWithLimit", none: "a context setter, not an option: a limit that is not an amount fails closed at run time, and spend.ValidateLimit reports it"},
 
 		{name: "timeout.New d", validate: func() error { return timeout.Validate(-time.Second) },

@@ -334,7 +334,7 @@ func (w *wrapped) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 	g := w.set.cur.Load()
 	var name string
 	if c, ok := toolmw.CallFrom(ctx); ok {
-		name = c.Spec.Name
+		name = c.Tool
 	}
 	b := w.built.Load()
 	if b == nil || b.gen != g || b.name != name {

@@ -21,6 +21,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/approval"
 	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -383,7 +384,7 @@ func TestValidate(t *testing.T) {
 		if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid {
 			t.Errorf("%s: Validate = %v", name, err)
 		}
-		if _, werr := toolmw.Wrap(toolmw.Spec{Name: "t"}, testutil.OK, approval.New(nil, opts...)); werr == nil {
+		if _, werr := toolmw.Wrap(toolmw.Spec{Name: "t"}, toolmwtest.OK, approval.New(nil, opts...)); werr == nil {
 			t.Errorf("%s: Wrap accepted the layer", name)
 		}
 		if _, gerr := approval.NewDesk(opts...).Get(context.Background(), "apr_1"); gerr == nil {

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/classify"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 //go:noinline
@@ -15,7 +15,7 @@ func reset(context.Context, json.RawMessage) (toolmw.Result, error) { return too
 
 // BenchmarkSuccess measures the success path: a nil check.
 func BenchmarkSuccess(b *testing.B) {
-	tool := classify.New()(testutil.OK)
+	tool := classify.New()(toolmwtest.OK)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

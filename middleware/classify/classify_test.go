@@ -12,10 +12,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/mapper"
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,7 +25,7 @@ var errReset = &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 func TestIdempotencyFromSpec(t *testing.T) {
 	for _, idempotent := range []bool{false, true} {
 		t.Run(fmt.Sprint("idempotent=", idempotent), func(t *testing.T) {
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "quote", Idempotent: idempotent}, testutil.Returning(toolmw.Result{}, errReset), classify.New())
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "quote", Idempotent: idempotent}, toolmwtest.Returning(toolmw.Result{}, errReset), classify.New())
 			_, err := tool(context.Background(), nil)
 			te, ok := taxonomy.From(err)
 			if !ok {
@@ -42,7 +42,7 @@ func TestIdempotencyFromSpec(t *testing.T) {
 }
 
 func TestWithoutCall(t *testing.T) {
-	_, err := classify.New()(testutil.Returning(toolmw.Result{}, errReset))(context.Background(), nil)
+	_, err := classify.New()(toolmwtest.Returning(toolmw.Result{}, errReset))(context.Background(), nil)
 	te, ok := taxonomy.From(err)
 	if !ok || te.Code() != taxonomy.CodeConnectionReset || te.Tool() != "" || te.Retryable() {
 		t.Fatalf("got %v", err)
@@ -53,7 +53,7 @@ func TestPassThrough(t *testing.T) {
 	typed := taxonomy.Refusal("fare_sold_out", "sold out")
 	cancelled := fmt.Errorf("fetch: %w", context.Canceled)
 	for _, err := range []error{typed, fmt.Errorf("wrapped: %w", typed), cancelled, nil} {
-		res, got := classify.New()(testutil.Returning(toolmw.Text("partial"), err))(context.Background(), nil)
+		res, got := classify.New()(toolmwtest.Returning(toolmw.Text("partial"), err))(context.Background(), nil)
 		if got != err {
 			t.Errorf("%v came back as %v", err, got)
 		}
@@ -78,7 +78,7 @@ func TestWithMap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := classify.New(tt.opts...)(testutil.Returning(toolmw.Result{}, errSoldOut))(context.Background(), nil)
+			_, err := classify.New(tt.opts...)(toolmwtest.Returning(toolmw.Result{}, errSoldOut))(context.Background(), nil)
 			if te, ok := taxonomy.From(err); !ok || te.Code() != tt.code {
 				t.Fatalf("got %v, want code %s", err, tt.code)
 			}
@@ -87,7 +87,7 @@ func TestWithMap(t *testing.T) {
 }
 
 func TestSuccessDoesNotAllocate(t *testing.T) {
-	tool := classify.New()(testutil.Returning(toolmw.Text("ok"), nil))
+	tool := classify.New()(toolmwtest.Returning(toolmw.Text("ok"), nil))
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() { _, _ = tool(ctx, nil) }); n != 0 {
 		t.Fatalf("success path: %v allocs", n)
@@ -102,7 +102,7 @@ func TestSharedByManyTools(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			name := fmt.Sprintf("tool_%d", i)
-			tool := toolmw.MustWrap(toolmw.Spec{Name: name, Idempotent: i%2 == 0}, testutil.Returning(toolmw.Result{}, errReset), mw)
+			tool := toolmw.MustWrap(toolmw.Spec{Name: name, Idempotent: i%2 == 0}, toolmwtest.Returning(toolmw.Result{}, errReset), mw)
 			for range 100 {
 				_, err := tool(context.Background(), nil)
 				te, ok := taxonomy.From(err)

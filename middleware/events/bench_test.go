@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func benchCall(b *testing.B, tool toolmw.Tool, mws ...toolmw.Middleware) {
@@ -23,10 +23,10 @@ func benchCall(b *testing.B, tool toolmw.Tool, mws ...toolmw.Middleware) {
 
 // BenchmarkSuccess measures the success path: no event.
 func BenchmarkSuccess(b *testing.B) {
-	b.Run("bare", func(b *testing.B) { benchCall(b, testutil.OK) })
+	b.Run("bare", func(b *testing.B) { benchCall(b, toolmwtest.OK) })
 	b.Run("events", func(b *testing.B) {
 		em := events.NewEmitter(events.SinkFunc(func(events.Event) {}))
-		benchCall(b, testutil.OK, em.Middleware())
+		benchCall(b, toolmwtest.OK, em.Middleware())
 		_ = em.Flush(context.Background())
 	})
 }

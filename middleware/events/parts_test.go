@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -22,11 +23,11 @@ func TestPartsNeverInEvents(t *testing.T) {
 	ctx := context.Background()
 	for _, secret := range secrets {
 		parts := testutil.PartsWith(secret)
-		ok := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, testutil.Returning(parts, nil), em.Middleware())
+		ok := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, toolmwtest.Returning(parts, nil), em.Middleware())
 		if _, err := ok(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		failing := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, testutil.Returning(parts, taxonomy.Failure("upstream_unavailable", "down")), em.Middleware())
+		failing := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, toolmwtest.Returning(parts, taxonomy.Failure("upstream_unavailable", "down")), em.Middleware())
 		if _, err := failing(ctx, nil); err == nil {
 			t.Fatal("no error")
 		}

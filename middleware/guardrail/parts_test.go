@@ -12,6 +12,7 @@ import (
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/guardrail"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -35,7 +36,7 @@ func TestResultStringsParts(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}))
-	if _, err := mw(testutil.Returning(res, nil))(context.Background(), nil); err != nil {
+	if _, err := mw(toolmwtest.Returning(res, nil))(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"head", "a text", "key", "val", "4", "{not json", "https://example.com/r", "link name", "file:///x", "embedded"}
@@ -46,7 +47,7 @@ func TestResultStringsParts(t *testing.T) {
 	}
 	// Parts alone: no empty content is read.
 	seen = nil
-	if _, err := mw(testutil.Returning(toolmw.Parts(toolmw.TextPart("only")), nil))(context.Background(), nil); err != nil || !slices.Equal(seen, []string{"only"}) {
+	if _, err := mw(toolmwtest.Returning(toolmw.Parts(toolmw.TextPart("only")), nil))(context.Background(), nil); err != nil || !slices.Equal(seen, []string{"only"}) {
 		t.Errorf("seen %q %v", seen, err)
 	}
 }
@@ -61,7 +62,7 @@ func TestResultCheckParts(t *testing.T) {
 		got = r
 		return nil
 	}))
-	out, err := mw(testutil.Returning(res, nil))(context.Background(), nil)
+	out, err := mw(toolmwtest.Returning(res, nil))(context.Background(), nil)
 	if err != nil || got.Parts()[1].Text != `{"card":"4556"}` || got.Parts()[0].Text != "t" {
 		t.Fatalf("seen %+v %v", got, err)
 	}
@@ -84,7 +85,7 @@ func TestResultStringsPartsBlock(t *testing.T) {
 				}
 				return nil
 			}))
-			_, err := mw(testutil.Returning(toolmw.Parts(p), nil))(context.Background(), nil)
+			_, err := mw(toolmwtest.Returning(toolmw.Parts(p), nil))(context.Background(), nil)
 			if te, ok := taxonomy.From(err); !ok || te.Code() != taxonomy.CodeGuardrailResult {
 				t.Errorf("%s part %d (%s): %v", s.Family, i, p.Kind, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/logging"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -23,7 +24,7 @@ func TestPartsDescribed(t *testing.T) {
 			var buf bytes.Buffer
 			res := toolmw.Result{Content: "caption"}.WithParts([]toolmw.Part{toolmw.ImagePart(make([]byte, 100), "image/png")}...)
 			for _, r := range []toolmw.Result{res, toolmw.Text("plain")} {
-				tool := toolmw.MustWrap(toolmw.Spec{Name: "shoot"}, testutil.Returning(r, nil),
+				tool := toolmw.MustWrap(toolmw.Spec{Name: "shoot"}, toolmwtest.Returning(r, nil),
 					b.new(&buf, slog.LevelInfo, logging.WithSuccessLevel(slog.LevelInfo), logging.WithClock(newClock())))
 				if _, err := tool(context.Background(), nil); err != nil {
 					t.Fatal(err)
@@ -52,7 +53,7 @@ func TestPartsCanaries(t *testing.T) {
 	for _, b := range backends {
 		var buf bytes.Buffer
 		for _, secret := range canary.Values() {
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, testutil.Returning(testutil.PartsWith(secret), nil),
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, toolmwtest.Returning(testutil.PartsWith(secret), nil),
 				b.new(&buf, slog.LevelDebug, logging.WithClock(newClock())))
 			if _, err := tool(context.Background(), nil); err != nil {
 				t.Fatal(err)

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/permit"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 // BenchmarkSuccess measures the success path: an allow-list that permits the
 // call, through Wrap (so the policy sees a Call).
 func BenchmarkSuccess(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.OK, permit.New(permit.Allow("search", "get_booking")))
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, toolmwtest.OK, permit.New(permit.Allow("search", "get_booking")))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -24,7 +24,7 @@ func BenchmarkSuccess(b *testing.B) {
 
 // BenchmarkWrapOnly is the baseline: the same Wrap without the layer.
 func BenchmarkWrapOnly(b *testing.B) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.OK)
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, toolmwtest.OK)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -16,10 +16,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/redact"
 	"github.com/toolmw/toolmw/scrub"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,7 +30,7 @@ const (
 )
 
 func run(mw toolmw.Middleware, res toolmw.Result, err error) (toolmw.Result, error) {
-	return mw(testutil.Returning(res, err))(context.Background(), nil)
+	return mw(toolmwtest.Returning(res, err))(context.Background(), nil)
 }
 
 // assertClean fails when a planted value survives in any text of err that
@@ -259,10 +259,10 @@ func TestNoAllocation(t *testing.T) {
 	ctx := context.Background()
 	clean := taxonomy.Refusal("declined", "the card was declined")
 	for name, tool := range map[string]toolmw.Tool{
-		"success":               redact.New()(testutil.Returning(toolmw.Text("customer "+email), nil)),
-		"success, clean result": redact.New(redact.WithResults())(testutil.Returning(toolmw.Text("all good"), nil)),
-		"clean refusal":         redact.New()(testutil.Returning(toolmw.Result{}, clean)),
-		"clean wrapped refusal": redact.New()(testutil.Returning(toolmw.Result{}, fmt.Errorf("x: %w", clean))),
+		"success":               redact.New()(toolmwtest.Returning(toolmw.Text("customer "+email), nil)),
+		"success, clean result": redact.New(redact.WithResults())(toolmwtest.Returning(toolmw.Text("all good"), nil)),
+		"clean refusal":         redact.New()(toolmwtest.Returning(toolmw.Result{}, clean)),
+		"clean wrapped refusal": redact.New()(toolmwtest.Returning(toolmw.Result{}, fmt.Errorf("x: %w", clean))),
 	} {
 		if n := testing.AllocsPerRun(100, func() { _, _ = tool(ctx, nil) }); n != 0 {
 			t.Errorf("%s: %v allocs", name, n)

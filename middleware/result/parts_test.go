@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -23,7 +23,7 @@ import (
 func run(t *testing.T, spec toolmw.Spec, res toolmw.Result, opts ...result.Option) (string, error) {
 	t.Helper()
 	spec.Name = "shoot"
-	tool := toolmw.MustWrap(spec, testutil.Returning(res, nil), result.New(opts...))
+	tool := toolmw.MustWrap(spec, toolmwtest.Returning(res, nil), result.New(opts...))
 	got, err := tool(context.Background(), nil)
 	if err == nil {
 		if !reflect.DeepEqual(got, res) {
@@ -187,7 +187,7 @@ func TestPartOptionsValidate(t *testing.T) {
 		if te, ok := taxonomy.From(err); !ok || te.Kind() != taxonomy.KindDefinitionInvalid || te.Code() != taxonomy.CodeOptionInvalid {
 			t.Errorf("Validate = %v, want option_invalid", err)
 		}
-		_, err = toolmw.Wrap(toolmw.Spec{Name: "shoot"}, testutil.OK, result.New(opt))
+		_, err = toolmw.Wrap(toolmw.Spec{Name: "shoot"}, toolmwtest.OK, result.New(opt))
 		if info := taxonomy.InfoOf(err); info.Code != taxonomy.CodeOptionInvalid || info.Tool != "shoot" {
 			t.Errorf("Wrap = %v, want shoot: option_invalid", err)
 		}
@@ -313,7 +313,7 @@ func TestOutputSchemaBounded(t *testing.T) {
 // timeout, as argument validation does.
 func TestOutputSchemaContext(t *testing.T) {
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "book", OutputSchema: ticketSchema},
-		testutil.Returning(toolmw.Result{Content: `{"id":"T-1","seats":2}`, JSON: true}, nil), result.New())
+		toolmwtest.Returning(toolmw.Result{Content: `{"id":"T-1","seats":2}`, JSON: true}, nil), result.New())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := tool(ctx, nil); err != context.Canceled {
@@ -323,7 +323,7 @@ func TestOutputSchemaContext(t *testing.T) {
 
 func TestOutputSchemaDeadline(t *testing.T) {
 	tool := toolmw.MustWrap(toolmw.Spec{Name: "book", OutputSchema: ticketSchema},
-		testutil.Returning(toolmw.Result{Content: `{"id":"T-1","seats":2}`, JSON: true}, nil), result.New())
+		toolmwtest.Returning(toolmw.Result{Content: `{"id":"T-1","seats":2}`, JSON: true}, nil), result.New())
 	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
 	defer cancel()
 	_, err := tool(ctx, nil)

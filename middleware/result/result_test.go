@@ -10,9 +10,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/result"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,7 +48,7 @@ func TestChecks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Name = "search"
-			tool := toolmw.MustWrap(tt.spec, testutil.Returning(tt.res, nil), result.New(tt.opts...))
+			tool := toolmw.MustWrap(tt.spec, toolmwtest.Returning(tt.res, nil), result.New(tt.opts...))
 			res, err := tool(context.Background(), nil)
 			if tt.wantCode == "" {
 				if err != nil || !reflect.DeepEqual(res, tt.res) {
@@ -70,7 +70,7 @@ func TestChecks(t *testing.T) {
 func TestToolErrorPassesThrough(t *testing.T) {
 	want := taxonomy.Refusal("no_seats", "the flight is full")
 	partial := toolmw.Text("\xff partial")
-	tool := result.New(result.WithMaxBytes(1))(testutil.Returning(partial, want))
+	tool := result.New(result.WithMaxBytes(1))(toolmwtest.Returning(partial, want))
 	res, err := tool(context.Background(), nil)
 	if err != want || !reflect.DeepEqual(res, partial) {
 		t.Fatalf("got %+v, %v; want the tool's result and error untouched", res, err)
@@ -82,7 +82,7 @@ func TestToolErrorPassesThrough(t *testing.T) {
 func TestChecksOnly(t *testing.T) {
 	const secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 	in := toolmw.Result{Content: `{"note":"use token ` + secret + `"}`, JSON: true}
-	res, err := result.New()(testutil.Returning(in, nil))(context.Background(), nil)
+	res, err := result.New()(toolmwtest.Returning(in, nil))(context.Background(), nil)
 	if err != nil || !reflect.DeepEqual(res, in) || unsafe.StringData(res.Content) != unsafe.StringData(in.Content) {
 		t.Fatalf("got %+v, %v; want the result as it came", res, err)
 	}
@@ -97,13 +97,13 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("WithMaxBytes(-1): Validate = %v", err)
 	}
 	// Wrap reports the bad cap at start-up.
-	_, err = toolmw.Wrap(toolmw.Spec{Name: "search"}, testutil.Returning(toolmw.Text("ok"), nil), result.New(result.WithMaxBytes(-1)))
+	_, err = toolmw.Wrap(toolmw.Spec{Name: "search"}, toolmwtest.Returning(toolmw.Text("ok"), nil), result.New(result.WithMaxBytes(-1)))
 	if info := taxonomy.InfoOf(err); info.Kind != taxonomy.KindDefinitionInvalid || info.Code != taxonomy.CodeOptionInvalid || info.Tool != "search" {
 		t.Fatalf("Wrap with WithMaxBytes(-1) = %v, want search: tool-definition-invalid/option_invalid", err)
 	}
 	// 0 means the default cap.
-	at := result.New(result.WithMaxBytes(0), nil)(testutil.Returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes)), nil))
-	over := result.New(result.WithMaxBytes(0), nil)(testutil.Returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes+1)), nil))
+	at := result.New(result.WithMaxBytes(0), nil)(toolmwtest.Returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes)), nil))
+	over := result.New(result.WithMaxBytes(0), nil)(toolmwtest.Returning(toolmw.Text(strings.Repeat("a", result.DefaultMaxBytes+1)), nil))
 	if _, err := at(context.Background(), nil); err != nil {
 		t.Fatalf("WithMaxBytes(0), at the default cap: %v", err)
 	}

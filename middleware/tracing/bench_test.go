@@ -11,12 +11,12 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolmw/toolmw"
-	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/tracing"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 func benchCall(b *testing.B, mws ...toolmw.Middleware) {
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "bench"}, testutil.OK, mws...)
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "bench"}, toolmwtest.OK, mws...)
 	ctx := toolmw.WithCallID(context.Background(), "call_1")
 	b.ReportAllocs()
 	b.ResetTimer()

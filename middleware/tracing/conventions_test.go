@@ -41,6 +41,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/timeout"
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -390,7 +391,7 @@ func dumpTelemetry(spans tracetest.SpanStubs, rm metricdata.ResourceMetrics) str
 // or the result ("Instrumentations SHOULD NOT capture them by default").
 func TestContentIsOptIn(t *testing.T) {
 	r := newRig(t)
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.Returning(toolmw.Text("found it"), nil), tracing.New(r.opts()...))
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, toolmwtest.Returning(toolmw.Text("found it"), nil), tracing.New(r.opts()...))
 	if _, err := tool(context.Background(), json.RawMessage(`{"q":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +417,7 @@ func TestContentScrubbedThenCut(t *testing.T) {
 			pad := strings.Repeat("é", 118) + " " // 237 bytes, after 6 of `{"q":"`
 			args := json.RawMessage(`{"q":"` + pad + s.Value + ` and more"}`)
 			res := toolmw.Text("see part").WithParts(toolmw.TextPart("part text "+s.Value), toolmw.ImagePart([]byte("PNG"), "image/png"))
-			tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.Returning(res, nil),
+			tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, toolmwtest.Returning(res, nil),
 				tracing.New(append(r.opts(), tracing.WithContent(bound))...))
 			if _, err := tool(context.Background(), args); err != nil {
 				t.Fatal(err)
@@ -450,8 +451,8 @@ func TestDescription(t *testing.T) {
 	r := newRig(t)
 	long := "Looks up " + canary.Secrets[0].Value + " " + strings.Repeat("x", 2*tracing.MaxDescriptionBytes)
 	spec := toolmw.Spec{Name: "lookup", Description: long}
-	on := toolmw.MustWrap(spec, testutil.OK, tracing.New(r.opts()...))
-	off := toolmw.MustWrap(spec, testutil.OK, tracing.New(append(r.opts(), tracing.WithoutDescription())...))
+	on := toolmw.MustWrap(spec, toolmwtest.OK, tracing.New(r.opts()...))
+	off := toolmw.MustWrap(spec, toolmwtest.OK, tracing.New(append(r.opts(), tracing.WithoutDescription())...))
 	_, _ = on(context.Background(), nil)
 	_, _ = off(context.Background(), nil)
 	spans := r.spans.GetSpans()
@@ -469,7 +470,7 @@ func TestDescription(t *testing.T) {
 // metrics carry it.
 func TestAgentName(t *testing.T) {
 	r := newRig(t)
-	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, testutil.OK, tracing.New(append(r.opts(), tracing.WithAgentName("Planner"))...))
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search"}, toolmwtest.OK, tracing.New(append(r.opts(), tracing.WithAgentName("Planner"))...))
 	ctx := context.Background()
 	for _, c := range []context.Context{
 		ctx,
@@ -518,9 +519,9 @@ func TestGuardrailResultEvent(t *testing.T) {
 		return fmt.Errorf("found %s", canary.Secrets[4].Value)
 	}
 	blockResult := func(context.Context, toolmw.Call, toolmw.Result) error { return fmt.Errorf("found a url") }
-	args := toolmw.MustWrap(toolmw.Spec{Name: "send"}, testutil.OK, tracing.New(r.opts()...),
+	args := toolmw.MustWrap(toolmw.Spec{Name: "send"}, toolmwtest.OK, tracing.New(r.opts()...),
 		guardrail.New(guardrail.Args("no_emails", block)))
-	result := toolmw.MustWrap(toolmw.Spec{Name: "fetch"}, testutil.OK, tracing.New(r.opts()...),
+	result := toolmw.MustWrap(toolmw.Spec{Name: "fetch"}, toolmwtest.OK, tracing.New(r.opts()...),
 		guardrail.New(guardrail.Result("no_internal_urls", blockResult)))
 	_, _ = args(context.Background(), json.RawMessage(`{"to":"x"}`))
 	_, _ = result(context.Background(), json.RawMessage(`{}`))

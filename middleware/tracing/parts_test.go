@@ -10,6 +10,7 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/internal/testrig/testutil"
 	"github.com/toolmw/toolmw/middleware/tracing"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/canary"
 )
 
@@ -23,7 +24,7 @@ func TestPartsDescribed(t *testing.T) {
 		parts = append(parts, toolmw.TextPart("hi"))
 	}
 	for _, res := range []toolmw.Result{toolmw.Text("caption").WithParts(parts...), toolmw.Text("plain")} {
-		tool := toolmw.MustWrap(toolmw.Spec{Name: "shoot"}, testutil.Returning(res, nil), tracing.New(r.opts()...))
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "shoot"}, toolmwtest.Returning(res, nil), tracing.New(r.opts()...))
 		if _, err := tool(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestPartsDescribed(t *testing.T) {
 func TestPartsCanaries(t *testing.T) {
 	r := newRig(t)
 	for _, secret := range secrets {
-		tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, testutil.Returning(testutil.PartsWith(secret), nil), tracing.New(r.opts()...))
+		tool := toolmw.MustWrap(toolmw.Spec{Name: "canary"}, toolmwtest.Returning(testutil.PartsWith(secret), nil), tracing.New(r.opts()...))
 		if _, err := tool(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 // Package testutil holds the test helpers that several packages' tests
-// share: stand-in tools and a stand-in retry layer. It is imported by
-// _test.go files only.
+// share: a stand-in retry layer and store-test rigs. It is imported by
+// _test.go files only; the stand-in tools are public, in package
+// toolmwtest.
 package testutil
 
 import (
@@ -11,17 +12,6 @@ import (
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/taxonomy"
 )
-
-// OK is a tool that succeeds with the text "ok".
-func OK(context.Context, json.RawMessage) (toolmw.Result, error) {
-	return toolmw.Text("ok"), nil
-}
-
-// Returning returns a tool that returns res and err, whatever it is called
-// with.
-func Returning(res toolmw.Result, err error) toolmw.Tool {
-	return func(context.Context, json.RawMessage) (toolmw.Result, error) { return res, err }
-}
 
 // RetryN stands in for the retry layer: it makes up to n attempts while the
 // error is retryable (taxonomy.ShouldRetry, not idempotent), advancing the

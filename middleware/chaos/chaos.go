@@ -244,7 +244,7 @@ func (f Fault) String() string {
 // …), taxonomy.New(taxonomy.KindRateLimited, taxonomy.CodeUpstreamRateLimited,
 // …).WithRetryAfter(2*time.Second). A nil err makes an invalid fault.
 func Failure(err taxonomy.Error) Fault {
-	if err == nil {
+	if te, ok := err.(*taxonomy.ToolError); err == nil || ok && te == nil {
 		return Fault{kind: failure, err: "Failure(nil): a fault needs the error it injects"}
 	}
 	return Fault{kind: failure, failure: err}

@@ -538,6 +538,7 @@ func TestValidate(t *testing.T) {
 	for _, o := range [][]chaos.Option{
 		{chaos.WithFault(chaos.Fault{}, 0.1)},
 		{chaos.WithFault(chaos.Failure(nil), 0.1)},
+		{chaos.WithFault(chaos.Failure((*taxonomy.ToolError)(nil)), 0.1)},
 		{chaos.WithFault(chaos.Latency(-1), 0.1)},
 		{chaos.WithFault(chaos.Timeout(-1), 0.1)},
 		{chaos.WithFault(chaos.OversizedResult(1), 0.1)},

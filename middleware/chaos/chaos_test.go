@@ -16,6 +16,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
@@ -28,6 +29,8 @@ import (
 	"github.com/toolmw/toolmw/middleware/tracing"
 	"github.com/toolmw/toolmw/taxonomy"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func ok(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
@@ -21,6 +22,8 @@ import (
 	"github.com/toolmw/toolmw/middleware/runlimit/runlimittest"
 	"github.com/toolmw/toolmw/store"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func ok(context.Context, json.RawMessage) (toolmw.Result, error) { return toolmw.Text("ok"), nil }
 

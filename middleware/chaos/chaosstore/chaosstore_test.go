@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"go.uber.org/goleak"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmw/toolmw"
 	"github.com/toolmw/toolmw/budget"
+	"github.com/toolmw/toolmw/budget/budgettest"
 	"github.com/toolmw/toolmw/middleware/chaos"
 	"github.com/toolmw/toolmw/middleware/retry"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -51,4 +52,30 @@ func Example() {
 	// injected failure into call_5, attempt 2
 	// call_5 failed: upstream_rate_limited
 	// not rehearsing: <nil>
+}
+
+// A shared store that is down, rehearsed: the run budget's store fails,
+// and the call is decided on local state, as in a real outage.
+func ExampleNewStoreFaults() {
+	faults, err := chaos.NewStoreFaults(chaos.WithEnabled(true),
+		chaos.WithStoreFault(chaos.StoreFailure(nil), 1, "run_budget"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	shared := faults.RunStore(&budgettest.MemRunStore{}) // Redis, in production
+	ctx := budget.WithRun(context.Background(), budget.WithID("run-7"), budget.WithRunStore(shared))
+
+	var seen toolmw.Call
+	search := func(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
+		seen, _ = toolmw.CallFrom(ctx)
+		return toolmw.Text("3 flights"), nil
+	}
+	tool := toolmw.MustWrap(toolmw.Spec{Name: "search_flights"}, search, retry.New())
+	res, err := tool(ctx, nil)
+	fmt.Println(res.Content, err)
+	fmt.Println("degraded:", seen.Degraded, "chaos:", seen.Chaos)
+	// Output:
+	// 3 flights <nil>
+	// degraded: run_budget chaos: store_failure
 }

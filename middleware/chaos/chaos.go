@@ -93,7 +93,7 @@ func (l *layer) decide(ctx context.Context, args json.RawMessage) (toolmw.Result
 	if c.ID != "" {
 		u = unit(callDraw(l.seed, t, c.ID))
 	} else {
-		u = unit(seqDraw(l.seed, t.Tool, "", seq))
+		u = seqUnit(l.seed, t.Tool, "", seq)
 	}
 	f, ok := pick(l.plan.bands(t.Tool), u)
 	if !ok {
@@ -441,19 +441,51 @@ func pick(bs []band, u float64) (Fault, bool) {
 	return Fault{}, false
 }
 
-// Domains keep the two ways of drawing apart.
+// Domains keep the ways of drawing apart.
 const (
-	domainSeq  = 0x5e9
-	domainCall = 0xca11
+	domainSeq    = 0x5e9
+	domainCall   = 0xca11
+	domainJitter = 0x717e
 )
 
-// seqDraw is the draw of the seq-th enabled call of tool (or operation op
-// of a store's layer, tool then naming the layer).
-func seqDraw(seed uint64, tool, op string, seq uint64) uint64 {
-	h := mix(seed ^ domainSeq)
-	h = mix(h ^ hashString(tool))
-	h = mix(h ^ hashString(op))
-	return mix(h ^ seq)
+// blockBits sets the blocks of the sequence draws: 1<<blockBits
+// consecutive calls of a tool draw from a pseudo-random permutation of as
+// many strata of [0, 1), so that each block of 1,024 calls gets each
+// fault's share to within a call or two, and 10,000 calls to within a few
+// (1,024 strata: fine enough for rates of a tenth of a percent, few
+// enough that a run of a few thousand calls ends in whole blocks mostly).
+const blockBits = 10
+
+// seqUnit is the draw, in [0, 1), of the seq-th (from 1) enabled call of
+// tool (or operation op of a store's layer, tool then naming the layer):
+// the stratum the block's permutation gives its place, and a point within
+// it. Within a block the draws are as independent as draws without
+// replacement can be: a call after an injected one is injected with the
+// rate's probability, less a 1,024th, so runs of failures happen as they
+// would.
+func seqUnit(seed uint64, tool, op string, seq uint64) float64 {
+	i := seq - 1
+	key := mix(seed ^ domainSeq)
+	key = mix(key ^ hashString(tool))
+	key = mix(key ^ hashString(op))
+	key = mix(key ^ i>>blockBits)
+	pos := i & (1<<blockBits - 1)
+	stratum := permute(pos, key)
+	within := unit(mix(key ^ domainJitter<<32 ^ pos))
+	return (float64(stratum) + within) / (1 << blockBits)
+}
+
+// permute is a pseudo-random permutation of [0, 1<<blockBits) chosen by
+// key: a four-round Feistel network, a bijection whatever its round
+// function (here mix).
+func permute(x, key uint64) uint64 {
+	const half = blockBits / 2
+	const mask = 1<<half - 1
+	l, r := x>>half, x&mask
+	for round := range uint64(4) {
+		l, r = r, l^mix(key^round<<32^r)&mask
+	}
+	return l<<half | r
 }
 
 // callDraw is the draw of an attempt of the call id of a run.

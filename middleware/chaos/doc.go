@@ -55,10 +55,18 @@
 // The faults of one tool take disjoint shares of its calls, in the order
 // given, so that a call gets at most one fault and the rates of a tool add
 // up to at most 1 (past it is invalid). Each call draws a number in
-// [0, 1) from a hash (splitmix64) of the seed and the call; the fault
-// whose share holds it is injected. Over n calls the share injected is
-// the rate within a few times sqrt(rate·(1−rate)/n): within ±2% at 10,000
-// calls, as TestRate checks.
+// [0, 1); the fault whose share holds it is injected.
+//
+// A call drawn by its sequence (below) draws from a stratified sequence:
+// each block of 1,024 consecutive calls of a tool visits the 1,024 strata
+// of [0, 1) in a pseudo-random order, so a fault's share of any block is
+// its rate to within a call or two, and over 10,000 calls within about 1%
+// of the rate (TestRate: ±2% of the rate for 50 seeds). The order is
+// random enough that a call after an injected one is injected at the rate,
+// and runs of failures come as often as with independent draws
+// (TestRunsOfFaults). A call drawn by its call id draws independently
+// (a hash, splitmix64): over n calls its share is the rate within a few
+// times sqrt(rate·(1−rate)/n), ±2 percentage points at 10,000 calls.
 //
 // # Determinism
 //

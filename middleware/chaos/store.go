@@ -64,7 +64,7 @@ func (s *StoreFaults) Enter(ctx context.Context, layer, op string) error {
 		return nil
 	}
 	seq := s.counter(layer, op).Add(1)
-	f, ok := pick(s.plan.bands(layer), unit(seqDraw(s.seed, layer, op, seq)))
+	f, ok := pick(s.plan.bands(layer), seqUnit(s.seed, layer, op, seq))
 	if !ok {
 		return nil
 	}

@@ -43,6 +43,13 @@ type Call struct {
 	// "hit" (the result is a kept one; the tool was not called), "miss" or
 	// "bypass" (the tool was called); "" when no cache looked.
 	Cache string
+	// Chaos names what a chaos layer injected into the call, set with
+	// [SetChaos] ("failure", "latency", "timeout", "panic",
+	// "malformed_result", "oversized_result", "store_failure",
+	// "store_latency"); "" when nothing was. Only observers read it (the
+	// tracing layer marks the span): every other layer treats an injected
+	// fault as the real one it stands for.
+	Chaos string
 
 	c *callCtx // the call's record, for Key
 }
@@ -89,6 +96,7 @@ type notes struct {
 	fallback string // what stood in for the result
 	degraded string // the layer that fell back from its store to local state
 	cache    string // what a cache found
+	chaos    string // what a chaos layer injected
 }
 
 // note records what set changes in the call's notes.
@@ -141,6 +149,7 @@ func CallFrom(ctx context.Context) (Call, bool) {
 		Fallback:   n.fallback,
 		Degraded:   n.degraded,
 		Cache:      n.cache,
+		Chaos:      n.chaos,
 		c:          c,
 	}, true
 }
@@ -179,6 +188,18 @@ func SetDegraded(ctx context.Context, layer string) {
 func SetCache(ctx context.Context, lookup string) {
 	if c, ok := ctx.Value(callKey).(*callCtx); ok {
 		c.note(func(n *notes) { n.cache = name(lookup) })
+	}
+}
+
+// SetChaos records that a chaos layer injected fault (a name, like
+// SetFallback's source) into the call carried by ctx: the observers
+// outside read it through CallFrom once the call returns, so a rehearsed
+// failure is never taken for a real one in a trace. When faults are
+// injected into several attempts of a call, the last one is recorded. It
+// does nothing when ctx carries no call.
+func SetChaos(ctx context.Context, fault string) {
+	if c, ok := ctx.Value(callKey).(*callCtx); ok {
+		c.note(func(n *notes) { n.chaos = name(fault) })
 	}
 }
 

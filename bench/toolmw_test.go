@@ -71,6 +71,7 @@ func toolmwSystems() []system {
 		{"toolmw_classify", wrap(classify.New())},
 		{"toolmw_permit", wrap(permit.New(permit.Allow(spec.Name)))},
 		{"toolmw_result", wrap(result.New())},
+		{"toolmw_chaos_disabled", wrap(chaosDisabled())},
 	}
 }
 

@@ -39,9 +39,13 @@ const (
 // by the package each comes from. Give a layer its package's name, so
 // that a stack's String and its errors name it as the documentation does.
 const (
-	Approval  = "approval"
-	Bulkhead  = "bulkhead"
-	Cache     = "cache"
+	Approval = "approval"
+	Bulkhead = "bulkhead"
+	Cache    = "cache"
+	// Chaos is the name of a chaos layer (package middleware/chaos, fault
+	// injection), never in Default: a stack with a layer of this name
+	// says so in its String. Insert it innermost, after Classify.
+	Chaos     = "chaos"
 	Dedupe    = "dedupe"
 	Fallback  = "fallback"
 	Guardrail = "guardrail"

@@ -20,6 +20,7 @@ import (
 	"github.com/toolmw/toolmw/middleware/breaker"
 	"github.com/toolmw/toolmw/middleware/bulkhead"
 	"github.com/toolmw/toolmw/middleware/cache"
+	"github.com/toolmw/toolmw/middleware/chaos"
 	"github.com/toolmw/toolmw/middleware/classify"
 	"github.com/toolmw/toolmw/middleware/dedupe"
 	"github.com/toolmw/toolmw/middleware/events"
@@ -137,6 +138,21 @@ func badOptions() []badOption {
 		}},
 		{name: "cache.WithClock", none: "nil means the system clock"},
 		{name: "cache.WithOnLookup", none: "nil means no callback"},
+
+		{name: "chaos.WithFault", validate: func() error { return chaos.Validate(chaos.WithFault(chaos.Panic(), 1.5)) },
+			layer: func() toolmw.Middleware { return chaos.New(chaos.WithFault(chaos.Panic(), 1.5)) }},
+		{name: "chaos.WithFault", validate: func() error {
+			return chaos.Validate(chaos.WithFault(chaos.Panic(), 0.6), chaos.WithFault(chaos.Latency(-time.Second), 0.1))
+		}, layer: func() toolmw.Middleware {
+			return chaos.New(chaos.WithFault(chaos.Panic(), 0.6), chaos.WithFault(chaos.Latency(-time.Second), 0.1))
+		}},
+		{name: "chaos.WithStoreFault", validate: func() error { return chaos.Validate(chaos.WithStoreFault(chaos.Panic(), 0.1)) },
+			layer: func() toolmw.Middleware { return chaos.New(chaos.WithStoreFault(chaos.Panic(), 0.1)) }},
+		{name: "chaos.WithSeed", none: "every seed is one"},
+		{name: "chaos.WithEnabled", none: "false means the default, off unless a context or the predicate enables it"},
+		{name: "chaos.WithEnabledWhen", none: "nil means no predicate"},
+		{name: "chaos.WithOnInject", none: "nil means no callback"},
+		{name: "chaos.WithClock", none: "nil means the system clock"},
 
 		{name: "classify.WithMap", none: "nil means mapper.Default()"},
 

@@ -133,10 +133,20 @@ func (s Stack) Names() []string {
 	return names
 }
 
-// String describes the order, outermost first: "tracing → logging → … → tool".
+// String describes the order, outermost first: "tracing → logging → … →
+// tool". A stack with a layer named [Chaos] (fault injection) says so at
+// the end: "… → classify → chaos → tool (chaos: injects faults)", so a
+// stack printed at start-up never hides that it may fail on purpose.
 func (s Stack) String() string {
-	return strings.Join(append(s.Names(), "tool"), " → ")
+	d := strings.Join(append(s.Names(), "tool"), " → ")
+	if s.index(Chaos) >= 0 {
+		d += chaosNote
+	}
+	return d
 }
+
+// chaosNote ends the String of a stack with a chaos layer.
+const chaosNote = " (chaos: injects faults)"
 
 // Middleware returns the stack as one middleware, for toolmw.Wrap or
 // toolmw.NewToolbox. Each tool it wraps gets its own per-tool state (its own

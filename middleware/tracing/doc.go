@@ -35,6 +35,7 @@
 //	toolmw.fallback        what stood in for the result (toolmw.SetFallback: last_good, function), when something did
 //	toolmw.degraded        the layer that decided on local state because its shared store failed (toolmw.SetDegraded)
 //	toolmw.cache           what a cache layer found (toolmw.SetCache: hit, miss, bypass), when one looked
+//	toolmw.chaos           what a chaos layer injected (toolmw.SetChaos: failure, latency, timeout, …), when it did
 //	toolmw.error.kind      the taxonomy kind, whenever the call returned an error
 //	toolmw.error.code      the taxonomy code, whenever the call returned an error
 //	toolmw.retryable       whether the error is retryable, whenever the call returned an error

@@ -142,6 +142,7 @@ const (
 	KeyFallback  = attribute.Key("toolmw.fallback")   // what stood in for the result (toolmw.SetFallback), when something did
 	KeyDegraded  = attribute.Key("toolmw.degraded")   // the layer that fell back from its shared store to local state (toolmw.SetDegraded)
 	KeyCache     = attribute.Key("toolmw.cache")      // what a cache layer found (toolmw.SetCache): hit, miss or bypass
+	KeyChaos     = attribute.Key("toolmw.chaos")      // what a chaos layer injected (toolmw.SetChaos), when it did
 	// KeyResultParts is the number of parts of a successful result that
 	// has parts (toolmw.Result.AllParts); unset for a text result.
 	KeyResultParts = attribute.Key("toolmw.result.parts")
@@ -293,7 +294,8 @@ func (l *layer) finish(ctx context.Context, span trace.Span, lb *labels, id stri
 	if known && (recording || measured) {
 		// The retry layer inside advances the attempt, a fallback layer
 		// marks a substitute, a layer with a store marks its fall back to
-		// local state, a cache what it found; read them now, once.
+		// local state, a cache what it found, a chaos layer what it
+		// injected; read them now, once.
 		c, _ = toolmw.CallFrom(ctx)
 	}
 	if recording {
@@ -377,7 +379,7 @@ func (l *layer) addEvents(span trace.Span, info taxonomy.Info, end time.Time) {
 // Nothing in them is free text: kinds, codes and outcomes are snake_case or
 // kebab-case identifiers, so no error message can reach the span.
 func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonomy.Info, known bool, c toolmw.Call) {
-	var kv [11]attribute.KeyValue
+	var kv [12]attribute.KeyValue
 	n := 0
 	if id != "" {
 		kv[n] = KeyToolCallID.String(id)
@@ -399,6 +401,10 @@ func annotate(span trace.Span, id string, outcome taxonomy.Outcome, info taxonom
 	}
 	if c.Cache != "" {
 		kv[n] = KeyCache.String(c.Cache)
+		n++
+	}
+	if c.Chaos != "" {
+		kv[n] = KeyChaos.String(c.Chaos)
 		n++
 	}
 	if outcome != taxonomy.OutcomeOK {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw"
+	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/clock"
 	"github.com/toolmw/toolmw/middleware/events"
 	"github.com/toolmw/toolmw/taxonomy"
@@ -35,6 +36,7 @@ type Recorder struct {
 // CallRecord is one call as the caller saw it.
 type CallRecord struct {
 	Tool     string
+	Run      string // the run's id (budget.Run.ID), or ""
 	Start    time.Time
 	Elapsed  time.Duration
 	Outcome  taxonomy.Outcome // "" for a success
@@ -48,6 +50,7 @@ type CallRecord struct {
 // AttemptRecord is one attempt as the tool saw it.
 type AttemptRecord struct {
 	Tool    string
+	Run     string // the run's id (budget.Run.ID), or ""
 	Attempt int // 1 for the first
 	Start   time.Time
 	Elapsed time.Duration
@@ -67,7 +70,7 @@ func (r *Recorder) Calls() toolmw.Middleware {
 			start := r.clock.Now()
 			res, err := next(ctx, args)
 			c, _ := toolmw.CallFrom(ctx)
-			rec := CallRecord{Tool: c.Tool, Start: start, Elapsed: r.clock.Now().Sub(start), Attempts: c.Attempt,
+			rec := CallRecord{Tool: c.Tool, Run: runID(ctx), Start: start, Elapsed: r.clock.Now().Sub(start), Attempts: c.Attempt,
 				Told: toolmw.ForModel(res, err), Err: err}
 			if err != nil {
 				info := taxonomy.InfoOf(err)
@@ -89,7 +92,7 @@ func (r *Recorder) Attempts() toolmw.Middleware {
 			start := r.clock.Now()
 			res, err := next(ctx, args)
 			c, _ := toolmw.CallFrom(ctx)
-			rec := AttemptRecord{Tool: c.Tool, Attempt: max(c.Attempt, 1), Start: start, Elapsed: r.clock.Now().Sub(start),
+			rec := AttemptRecord{Tool: c.Tool, Run: runID(ctx), Attempt: max(c.Attempt, 1), Start: start, Elapsed: r.clock.Now().Sub(start),
 				Args: slices.Clone(args), Err: err}
 			if err != nil {
 				info := taxonomy.InfoOf(err)
@@ -101,6 +104,14 @@ func (r *Recorder) Attempts() toolmw.Middleware {
 			return res, err
 		}
 	}
+}
+
+// runID returns the id of ctx's run, or "".
+func runID(ctx context.Context) string {
+	if r, ok := budget.RunFrom(ctx); ok {
+		return r.ID()
+	}
+	return ""
 }
 
 // Emit records ev. It implements events.Sink.

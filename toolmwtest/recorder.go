@@ -51,7 +51,7 @@ type CallRecord struct {
 type AttemptRecord struct {
 	Tool    string
 	Run     string // the run's id (budget.Run.ID), or ""
-	Attempt int // 1 for the first
+	Attempt int    // 1 for the first
 	Start   time.Time
 	Elapsed time.Duration
 	Args    json.RawMessage

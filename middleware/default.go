@@ -51,6 +51,7 @@ const (
 	Guardrail = "guardrail"
 	Hedge     = "hedge"
 	Permit    = "permit"
+	Policy    = "policy" // package policy: the layers a policy file gives each tool
 	Result    = "result"
 	RunLimit  = "runlimit"
 	Spend     = "spend"

@@ -252,8 +252,11 @@ func (s *Set) Policy(name string) Policy {
 // Watch reloads the file whenever its content changes, looking every
 // interval (at least 100 ms), until ctx ends. onError, if not nil, is
 // given each failed reload (the running policies stay); it must not
-// block.
+// block. A Set made by New has no file: Watch returns at once.
 func (s *Set) Watch(ctx context.Context, every time.Duration, onError func(error)) {
+	if s.path == "" {
+		return
+	}
 	every = max(every, 100*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -303,7 +306,7 @@ func (s *Set) Middleware() toolmw.Middleware {
 // decides those, and base keeps the rest (tracing, logging, events,
 // recovery, redact, classify). base must have a retry layer.
 func (s *Set) Stack(base middleware.Stack) (middleware.Stack, error) {
-	st, err := base.InsertBefore(middleware.Retry, middleware.Layer{Name: "policy", Middleware: s.Middleware()})
+	st, err := base.InsertBefore(middleware.Retry, middleware.Layer{Name: middleware.Policy, Middleware: s.Middleware()})
 	if err != nil {
 		return base, err
 	}

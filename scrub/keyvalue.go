@@ -1179,9 +1179,51 @@ func looksLike(val string, need strength, quoted bool) bool {
 	case randomValue:
 		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':') && strings.IndexByte(val, ' ') < 0
 	case generatedValue:
-		return generated(val)
+		return generated(val) || mixedGenerated(val)
 	}
 	return true
+}
+
+// minMixed is the shortest value mixedGenerated accepts.
+const minMixed = 8
+
+// mixedGenerated reports whether val, 8 to 64 letters and digits (and
+// base64's padding at its end), looks machine-made by its letters alone:
+// both cases, their case changing as random bytes change it (randomBody)
+// and not read as words: not CamelCase, not in Go's words (inWords), and
+// fewer than one name-like part in three bytes (aGNIVWlPaU, cGRpSTZJ;
+// not OAuthToken, XMLHttpRequest, NoSuchKey). It is the test for a short
+// value whose key or word names a secret but no digit says it was made by
+// a generator (generated asks for one).
+func mixedGenerated(val string) bool {
+	v := strings.TrimRight(val, "=")
+	if len(v) < minMixed || len(v) > 64 || len(val)-len(v) > 2 {
+		return false
+	}
+	var u, l, tokens int
+	var last uint8
+	for k := 0; k < len(v); k++ {
+		c := v[k]
+		var cl uint8
+		switch {
+		case isDigit(c):
+			cl = 1
+		case isUpper(c):
+			cl, u = 2, u+1
+		case isLower(c):
+			cl, l = 3, l+1
+		default:
+			return false
+		}
+		switch {
+		case k == 0 || cl == 1 && last != 1 || cl == 3 && last == 1:
+			tokens++
+		case cl == 2 && (last != 2 || k+1 < len(v) && isLower(v[k+1])):
+			tokens++
+		}
+		last = cl
+	}
+	return u >= 2 && l >= 2 && len(v) < tokens*3 && randomBody(v) && !inWords(v)
 }
 
 // generated reports whether val looks machine-made: 10 bytes or more,

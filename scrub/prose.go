@@ -80,6 +80,9 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 	if f == famPassword {
 		minLen = 6 // machine api.example.com login ops password s3cr3t (.netrc)
 	}
+	if !digit && len(val) >= minMixed && mixedGenerated(strings.TrimRight(val, ".:!?")) {
+		digit = true // random letters of both cases: aGNIVWlPaU
+	}
 	if len(val) < minLen || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") ||
 		!plausibleValue(val) {
 		return hit{}, false
@@ -281,4 +284,115 @@ func (s *Scrubber) matchMySQLPassword(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	return hit{vs, ve, famPassword}, s.on[famPassword]
+}
+
+// maxPairPart bounds each half of a bare user:password pair.
+const maxPairPart = 64
+
+// pairSymbols are the symbols that mark a written password: a value with
+// one of them and two classes of letters and digits is one
+// (P@ssw0rd$1, h0pk1ns~21s).
+const pairSymbols = "!@#$%^&*~"
+
+// matchBarePair matches user:password standing alone, with no key or word
+// to name it, at the ':' in[i]: the credentials curl -u, a Basic
+// Authorization header (decoded) and a .netrc-like line carry
+// (developer:yqDVtkqPECriaLRi, 'api:d2LkV78zLx!t', elastic:P@ssw0rd$1,
+// kevin:'pRf7vG2h1L8nQkW9'). The user name is a name (letters, digits,
+// '.', '_', '-', '@', starting with a letter) or the placeholder of an
+// e-mail address a first pass found; the pair stands as a word of its
+// own, the only ':' in it. The password must look random (pairPassword):
+// host:port, image:tag, key:value, label:name and error: prefixes do
+// not. The whole pair goes, the user name too: alone, nothing says which
+// half matters. A user name that is a digest's label (sha512:…) is no
+// user.
+func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
+	if !s.on[famPassword] || i+1 >= len(in) {
+		return hit{}, false
+	}
+	us := i
+	for us > lo && i-us <= maxPairPart && (chars[in[us-1]]&cUser != 0 && in[us-1] < 0x80 || in[us-1] == '@' || in[us-1] == '+') {
+		us--
+	}
+	afterFinding := us == i && i == lo && lo > 0 // right after a finding: [REDACTED:email]:pass
+	if !afterFinding {
+		if us == i || i-us > maxPairPart || !isLetter(in[us]) || us > 0 && !pairEdge(in[us-1]) || digestLabel(in[us:i]) {
+			return hit{}, false
+		}
+	}
+	ps := i + 1
+	var quote byte
+	if c := in[ps]; c == '\'' || c == '"' {
+		quote, ps = c, ps+1
+	}
+	pe := ps
+	for pe < len(in) && pe-ps <= maxPairPart && in[pe] > ' ' && in[pe] < 0x7f && in[pe] != '\'' && in[pe] != '"' && in[pe] != '`' {
+		pe++
+	}
+	if pe-ps > maxPairPart {
+		return hit{}, false
+	}
+	end := pe
+	if quote != 0 {
+		if pe >= len(in) || in[pe] != quote {
+			return hit{}, false
+		}
+		end = pe + 1
+	} else {
+		for pe > ps && strings.IndexByte(".,;:)]}", in[pe-1]) >= 0 {
+			pe--
+		}
+		end = pe
+		if end < len(in) && !pairEdge(in[end]) && strings.IndexByte(".,;:)]}", in[end]) < 0 {
+			return hit{}, false
+		}
+	}
+	pass := in[ps:pe]
+	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;") || pass == in[us:i] || !pairPassword(pass) {
+		return hit{}, false
+	}
+	if afterFinding {
+		return hit{ps, pe, famPassword}, true
+	}
+	return hit{us, end, famPassword}, true
+}
+
+// pairEdge reports whether c may stand right before or after a bare
+// user:password pair: the start or end of a word.
+func pairEdge(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`' || c == '(' || c == '='
+}
+
+// pairPassword reports whether pass, the second half of a bare pair,
+// looks like a password rather than a port, a tag, a version or a word:
+// 8 bytes or more that look generated (generatedRun, mixedGenerated), or
+// that hold one of pairSymbols and two of digits, capitals and small
+// letters; and not a placeholder, a date or a version.
+func pairPassword(pass string) bool {
+	if len(pass) < 8 || !plausibleStart(pass, true) || !plausibleValue(pass) || dateLike(pass) {
+		return false
+	}
+	var d, u, l, sym, other bool
+	for k := 0; k < len(pass); k++ {
+		c := pass[k]
+		switch {
+		case isDigit(c):
+			d = true
+		case isUpper(c):
+			u = true
+		case isLower(c):
+			l = true
+		case strings.IndexByte(pairSymbols, c) >= 0:
+			sym = true
+		case strings.IndexByte("-_.+=", c) < 0:
+			other = true
+		}
+	}
+	switch {
+	case sym && (d && u || d && l || u && l):
+		return true
+	case sym || other:
+		return false
+	}
+	return generatedRun(pass, 8) || mixedGenerated(pass)
 }

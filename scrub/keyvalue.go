@@ -370,6 +370,11 @@ func weakKey(key string) (kvKind, strength) {
 			return t.kind, randomValue
 		}
 	}
+	if string(norm[last:]) == "session" {
+		// A session cookie's name (_gitlab_session, laravel_session,
+		// ci_session): its value is the session's bearer secret.
+		return kvSecret, generatedValue
+	}
 	if string(norm[last:]) == "key" {
 		for _, q := range plainKeyQualifiers {
 			if hasSuffixBytes(norm[:last], q) {

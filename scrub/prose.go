@@ -310,12 +310,18 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 	if !s.on[famPassword] || i+1 >= len(in) {
 		return hit{}, false
 	}
+	if h, ok := quotedHalfPair(in, i, lo); ok {
+		return h, true
+	}
 	us := i
 	for us > lo && i-us <= maxPairPart && (chars[in[us-1]]&cUser != 0 && in[us-1] < 0x80 || in[us-1] == '@' || in[us-1] == '+') {
 		us--
 	}
 	afterFinding := us == i && i == lo && lo > 0 // right after a finding: [REDACTED:email]:pass
 	if !afterFinding {
+		if h, ok := hexPair(in, us, i); ok {
+			return h, true
+		}
 		if us == i || i-us > maxPairPart || !isLetter(in[us]) || us > 0 && !pairEdge(in[us-1]) || digestLabel(in[us:i]) {
 			return hit{}, false
 		}
@@ -395,4 +401,67 @@ func pairPassword(pass string) bool {
 		return false
 	}
 	return generatedRun(pass, 8) || mixedGenerated(pass)
+}
+
+// quotedHalfPair matches a quoted pair with one half empty at the ':'
+// in[i]: ":password" (no user name, as curl -u ':…' takes it) and
+// "apikey:" (an API key as the user name and no password, as Stripe's and
+// others' APIs take one), when the half that is there looks random
+// (pairPassword). The half goes, the quotes and the ':' stay.
+func quotedHalfPair(in string, i, lo int) (hit, bool) {
+	var q byte
+	switch {
+	case i > lo && (in[i-1] == '"' || in[i-1] == '\''):
+		q = in[i-1]
+		e := i + 1
+		for e < len(in) && e-i <= maxPairPart && in[e] > ' ' && in[e] < 0x7f && in[e] != q {
+			e++
+		}
+		if e < len(in) && in[e] == q && e-i <= maxPairPart && !strings.ContainsAny(in[i+1:e], ":/\\") && pairPassword(in[i+1:e]) {
+			return hit{i + 1, e, famPassword}, true
+		}
+	case i+1 < len(in) && (in[i+1] == '"' || in[i+1] == '\''):
+		q = in[i+1]
+		b := i
+		for b > lo && i-b <= maxPairPart && in[b-1] > ' ' && in[b-1] < 0x7f && in[b-1] != q {
+			b--
+		}
+		if b > lo && in[b-1] == q && i-b <= maxPairPart && !strings.ContainsAny(in[b:i], ":/\\") && pairPassword(in[b:i]) {
+			return hit{b, i, famPassword}, true
+		}
+	}
+	return hit{}, false
+}
+
+// hexPair matches the credentials of Sidekiq Pro and Enterprise as their
+// vendor issues them, alone (BUNDLE_GEMS__CONTRIBSYS__COM's value,
+// https://<pair>@gems.contribsys.com/): eight lower-case hexadecimal
+// digits, ':', eight more, each half with a letter, the pair a word of its
+// own. No hash, address or time is written so.
+func hexPair(in string, us, i int) (hit, bool) {
+	e := i + 9
+	if i-us != 8 || e > len(in) || us > 0 && !pairEdge(in[us-1]) && in[us-1] != '/' ||
+		e < len(in) && !pairEdge(in[e]) && strings.IndexByte("@.,;:)]}", in[e]) < 0 {
+		return hit{}, false
+	}
+	if !hexWord(in[us:i]) || !hexWord(in[i+1:e]) || in[us:i] == in[i+1:e] {
+		return hit{}, false
+	}
+	return hit{us, e, famPassword}, true
+}
+
+// hexWord reports whether w is lower-case hexadecimal with a letter.
+func hexWord(w string) bool {
+	letter := false
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		switch {
+		case isDigit(c):
+		case c >= 'a' && c <= 'f':
+			letter = true
+		default:
+			return false
+		}
+	}
+	return letter
 }

@@ -126,7 +126,43 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int, blk *blockCache)
 		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
 		return hit{}, re, false
 	}
+	if t := symbolTail(in, end, limit); t > end {
+		return hit{vs, t, famHighEntropy}, t, true
+	}
 	return hit{vs, end, famHighEntropy}, re, true
+}
+
+// symbolTail returns the end of a password's symbols and characters glued
+// to a generated run that ends at in[e] (sk_ubb4yN3mzqGR2x8#P7r5&@*xC$utE):
+// up to 64 letters, digits and pairSymbols that begin with a symbol other
+// than '@' (an e-mail address's), hold two symbols or more and a letter
+// or digit, and end where a word ends. Otherwise e: a '#' and a fragment
+// (…#L42), a '!' ending a sentence.
+func symbolTail(in string, e, limit int) int {
+	if e >= limit || strings.IndexByte(pairSymbols, in[e]) < 0 || in[e] == '@' {
+		return e
+	}
+	syms, alnum := 0, false
+	t := e
+	for t < limit && t-e <= maxPairPart {
+		c := in[t]
+		switch {
+		case chars[c]&cAlnum != 0:
+			alnum = true
+		case strings.IndexByte(pairSymbols, c) >= 0:
+			syms++
+		default:
+			if syms >= 2 && alnum && (pairEdge(c) || strings.IndexByte(".,;:)]}", c) >= 0) {
+				return t
+			}
+			return e
+		}
+		t++
+	}
+	if t == limit && syms >= 2 && alnum {
+		return t
+	}
+	return e
 }
 
 // alone reports whether the run in[rs:re] stands as a word of its own: no

@@ -1083,6 +1083,13 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	}
 	val := in[vs:ve]
+	if need == randomValue && closing == "" && len(val) > minMixed && val[len(val)-1] == ':' && (generated(val[:len(val)-1]) || mixedGenerated(val[:len(val)-1])) {
+		// A generated value that ends a link of an error chain (…:
+		// password: UyFCXCpkJHpEc2I9: unexpected EOF): the ':' is the
+		// chain's, the value is no error's prefix.
+		ve--
+		val = in[vs:ve]
+	}
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
@@ -1587,7 +1594,7 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
 	for e < len(in) && e-vs < max {
 		c := in[e]
-		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) {
+		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) && !(c == '&' && mode&stopValue != 0 && !formPairAt(in, e+1)) {
 			if depth == 0 || mode&stopValue == 0 || c != ')' && c != ']' && c != '}' {
 				break
 			}
@@ -1607,6 +1614,18 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 		e = wrapValue(in, vs, e)
 	}
 	return e
+}
+
+// formPairAt reports whether a form's next pair begins at in[i] (a key of
+// up to 64 bytes and '='): only then does '&' end a value that is not a
+// URL's (password=x&user=y); a '&' inside a password (…x8#P7r5&@*xC$…)
+// is one of its bytes.
+func formPairAt(in string, i int) bool {
+	k := i
+	for k < len(in) && k-i <= maxKey && chars[in[k]]&cKey != 0 {
+		k++
+	}
+	return k > i && k < len(in) && (in[k] == '=' || in[k] == '[')
 }
 
 // schemeAfter reports whether the escaped delimiter at in[e] is a blank

@@ -76,6 +76,16 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	val := in[ws:ve]
+	if ve-ws >= maxProseValue && quote == 0 {
+		// Judged by its first bytes, a long value goes on to its end
+		// (a credential of 400 bytes of base64).
+		for ve < len(in) && ve-ws < maxValue && proseByte[in[ve]] {
+			ve++
+		}
+		for ve > ws && strings.IndexByte(".:!?", in[ve-1]) >= 0 {
+			ve--
+		}
+	}
 	minLen := 8
 	if f == famPassword {
 		minLen = 6 // machine api.example.com login ops password s3cr3t (.netrc)

@@ -1090,6 +1090,19 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		ve--
 		val = in[vs:ve]
 	}
+	if need == anyValue && closing == "" && len(val) > 1 && val[len(val)-1] == ':' && ve+1 < len(in) && in[ve] == ' ' {
+		// A label, then the value (password=key: bXlwYXNzd29yZA==, a
+		// YAML line pasted as a value): the value goes too when it looks
+		// generated.
+		e := ve + 1
+		for e < len(in) && e-ve <= maxProseValue && proseByte[in[e]] {
+			e++
+		}
+		if w := strings.TrimRight(in[ve+1:e], ".,;:"); len(w) >= minMixed && (generated(w) || mixedGenerated(w)) {
+			ve = ve + 1 + len(w)
+			val = in[vs:ve]
+		}
+	}
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
@@ -1214,12 +1227,13 @@ func mixedGenerated(val string) bool {
 	}
 	var u, l, tokens int
 	var last uint8
+	digits := false
 	for k := 0; k < len(v); k++ {
 		c := v[k]
 		var cl uint8
 		switch {
 		case isDigit(c):
-			cl = 1
+			cl, digits = 1, true
 		case isUpper(c):
 			cl, u = 2, u+1
 		case isLower(c):
@@ -1235,7 +1249,7 @@ func mixedGenerated(val string) bool {
 		}
 		last = cl
 	}
-	return u >= 2 && l >= 2 && len(v) < tokens*3 && randomBody(v) && !inWords(v)
+	return (u >= 2 && l >= 2 || u >= 1 && l >= 1 && digits) && len(v) < tokens*3 && randomBody(v) && !inWords(v)
 }
 
 // generated reports whether val looks machine-made: 10 bytes or more,

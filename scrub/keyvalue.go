@@ -1214,7 +1214,8 @@ const minMixed = 8
 
 // mixedGenerated reports whether val, 8 to 64 letters and digits (and
 // base64's padding at its end), looks machine-made by its letters alone:
-// both cases, their case changing as random bytes change it (randomBody)
+// both cases (two of each, or one of each and a digit), their case
+// changing as random bytes change it (randomBody)
 // and not read as words: not CamelCase, not in Go's words (inWords), and
 // fewer than one name-like part in three bytes (aGNIVWlPaU, cGRpSTZJ;
 // not OAuthToken, XMLHttpRequest, NoSuchKey). It is the test for a short

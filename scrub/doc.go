@@ -49,8 +49,8 @@
 //     Microsoft Teams webhooks, Octopus Deploy (API-), OpenShift
 //     (sha256~), Plaid (access-sandbox-…), Prefect (pnu_), ReadMe (rdme_),
 //     Scalingo (tk-us-), SettleMint (sm_pat_), Shippo, SonarQube (squ_),
-//     Sourcegraph (sgp_), Figma (figd_), Twitter/X (AAAA… bearer tokens, <id>-… access
-//     tokens), Typeform (tfp_), Yandex (AQVN, YC, t1.); and more shapes of
+//     Sourcegraph (sgp_), Figma (figd_), Twitter/X (AAAA… bearer
+//     tokens, <id>-… access tokens), Typeform (tfp_), Yandex (AQVN, YC, t1.); and more shapes of
 //     the families above: Sentry organisation tokens whole ('+', '/' and
 //     '=' inside), Hugging Face organisation tokens (api_org_), Slack
 //     workflow and trigger webhooks and legacy tokens (xoxo-, xoxs-,

@@ -1609,7 +1609,7 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
 	for e < len(in) && e-vs < max {
 		c := in[e]
-		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) && !(c == '&' && mode&stopValue != 0 && !formPairAt(in, e+1)) {
+		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) && !(c == '&' && mode&stopValue != 0 && e > vs && !formPairAt(in, e+1)) {
 			if depth == 0 || mode&stopValue == 0 || c != ')' && c != ']' && c != '}' {
 				break
 			}
@@ -1636,6 +1636,9 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 // URL's (password=x&user=y); a '&' inside a password (…x8#P7r5&@*xC$…)
 // is one of its bytes.
 func formPairAt(in string, i int) bool {
+	if i >= len(in) || in[i] <= ' ' || in[i] == '&' {
+		return true // "a && b", "x & y": a shell's or a language's operator
+	}
 	k := i
 	for k < len(in) && k-i <= maxKey && chars[in[k]]&cKey != 0 {
 		k++

@@ -364,7 +364,7 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		}
 	}
 	pass := in[ps:pe]
-	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;") || pass == in[us:i] || !pairPassword(pass) {
+	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
 		return hit{}, false
 	}
 	if afterFinding {
@@ -388,6 +388,12 @@ func pairPassword(pass string) bool {
 	if len(pass) < 8 || !plausibleStart(pass, true) || !plausibleValue(pass) || dateLike(pass) {
 		return false
 	}
+	if a := strings.IndexByte(pass, '@'); a >= 0 && strings.IndexByte(pass[a:], '.') > 0 {
+		return false // an e-mail address or a host (email:alice@example.com)
+	}
+	if p := strings.IndexByte(pass, '%'); p >= 0 && p+1 < len(pass) && (isLetter(pass[p+1]) || pass[p+1] == '*') {
+		return false // a format verb (%s, %*s): a template, not a value
+	}
 	var d, u, l, sym, other bool
 	for k := 0; k < len(pass); k++ {
 		c := pass[k]
@@ -399,7 +405,9 @@ func pairPassword(pass string) bool {
 		case isLower(c):
 			l = true
 		case strings.IndexByte(pairSymbols, c) >= 0:
-			sym = true
+			// Inside, not only in front: *complex128 is a type, ^Reality
+			// a pattern.
+			sym = sym || k > 0
 		case strings.IndexByte("-_.+=", c) < 0:
 			other = true
 		}

@@ -133,10 +133,12 @@
 //     (digits, capitals, small letters) changing as random bytes change,
 //     and not read as words ("init with 5oK0U90ME14yU6CVxV90crvfqVlN…:
 //     401"); or a run of 12 to 15 letters and digits with a digit whose
-//     letters look generated too (su9OL59biWiJu7, i7nz3oy4x5j69u5; both
-//     cases changing as random ones do, or one case with a digit in four
-//     bytes), not after '>' (an XML element's text, which its element
-//     names); with a password's symbols glued to it
+//     letters look generated too (su9OL59biWiJu7, i7nz3oy4x5j69u5: both
+//     cases changing as random ones do, or small letters with a digit in
+//     three bytes; no word of Go's code in it, no four capitals or five
+//     small letters in a row: v4InV6Prefix, OpAMD64LEAL2 and
+//     AVLSSEG2E16V stay), not after '>' (an XML element's text, which its
+//     element names); with a password's symbols glued to it
 //     (…x8#P7r5&@*xC$utE) the run takes them too; a run with one '='
 //     inside whose head begins with a digit is one token (Okta's 00…),
 //     as no name begins so. Most API keys without a prefix are such runs. So are

@@ -85,12 +85,12 @@ func shortRandom(run string) bool {
 	if codePart(run, 3) {
 		return false // v4InV6Prefix, xArgXmm2M128: a short run with a word of code is a name
 	}
-	// A name's parts are words and acronyms: capitals three in a row
+	// A name's parts are words and acronyms: capitals four in a row
 	// (OpAMD64LEAL2) or small letters five in a row (OpternInt32x16)
-	// make one, which in a random short run is too likely to tell: such
-	// runs stay.
+	// make one, which in a random short run is too unlikely to tell:
+	// such runs stay.
 	if u > 0 && l > 0 {
-		return maxUp <= 2 && maxLow <= 4 && mixedGenerated(run)
+		return maxUp <= 3 && maxLow <= 4 && mixedGenerated(run)
 	}
 	// Small letters and digits (random base36: i7nz3oy4x5j69u5): a digit
 	// in three bytes or more, the class changing at least once in three
@@ -575,6 +575,9 @@ func codePart(run string, min int) bool {
 		}
 		if j-i >= min && isCodeWord(run[i:j]) {
 			return true
+		}
+		if isUpper(c) && j-i-1 >= 4 && isLower(run[i+1]) && isCodeWord(run[i+1:j]) {
+			return true // the capital a run of capitals ends with, and a word: XORload
 		}
 		i = j
 	}

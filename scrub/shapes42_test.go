@@ -27,6 +27,8 @@ var shapes42 = []struct{ what, in, want string }{
 	{"curl's -u keeps the user name", `curl --user "j.doe:Rq7Xw2Kp#9Lz" -X GET`, `curl --user "j.doe:[REDACTED:password]" -X GET`},
 	{"bare pair, quoted password", `auth kevin:'Zp4QW8rt2XK6' denied`, `auth [REDACTED:password] denied`},
 	{"bare pair, base36 password", "init with svc0:k3j9x2m7q4z8w1n5 failed", "init with [REDACTED:password] failed"},
+	{"an e-mail address after a label is no pair", `sans: []string{"email:alice@example.org"},`,
+		`sans: []string{"email:[REDACTED:email]"},`},
 	{"bare pair after an e-mail address", "auth alice@example.org:Zp4QW8rt2XK6 failed",
 		"auth [REDACTED:email]:[REDACTED:password] failed"},
 	{"quoted pair, no user", `curl -u ":W4x!kQ9@zR7" https://x`, `curl -u ":[REDACTED:password]" https://x`},
@@ -95,6 +97,13 @@ var nearMisses42 = []string{
 	"session=closed state=ok session=expired",
 	// Short runs that are names.
 	"IPv4Addr2x GetUTF8Len2 utf16LittleEnd ReadUint16At v1beta1alpha2 user123abc456 deadbeef1234 ip-10-0-1-23",
+	"copy(p, v4InV6Prefix)", "uint16(xArgXmm2M128),", "v.reset(OpAMD64LEAL2)", "v.reset(OpS390XORload)",
+	"AVLSSEG2E16V, AVLSSEG3E16V", "case OpOrInt16x16, OpOrInt32x16:", `"xvbf16ger2nn",`,
+	// Pairs in code and text that are no credentials.
+	`{"type:*complex128", 0},`, `fmt.Fprintf(&types, "%*sTypes:", indent+2, "")`,
+	`pattern := "^Reality:" + Rdate`, "// https:opaque?x=1&y=2#anchor",
+	// '&' that begins a value.
+	"auth := &socksUsernamePassword{", "password=$(cat f) && next",
 }
 
 func TestNearMisses42(t *testing.T) {

@@ -317,8 +317,8 @@ const pairSymbols = "!@#$%^&*~"
 // half matters. A user name that is a digest's label (sha512:…) is no
 // user.
 func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
-	if !s.on[famPassword] || i+1 >= len(in) || in[i+1] <= ' ' || i == lo && lo == 0 {
-		return hit{}, false // "error: …": a ':' before a blank ends a word, pairs none
+	if !s.on[famPassword] || i+1 >= len(in) || in[i+1] <= ' ' || i == lo && lo == 0 || i > 0 && isDigit(in[i-1]) && isDigit(in[i+1]) {
+		return hit{}, false // "error: …", 10:20:30, host:8080: no pair
 	}
 	if h, ok := quotedHalfPair(in, i, lo); ok {
 		return h, true

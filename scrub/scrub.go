@@ -615,7 +615,7 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		// ico-YDwoz024…, pat.6jmu…), not a date.
 		// (first does not matter here: a blank or a quote before the word
 		// ends the run of bytes the word before belongs to.)
-		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws:e])) && !dateLike(in[ws:]) {
+		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws+1:e])) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}

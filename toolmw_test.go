@@ -381,6 +381,7 @@ var gluedSamples = map[string][]string{
 	"flutterwave_key":         {"FLWSEC" + "K_TEST-19e1c0946460097a415fd245fd346b10-X"},
 	"frameio_token":           {"fio-u-" + "C9v8BncRJOAg3HVR29Y2qop_R3782XSS0uf1nKFOU8jOg_2xrmXczvkIP_VpWrSx"},
 	"gocardless_token":        {"live_m" + "1h25aad24zt56fhe64iem6vam8k24bhbceuk3fx"},
+	"figma_token":             {"figd_Q" + "7vKp2Lm9XwR4tNz-8sJd3Hq6Yb1Fc5Gw0Zr_eTa"},
 	"harness_key":             {"pat.81" + "IDrjiWqs4MZRHOzloeyx.NAqMgJnJr1pb1FbPiAXQd7y3.rYJVQbpWgAi3CRSucL5n"},
 	"infracost_key":           {"ico-qF" + "ObYMraNmovdlJntlbLvMWf6EWYsnj3"},
 	"intra42_secret":          {"s-s4t2" + "ud-034f8669b9adf56a28cf31946fe68b2bacd0e29ce9dc18e14fa9010511721c15"},

@@ -742,7 +742,11 @@ func (s *Scrubber) matchEncoded(in string, ws, we, from, limit int, depth uint32
 	bp := encodedBufs.Get().(*[]byte)
 	*bp = (*bp)[:0]
 	decodeRun(in, r, bp)
-	f, found := s.findingIn(unsafe.String(unsafe.SliceData(*bp), len(*bp)), depth+1)
+	text := unsafe.String(unsafe.SliceData(*bp), len(*bp))
+	f, found := s.findingIn(text, depth+1)
+	if !found && !r.hex && s.on[famBasicAuth] && basicCredentials(text) {
+		f, found = famBasicAuth, true
+	}
 	if cap(*bp) <= maxPooled {
 		encodedBufs.Put(bp)
 	}
@@ -766,4 +770,32 @@ func (s *Scrubber) findingIn(text string, depth uint32) (family, bool) {
 		}
 	}
 	return h.fam, ok
+}
+
+// basicCredentials reports whether text, decoded from base64, is
+// user:password and nothing else: the credentials of HTTP Basic
+// authentication without their scheme (YWRtaW46cGFzc3dvcmQ=, a
+// Kubernetes Secret's value, curl's header). The user name is a name (1
+// to 64 letters, digits, '.', '_', '-', '@', '+'); the password 6 to 128
+// printable bytes without a blank or another ':', not digits alone (a
+// cursor's offset:100 is no password).
+func basicCredentials(text string) bool {
+	c := strings.IndexByte(text, ':')
+	if c < 1 || c > 64 || len(text)-c-1 < 6 || len(text)-c-1 > 128 {
+		return false
+	}
+	for k := 0; k < c; k++ {
+		if b := text[k]; b >= 0x80 || chars[b]&cUser == 0 && b != '@' && b != '+' {
+			return false
+		}
+	}
+	digits := true
+	for k := c + 1; k < len(text); k++ {
+		b := text[k]
+		if b <= ' ' || b > '~' || b == ':' {
+			return false
+		}
+		digits = digits && isDigit(b)
+	}
+	return !digits
 }

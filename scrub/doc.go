@@ -49,11 +49,12 @@
 //     Microsoft Teams webhooks, Octopus Deploy (API-), OpenShift
 //     (sha256~), Plaid (access-sandbox-…), Prefect (pnu_), ReadMe (rdme_),
 //     Scalingo (tk-us-), SettleMint (sm_pat_), Shippo, SonarQube (squ_),
-//     Sourcegraph (sgp_), Twitter/X (AAAA… bearer tokens, <id>-… access
-//     tokens), Typeform (tfp_), Yandex (AQVN, YC, t1.); and more shapes of
+//     Sourcegraph (sgp_), Figma (figd_), Twitter/X (AAAA… bearer
+//     tokens, <id>-… access tokens), Typeform (tfp_), Yandex (AQVN, YC, t1.); and more shapes of
 //     the families above: Sentry organisation tokens whole ('+', '/' and
 //     '=' inside), Hugging Face organisation tokens (api_org_), Slack
-//     workflow and trigger webhooks and legacy tokens (xoxo-, xoxs-),
+//     workflow and trigger webhooks and legacy tokens (xoxo-, xoxs-,
+//     xoxa-, xoxr-; a placeholder judged by the secret after the ids),
 //     Entra ID client secrets that begin with '.', '~' or a digit, Fly.io
 //     macaroons (fm1r_, fm1a_), Stripe sk_prod_ and rk_prod_, legacy Vault
 //     tokens (s.<24>), Grafana API keys (eyJrIjoi…), New Relic insert
@@ -101,20 +102,46 @@
 //   - a random-looking value after a key with a secret-ish word inside
 //     (password_super_secure, mySecretString, todo_secret_do_not_commit),
 //     and a generated one (10 bytes or more of letters and digits that
-//     change often) after a key as vague as "key" (Using Key=…, sshKey,
-//     ?key=…);
+//     change often, or 8 or more whose letters of both cases change as
+//     random ones do and read as no words: hQXWkRZpVt, not OAuthToken)
+//     after a key as vague as "key" or a session cookie's name (Using
+//     Key=…, sshKey, ?key=…, _gitlab_session=…, laravel_session=…); a
+//     label and a generated value after a key (password=key: UyFQ…); a
+//     '&' inside an unquoted value is one of its bytes unless a form's
+//     next pair (&user=…) follows;
 //   - the values under data: in a Kubernetes Secret (kubectl get secret
 //     -o yaml), base64 whatever their keys;
 //   - a random-looking value (6 or 8 bytes or more, with a digit and a
-//     letter) after a secret-ish word in prose: "the token is 8f3k2j…",
-//     "login with password w7Sg…", "your API key is …", ".netrc: password
-//     s3cr3t";
+//     letter, or random letters of both cases) after a secret-ish word in
+//     prose: "the token is 8f3k2j…", "login with password w7Sg…", "your
+//     API key is …", ".netrc: password s3cr3t", "credential tRmQpXwZkL
+//     was rejected", whole however long; a generated value that ends a
+//     link of an error chain loses only the chain's ':' (init with
+//     password: Rq7X…: unexpected EOF);
+//   - user:password standing alone, with no key or word to name it
+//     (deploy:qRzTkWpXnVbLmHcY, "j.doe:Rq7Xw2Kp#9Lz", elastic:P@ssw0rd$1,
+//     kevin:'pRf7…', <e-mail address>:pass), the whole pair, when the
+//     password looks generated or holds one of !@#$%^&*~ and two classes
+//     of letters and digits; a quoted pair with one half empty
+//     (":password", "apikey:") loses the half that is there; Sidekiq's
+//     credentials (eight lower-case hexadecimal digits, ':', eight more);
+//     base64 of user:password alone (HTTP Basic credentials without their
+//     scheme, a Kubernetes Secret's value) as basic_auth;
 //   - with no word to name it (family high_entropy), a run of base64 or
 //     base64url bytes that stands alone and looks generated: 16 bytes or
 //     more, not hexadecimal and not digits alone, its classes of bytes
 //     (digits, capitals, small letters) changing as random bytes change,
 //     and not read as words ("init with 5oK0U90ME14yU6CVxV90crvfqVlN…:
-//     401"). Most API keys without a prefix are such runs. So are
+//     401"); or a run of 12 to 15 letters and digits with a digit whose
+//     letters look generated too (su9OL59biWiJu7, i7nz3oy4x5j69u5: both
+//     cases changing as random ones do, or small letters with a digit in
+//     three bytes; no word of Go's code in it, no four capitals or five
+//     small letters in a row: v4InV6Prefix, OpAMD64LEAL2 and
+//     AVLSSEG2E16V stay), not after '>' (an XML element's text, which its
+//     element names); with a password's symbols glued to it
+//     (…x8#P7r5&@*xC$utE) the run takes them too; a run with one '='
+//     inside whose head begins with a digit is one token (Okta's 00…),
+//     as no name begins so. Most API keys without a prefix are such runs. So are
 //     identifiers built the same way (ULIDs, KSUIDs, nanoids, opaque
 //     cursors and request ids in prose); WithoutFamilies("high_entropy")
 //     keeps them, and the value of a key is judged by its key instead
@@ -197,8 +224,8 @@
 // per shape on a corpus of 218 fake values in realistic messages (error
 // texts, log lines, header and form dumps, JSON bodies, URLs), next to
 // the recall before these evasions and families were handled: every
-// documented shape and every evasion above is found, 214 of the 218
-// values in all (98%, 52% before), and the 79 clean messages of the corpus
+// documented shape and every evasion above is found, 215 of the 218
+// values in all (99%, 52% before), and the 79 clean messages of the corpus
 // come back unchanged. TestRecall and TestCleanCorpus keep it so.
 //
 // # False positives
@@ -275,6 +302,11 @@
 //     for half of it or more (ghp_xxxx…, AKIAXXXX…,
 //     sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXX…), counting runs
 //     (0123456789abcdef…) or a handful of distinct bytes;
+//   - pairs that are no credentials: host:port, image:tag
+//     (redis:7.2.4-alpine), region:us-east-1, label:name and error:
+//     prefixes, OpenSSL's error:0A000086:…, an ARN, a digest's label
+//     (sha512:…), base64 of a cursor (offset:100), hexadecimal pairs of
+//     other widths or without a letter in each half (0000cafe:00001234);
 //   - git@host SSH remotes, package@version, C++ and Rust paths (a::b),
 //     and placeholders themselves.
 //
@@ -294,7 +326,8 @@
 // passes the Luhn check one time in ten and is redacted as a card. A
 // secret of no known shape after no secret-ish key or word is found only
 // when it looks generated (high_entropy): one in hexadecimal or digits,
-// shorter than 16 bytes, or written in words is not found, nor a random
+// shorter than 12 bytes (or 12 to 15 with a symbol, without a digit, or
+// in one case with few digits), or written in words is not found, nor a random
 // run that happens to fail the tests above (of random runs of 16 to 64
 // bytes, about 1.5% of base62 ones and 3 to 4.5% of base64, base36 and
 // upper-case base36 ones, most of them short); an identifier that looks
@@ -305,10 +338,14 @@
 // and later values. A run of encoded characters longer than 4,096 bytes
 // is not decoded, nor text that is not printable ASCII or is encoded more
 // than twice. A value that a wrap at a fixed width splits goes on only
-// when the next line holds the rest of it alone. Not found either, by
+// when the next line holds the rest of it alone. A bare user:password
+// pair whose password is a word (admin:password), or whose user name is
+// quoted apart from its password ("user":"pass"), is not found; nor is a
+// hexadecimal pair of another width than Sidekiq's. Not found either, by
 // design or for now (the "hard" shape of RECALL.md): escapes nested more
 // than once (but %25XX), look-alike letters in a key (Cyrillic а in
-// pаssword), Go's %v of a struct (its field names are not printed), phone
+// pаssword), Go's %v of a struct (its field names are not printed; a
+// generated value inside is found as high_entropy), phone
 // numbers in national form, and nine-digit social security numbers
 // without dashes or a key.
 // A password in a URL that holds '@' followed by what looks like a host

@@ -114,6 +114,7 @@ const (
 	famTwitterToken
 	famLobKey
 	famGoCardlessToken
+	famFigmaToken
 	famHighEntropy
 
 	famEmail
@@ -240,6 +241,7 @@ var familyNames = [numFamilies]string{
 	famTwitterToken:           "twitter_token",
 	famLobKey:                 "lob_key",
 	famGoCardlessToken:        "gocardless_token",
+	famFigmaToken:             "figma_token",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

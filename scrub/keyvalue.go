@@ -370,6 +370,11 @@ func weakKey(key string) (kvKind, strength) {
 			return t.kind, randomValue
 		}
 	}
+	if string(norm[last:]) == "session" {
+		// A session cookie's name (_gitlab_session, laravel_session,
+		// ci_session): its value is the session's bearer secret.
+		return kvSecret, generatedValue
+	}
 	if string(norm[last:]) == "key" {
 		for _, q := range plainKeyQualifiers {
 			if hasSuffixBytes(norm[:last], q) {
@@ -1078,6 +1083,26 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	}
 	val := in[vs:ve]
+	if need == randomValue && closing == "" && len(val) > minMixed && val[len(val)-1] == ':' && (generated(val[:len(val)-1]) || mixedGenerated(val[:len(val)-1])) {
+		// A generated value that ends a link of an error chain (…:
+		// password: UyFCXCpkJHpEc2I9: unexpected EOF): the ':' is the
+		// chain's, the value is no error's prefix.
+		ve--
+		val = in[vs:ve]
+	}
+	if need == anyValue && closing == "" && len(val) > 1 && val[len(val)-1] == ':' && ve+1 < len(in) && in[ve] == ' ' {
+		// A label, then the value (password=key: bXlwYXNzd29yZA==, a
+		// YAML line pasted as a value): the value goes too when it looks
+		// generated.
+		e := ve + 1
+		for e < len(in) && e-ve <= maxProseValue && proseByte[in[e]] {
+			e++
+		}
+		if w := strings.TrimRight(in[ve+1:e], ".,;:"); len(w) >= minMixed && (generated(w) || mixedGenerated(w)) {
+			ve = ve + 1 + len(w)
+			val = in[vs:ve]
+		}
+	}
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
@@ -1179,9 +1204,53 @@ func looksLike(val string, need strength, quoted bool) bool {
 	case randomValue:
 		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':') && strings.IndexByte(val, ' ') < 0
 	case generatedValue:
-		return generated(val)
+		return generated(val) || mixedGenerated(val)
 	}
 	return true
+}
+
+// minMixed is the shortest value mixedGenerated accepts.
+const minMixed = 8
+
+// mixedGenerated reports whether val, 8 to 64 letters and digits (and
+// base64's padding at its end), looks machine-made by its letters alone:
+// both cases (two of each, or one of each and a digit), their case
+// changing as random bytes change it (randomBody)
+// and not read as words: not CamelCase, not in Go's words (inWords), and
+// fewer than one name-like part in three bytes (aGNIVWlPaU, cGRpSTZJ;
+// not OAuthToken, XMLHttpRequest, NoSuchKey). It is the test for a short
+// value whose key or word names a secret but no digit says it was made by
+// a generator (generated asks for one).
+func mixedGenerated(val string) bool {
+	v := strings.TrimRight(val, "=")
+	if len(v) < minMixed || len(v) > 64 || len(val)-len(v) > 2 {
+		return false
+	}
+	var u, l, tokens int
+	var last uint8
+	digits := false
+	for k := 0; k < len(v); k++ {
+		c := v[k]
+		var cl uint8
+		switch {
+		case isDigit(c):
+			cl, digits = 1, true
+		case isUpper(c):
+			cl, u = 2, u+1
+		case isLower(c):
+			cl, l = 3, l+1
+		default:
+			return false
+		}
+		switch {
+		case k == 0 || cl == 1 && last != 1 || cl == 3 && last == 1:
+			tokens++
+		case cl == 2 && (last != 2 || k+1 < len(v) && isLower(v[k+1])):
+			tokens++
+		}
+		last = cl
+	}
+	return (u >= 2 && l >= 2 || u >= 1 && l >= 1 && digits) && len(v) < tokens*3 && randomBody(v) && !inWords(v)
 }
 
 // generated reports whether val looks machine-made: 10 bytes or more,
@@ -1540,7 +1609,7 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
 	for e < len(in) && e-vs < max {
 		c := in[e]
-		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) {
+		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) && !(c == '&' && mode&stopValue != 0 && e > vs && !formPairAt(in, e+1)) {
 			if depth == 0 || mode&stopValue == 0 || c != ')' && c != ']' && c != '}' {
 				break
 			}
@@ -1560,6 +1629,21 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 		e = wrapValue(in, vs, e)
 	}
 	return e
+}
+
+// formPairAt reports whether a form's next pair begins at in[i] (a key of
+// up to 64 bytes and '='): only then does '&' end a value that is not a
+// URL's (password=x&user=y); a '&' inside a password (…x8#P7r5&@*xC$…)
+// is one of its bytes.
+func formPairAt(in string, i int) bool {
+	if i >= len(in) || in[i] <= ' ' || in[i] == '&' {
+		return true // "a && b", "x & y": a shell's or a language's operator
+	}
+	k := i
+	for k < len(in) && k-i <= maxKey && chars[in[k]]&cKey != 0 {
+		k++
+	}
+	return k > i && k < len(in) && (in[k] == '=' || in[k] == '[')
 }
 
 // schemeAfter reports whether the escaped delimiter at in[e] is a blank

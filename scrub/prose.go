@@ -76,9 +76,22 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	val := in[ws:ve]
+	if ve-ws >= maxProseValue && quote == 0 {
+		// Judged by its first bytes, a long value goes on to its end
+		// (a credential of 400 bytes of base64).
+		for ve < len(in) && ve-ws < maxValue && proseByte[in[ve]] {
+			ve++
+		}
+		for ve > ws && strings.IndexByte(".:!?", in[ve-1]) >= 0 {
+			ve--
+		}
+	}
 	minLen := 8
 	if f == famPassword {
 		minLen = 6 // machine api.example.com login ops password s3cr3t (.netrc)
+	}
+	if !digit && len(val) >= minMixed && mixedGenerated(strings.TrimRight(val, ".:!?")) {
+		digit = true // random letters of both cases: aGNIVWlPaU
 	}
 	if len(val) < minLen || !digit || !letter || dateLike(val) || strings.Contains(strings.TrimRight(val, "="), "=") ||
 		!plausibleValue(val) {
@@ -281,4 +294,192 @@ func (s *Scrubber) matchMySQLPassword(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	return hit{vs, ve, famPassword}, s.on[famPassword]
+}
+
+// maxPairPart bounds each half of a bare user:password pair.
+const maxPairPart = 64
+
+// pairSymbols are the symbols that mark a written password: a value with
+// one of them and two classes of letters and digits is one
+// (P@ssw0rd$1, h0pk1ns~21s).
+const pairSymbols = "!@#$%^&*~"
+
+// matchBarePair matches user:password standing alone, with no key or word
+// to name it, at the ':' in[i]: the credentials curl -u, a Basic
+// Authorization header (decoded) and a .netrc-like line carry
+// (developer:yqDVtkqPECriaLRi, 'api:d2LkV78zLx!t', elastic:P@ssw0rd$1,
+// kevin:'pRf7vG2h1L8nQkW9'). The user name is a name (letters, digits,
+// '.', '_', '-', '@', starting with a letter) or the placeholder of an
+// e-mail address a first pass found; the pair stands as a word of its
+// own, the only ':' in it. The password must look random (pairPassword):
+// host:port, image:tag, key:value, label:name and error: prefixes do
+// not. The whole pair goes, the user name too: alone, nothing says which
+// half matters. A user name that is a digest's label (sha512:…) is no
+// user.
+func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
+	if !s.on[famPassword] || i+1 >= len(in) || in[i+1] <= ' ' || i == lo && lo == 0 || i > 0 && isDigit(in[i-1]) && isDigit(in[i+1]) {
+		return hit{}, false // "error: …", 10:20:30, host:8080: no pair
+	}
+	if h, ok := quotedHalfPair(in, i, lo); ok {
+		return h, true
+	}
+	us := i
+	for us > lo && i-us <= maxPairPart && (chars[in[us-1]]&cUser != 0 && in[us-1] < 0x80 || in[us-1] == '@' || in[us-1] == '+') {
+		us--
+	}
+	afterFinding := us == i && i == lo && lo > 0 // right after a finding: [REDACTED:email]:pass
+	if !afterFinding {
+		if h, ok := hexPair(in, us, i); ok {
+			return h, true
+		}
+		if us == i || i-us > maxPairPart || !isLetter(in[us]) || us > 0 && !pairEdge(in[us-1]) || digestLabel(in[us:i]) {
+			return hit{}, false
+		}
+	}
+	ps := i + 1
+	var quote byte
+	if c := in[ps]; c == '\'' || c == '"' {
+		quote, ps = c, ps+1
+	}
+	pe := ps
+	for pe < len(in) && pe-ps <= maxPairPart && in[pe] > ' ' && in[pe] < 0x7f && in[pe] != '\'' && in[pe] != '"' && in[pe] != '`' {
+		pe++
+	}
+	if pe-ps > maxPairPart {
+		return hit{}, false
+	}
+	end := pe
+	if quote != 0 {
+		if pe >= len(in) || in[pe] != quote {
+			return hit{}, false
+		}
+		end = pe + 1
+	} else {
+		for pe > ps && strings.IndexByte(".,;:)]}", in[pe-1]) >= 0 {
+			pe--
+		}
+		end = pe
+		if end < len(in) && !pairEdge(in[end]) && strings.IndexByte(".,;:)]}", in[end]) < 0 {
+			return hit{}, false
+		}
+	}
+	pass := in[ps:pe]
+	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
+		return hit{}, false
+	}
+	if afterFinding {
+		return hit{ps, pe, famPassword}, true
+	}
+	return hit{us, end, famPassword}, true
+}
+
+// pairEdge reports whether c may stand right before or after a bare
+// user:password pair: the start or end of a word.
+func pairEdge(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`' || c == '(' || c == '='
+}
+
+// pairPassword reports whether pass, the second half of a bare pair,
+// looks like a password rather than a port, a tag, a version or a word:
+// 8 bytes or more that look generated (generatedRun, mixedGenerated), or
+// that hold one of pairSymbols and two of digits, capitals and small
+// letters; and not a placeholder, a date or a version.
+func pairPassword(pass string) bool {
+	if len(pass) < 8 || !plausibleStart(pass, true) || !plausibleValue(pass) || dateLike(pass) {
+		return false
+	}
+	if a := strings.IndexByte(pass, '@'); a >= 0 && strings.IndexByte(pass[a:], '.') > 0 {
+		return false // an e-mail address or a host (email:alice@example.com)
+	}
+	if p := strings.IndexByte(pass, '%'); p >= 0 && p+1 < len(pass) && (isLetter(pass[p+1]) || pass[p+1] == '*') {
+		return false // a format verb (%s, %*s): a template, not a value
+	}
+	var d, u, l, sym, other bool
+	for k := 0; k < len(pass); k++ {
+		c := pass[k]
+		switch {
+		case isDigit(c):
+			d = true
+		case isUpper(c):
+			u = true
+		case isLower(c):
+			l = true
+		case strings.IndexByte(pairSymbols, c) >= 0:
+			// Inside, not only in front: *complex128 is a type, ^Reality
+			// a pattern.
+			sym = sym || k > 0
+		case strings.IndexByte("-_.+=", c) < 0:
+			other = true
+		}
+	}
+	switch {
+	case sym && (d && u || d && l || u && l):
+		return true
+	case sym || other:
+		return false
+	}
+	return generatedRun(pass, 8) || mixedGenerated(pass)
+}
+
+// quotedHalfPair matches a quoted pair with one half empty at the ':'
+// in[i]: ":password" (no user name, as curl -u ':…' takes it) and
+// "apikey:" (an API key as the user name and no password, as Stripe's and
+// others' APIs take one), when the half that is there looks random
+// (pairPassword). The half goes, the quotes and the ':' stay.
+func quotedHalfPair(in string, i, lo int) (hit, bool) {
+	var q byte
+	switch {
+	case i > lo && (in[i-1] == '"' || in[i-1] == '\''):
+		q = in[i-1]
+		e := i + 1
+		for e < len(in) && e-i <= maxPairPart && in[e] > ' ' && in[e] < 0x7f && in[e] != q {
+			e++
+		}
+		if e < len(in) && in[e] == q && e-i <= maxPairPart && !strings.ContainsAny(in[i+1:e], ":/\\") && pairPassword(in[i+1:e]) {
+			return hit{i + 1, e, famPassword}, true
+		}
+	case i+1 < len(in) && (in[i+1] == '"' || in[i+1] == '\''):
+		q = in[i+1]
+		b := i
+		for b > lo && i-b <= maxPairPart && in[b-1] > ' ' && in[b-1] < 0x7f && in[b-1] != q {
+			b--
+		}
+		if b > lo && in[b-1] == q && i-b <= maxPairPart && !strings.ContainsAny(in[b:i], ":/\\") && pairPassword(in[b:i]) {
+			return hit{b, i, famPassword}, true
+		}
+	}
+	return hit{}, false
+}
+
+// hexPair matches the credentials of Sidekiq Pro and Enterprise as their
+// vendor issues them, alone (BUNDLE_GEMS__CONTRIBSYS__COM's value,
+// https://<pair>@gems.contribsys.com/): eight lower-case hexadecimal
+// digits, ':', eight more, each half with a letter, the pair a word of its
+// own. No hash, address or time is written so.
+func hexPair(in string, us, i int) (hit, bool) {
+	e := i + 9
+	if i-us != 8 || e > len(in) || us > 0 && !pairEdge(in[us-1]) && in[us-1] != '/' ||
+		e < len(in) && !pairEdge(in[e]) && strings.IndexByte("@.,;:)]}", in[e]) < 0 {
+		return hit{}, false
+	}
+	if !hexWord(in[us:i]) || !hexWord(in[i+1:e]) || in[us:i] == in[i+1:e] {
+		return hit{}, false
+	}
+	return hit{us, e, famPassword}, true
+}
+
+// hexWord reports whether w is lower-case hexadecimal with a letter.
+func hexWord(w string) bool {
+	letter := false
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		switch {
+		case isDigit(c):
+		case c >= 'a' && c <= 'f':
+			letter = true
+		default:
+			return false
+		}
+	}
+	return letter
 }

@@ -615,7 +615,7 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		// ico-YDwoz024…, pat.6jmu…), not a date.
 		// (first does not matter here: a blank or a quote before the word
 		// ends the run of bytes the word before belongs to.)
-		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e)) && !dateLike(in[ws:]) {
+		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws+1:e])) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}
@@ -841,7 +841,10 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 			}
 			h, ok = matchIPv6(in, i)
 		default:
-			return s.matchKeyValue(in, esc, i, lo)
+			if h, ok := s.matchKeyValue(in, esc, i, lo); ok {
+				return h, true
+			}
+			return s.matchBarePair(in, i, lo)
 		}
 	case '=':
 		return s.matchKeyValue(in, esc, i, lo)

@@ -734,6 +734,9 @@ func BenchmarkShapeRuns31(b *testing.B) {
 	for _, unit := range []string{
 		"=", "==x", "key=", "password=", "a: ", "token: ab ", "(\"", "-p", "+/",
 		"\n  a: YWJjZGVmZ2hpamts", "aGVsbG8gd29ybGQ", "Q7vKp2Lm9XwR4tNz ", "name: x\nvalue: ",
+		// The shapes of session 42: bare pairs, quoted halves, '&' in a
+		// value, a password's symbols after a run, long prose values.
+		"u:Ab1!", "\":", "password=a&", "Q7vKp2Lm9XwR4tNz#$", "token ", "cafe:", "su9OL59biWiJ ",
 	} {
 		for _, n := range []int{4 << 10, 32 << 10} {
 			in := "kind: Secret\ndata:\n" + strings.Repeat(unit, n/len(unit))

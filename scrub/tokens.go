@@ -219,9 +219,25 @@ func matchToken(in string, i, lo int) (hit, bool) {
 // slackToken matches a Slack token whose prefix of length p is at in[i]:
 // at least min bytes of base64url that look random (numbers and a random
 // secret, not xoxb-my-bot-token or xoxe.xoxp-1-RANDOMSTRINGHERE).
+// The numbers before the secret are ids (a team's, a user's, an app's),
+// which fake tokens write with one digit over and over
+// (xoxa-2-511111111-31111111111-…-e039d02840a0b9379c): the test for a
+// placeholder body (dummy) reads the secret after the last '-' only.
 func slackToken(in string, i, p, min int) (hit, bool) {
-	h, ok := atLeast(in, i, p, cB64URL, min, famSlackToken)
-	return h, ok && randomBody(in[i+p:h.end])
+	j := i + p
+	e, n := wrapEnd(in, j, cB64URL, min, len(in))
+	if n < min || is(in, e, cAlnum) {
+		return hit{}, false
+	}
+	body := in[j:e]
+	secret := body
+	if k := strings.LastIndexByte(body, '-'); k > 0 && k+1 < len(body) && strings.Trim(body[:k], "0123456789-") == "" {
+		secret = body[k+1:]
+	}
+	if dummy(secret) || !randomBody(body) {
+		return hit{}, false
+	}
+	return hit{i, e, famSlackToken}, true
 }
 
 // matchSentryOrg matches a Sentry organisation auth token at in[i]:

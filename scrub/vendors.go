@@ -205,6 +205,8 @@ var vendors = [...]vendor{
 	{"t1.", vB64URLAll, 88, 0, famYandexKey, vRandom},
 	// SonarQube user, project analysis and global analysis tokens.
 	{"squ_", vB64URLEq, 40, 40, famSonarToken, 0},
+	// Figma personal access tokens: figd_ and 40 or more base64url bytes.
+	{"figd_", cB64URL, 40, 0, famFigmaToken, vRandom},
 	{"sqp_", vB64URLEq, 40, 40, famSonarToken, 0},
 	{"sqa_", vB64URLEq, 40, 40, famSonarToken, 0},
 	{"tfp_", vB64URLAll, 59, 59, famTypeformToken, 0},

@@ -143,6 +143,7 @@ var vendorShapes = []vendorShape{
 	{"lob_key", "live key", func(g *gen) string { return "live_" + g.str(gHex, 35) }},
 	{"lob_key", "test publishable key", func(g *gen) string { return "test_pub_" + g.str(gHex, 31) }},
 	{"gocardless_token", "live token", func(g *gen) string { return "live_" + g.str(gLowDig+"-_", 39) + "x" }},
+	{"figma_token", "personal access token", func(g *gen) string { return "figd_" + g.str(gAlnum+"-_", 39) + "x" }},
 	{"teams_webhook", "incoming webhook", func(g *gen) string {
 		return "https://acme.webhook.office.com/webhookb2/" + g.uuid() + "@" + g.uuid() + "/IncomingWebhook/" + g.str(gLowDig, 32) + "/" + g.uuid()
 	}},
@@ -331,6 +332,8 @@ var vendorNear = []struct{ family, in string }{
 	{"gocardless_token", "live_" + strings.Repeat("x", 40)},
 	{"teams_webhook", "https://acme.webhook.office.com/webhookb2/"},
 	{"teams_webhook", "see webhook.office.com/ for details"},
+	{"figma_token", "figd_short_name"},
+	{"figma_token", "figd_" + strings.Repeat("x", 40)},
 }
 
 func init() {

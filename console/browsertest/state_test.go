@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,4 +100,7 @@ func TestStatePageShowsTheTrip(t *testing.T) {
 	if fam, frag := canary.Find(html.UnescapeString(page)); fam != "" {
 		t.Errorf("the page shows the planted %s (%q)", fam, frag)
 	}
+	// The registry holds the tool's breaker by a weak pointer: a tool no
+	// longer reachable leaves the page, so keep it to the end.
+	runtime.KeepAlive(tool)
 }

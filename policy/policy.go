@@ -131,6 +131,9 @@ const (
 	MaxCount = 1 << 20
 )
 
+// maxField bounds the field an error names, in bytes.
+const maxField = 256
+
 // document is a parsed policy document.
 type document struct {
 	defaults Policy
@@ -145,6 +148,9 @@ type parser struct {
 }
 
 func (p parser) fail(n *Node, field, format string, args ...any) error {
+	if len(field) > maxField { // a key may be as long as the document
+		field = strings.ToValidUTF8(field[:maxField], "") + "…"
+	}
 	if name, ok := p.env[n]; ok && n != nil {
 		return &Error{File: "environment", Field: name, Reason: field + ": " + fmt.Sprintf(format, args...)}
 	}

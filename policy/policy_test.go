@@ -415,3 +415,20 @@ func FuzzNew(f *testing.F) {
 		_ = s.Policy("a")
 	})
 }
+
+// TestErrorsBounded: an error quotes at most a bounded part of what the
+// document holds, however long its keys and values.
+func TestErrorsBounded(t *testing.T) {
+	long := strings.Repeat("k", 500_000)
+	for _, doc := range []string{
+		`{"defaults": {"` + long + `": 1}}`,
+		`{"tools": {"` + long + `": {}}}`,
+		`{"defaults": {"timeout": "` + long + `"}}`,
+		`{"defaults": {"layers": ["` + long + `"]}}`,
+	} {
+		_, err := policy.New("p.json", []byte(doc))
+		if err == nil || len(err.Error()) > 1024 {
+			t.Errorf("an error of %d bytes: %.200s", len(fmt.Sprint(err)), err)
+		}
+	}
+}

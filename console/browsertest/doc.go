@@ -1,4 +1,5 @@
-// Package browsertest drives the console's approval desk in headless
+// Package browsertest drives the console (its live state page and its
+// approval desk) in headless
 // Chromium (Debian's chromium package, found on PATH or named by
 // TOOLMW_CHROMIUM) through the Chrome DevTools Protocol (chromedp). It is
 // a module of its own so the main module never requires chromedp. Without

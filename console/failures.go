@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/middleware/events"
-	"github.com/toolmw/toolmw/scrub"
+	"github.com/toolmw/toolmw/state"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -21,14 +21,7 @@ const (
 	// counts apart; the rest are counted under one triple of
 	// state.Other.
 	MaxFailureCounts = 200
-	// maxLabel bounds a tool name or a code as a Failures keeps it, in
-	// bytes.
-	maxLabel = 64
 )
-
-// otherLabel names what is counted past MaxFailureCounts, as package state
-// does.
-const otherLabel = "_OTHER"
 
 // Failures keeps the recent failed calls of a deployment, and counts them
 // by tool, kind and code, for the console's state view ([WithFailures]).
@@ -94,13 +87,13 @@ func NewFailures(n int) *Failures {
 func (f *Failures) Emit(ev events.Event) {
 	fl := Failure{
 		Time:      ev.Time.UTC(),
-		Tool:      label(ev.Tool),
-		Outcome:   taxonomy.Outcome(label(string(ev.Outcome))),
+		Tool:      state.Label(ev.Tool),
+		Outcome:   taxonomy.Outcome(state.Label(string(ev.Outcome))),
 		Kind:      ev.Kind,
 		Code:      ev.Code,
 		Retryable: ev.Retryable,
 		Attempts:  max(ev.Attempts, 0),
-		Degraded:  label(ev.Degraded),
+		Degraded:  state.Label(ev.Degraded),
 	}
 	// A kind or code an Event made by hand may carry anything: only the
 	// taxonomy's own shapes are shown.
@@ -117,7 +110,7 @@ func (f *Failures) Emit(ev events.Event) {
 	f.next = (f.next + 1) % len(f.recent)
 	f.full = f.full || f.next == 0
 	if _, ok := f.counts[k]; !ok && len(f.counts) >= MaxFailureCounts {
-		k = failureKey{otherLabel, otherLabel, otherLabel}
+		k = failureKey{state.Other, state.Other, state.Other}
 	}
 	f.counts[k]++
 	f.total++
@@ -153,13 +146,4 @@ func (f *Failures) Counts() (counts []FailureCount, total int64) {
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Code, b.Code))
 	})
 	return out, total
-}
-
-// label returns s as the page may show it: scrubbed, cut to maxLabel bytes
-// of valid UTF-8, without control characters.
-func label(s string) string {
-	if s == "" {
-		return ""
-	}
-	return cleanText(scrub.String(s), maxLabel)
 }

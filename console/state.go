@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/state"
 )
@@ -227,7 +226,7 @@ func (s *stateConfig) collect(at time.Time) stateView {
 		if math.IsInf(se.Value, 0) { // JSON has no infinity
 			continue
 		}
-		name := label(se.Name)
+		name := se.Name // the registry gives names as state.Label makes them
 		switch se.Instrument {
 		case state.StoreErrors, state.StoreDegraded:
 			st := stores[name]
@@ -240,7 +239,7 @@ func (s *stateConfig) collect(at time.Time) stateView {
 				continue
 			}
 			st.Errors += se.Value
-			st.ByOperation = append(st.ByOperation, operationView{Operation: label(se.Detail), Errors: se.Value})
+			st.ByOperation = append(st.ByOperation, operationView{Operation: se.Detail, Errors: se.Value})
 			continue
 		}
 		tv := tools[name]
@@ -249,7 +248,7 @@ func (s *stateConfig) collect(at time.Time) stateView {
 			tools[name] = tv
 		}
 		sv := seriesView{Instrument: se.Instrument.String(), Label: cmp.Or(labels[se.Instrument], se.Instrument.String()),
-			Detail: label(se.Detail), Value: se.Value, Text: number(se.Value)}
+			Detail: se.Detail, Value: se.Value, Text: number(se.Value)}
 		if se.Instrument == state.BreakerState {
 			sv.Text = breakerText(se.Value)
 			tv.Breaker = sv.Text
@@ -353,27 +352,4 @@ func (h *console) stateEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
-}
-
-// cleanText returns s cut to n bytes of valid UTF-8, control characters
-// replaced by '_'.
-func cleanText(s string, n int) string {
-	ok := len(s) <= n && utf8.ValidString(s)
-	for i := 0; ok && i < len(s); i++ {
-		ok = s[i] >= 0x20 && s[i] != 0x7f
-	}
-	if ok {
-		return s
-	}
-	b := make([]byte, 0, min(len(s), n))
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f || c == utf8.RuneError {
-			c = '_'
-		}
-		if len(b)+utf8.RuneLen(c) > n {
-			break
-		}
-		b = utf8.AppendRune(b, c)
-	}
-	return string(b)
 }

@@ -329,18 +329,19 @@ type wrapped struct {
 // built is a tool's layers for one generation.
 type built struct {
 	gen  *generation
-	name string
 	tool toolmw.Tool
 }
 
 func (w *wrapped) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	g := w.set.cur.Load()
-	var name string
-	if c, ok := toolmw.CallFrom(ctx); ok {
-		name = c.Tool
-	}
 	b := w.built.Load()
-	if b == nil || b.gen != g || b.name != name {
+	if b == nil || b.gen != g {
+		// A tool toolmw.Wrap made has one name: it is read from the call
+		// only when the layers are made, once per reload.
+		var name string
+		if c, ok := toolmw.CallFrom(ctx); ok {
+			name = c.Tool
+		}
 		b = w.build(g, name)
 	}
 	return b.tool(ctx, args)
@@ -349,7 +350,7 @@ func (w *wrapped) call(ctx context.Context, args json.RawMessage) (toolmw.Result
 func (w *wrapped) build(g *generation, name string) *built {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if b := w.built.Load(); b != nil && b.gen == g && b.name == name {
+	if b := w.built.Load(); b != nil && b.gen == g {
 		return b
 	}
 	pol, ok := g.doc.tools[name]
@@ -361,7 +362,7 @@ func (w *wrapped) build(g *generation, name string) *built {
 	for i := len(mws) - 1; i >= 0; i-- {
 		tool = mws[i](tool)
 	}
-	b := &built{gen: g, name: name, tool: tool}
+	b := &built{gen: g, tool: tool}
 	w.built.Store(b)
 	return b
 }

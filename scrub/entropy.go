@@ -522,21 +522,7 @@ func inWords(run string) bool {
 			i++
 			continue
 		}
-		j := i + 1
-		switch {
-		case isUpper(c) && j < len(run) && isLower(run[j]):
-			for j < len(run) && isLower(run[j]) {
-				j++
-			}
-		case isUpper(c):
-			for j < len(run) && isUpper(run[j]) && !(j+1 < len(run) && isLower(run[j+1])) {
-				j++
-			}
-		default:
-			for j < len(run) && isLower(run[j]) {
-				j++
-			}
-		}
+		j := partEnd(run, i)
 		letters += j - i
 		if j-i >= 3 && isCodeWord(run[i:j]) {
 			covered += j - i
@@ -545,6 +531,28 @@ func inWords(run string) bool {
 		i = j
 	}
 	return parts >= 2 && covered*5 >= letters*2
+}
+
+// partEnd returns the end of the part of a name that begins with the
+// letter at run[i]: a capital and small letters (Prefix), capitals up to
+// the one a small letter follows (XML in XMLHttp), or small letters.
+func partEnd(run string, i int) int {
+	c, j := run[i], i+1
+	switch {
+	case isUpper(c) && j < len(run) && isLower(run[j]):
+		for j < len(run) && isLower(run[j]) {
+			j++
+		}
+	case isUpper(c):
+		for j < len(run) && isUpper(run[j]) && !(j+1 < len(run) && isLower(run[j+1])) {
+			j++
+		}
+	default:
+		for j < len(run) && isLower(run[j]) {
+			j++
+		}
+	}
+	return j
 }
 
 // codePart reports whether run, split as inWords splits a name, has a part
@@ -558,21 +566,7 @@ func codePart(run string, min int) bool {
 			i++
 			continue
 		}
-		j := i + 1
-		switch {
-		case isUpper(c) && j < len(run) && isLower(run[j]):
-			for j < len(run) && isLower(run[j]) {
-				j++
-			}
-		case isUpper(c):
-			for j < len(run) && isUpper(run[j]) && !(j+1 < len(run) && isLower(run[j+1])) {
-				j++
-			}
-		default:
-			for j < len(run) && isLower(run[j]) {
-				j++
-			}
-		}
+		j := partEnd(run, i)
 		if j-i >= min && isCodeWord(run[i:j]) {
 			return true
 		}

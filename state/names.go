@@ -1,6 +1,9 @@
 package state
 
-import "strconv"
+import (
+	"strconv"
+	"sync/atomic"
+)
 
 // names are the instruments' short names, as the console shows them and
 // as a test checks against the instrument list.
@@ -42,3 +45,31 @@ func (i Instrument) String() string {
 	}
 	return "instrument(" + strconv.Itoa(int(i)) + ")"
 }
+
+// Name is the name a layer instance publishes under: the tool's, learnt
+// from its first call, or one given when the instance is made. The zero
+// Name is empty and ready to use; a Name is safe for concurrent use and
+// must not be copied after first use.
+type Name struct{ p atomic.Pointer[string] }
+
+// Learn sets the name to s unless it is set already: what a per-tool
+// instance calls on each call, at the cost of one atomic load once set.
+func (n *Name) Learn(s string) {
+	if n.p.Load() == nil {
+		n.p.CompareAndSwap(nil, &s)
+	}
+}
+
+// Set sets the name to s.
+func (n *Name) Set(s string) { n.p.Store(&s) }
+
+// String returns the name, or "" when none is set.
+func (n *Name) String() string {
+	if p := n.p.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// IsSet reports whether a name is set.
+func (n *Name) IsSet() bool { return n.p.Load() != nil }

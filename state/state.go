@@ -316,12 +316,22 @@ func (r *Registry) admit(i Instrument, k key) key {
 	return k
 }
 
-// clean bounds s to MaxNameLen bytes of valid UTF-8 without control
-// characters, scrubbed first: a secret cut in two may no longer read as
-// one. Empty s is given as empty.
+// clean is Label, with empty for an empty s.
 func clean(s, empty string) string {
 	if s == "" {
 		return empty
+	}
+	return Label(s)
+}
+
+// Label returns s as a series name or detail is shown: scrubbed (package
+// scrub), then cut to MaxNameLen bytes of valid UTF-8, control characters
+// replaced by '_' — in that order, so no secret cut in two slips past the
+// scrubber. What shows a name a layer published (a page, a metric
+// attribute) uses it too.
+func Label(s string) string {
+	if s == "" {
+		return ""
 	}
 	s = scrub.String(s)
 	ok := len(s) <= MaxNameLen && utf8.ValidString(s)

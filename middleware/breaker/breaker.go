@@ -46,7 +46,7 @@ func New(opts ...Option) toolmw.Middleware {
 		key := c.sharing.Key
 		breakers := keyed.New(c.sharing.Max, func(key string) *Breaker {
 			b := newBreaker(c)
-			b.name.Store(&key)
+			b.name.Set(key)
 			return b
 		})
 		return func(next toolmw.Tool) toolmw.Tool {
@@ -59,9 +59,9 @@ func New(opts ...Option) toolmw.Middleware {
 	return func(next toolmw.Tool) toolmw.Tool {
 		b := newBreaker(c)
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			if b.name.Load() == nil {
+			if !b.name.IsSet() {
 				call, _ := toolmw.CallFrom(ctx)
-				b.name.CompareAndSwap(nil, &call.Tool)
+				b.name.Learn(call.Tool)
 			}
 			return b.call(ctx, next, args)
 		}
@@ -73,7 +73,7 @@ func New(opts ...Option) toolmw.Middleware {
 // read its state. A Breaker is safe for concurrent use.
 type Breaker struct {
 	cb        *gobreaker.CircuitBreaker[toolmw.Result]
-	name      atomic.Pointer[string]
+	name      state.Name
 	clock     clock.Clock
 	openFor   time.Duration
 	isFailure func(error) bool
@@ -118,7 +118,7 @@ func NewBreaker(name string, opts ...Option) *Breaker {
 	c := newConfig(opts)
 	b := newBreaker(c)
 	b.err = c.err
-	b.name.Store(&name)
+	b.name.Set(name)
 	return b
 }
 
@@ -187,10 +187,7 @@ func gobreakerTimeout(d time.Duration) time.Duration {
 // keyed breaker, or the tool's name for a per-tool breaker (known from its
 // first call). It is safe for concurrent use.
 func (b *Breaker) Name() string {
-	if p := b.name.Load(); p != nil {
-		return *p
-	}
-	return ""
+	return b.name.String()
 }
 
 // State returns the breaker's current state. It may deliver state changes

@@ -49,9 +49,9 @@ type layer struct {
 const msgDeadline = "the caller's deadline passed while the call waited for a slot"
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-	if !l.named && l.pool.name.Load() == nil {
+	if !l.named && !l.pool.name.IsSet() {
 		if call, ok := toolmw.CallFrom(ctx); ok {
-			l.pool.name.CompareAndSwap(nil, &call.Tool)
+			l.pool.name.Learn(call.Tool)
 		}
 	}
 	if err := l.pool.acquire(ctx, l.maxWait); err != nil {

@@ -19,8 +19,8 @@ import (
 type Pool struct {
 	maxQueue int
 	clock    clock.Clock
-	name     atomic.Pointer[string] // the tool's, for package state; nil: shared, or not called yet
-	refused  atomic.Uint64          // calls refused full, for package state
+	name     state.Name    // the tool's, for package state; empty: shared, or not called yet
+	refused  atomic.Uint64 // calls refused full, for package state
 
 	mu       sync.Mutex
 	limit    int   // fixed, or moved by adaptive's rule
@@ -66,10 +66,7 @@ func newPool(n int, c config) *Pool {
 // publish reports p's counts to package state. A shared pool, or one not
 // yet called, is unnamed.
 func publish(p *Pool, emit state.Emit) {
-	var name string
-	if n := p.name.Load(); n != nil {
-		name = *n
-	}
+	name := p.name.String()
 	s := p.Stats()
 	emit(state.BulkheadInFlight, name, "", float64(s.Running))
 	emit(state.BulkheadQueued, name, "", float64(s.Waiting))

@@ -117,27 +117,15 @@ type layer struct {
 
 	// For package state: the tool's name, from its first read, and the
 	// hits and misses counted.
-	name         atomic.Pointer[string]
+	name         state.Name
 	hits, misses atomic.Int64
 }
 
 // publish reports l's hits and misses to package state.
 func publish(l *layer, emit state.Emit) {
-	var name string
-	if p := l.name.Load(); p != nil {
-		name = *p
-	}
+	name := l.name.String()
 	emit(state.CacheHits, name, "", float64(l.hits.Load()))
 	emit(state.CacheMisses, name, "", float64(l.misses.Load()))
-}
-
-// named keeps tool as l's name for package state, when it has none yet.
-func (l *layer) named(tool string) {
-	if l.name.Load() == nil {
-		p := new(string)
-		*p = tool
-		l.name.CompareAndSwap(nil, p)
-	}
 }
 
 // A flight is a miss under way: the calls of the same key that miss
@@ -156,7 +144,7 @@ func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, 
 	if call.Spec == nil || !call.Spec.Idempotent {
 		return l.next(ctx, args)
 	}
-	l.named(call.Tool)
+	l.name.Learn(call.Tool)
 	now := l.clk.Now()
 	k, ok := l.rule.Of(ctx, call, args)
 	if !ok {

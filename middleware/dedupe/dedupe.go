@@ -46,24 +46,14 @@ func New(opts ...Option) toolmw.Middleware {
 // wrapped is what package state reads of one tool the layer wraps: its
 // name, from its first call, and the repeats given a recorded outcome.
 type wrapped struct {
-	name    atomic.Pointer[string]
+	name    state.Name
 	repeats atomic.Int64
 }
 
 // publish reports w's repeats to package state.
 func publish(w *wrapped, emit state.Emit) {
-	var name string
-	if p := w.name.Load(); p != nil {
-		name = *p
-	}
+	name := w.name.String()
 	emit(state.DedupeRepeats, name, "", float64(w.repeats.Load()))
-}
-
-// named keeps tool as w's name, when it has none yet.
-func (w *wrapped) named(tool string) {
-	p := new(string)
-	*p = tool
-	w.name.CompareAndSwap(nil, p)
 }
 
 // Bounds of one recorded error. A repeat of a failed call gets the
@@ -127,9 +117,7 @@ func (l *layer) call(ctx context.Context, next toolmw.Tool, args json.RawMessage
 	if !ok {
 		return next(ctx, args)
 	}
-	if w.name.Load() == nil {
-		w.named(call.Tool)
-	}
+	w.name.Learn(call.Tool)
 	run, ok := budget.RunFrom(ctx)
 	if !ok {
 		return next(ctx, args)

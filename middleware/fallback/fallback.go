@@ -126,16 +126,13 @@ type layer struct {
 
 	// For package state: the tool's name, from its first call, and the
 	// substitutes served, by source.
-	name                   atomic.Pointer[string]
+	name                   state.Name
 	servedLast, servedFunc atomic.Int64
 }
 
 // publish reports the substitutes l served to package state.
 func publish(l *layer, emit state.Emit) {
-	var name string
-	if p := l.name.Load(); p != nil {
-		name = *p
-	}
+	name := l.name.String()
 	if l.kept != nil {
 		emit(state.FallbacksServed, name, string(SourceLastGood), float64(l.servedLast.Load()))
 	}
@@ -146,9 +143,7 @@ func publish(l *layer, emit state.Emit) {
 
 func (l *layer) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, _ := toolmw.CallFrom(ctx)
-	if l.name.Load() == nil {
-		l.named(call.Tool)
-	}
+	l.name.Learn(call.Tool)
 	// Only a read is remembered and served: Call.Idempotent is also true of
 	// a tool that honours keys, which acts.
 	read := l.kept != nil && call.Spec != nil && call.Spec.Idempotent && len(args) <= MaxArgsBytes
@@ -204,13 +199,6 @@ func (l *layer) replaces(ctx context.Context, err error) (taxonomy.Kind, string,
 		return "", "", false
 	}
 	return info.Kind, info.Code, true
-}
-
-// named keeps tool as l's name for package state, when it has none yet.
-func (l *layer) named(tool string) {
-	p := new(string)
-	*p = tool
-	l.name.CompareAndSwap(nil, p)
 }
 
 // substitute runs the fallback function, containing a panic.

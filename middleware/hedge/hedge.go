@@ -66,7 +66,7 @@ type hedger struct {
 
 	// For package state: the tool's name (nil until a hedgeable call),
 	// the hedges started and the calls a hedge decided.
-	name    atomic.Pointer[string]
+	name    state.Name
 	started atomic.Uint64
 	won     atomic.Uint64
 
@@ -104,10 +104,7 @@ func (h *hedger) call(ctx context.Context, args json.RawMessage) (toolmw.Result,
 		// first would go past what it admitted.
 		return h.next(ctx, args)
 	}
-	if h.name.Load() == nil {
-		name := call.Tool // a copy: call itself stays on the stack
-		h.name.CompareAndSwap(nil, &name)
-	}
+	h.name.Learn(call.Tool)
 	if h.deposits {
 		h.budget.Deposit()
 	}
@@ -271,10 +268,7 @@ func (h *hedger) close(r *race) []outcome {
 
 // publish reports h's hedges to package state.
 func publish(h *hedger, emit state.Emit) {
-	var name string
-	if n := h.name.Load(); n != nil {
-		name = *n
-	}
+	name := h.name.String()
 	emit(state.HedgesStarted, name, "", float64(h.started.Load()))
 	emit(state.HedgesWon, name, "", float64(h.won.Load()))
 }

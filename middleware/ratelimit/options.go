@@ -23,7 +23,7 @@ func (c *config) newLimiter(name string) *limiter {
 func (c *config) published(lim *rate.Limiter, name string) *limiter {
 	l := &limiter{config: c, lim: lim}
 	if name != "" {
-		l.name.Store(&name)
+		l.name.Set(name)
 	}
 	state.Register(state.Default, l, publish)
 	return l

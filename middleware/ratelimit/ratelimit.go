@@ -52,9 +52,9 @@ func New(limit rate.Limit, burst int, opts ...Option) toolmw.Middleware {
 	return func(next toolmw.Tool) toolmw.Tool {
 		l := c.newLimiter("")
 		return func(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
-			if l.name.Load() == nil {
+			if !l.name.IsSet() {
 				call, _ := toolmw.CallFrom(ctx)
-				l.name.CompareAndSwap(nil, &call.Tool)
+				l.name.Learn(call.Tool)
 			}
 			return l.call(ctx, next, args)
 		}
@@ -68,17 +68,14 @@ type limiter struct {
 
 	// For package state: the tool's name or the key (nil: shared, or not
 	// called yet), the time calls waited and the calls refused.
-	name    atomic.Pointer[string]
+	name    state.Name
 	waited  atomic.Int64 // nanoseconds
 	refused atomic.Uint64
 }
 
 // publish reports l's waits and refusals to package state.
 func publish(l *limiter, emit state.Emit) {
-	var name string
-	if n := l.name.Load(); n != nil {
-		name = *n
-	}
+	name := l.name.String()
 	emit(state.RateLimitWait, name, "", time.Duration(l.waited.Load()).Seconds())
 	emit(state.RateLimitRefusals, name, "", float64(l.refused.Load()))
 }

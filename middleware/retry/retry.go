@@ -41,17 +41,14 @@ type retrier struct {
 	// For package state: the tool's name (nil until its first call), the
 	// retries the retry budget refused and the attempts the run budget
 	// refused. Written off the success path only, but for the name, once.
-	name          atomic.Pointer[string]
+	name          state.Name
 	budgetRefused atomic.Uint64
 	runRefused    atomic.Uint64
 }
 
 // publish reports r's budgets to package state.
 func publish(r *retrier, emit state.Emit) {
-	var name string
-	if n := r.name.Load(); n != nil {
-		name = *n
-	}
+	name := r.name.String()
 	if r.budget != nil {
 		emit(state.RetryBudgetTokens, name, "", r.budget.Tokens())
 		emit(state.RetryBudgetRefusals, name, "", float64(r.budgetRefused.Load()))
@@ -68,9 +65,8 @@ const (
 
 func (r *retrier) call(ctx context.Context, args json.RawMessage) (toolmw.Result, error) {
 	call, hasCall := toolmw.CallFrom(ctx)
-	if hasCall && r.name.Load() == nil {
-		name := call.Tool // a copy: call itself stays on the stack
-		r.name.CompareAndSwap(nil, &name)
+	if hasCall {
+		r.name.Learn(call.Tool)
 	}
 	run, _ := budget.RunFrom(ctx)
 	var last error

@@ -30,6 +30,27 @@ var proseEnds = func() (t [1 << 14]bool) {
 	return t
 }()
 
+// linkEnds holds the last two letters of isLinkWord's words.
+var linkEnds = func() (t [1 << 14]bool) {
+	for _, w := range [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads", "by"} {
+		t[pair(w[len(w)-2], w[len(w)-1])] = true
+	}
+	return t
+}()
+
+// afterProseKey is proseKey's first look, from the two bytes before the
+// blanks that end at in[b]: they must end a secret-ish word or a link
+// word. It rules out the word before almost every value in text without
+// reading it.
+func afterProseKey(in string, b, lo int) bool {
+	j := blanksBefore(in, b, lo)
+	if j == b || j-2 < lo {
+		return false
+	}
+	p := pair(in[j-2], in[j-1])
+	return proseEnds[p] || linkEnds[p]
+}
+
 // proseByte marks the bytes a value in prose may hold: printable ASCII
 // but blanks, quotes and brackets.
 var proseByte = func() (t [256]bool) {

@@ -463,7 +463,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				// a finding inside (see decode.go).
 				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
-			if !ok && ws >= runs && !waiting && s.on[famHighEntropy] {
+			if !ok && ws >= runs && !waiting && s.on[famHighEntropy] && mayRun(in, ws, e, lo, limit) {
 				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
 					waiting = false
 				}
@@ -493,6 +493,24 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 		}
 	}
 	return pending, waiting
+}
+
+// proseQuote is 1 if p, the byte before a value in prose, is a quote
+// (which the blanks before the value end at), and 0 if it is a blank.
+func proseQuote(p byte) int {
+	if p == '"' || p == '\'' || p == '`' {
+		return 1
+	}
+	return 0
+}
+
+// mayRun reports whether the word in[ws:e] may belong to a run long
+// enough for matchRandomRun to judge: it is long, or a byte of a run
+// touches it on either side. Most words in text stand alone and are short;
+// for them the scan's loop skips the call.
+func mayRun(in string, ws, e, lo, limit int) bool {
+	return e-ws >= minShortRun || ws > lo && runClass[in[ws-1]]&runByte != 0 ||
+		e < limit && (runClass[in[e]]&runByte != 0 || in[e] == '=')
 }
 
 // whole returns h, or the grouped identifier (a card number, an IBAN, a
@@ -615,7 +633,7 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 		// ico-YDwoz024…, pat.6jmu…), not a date.
 		// (first does not matter here: a blank or a quote before the word
 		// ends the run of bytes the word before belongs to.)
-		if proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws+1:e])) && !dateLike(in[ws:]) {
+		if afterProseKey(in, ws-proseQuote(p), lo) && proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws+1:e])) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}

@@ -210,7 +210,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
 	}
-	if len(vendorsByFirst[in[i]]) == 0 {
+	if !mayBeVendor(in, i) {
 		return hit{}, false
 	}
 	return matchVendor(in, i, lo)
@@ -930,7 +930,7 @@ func behindBase64(in string, i, lo int) (hit, bool) {
 		b = -1 // the run begins further back than we look
 	}
 	for _, s := range [...]int{b, eq} {
-		if s < 0 || !is(in, s, cWord) || len(vendorsByFirst[in[s]]) == 0 {
+		if s < 0 || !is(in, s, cWord) || !mayBeVendor(in, s) {
 			continue
 		}
 		if h, ok := matchVendor(in, s, lo); ok && h.end > i {

@@ -231,6 +231,22 @@ var vendorsByFirst = func() (t [256][]uint8) {
 	return t
 }()
 
+// vendorPairs holds, for each first byte of a prefix in the table, the set
+// of second bytes that follow it: one look rules out a word no prefix
+// begins (OrderService, Version) before the table is read.
+var vendorPairs = func() (t [256][4]uint64) {
+	for _, v := range vendors {
+		c := v.prefix[1]
+		t[v.prefix[0]][c>>6] |= 1 << (c & 63)
+	}
+	return t
+}()
+
+// mayBeVendor reports whether a prefix in the table may begin at in[i].
+func mayBeVendor(in string, i int) bool {
+	return i+1 < len(in) && vendorPairs[in[i]][in[i+1]>>6]&(1<<(in[i+1]&63)) != 0
+}
+
 // Every lower-case letter begins a word worth a closer look (cStart), not
 // only prefixLetters: the first letters of the prefixes in the table
 // (ops_…, ico-…, v1.0-…, maxmind's keys), and the first letter of a token
@@ -248,6 +264,9 @@ func init() {
 // gldt-gldt-gldt-…, only the first prefix is read on, so that every byte
 // is read a bounded number of times. lo is as for matchToken.
 func matchVendor(in string, i, lo int) (hit, bool) {
+	if !mayBeVendor(in, i) {
+		return hit{}, false
+	}
 	for _, k := range vendorsByFirst[in[i]] {
 		v := &vendors[k]
 		if len(in)-i < len(v.prefix) || in[i+1] != v.prefix[1] {

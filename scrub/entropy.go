@@ -292,6 +292,7 @@ func digestLabel(w string) bool {
 //     class changes at least once in five pairs (random lower-case base36
 //     has a digit in four bytes and changes four times in ten).
 func generatedRun(run string, minLen int) bool {
+	const vowels1 = uint32(1)
 	run = run[:min(len(run), 64)]
 	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
 	var last uint8
@@ -314,7 +315,7 @@ func generatedRun(run string, minLen int) bool {
 			cl, u = 2, u+1
 		case isLower(c):
 			cl, l = 3, l+1
-			if strings.IndexByte("aeiou", c) >= 0 {
+			if vowels1<<(c-'a')&(1<<('a'-'a')|1<<('e'-'a')|1<<('i'-'a')|1<<('o'-'a')|1<<('u'-'a')) != 0 {
 				vowels++
 			}
 		default:

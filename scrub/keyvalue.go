@@ -392,27 +392,16 @@ func weakKey(key string) (kvKind, strength) {
 // or "ey" (key). Most keys are ruled out by it in one pass.
 func weakPairs(key string) bool {
 	for i := 1; i < len(key); i++ {
-		switch key[i] | 0x20 {
-		case 's':
-			if key[i-1]|0x20 == 's' {
-				return true
-			}
-		case 'r':
-			if key[i-1]|0x20 == 'c' {
-				return true
-			}
-		case 'k':
-			if key[i-1]|0x20 == 'o' {
-				return true
-			}
-		case 'y':
-			if key[i-1]|0x20 == 'e' {
-				return true
-			}
+		if p := weakBefore[key[i]]; p != 0 && key[i-1]|0x20 == p {
+			return true
 		}
 	}
 	return false
 }
+
+// weakBefore maps the second byte of each of weakPairs' pairs, in either
+// case, to the first, in lower case.
+var weakBefore = [256]byte{'s': 's', 'S': 's', 'r': 'c', 'R': 'c', 'k': 'o', 'K': 'o', 'y': 'e', 'Y': 'e'}
 
 // publicBefore reports whether the normalized key before a secret-ish
 // word ends with a public qualifier.
@@ -886,21 +875,9 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	if f&pairTerm != 0 && keyEnds[in[k-1]] || f&pairValue != 0 || sep == '=' && f&pairType != 0 {
 		return true
 	}
-	// The key whole, back to its start, looking for a weak pair on the way.
-	j, weak := k, false
+	// The key whole, back to its start.
+	j := k
 	for j > lo && k-j <= maxKey && chars[in[j-1]]&cKey != 0 {
-		if j-1 > lo && !weak {
-			switch in[j-1] | 0x20 {
-			case 's':
-				weak = in[j-2]|0x20 == 's'
-			case 'r':
-				weak = in[j-2]|0x20 == 'c'
-			case 'k':
-				weak = in[j-2]|0x20 == 'o'
-			case 'y':
-				weak = in[j-2]|0x20 == 'e'
-			}
-		}
 		j--
 	}
 	if sep == ':' {
@@ -912,7 +889,9 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 			return true // an indented key: maybe a Secret's data
 		}
 	}
-	if !weak {
+	// A weak pair in it (or across its start, where the look back stopped
+	// inside a longer key).
+	if !weakPairs(in[max(j-1, lo):k]) {
 		return false
 	}
 	w := skipBlanks(in, v, false)

@@ -385,7 +385,7 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		}
 	}
 	pass := in[ps:pe]
-	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
+	if len(pass) < 8 || strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
 		return hit{}, false
 	}
 	if afterFinding {

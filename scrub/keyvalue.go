@@ -255,12 +255,60 @@ func normalizeKey(key string, buf *[maxKey]byte) (norm []byte, words uint64) {
 	return buf[:n], words
 }
 
+// endsWithTerm reports whether key, normalized (normalizeKey), ends with
+// one of keyTerms: the test classifyKey makes first, reading key from its
+// end, without normalizing it.
+func endsWithTerm(key string) bool {
+	k := len(key)
+	for k > 0 && isKeySep(key[k-1]) {
+		k--
+	}
+	if k == 0 {
+		return false
+	}
+	for _, t := range termsByLast[key[k-1]|0x20] {
+		if tailIs(key[:k], keyTerms[t].term) {
+			return true
+		}
+	}
+	return false
+}
+
+// tailIs reports whether key, without '_', '-' and '.' and in lower
+// case, ends with term.
+func tailIs(key, term string) bool {
+	k := len(key)
+	for t := len(term) - 1; t >= 0; t-- {
+		for k > 0 && isKeySep(key[k-1]) {
+			k--
+		}
+		if k == 0 {
+			return false
+		}
+		c := key[k-1]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		if c != term[t] {
+			return false
+		}
+		k--
+	}
+	return true
+}
+
+// isKeySep reports whether c is one of the separators normalizeKey drops.
+func isKeySep(c byte) bool { return c == '_' || c == '-' || c == '.' }
+
 // classifyKey says what key guards, and whether it may name a count. In
 // a URL query (query is true) a few more keys count, and every kind of
 // key is a query secret.
 func classifyKey(key string, query bool) (kvKind, bool) {
 	if len(key) > maxKey {
 		return kvNone, false
+	}
+	if !query && !endsWithTerm(key) {
+		return kvNone, false // most keys: no term ends them, and the key need not be normalized
 	}
 	var buf [maxKey]byte
 	norm, words := normalizeKey(key, &buf)

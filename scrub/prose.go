@@ -344,6 +344,9 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 	if h, ok := quotedHalfPair(in, i, lo); ok {
 		return h, true
 	}
+	if !passAhead(in, i+1) {
+		return hit{}, false // file.go:42, error: x
+	}
 	us := i
 	for us > lo && i-us <= maxPairPart && (chars[in[us-1]]&cUser != 0 && in[us-1] < 0x80 || in[us-1] == '@' || in[us-1] == '+') {
 		us--
@@ -392,6 +395,24 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		return hit{ps, pe, famPassword}, true
 	}
 	return hit{us, end, famPassword}, true
+}
+
+// passAhead reports whether the second half of a bare pair, at in[ps]
+// and maybe quoted, has the 8 bytes pairPassword needs (hexPair's half
+// has 8 too): most separators in text have fewer after them, and then the
+// first half need not be read.
+func passAhead(in string, ps int) bool {
+	if c := in[ps]; c == '\'' || c == '"' {
+		ps++
+	}
+	n := 0
+	for ; ps < len(in) && n < 8; ps++ {
+		if c := in[ps]; c <= ' ' || c >= 0x7f || c == '\'' || c == '"' || c == '`' {
+			break
+		}
+		n++
+	}
+	return n == 8
 }
 
 // pairEdge reports whether c may stand right before or after a bare

@@ -519,21 +519,14 @@ func matchAuthScheme(in string, i int) (hit, bool) {
 	return hit{j, e, f}, true
 }
 
-// matchAfterAuthScheme matches credentials around the word at in[ws] that
-// follow a free-standing "bearer" or "basic" in any case. Capitalised
-// schemes are found at their own upper-case letter; this finds the
-// lower-case ones, which the scanner skips as boring, from the first word
-// of the credentials it does not skip ("bearer abc.d3f": from "d3f").
-func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
-	r := ws
-	if in[ws-1] != ' ' {
-		if chars[in[ws-1]]&cTok68 == 0 {
-			return hit{}, false
-		}
-		for r > lo && ws-r < 64 && chars[in[r-1]]&cTok68 != 0 {
-			r--
-		}
-	}
+// matchAfterAuthScheme matches credentials that begin at in[r] (the
+// start of a run of token68 bytes, or a word after a blank) and follow a
+// free-standing "bearer" or "basic" in any case. Capitalised schemes are
+// found at their own upper-case letter; this finds the lower-case ones,
+// which the scanner skips as boring, from the first word of the
+// credentials it does not skip ("bearer abc.d3f": from "d3f", with r at
+// "abc").
+func matchAfterAuthScheme(in string, r, lo int) (hit, bool) {
 	j := r
 	for j > lo && r-j <= 8 && in[j-1] == ' ' {
 		j--
@@ -851,15 +844,15 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 	// Back over the body, to each '~' and '.' before the word.
 	for b := i - 1; b > lo && i-b < 48; b-- {
 		c := in[b]
+		if chars[c]&cB64URL != 0 {
+			continue
+		}
 		if c == '=' {
 			eq = true
 			continue
 		}
 		if c != '~' && c != '.' {
-			if chars[c]&cB64URL == 0 {
-				break
-			}
-			continue
+			break
 		}
 		if c == '.' && !dotSeen {
 			dotSeen = true

@@ -274,6 +274,9 @@ func digestLabel(w string) bool {
 	return false
 }
 
+// vowelBits has bit c-'a' set for each vowel c.
+const vowelBits = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a')
+
 // generatedRun reports whether a run of base64 or base64url bytes (it
 // begins and ends with a letter or digit) looks generated rather than
 // written. Over its letters and digits (the first 64, as randomBody):
@@ -292,7 +295,6 @@ func digestLabel(w string) bool {
 //     class changes at least once in five pairs (random lower-case base36
 //     has a digit in four bytes and changes four times in ten).
 func generatedRun(run string, minLen int) bool {
-	const vowels1 = uint32(1)
 	run = run[:min(len(run), 64)]
 	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
 	var last uint8
@@ -315,7 +317,7 @@ func generatedRun(run string, minLen int) bool {
 			cl, u = 2, u+1
 		case isLower(c):
 			cl, l = 3, l+1
-			if vowels1<<(c-'a')&(1<<('a'-'a')|1<<('e'-'a')|1<<('i'-'a')|1<<('o'-'a')|1<<('u'-'a')) != 0 {
+			if vowelBits>>(c-'a')&1 != 0 {
 				vowels++
 			}
 		default:

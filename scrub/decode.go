@@ -397,7 +397,7 @@ func entity(in string, i int) (rune, int) {
 		return 0, 0
 	}
 	if rest[1] != '#' {
-		// Every name ends in ';' by its ninth byte: most '&' (a query's
+		// Every name ends in ';' by its eighth byte: most '&' (a query's
 		// &page=4) are ruled out by that alone.
 		if !isLower(rest[1]) || strings.IndexByte(rest[2:min(len(rest), len("&lowbar;"))], ';') < 0 {
 			return 0, 0

@@ -162,7 +162,7 @@ func lastPair(key string) uint16 {
 	var b [2]byte
 	n := 0
 	for k := len(key) - 1; k >= 0 && n < 2; k-- {
-		if c := key[k]; c != '_' && c != '-' && c != '.' {
+		if c := key[k]; !isKeySep(c) {
 			b[1-n] = c
 			n++
 		}
@@ -237,7 +237,7 @@ func normalizeKey(key string, buf *[maxKey]byte) (norm []byte, words uint64) {
 	wordStart, prevLower := true, false
 	for i := 0; i < len(key) && n < len(buf); i++ {
 		c := key[i]
-		if c == '_' || c == '-' || c == '.' {
+		if isKeySep(c) {
 			wordStart, prevLower = true, false
 			continue
 		}

@@ -388,7 +388,7 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		}
 	}
 	pass := in[ps:pe]
-	if len(pass) < 8 || strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
+	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
 		return hit{}, false
 	}
 	if afterFinding {

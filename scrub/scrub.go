@@ -418,7 +418,6 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 	var pending hit
 	waiting := false
 	var blk blockCache
-	var run tok68Run
 	entropy := s.on[famHighEntropy]
 	for i := from; i < limit; {
 		if waiting && i >= pending.end {
@@ -459,7 +458,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			ws, e := wordStart(in, i, lo), skip(in, i, cWord)
 			first := ws-1 != tried
 			tried, resume = e, e
-			h, ok = s.matchWordAt(in, ws, e, lo, first, &run)
+			h, ok = s.matchWordAt(in, ws, e, lo, first)
 			if !ok && e-ws >= 8 && ws >= encoded {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
@@ -477,7 +476,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				ws := wordStart(in, i, lo)
 				first := ws-1 != tried
 				tried = i
-				h, ok = s.matchWordAt(in, ws, i, lo, first, &run)
+				h, ok = s.matchWordAt(in, ws, i, lo, first)
 			}
 			if !ok || h.end > limit {
 				h, ok = s.matchPunct(in, esc, i, lo)
@@ -495,44 +494,6 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 		}
 	}
 	return pending, waiting
-}
-
-// maxAuthLook bounds the look back from a word of credentials to the
-// start of their run of token68 bytes, where an Authorization scheme
-// would stand.
-const maxAuthLook = 64
-
-// tok68Run remembers, for one scan, the start of the last run of token68
-// bytes met, so that the words of a run (a path, a dotted name, a token
-// of several words) do not each read it again back to its start.
-type tok68Run struct {
-	start, end int // in[start:end] is token68 bytes, and start the run's start (-1: further back than maxAuthLook)
-	set        bool
-}
-
-// startOf returns the start of the run of token68 bytes that ends at
-// in[ws], not before lo; -1 if it is more than maxAuthLook bytes back.
-// Every byte is read a bounded number of times over a scan.
-func (t *tok68Run) startOf(in string, ws, lo int) int {
-	if t.set && t.end <= ws {
-		k := t.end
-		for k < ws && chars[in[k]]&cTok68 != 0 {
-			k++
-		}
-		if k == ws {
-			t.end = ws
-			return t.start
-		}
-	}
-	r := ws
-	for r > lo && ws-r < maxAuthLook && chars[in[r-1]]&cTok68 != 0 {
-		r--
-	}
-	if r > lo && ws-r == maxAuthLook && chars[in[r-1]]&cTok68 != 0 {
-		r = -1
-	}
-	t.start, t.end, t.set = r, ws, true
-	return r
 }
 
 // proseQuote is 1 if p, the byte before a value in prose, is a quote
@@ -648,7 +609,7 @@ func wordStart(in string, i, lo int) int {
 // its start, and an Authorization scheme ("bearer") before it. first is
 // false when the word right before it, in the same run of bytes, was tried
 // already, and with it that scheme.
-func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, run *tok68Run) (hit, bool) {
+func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool) {
 	if worthTrying(in, ws, e, lo) {
 		if h, ok := s.matchWord(in, ws, lo); ok {
 			return h, true
@@ -689,7 +650,7 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, run *tok68R
 		// Credentials after "bearer " or "basic " in a run of token68
 		// bytes that starts so ("bearer abc.d3f": from "d3f").
 		if ws-lo >= len("basic ") {
-			if h, ok := matchAfterAuthScheme(in, max(run.startOf(in, ws, lo), ws-maxAuthLook), lo); ok && s.on[h.fam] {
+			if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}
 		}

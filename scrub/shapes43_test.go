@@ -6,14 +6,14 @@ import (
 )
 
 // Session 43 (issue 31, speed): the cheap looks that now come before the
-// costly ones (passAhead, tok68Run, afterProseKey, entity's ';', mayRun,
+// costly ones (passAhead, afterProseKey, entity's ';', mayRun,
 // vendorPairs) must not change what is found. These are the edges of each.
 var shapes43 = []struct{ what, in, want string }{
 	// passAhead: a bare pair's password needs 8 bytes.
 	{"pair, password of 8", "login as ops:W4x!kQ9@ failed", "login as [REDACTED:password] failed"},
 	{"pair, password of 7", "login as ops:W4x!kQ9 failed", "login as ops:W4x!kQ9 failed"},
 	{"pair, quoted password of 8", `login as ops:"W4x!kQ9@" failed`, `login as [REDACTED:password] failed`},
-	// tok68Run: the look back from a word of credentials to "bearer",
+	// The look back from a word of credentials to "bearer",
 	// across a run of words, and again for a second run.
 	{"bearer, run of words", "sent bearer abcdefgh.Qx7pW2mZr9Kt.Rq7Xw2Kp9Lz4 then", "sent bearer [REDACTED:bearer_token] then"},
 	{"bearer, run of 54 bytes", "sent bearer " + strings.Repeat("abcdefgh.", 6) + "Qx7pW2mZr9Kt then",

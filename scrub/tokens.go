@@ -210,9 +210,6 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
 	}
-	if !mayBeVendor(in, i) {
-		return hit{}, false
-	}
 	return matchVendor(in, i, lo)
 }
 
@@ -519,14 +516,21 @@ func matchAuthScheme(in string, i int) (hit, bool) {
 	return hit{j, e, f}, true
 }
 
-// matchAfterAuthScheme matches credentials that begin at in[r] (the
-// start of a run of token68 bytes, or a word after a blank) and follow a
-// free-standing "bearer" or "basic" in any case. Capitalised schemes are
-// found at their own upper-case letter; this finds the lower-case ones,
-// which the scanner skips as boring, from the first word of the
-// credentials it does not skip ("bearer abc.d3f": from "d3f", with r at
-// "abc").
-func matchAfterAuthScheme(in string, r, lo int) (hit, bool) {
+// matchAfterAuthScheme matches credentials around the word at in[ws] that
+// follow a free-standing "bearer" or "basic" in any case. Capitalised
+// schemes are found at their own upper-case letter; this finds the
+// lower-case ones, which the scanner skips as boring, from the first word
+// of the credentials it does not skip ("bearer abc.d3f": from "d3f").
+func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
+	r := ws
+	if in[ws-1] != ' ' {
+		if chars[in[ws-1]]&cTok68 == 0 {
+			return hit{}, false
+		}
+		for r > lo && ws-r < 64 && chars[in[r-1]]&cTok68 != 0 {
+			r--
+		}
+	}
 	j := r
 	for j > lo && r-j <= 8 && in[j-1] == ' ' {
 		j--
@@ -923,7 +927,7 @@ func behindBase64(in string, i, lo int) (hit, bool) {
 		b = -1 // the run begins further back than we look
 	}
 	for _, s := range [...]int{b, eq} {
-		if s < 0 || !is(in, s, cWord) || !mayBeVendor(in, s) {
+		if s < 0 || !is(in, s, cWord) {
 			continue
 		}
 		if h, ok := matchVendor(in, s, lo); ok && h.end > i {

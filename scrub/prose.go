@@ -426,26 +426,26 @@ func pairEdge(c byte) bool {
 // 8 bytes or more that look generated (generatedRun, mixedGenerated), or
 // that hold one of pairSymbols and two of digits, capitals and small
 // letters; and not a placeholder, a date or a version.
+//
+// The classes of its bytes are read first: most second halves in text
+// (a hash, a version, a path) are refused by them alone, before the
+// longer looks for placeholders and words.
 func pairPassword(pass string) bool {
-	if len(pass) < 8 || !plausibleStart(pass, true) || !plausibleValue(pass) || dateLike(pass) {
+	if len(pass) < 8 {
 		return false
 	}
-	if a := strings.IndexByte(pass, '@'); a >= 0 && strings.IndexByte(pass[a:], '.') > 0 {
-		return false // an e-mail address or a host (email:alice@example.com)
-	}
-	if p := strings.IndexByte(pass, '%'); p >= 0 && p+1 < len(pass) && (isLetter(pass[p+1]) || pass[p+1] == '*') {
-		return false // a format verb (%s, %*s): a template, not a value
-	}
 	var d, u, l, sym, other bool
+	plain := 0 // letters that are no hexadecimal digit
 	for k := 0; k < len(pass); k++ {
 		c := pass[k]
 		switch {
 		case isDigit(c):
 			d = true
-		case isUpper(c):
-			u = true
-		case isLower(c):
-			l = true
+		case isUpper(c), isLower(c):
+			u, l = u || isUpper(c), l || isLower(c)
+			if chars[c]&cHex == 0 {
+				plain++
+			}
 		case strings.IndexByte(pairSymbols, c) >= 0:
 			// Inside, not only in front: *complex128 is a type, ^Reality
 			// a pattern.
@@ -454,13 +454,26 @@ func pairPassword(pass string) bool {
 			other = true
 		}
 	}
+	written := sym && (d && u || d && l || u && l)
 	switch {
-	case sym && (d && u || d && l || u && l):
-		return true
+	case written:
 	case sym || other:
 		return false
+	case plain <= 3 && !(u && l) && len(pass) <= 64:
+		// Hexadecimal or digits, in one case, with three other letters at
+		// most: neither generatedRun nor mixedGenerated takes it.
+		return false
 	}
-	return generatedRun(pass, 8) || mixedGenerated(pass)
+	if !plausibleStart(pass, true) || !plausibleValue(pass) || dateLike(pass) {
+		return false
+	}
+	if a := strings.IndexByte(pass, '@'); a >= 0 && strings.IndexByte(pass[a:], '.') > 0 {
+		return false // an e-mail address or a host (email:alice@example.com)
+	}
+	if p := strings.IndexByte(pass, '%'); p >= 0 && p+1 < len(pass) && (isLetter(pass[p+1]) || pass[p+1] == '*') {
+		return false // a format verb (%s, %*s): a template, not a value
+	}
+	return written || generatedRun(pass, 8) || mixedGenerated(pass)
 }
 
 // quotedHalfPair matches a quoted pair with one half empty at the ':'

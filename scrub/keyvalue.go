@@ -923,10 +923,16 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	if f&pairTerm != 0 && keyEnds[in[k-1]] || f&pairValue != 0 || sep == '=' && f&pairType != 0 {
 		return true
 	}
-	// The key whole, back to its start.
+	// The key whole, back to its start, and whether a weak pair is in it
+	// (weakPairs; or across its start, where the look back stopped inside
+	// a longer key).
 	j := k
+	weak := false
 	for j > lo && k-j <= maxKey && chars[in[j-1]]&cKey != 0 {
 		j--
+		if p := weakBefore[in[j]]; p != 0 && j > lo && in[j-1]|0x20 == p {
+			weak = true
+		}
 	}
 	if sep == ':' {
 		b := j
@@ -937,9 +943,7 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 			return true // an indented key: maybe a Secret's data
 		}
 	}
-	// A weak pair in it (or across its start, where the look back stopped
-	// inside a longer key).
-	if !weakPairs(in[max(j-1, lo):k]) {
+	if !weak {
 		return false
 	}
 	w := skipBlanks(in, v, false)

@@ -886,7 +886,12 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 		if i > lo && in[i-1] == '<' {
 			return s.matchXML(in, i-1, lo)
 		}
-		if h, ok = matchWebhookAt(in, i, lo); !ok {
+		// A webhook's host ends with "com"; a home directory is
+		// /home/… or /Users/….
+		if i > lo && in[i-1] == 'm' {
+			h, ok = matchWebhookAt(in, i, lo)
+		}
+		if !ok && i+1 < len(in) && (in[i+1] == 'h' || in[i+1] == 'U') {
 			h, ok = matchHome(in, i, lo)
 		}
 	case '\\':

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func main() {
 	also := flag.String("also", "", "a second path to write the report to")
 	dir := flag.String("testdata", "testdata", "bench's testdata directory")
 	speed := flag.Bool("speed", true, "run the speed benchmarks")
-	benchtime := flag.Duration("benchtime", time.Second, "time per speed benchmark")
+	benchtime := flag.Duration("benchtime", 300*time.Millisecond, "time per speed benchmark and round")
+	rounds := flag.Int("rounds", 7, "interleaved rounds of the speed benchmarks; the report gives their medians")
 	misses := flag.String("misses", "", "also write every message whose secret survived toolmw, one JSON object per line, to this path")
 	flag.Parse()
 
@@ -71,20 +73,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		speeds = map[string]map[string]scrubvs.Speed{}
-		for _, s := range speedSets {
-			speeds[s.Name] = map[string]scrubvs.Speed{}
-			for i, name := range names {
-				r := testing.Benchmark(func(b *testing.B) { scrubvs.Bench(b, s, fns[i]) })
-				msgs := float64(r.N) * float64(len(s.Samples))
-				speeds[s.Name][name] = scrubvs.Speed{
-					NsPerMsg:     float64(r.T.Nanoseconds()) / msgs,
-					AllocsPerMsg: float64(r.MemAllocs) / msgs,
-					BytesPerMsg:  float64(r.MemBytes) / msgs,
-				}
-				fmt.Fprintf(os.Stderr, "scrubreport: %s/%s: %d passes, %.0f ns/msg\n", s.Name, name, r.N, speeds[s.Name][name].NsPerMsg)
-			}
-		}
+		speeds = measure(speedSets, names, fns, max(1, *rounds))
 	}
 
 	meta := scrubvs.Meta{
@@ -94,6 +83,7 @@ func main() {
 		CPU:       cpu(),
 		Command:   "cd bench && go run ./cmd/scrubreport",
 		BenchTime: benchtime.String(),
+		Rounds:    max(1, *rounds),
 	}
 	var b strings.Builder
 	scrubvs.Write(&b, meta, results, speeds, speedSets)
@@ -182,4 +172,58 @@ func writeMisses(path string, results []scrubvs.SetResult) error {
 		}
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// measure runs the speed benchmarks in rounds: each round times every
+// peer on every set, the peers' order turning from round to round, so that
+// both see the same changes of the machine's speed. It returns each
+// peer's median per set.
+func measure(sets []scrubvs.Set, names []string, fns []func(string), rounds int) map[string]map[string]scrubvs.Speed {
+	runs := map[string]map[string][]scrubvs.Speed{}
+	for r := 0; r < rounds; r++ {
+		for _, s := range sets {
+			if runs[s.Name] == nil {
+				runs[s.Name] = map[string][]scrubvs.Speed{}
+			}
+			for k := range names {
+				i := (k + r) % len(names)
+				res := testing.Benchmark(func(b *testing.B) { scrubvs.Bench(b, s, fns[i]) })
+				msgs := float64(res.N) * float64(len(s.Samples))
+				sp := scrubvs.Speed{
+					NsPerMsg:     float64(res.T.Nanoseconds()) / msgs,
+					AllocsPerMsg: float64(res.MemAllocs) / msgs,
+					BytesPerMsg:  float64(res.MemBytes) / msgs,
+				}
+				runs[s.Name][names[i]] = append(runs[s.Name][names[i]], sp)
+				fmt.Fprintf(os.Stderr, "scrubreport: round %d %s/%s: %d passes, %.0f ns/msg\n", r+1, s.Name, names[i], res.N, sp.NsPerMsg)
+			}
+		}
+	}
+	speeds := map[string]map[string]scrubvs.Speed{}
+	for set, peers := range runs {
+		speeds[set] = map[string]scrubvs.Speed{}
+		for peer, rs := range peers {
+			speeds[set][peer] = scrubvs.Speed{
+				NsPerMsg:     median(rs, func(s scrubvs.Speed) float64 { return s.NsPerMsg }),
+				AllocsPerMsg: median(rs, func(s scrubvs.Speed) float64 { return s.AllocsPerMsg }),
+				BytesPerMsg:  median(rs, func(s scrubvs.Speed) float64 { return s.BytesPerMsg }),
+			}
+		}
+	}
+	return speeds
+}
+
+// median returns the median of f over rs (the mean of the middle two of an
+// even number).
+func median(rs []scrubvs.Speed, f func(scrubvs.Speed) float64) float64 {
+	v := make([]float64, len(rs))
+	for k, r := range rs {
+		v[k] = f(r)
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }

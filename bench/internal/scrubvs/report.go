@@ -21,6 +21,7 @@ const (
 type Meta struct {
 	Date, Commit, Go, CPU, Command string
 	BenchTime                      string
+	Rounds                         int // interleaved rounds of the speed benchmarks
 }
 
 func pct(a, b int) string {
@@ -158,7 +159,9 @@ func Write(w io.Writer, meta Meta, results []SetResult, speeds map[string]map[st
 
 	if speeds != nil {
 		p("\n## Speed\n\n")
-		p("Go benchmarks in one run (`testing.Benchmark`, -benchtime %s each, at least one pass): an operation\n", meta.BenchTime)
+		p("Go benchmarks in one run (`testing.Benchmark`, -benchtime %s each, at least one pass), in %d interleaved\n", meta.BenchTime, meta.Rounds)
+		p("rounds (each round times both peers on every set, their order turning each round); the table gives\n")
+		p("each peer's median, and the ratio of the medians. An operation\n")
 		p("scans every message of the set once; ns and allocations per message. The same benchmarks are\n")
 		p("`go test -run '^$' -bench 'ScrubVsGitleaks' .` in bench/. Targets: gitleaks ÷ toolmw ≥ %d× on every set;\n", MinSpeedRatio)
 		p("toolmw ≤ %d ns with 0 allocations on the clean 256-byte message.\n\n", MaxClean256Ns)

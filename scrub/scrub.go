@@ -418,6 +418,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 	var pending hit
 	waiting := false
 	var blk blockCache
+	schemes := schemeLook{last: -1}
 	entropy := s.on[famHighEntropy]
 	for i := from; i < limit; {
 		if waiting && i >= pending.end {
@@ -458,7 +459,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 			ws, e := wordStart(in, i, lo), skip(in, i, cWord)
 			first := ws-1 != tried
 			tried, resume = e, e
-			h, ok = s.matchWordAt(in, ws, e, lo, first)
+			h, ok = s.matchWordAt(in, ws, e, lo, first, &schemes)
 			if !ok && e-ws >= 8 && ws >= encoded {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
@@ -476,7 +477,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				ws := wordStart(in, i, lo)
 				first := ws-1 != tried
 				tried = i
-				h, ok = s.matchWordAt(in, ws, i, lo, first)
+				h, ok = s.matchWordAt(in, ws, i, lo, first, &schemes)
 			}
 			if !ok || h.end > limit {
 				h, ok = s.matchPunct(in, esc, i, lo)
@@ -608,8 +609,9 @@ func wordStart(in string, i, lo int) int {
 // matchWordAt tries the matchers for the word in[ws:e]: those that begin at
 // its start, and an Authorization scheme ("bearer") before it. first is
 // false when the word right before it, in the same run of bytes, was tried
-// already, and with it that scheme.
-func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool) {
+// already, and with it that scheme. schemes is the scan's record of the
+// scheme words before the word.
+func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *schemeLook) (hit, bool) {
 	if worthTrying(in, ws, e, lo) {
 		if h, ok := s.matchWord(in, ws, lo); ok {
 			return h, true
@@ -648,14 +650,51 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool) (hit, bool)
 			}
 		}
 		// Credentials after "bearer " or "basic " in a run of token68
-		// bytes that starts so ("bearer abc.d3f": from "d3f").
-		if ws-lo >= len("basic ") {
+		// bytes that starts so ("bearer abc.d3f": from "d3f"), if such a
+		// word stands near enough before.
+		if ws-lo >= len("basic ") && schemes.near(in, lo, ws) {
 			if h, ok := matchAfterAuthScheme(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}
 		}
 	}
 	return hit{}, false
+}
+
+// schemeBack is how far before a word matchAfterAuthScheme may find the
+// scheme it reads the word by: a run of token68 bytes of 64, 9 blanks and
+// "bearer".
+const schemeBack = 64 + 9 + len("bearer")
+
+// A schemeLook records, for one call of next, where the words of an
+// Authorization scheme ("bearer", "basic", in any case) begin in the text
+// the scan has passed. matchAfterAuthScheme's look back from a word in a
+// run of token68 bytes needs one within schemeBack bytes, and most text
+// has none: near finds that out with a search for 'b' and 'B' that reads
+// each byte once per call of next, so the look back is skipped.
+type schemeLook struct {
+	searched int // the words that begin before searched are known
+	last     int // where the last one known begins, or -1
+}
+
+// near reports whether a scheme word begins in in[max(lo, ws-schemeBack):ws].
+func (l *schemeLook) near(in string, lo, ws int) bool {
+	from := max(l.searched, lo, ws-schemeBack)
+	for _, b := range [...]byte{'b', 'B'} {
+		for k := from; k < ws; {
+			p := strings.IndexByte(in[k:ws], b)
+			if p < 0 {
+				break
+			}
+			p += k
+			if hasPrefixFold(in[p:], "bearer") || hasPrefixFold(in[p:], "basic") {
+				l.last = max(l.last, p)
+			}
+			k = p + 1
+		}
+	}
+	l.searched = max(l.searched, ws)
+	return l.last >= max(lo, ws-schemeBack)
 }
 
 // tryEncoded matches the encoded run of the word in[ws:e] (matchEncoded)

@@ -1,12 +1,16 @@
 package scrub
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Session 44 (issue 31, speed): pairPassword reads the classes of a
 // pair's second half before its longer looks, a '/' tries the webhook and
-// home-directory matchers only where their text can stand, and worthKey
-// looks for a weak pair while it finds the key's start. These are the
-// edges of each; what they find is what was found before.
+// home-directory matchers only where their text can stand, worthKey
+// looks for a weak pair while it finds the key's start, and the look back
+// to an Authorization scheme is made only with a scheme word near. These
+// are the edges of each; what they find is what was found before.
 var shapes44 = []struct{ what, in, want string }{
 	// pairPassword: small letters and digits need four letters past f.
 	{"pair, three letters past f", "login as ops:ab3g9c2hk1 failed", "login as ops:ab3g9c2hk1 failed"},
@@ -24,6 +28,14 @@ var shapes44 = []struct{ what, in, want string }{
 	{"no home", "stat /usr/lib/python3.11/site-packages: no such file", "stat /usr/lib/python3.11/site-packages: no such file"},
 	{"webhook", "post https://hooks.slack.com/services/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: 404", "post https://[REDACTED:slack_webhook]: 404"},
 	{"no webhook host", "post https://example.com/services/T0AB1CD2E: 404", "post https://example.com/services/T0AB1CD2E: 404"},
+	// schemeLook: the farthest a scheme word may stand before a word of
+	// credentials (a run of 64 token68 bytes, 9 blanks), and one byte
+	// farther.
+	{"bearer, 64 bytes and 9 blanks back", "sent bearer         " + strings.Repeat("abcdefgh.", 7) + "Qx7pW2mZr9Kt then",
+		"sent bearer         [REDACTED:bearer_token] then"},
+	{"bearer, 65 bytes back", "sent bearer " + strings.Repeat("abcdefgh.", 7) + "a.Qx7pW2mZr9Kt then",
+		"sent bearer " + strings.Repeat("abcdefgh.", 7) + "a.Qx7pW2mZr9Kt then"},
+	{"Bearer, capitalised", "sent Bearer abcdefgh.Qx7pW2mZr9Kt.Rq7Xw2Kp9Lz4 then", "sent Bearer [REDACTED:bearer_token] then"},
 	// worthKey: a secret-ish word inside a key.
 	{"weak pair inside a key", "mySecretStuff: Qx7pW2mZr9Kt", "mySecretStuff: [REDACTED:secret]"},
 	{"weak pair, a word", "mySecretStuff: quietly", "mySecretStuff: quietly"},

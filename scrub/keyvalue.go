@@ -142,20 +142,6 @@ func qualifiedKey(in string, k, e, lo int) bool {
 	return false
 }
 
-// keyPairs holds the last two letters or digits of keyTerms, queryKeys and
-// "key" and "keys" (API Key), lower-cased: most keys (msg, detail, path,
-// name) are ruled out by them before they are read.
-var keyPairs = func() (t [1 << 14]bool) {
-	for _, k := range keyTerms {
-		t[lastPair(k.term)] = true
-	}
-	for _, q := range queryKeys {
-		t[lastPair(q)] = true
-	}
-	t[lastPair("key")], t[lastPair("keys")] = true, true
-	return t
-}()
-
 // lastPair returns the pair of the last two letters or digits of key, past
 // separators ('_', '-', '.').
 func lastPair(key string) uint16 {
@@ -833,7 +819,7 @@ func (s *Scrubber) matchSetter(in string, esc escMarks, i, lo int) (hit, bool) {
 	for j > lo && i-j <= maxKey && chars[in[j-1]]&cWord != 0 {
 		j--
 	}
-	if j == i || i-j > maxKey || !keyEnds[in[i-1]] || !keyPairs[lastPair(in[j:i])] {
+	if j == i || i-j > maxKey || !keyEnds[in[i-1]] || pairFlags[lastPair(in[j:i])]&pairTerm == 0 {
 		return hit{}, false
 	}
 	name := in[j:i]
@@ -849,33 +835,36 @@ func (s *Scrubber) matchSetter(in string, esc escMarks, i, lo int) (hit, bool) {
 	return s.valueAfterKey(in, esc, i+1, kind, counts, false, false, false, false, anyValue, false)
 }
 
-// pairsOf returns a table of the last-two-letter pairs of words, as
-// lastPair computes them.
-func pairsOf(words ...string) (t [1 << 14]bool) {
-	for _, w := range words {
-		t[lastPair(w)] = true
-	}
-	return t
-}
-
-// pairFlags tells by the last two letters of a key, in one lookup,
-// whether it may end a key term (pairTerm), a value field's name
-// (pairValue) or a type (pairType).
+// pairFlags tells by the last two letters or digits of a word (lastPair,
+// pair), in one lookup, whether it may end a key term, a query key, "key"
+// or "keys" (pairTerm: most keys, such as msg, detail, path and name, are
+// ruled out by it before they are read), a value field's name
+// (pairValue), a type (pairType), a secret-ish word of prose (pairProse:
+// password, token, API key, secret keys) or a link word (pairLink, see
+// isLinkWord). One table, not one for each, keeps these lookups in fewer
+// lines of cache.
 var pairFlags = func() (t [1 << 14]uint8) {
-	valueKeyPairs := pairsOf(valueKeys[:]...)
-	typePairs := pairsOf("string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
-		"charsequence", "any", "object", "password")
-	for p := range t {
-		if keyPairs[p] {
-			t[p] |= pairTerm
-		}
-		if valueKeyPairs[p] {
-			t[p] |= pairValue
-		}
-		if typePairs[p] {
-			t[p] |= pairType
+	mark := func(f uint8, words ...string) {
+		for _, w := range words {
+			t[lastPair(w)] |= f
 		}
 	}
+	for _, k := range keyTerms {
+		mark(pairTerm, k.term)
+		if k.kind == kvPassword || k.kind == kvSecret {
+			t[pair(k.term[len(k.term)-2], k.term[len(k.term)-1])] |= pairProse
+		}
+	}
+	mark(pairTerm, queryKeys[:]...)
+	mark(pairTerm, "key", "keys")
+	t[pair('e', 'y')] |= pairProse // API key
+	t[pair('y', 's')] |= pairProse // secret keys
+	for _, w := range [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads", "by"} {
+		t[pair(w[len(w)-2], w[len(w)-1])] |= pairLink
+	}
+	mark(pairValue, valueKeys[:]...)
+	mark(pairType, "string", "str", "bytes", "byte", "text", "char", "secretstr", "securestring",
+		"charsequence", "any", "object", "password")
 	return t
 }()
 
@@ -883,6 +872,8 @@ const (
 	pairTerm uint8 = 1 << iota
 	pairValue
 	pairType
+	pairProse
+	pairLink
 )
 
 // worthKey reports, from a look at the separator's surroundings (the
@@ -1007,13 +998,13 @@ func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
 }
 
 // keyKind classifies the key in[j:ke] and says what a value after it
-// needs. The common keys are told by their end (keyEnds, keyPairs) at the
+// needs. The common keys are told by their end (keyEnds, pairFlags) at the
 // price of a table lookup or two; only the keys those let through, and
 // those with a secret-ish word inside (password_super_secure,
 // mySecretString) or the word "key" (Using Key=…), are read whole.
 func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, strength) {
 	key := in[j:ke]
-	if keyEnds[in[ke-1]] && keyPairs[lastPair(key)] {
+	if keyEnds[in[ke-1]] && pairFlags[lastPair(key)]&pairTerm != 0 {
 		kind, counts := classifyKey(key, query)
 		if kind == kvNone && qualifiedKey(in, j, ke, lo) {
 			kind = kvSecret // API Key: …, Secret Key = …

@@ -14,29 +14,8 @@ import "strings"
 
 const maxProseValue = 256 // longest value read after a word
 
-// pair packs two ASCII bytes, lower-cased, into an index of proseEnds.
+// pair packs two ASCII bytes, lower-cased, into an index of pairFlags.
 func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20) }
-
-// proseEnds holds the last two letters of the words after which a value
-// in prose is redacted (password, token, secret key, …): most words before
-// a value in ordinary text ("version v1.2.3") are ruled out by them.
-var proseEnds = func() (t [1 << 14]bool) {
-	for _, k := range keyTerms {
-		if k.kind == kvPassword || k.kind == kvSecret {
-			t[pair(k.term[len(k.term)-2], k.term[len(k.term)-1])] = true
-		}
-	}
-	t[pair('e', 'y')], t[pair('y', 's')] = true, true // API key, secret keys
-	return t
-}()
-
-// linkEnds holds the last two letters of isLinkWord's words.
-var linkEnds = func() (t [1 << 14]bool) {
-	for _, w := range [...]string{"is", "was", "are", "be", "now", "set", "to", "as", "equals", "reads", "by"} {
-		t[pair(w[len(w)-2], w[len(w)-1])] = true
-	}
-	return t
-}()
 
 // afterProseKey is proseKey's first look, from the two bytes before the
 // blanks that end at in[b]: they must end a secret-ish word or a link
@@ -48,7 +27,7 @@ func afterProseKey(in string, b, lo int) bool {
 		return false
 	}
 	p := pair(in[j-2], in[j-1])
-	return proseEnds[p] || linkEnds[p]
+	return pairFlags[p]&(pairProse|pairLink) != 0
 }
 
 // proseByte marks the bytes a value in prose may hold: printable ASCII
@@ -144,7 +123,7 @@ func proseKey(in string, b, lo int) (family, bool) {
 			}
 			continue
 		}
-		if len(w) < 2 || !proseEnds[pair(w[len(w)-2], w[len(w)-1])] {
+		if len(w) < 2 || pairFlags[pair(w[len(w)-2], w[len(w)-1])]&pairProse == 0 {
 			return 0, false
 		}
 		kind, _ := classifyKey(w, false)

@@ -177,7 +177,7 @@ func writeMisses(path string, results []scrubvs.SetResult) error {
 // measure runs the speed benchmarks in rounds: each round times every
 // peer on every set, the peers' order turning from round to round, so that
 // both see the same changes of the machine's speed. It returns each
-// peer's median per set.
+// peer's median per set, and the median of its rounds' ratios to toolmw.
 func measure(sets []scrubvs.Set, names []string, fns []func(string), rounds int) map[string]map[string]scrubvs.Speed {
 	runs := map[string]map[string][]scrubvs.Speed{}
 	for r := 0; r < rounds; r++ {
@@ -202,24 +202,26 @@ func measure(sets []scrubvs.Set, names []string, fns []func(string), rounds int)
 	speeds := map[string]map[string]scrubvs.Speed{}
 	for set, peers := range runs {
 		speeds[set] = map[string]scrubvs.Speed{}
+		base := peers["toolmw"]
 		for peer, rs := range peers {
-			speeds[set][peer] = scrubvs.Speed{
-				NsPerMsg:     median(rs, func(s scrubvs.Speed) float64 { return s.NsPerMsg }),
-				AllocsPerMsg: median(rs, func(s scrubvs.Speed) float64 { return s.AllocsPerMsg }),
-				BytesPerMsg:  median(rs, func(s scrubvs.Speed) float64 { return s.BytesPerMsg }),
+			ns := make([]float64, len(rs))
+			allocs := make([]float64, len(rs))
+			bytes := make([]float64, len(rs))
+			ratios := make([]float64, len(rs))
+			for r, sp := range rs {
+				ns[r], allocs[r], bytes[r] = sp.NsPerMsg, sp.AllocsPerMsg, sp.BytesPerMsg
+				ratios[r] = sp.NsPerMsg / base[r].NsPerMsg
 			}
+			speeds[set][peer] = scrubvs.Speed{NsPerMsg: median(ns), AllocsPerMsg: median(allocs),
+				BytesPerMsg: median(bytes), PerToolmw: median(ratios)}
 		}
 	}
 	return speeds
 }
 
-// median returns the median of f over rs (the mean of the middle two of an
-// even number).
-func median(rs []scrubvs.Speed, f func(scrubvs.Speed) float64) float64 {
-	v := make([]float64, len(rs))
-	for k, r := range rs {
-		v[k] = f(r)
-	}
+// median returns the median of v (the mean of the middle two of an even
+// number), sorting v.
+func median(v []float64) float64 {
 	slices.Sort(v)
 	n := len(v)
 	if n%2 == 1 {

@@ -108,6 +108,10 @@ func evaluate(d *detect.Detector, s Set) SetResult {
 // Speed is one peer's benchmark on one set: per message.
 type Speed struct {
 	NsPerMsg, AllocsPerMsg, BytesPerMsg float64
+	// PerToolmw is, when the speeds were measured in rounds, the median
+	// over the rounds of this peer's ns ÷ toolmw's in the same round; 0
+	// otherwise.
+	PerToolmw float64
 }
 
 // SpeedSets are the sets the speed is measured on: every set, and the clean 256-byte message of

@@ -161,7 +161,7 @@ func Write(w io.Writer, meta Meta, results []SetResult, speeds map[string]map[st
 		p("\n## Speed\n\n")
 		p("Go benchmarks in one run (`testing.Benchmark`, -benchtime %s each, at least one pass), in %d interleaved\n", meta.BenchTime, meta.Rounds)
 		p("rounds (each round times both peers on every set, their order turning each round); the table gives\n")
-		p("each peer's median, and the ratio of the medians. An operation\n")
+		p("each peer's median, and gitleaks ÷ toolmw is the median of the rounds' ratios. An operation\n")
 		p("scans every message of the set once; ns and allocations per message. The same benchmarks are\n")
 		p("`go test -run '^$' -bench 'ScrubVsGitleaks' .` in bench/. Targets: gitleaks ÷ toolmw ≥ %d× on every set;\n", MinSpeedRatio)
 		p("toolmw ≤ %d ns with 0 allocations on the clean 256-byte message.\n\n", MaxClean256Ns)
@@ -174,8 +174,8 @@ func Write(w io.Writer, meta Meta, results []SetResult, speeds map[string]map[st
 			for _, m := range s.Samples {
 				total += len(m.Msg)
 			}
-			ratio := 0.0
-			if t.NsPerMsg > 0 {
+			ratio := g.PerToolmw
+			if ratio == 0 && t.NsPerMsg > 0 {
 				ratio = g.NsPerMsg / t.NsPerMsg
 			}
 			met := "no"

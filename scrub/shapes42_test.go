@@ -12,7 +12,7 @@ import (
 // here, not taken from a scanner's samples.
 
 // shapes42 are messages and what each must become.
-var shapes42 = []struct{ what, in, want string }{
+var shapes42 = []shapeCase{
 	// Random letters of both cases, no digit, after a vague key or a
 	// secret word in prose (mixedGenerated).
 	{"vague key, letters only", "upstream refused key=hQXWkRZpVt duration=1s",
@@ -68,16 +68,25 @@ var shapes42 = []struct{ what, in, want string }{
 		"[REDACTED:slack_token]"},
 }
 
-func TestShapes42(t *testing.T) {
-	for _, c := range shapes42 {
-		if got := String(c.in); got != c.want {
+// A shapeCase is a message and what scrubbing makes of it.
+type shapeCase struct{ what, in, want string }
+
+// checkShapes checks what scrubbing makes of each case, and that
+// scrubbing that again changes nothing.
+func checkShapes(t *testing.T, cases []shapeCase) {
+	t.Helper()
+	for _, c := range cases {
+		got := String(c.in)
+		if got != c.want {
 			t.Errorf("%s:\n   in %q\n  got %q\n want %q", c.what, c.in, got, c.want)
 		}
-		if once := String(c.in); String(once) != once {
+		if String(got) != got {
 			t.Errorf("%s: not idempotent on %q", c.what, c.in)
 		}
 	}
 }
+
+func TestShapes42(t *testing.T) { checkShapes(t, shapes42) }
 
 // nearMisses42 look like the classes above and must come back unchanged.
 var nearMisses42 = []string{

@@ -11,7 +11,7 @@ import (
 // looks for a weak pair while it finds the key's start, and the look back
 // to an Authorization scheme is made only with a scheme word near. These
 // are the edges of each; what they find is what was found before.
-var shapes44 = []struct{ what, in, want string }{
+var shapes44 = []shapeCase{
 	// pairPassword: small letters and digits need four letters past f.
 	{"pair, three letters past f", "login as ops:ab3g9c2hk1 failed", "login as ops:ab3g9c2hk1 failed"},
 	{"pair, four letters past f", "login as ops:abg3hkm9c2 failed", "login as [REDACTED:password] failed"},
@@ -42,10 +42,4 @@ var shapes44 = []struct{ what, in, want string }{
 	{"weak pair, dotted key", "x.secret.y: Qx7pW2mZr9Kt", "x.secret.y: [REDACTED:secret]"},
 }
 
-func TestShapes44(t *testing.T) {
-	for _, c := range shapes44 {
-		if got := String(c.in); got != c.want {
-			t.Errorf("%s:\n   in %q\n  got %q\n want %q", c.what, c.in, got, c.want)
-		}
-	}
-}
+func TestShapes44(t *testing.T) { checkShapes(t, shapes44) }

@@ -420,8 +420,12 @@ func pairPassword(pass string) bool {
 		switch {
 		case isDigit(c):
 			d = true
-		case isUpper(c), isLower(c):
-			u, l = u || isUpper(c), l || isLower(c)
+		case isLetter(c):
+			if isUpper(c) {
+				u = true
+			} else {
+				l = true
+			}
 			if chars[c]&cHex == 0 {
 				plain++
 			}

@@ -670,8 +670,9 @@ const schemeBack = 64 + 9 + len("bearer")
 // Authorization scheme ("bearer", "basic", in any case) begin in the text
 // the scan has passed. matchAfterAuthScheme's look back from a word in a
 // run of token68 bytes needs one within schemeBack bytes, and most text
-// has none: near finds that out with a search for 'b' and 'B' that reads
-// each byte once per call of next, so the look back is skipped.
+// has none: near finds that out with a search for 'b' and one for 'B',
+// each over a byte at most once per call of next, and the look back is
+// skipped.
 type schemeLook struct {
 	searched int // the words that begin before searched are known
 	last     int // where the last one known begins, or -1

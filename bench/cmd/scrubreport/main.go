@@ -46,6 +46,7 @@ func main() {
 	rounds := flag.Int("rounds", 7, "interleaved rounds of the speed benchmarks; the report gives their medians")
 	misses := flag.String("misses", "", "also write every message whose secret survived toolmw, one JSON object per line, to this path")
 	flag.Parse()
+	*rounds = max(1, *rounds)
 
 	sets, err := scrubvs.Load(*dir)
 	if err != nil {
@@ -73,7 +74,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		speeds = measure(speedSets, names, fns, max(1, *rounds))
+		speeds = measure(speedSets, names, fns, *rounds)
 	}
 
 	meta := scrubvs.Meta{
@@ -83,7 +84,7 @@ func main() {
 		CPU:       cpu(),
 		Command:   "cd bench && go run ./cmd/scrubreport",
 		BenchTime: benchtime.String(),
-		Rounds:    max(1, *rounds),
+		Rounds:    *rounds,
 	}
 	var b strings.Builder
 	scrubvs.Write(&b, meta, results, speeds, speedSets)

@@ -612,7 +612,7 @@ func wordStart(in string, i, lo int) int {
 // already, and with it that scheme. schemes is the scan's record of the
 // scheme words before the word.
 func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *schemeLook) (hit, bool) {
-	if worthTrying(in, ws, e, lo) {
+	if worthTrying(in, ws, e, lo) && mayMatchWord(in, ws, e, lo) {
 		if h, ok := s.matchWord(in, ws, lo); ok {
 			return h, true
 		}
@@ -857,6 +857,76 @@ func worthTrying(in string, ws, e, lo int) bool {
 		}
 	}
 	return w >= 10
+}
+
+// mayMatchWord reports whether any matcher of matchWord may find
+// something at the word in[ws:e]; most words of text start nothing, and
+// for them the call is skipped. It lets through, by what each matcher
+// needs to begin:
+//   - a word after a byte that may end a token's prefix ('/', '+', '=',
+//     '~', '.', '-'; see matchBehind) or a bot id (':' before 'A'; see
+//     matchUnprefixed);
+//   - a word whose first two bytes begin a prefix (startPairs);
+//   - a word of hexadecimal digits in the shape of a MAC address, an IPv6
+//     group, a UUID or a hexadecimal token's first group (matchHexStart),
+//     and a number (an IPv4 address, a card, a bot id, …);
+//   - the start of an IBAN, an Azure AD client secret or a Terraform Cloud
+//     token (matchIBAN, matchShapedToken);
+//   - a MaxMind license key, a Dropbox long-lived token and a Discord bot
+//     token's first part, which have no prefix (matchUnprefixed,
+//     matchDiscordToken).
+func mayMatchWord(in string, ws, e, lo int) bool {
+	c := in[ws]
+	if ws > lo {
+		switch in[ws-1] {
+		case '/', '+', '=', '~', '.', '-':
+			return true
+		case ':':
+			if c == 'A' {
+				return true
+			}
+		}
+	}
+	if ws+1 < len(in) && startPairs[c][in[ws+1]>>6]&(1<<(in[ws+1]&63)) != 0 {
+		return true
+	}
+	w := e - ws
+	var next byte
+	if e < len(in) {
+		next = in[e]
+	}
+	if chars[c]&cHex != 0 {
+		switch next {
+		case '-':
+			if w == 2 || w == 8 || w == 32 {
+				return true
+			}
+		case ':':
+			if w <= 4 {
+				return true
+			}
+		case '.':
+			if w == 4 {
+				return true
+			}
+		}
+		if isDigit(c) && skip(in, ws, cDigit) == e {
+			return true
+		}
+	}
+	if w >= 4 && isLetter(c) && isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3]) {
+		return true
+	}
+	if ws+5 < len(in) && in[ws+5] == '~' || ws+14 < len(in) && in[ws+14] == '.' {
+		return true
+	}
+	switch {
+	case w >= 40 && in[ws+6] == '_', w >= 21 && in[ws+11:ws+21] == "AAAAAAAAAA":
+		return true
+	case w >= 24 && next == '.':
+		return c == 'M' || c == 'N' || c == 'O'
+	}
+	return false
 }
 
 // matchWord tries the matchers that begin at a word start.

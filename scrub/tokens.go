@@ -341,6 +341,42 @@ func matchTerraform(in string, i int) (hit, bool) {
 	return h, ok
 }
 
+// tokenPrefixes are the prefixes that matchToken looks for itself, before
+// the vendor table, and those of the matchers it calls by a token's first
+// byte (matchAuthScheme, matchAuthress, matchJWT, matchAirtable): a word
+// that begins with none of them, nor with a prefix of the table, starts
+// no token there (see startPairs). The AWS prefixes are in awsPrefixes.
+var tokenPrefixes = [...]string{
+	"A3T", "A3-", "AIza", "AC", "SG.", "SK", "bot", "bearer", "basic",
+	"sc_", "ext_", "authress_", "dop_", "doo_", "dor_", "dapi", "discord",
+	"eyJ", "gh", "github_pat_", "glpat-", "gsk_", slackHost, "key-", "npm_",
+	pypiPrefix, "pat", "rk_", "sk-", "sk_", "sntrys_", "shp", "whsec_",
+	teamsHost, "xox", "xapp-", "xai-",
+}
+
+// startPairs holds the first two bytes of every prefix matchToken may
+// find at a word start: those of tokenPrefixes and awsPrefixes, in both
+// cases for the Authorization schemes, and those of the vendor table. As
+// vendorPairs, a bit per second byte.
+var startPairs = func() (t [256][4]uint64) {
+	t = vendorPairs
+	add := func(a, b byte) { t[a][b>>6] |= 1 << (b & 63) }
+	for _, p := range tokenPrefixes {
+		add(p[0], p[1])
+	}
+	for _, p := range awsPrefixes {
+		add(p[0], p[1])
+	}
+	for _, p := range [...]string{"be", "ba"} {
+		for _, a := range [...]byte{p[0], p[0] &^ 0x20} {
+			for _, b := range [...]byte{p[1], p[1] &^ 0x20} {
+				add(a, b)
+			}
+		}
+	}
+	return t
+}()
+
 const (
 	slackHost  = "hooks.slack.com/"
 	teamsHost  = "webhook.office.com/"

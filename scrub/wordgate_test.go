@@ -1,0 +1,154 @@
+package scrub
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkWordGate fails t for each word of in that mayMatchWord turns away
+// and matchWord would find something at: the gate in front of matchWord
+// must let through every word a matcher begins at. Each word is tried as
+// the scanner may meet it: from its start after the previous finding or
+// the text's start (lo = 0), and right after a finding that ends at it,
+// inside a run of word bytes too (lo = ws).
+func checkWordGate(t *testing.T, in string) {
+	t.Helper()
+	for ws := 0; ws < len(in); ws++ {
+		if chars[in[ws]]&cWord == 0 {
+			continue
+		}
+		e := skip(in, ws, cWord)
+		los := []int{ws}
+		if ws > 0 && chars[in[ws-1]]&cWord == 0 {
+			los = append(los, 0)
+		}
+		for _, lo := range los {
+			if !worthTrying(in, ws, e, lo) || mayMatchWord(in, ws, e, lo) {
+				continue
+			}
+			if h, ok := std.matchWord(in, ws, lo); ok {
+				t.Errorf("mayMatchWord turns away %q (lo %d) in %q, where matchWord finds %s %q",
+					in[ws:e], lo, in, familyNames[h.fam], in[h.start:h.end])
+			}
+		}
+	}
+}
+
+// wordGateContexts put a value after each byte that matchBehind and the
+// prefixes of keys and schemes read before a word.
+var wordGateContexts = []string{
+	"%s", "error: %s (retry)", "key=%s", "GET /v1/%s", "pkg.%s", "Bearer %s", "id:%s", "x-%s", "a+%s", "~%s",
+}
+
+// wordGateMessages are the messages of every corpus the tests have: the
+// package's cases and near misses, gitleaks' rule samples and bare
+// values, the error corpora and the clean sets of bench/.
+func wordGateMessages(t *testing.T) []string {
+	var msgs []string
+	for _, c := range append(append([]testCase(nil), cases...), issue13Cases...) {
+		msgs = append(msgs, c.in, c.want)
+	}
+	for _, cs := range [][]shapeCase{shapes42, shapes43, shapes44} {
+		for _, c := range cs {
+			msgs = append(msgs, c.in, c.want)
+		}
+	}
+	for _, s := range assignmentShapes {
+		msgs = append(msgs, s.tpl)
+	}
+	for _, v := range vendorValues(20) {
+		msgs = append(msgs, v.value)
+	}
+	for _, v := range vendorNear {
+		msgs = append(msgs, v.in)
+	}
+	for _, c := range canaries {
+		for _, ev := range evasions {
+			msgs = append(msgs, ev(c))
+		}
+	}
+	for _, p := range corpus() {
+		msgs = append(msgs, p.msg, p.value)
+	}
+	msgs = append(msgs, cleanCases...)
+	msgs = append(msgs, cleanCorpus...)
+	msgs = append(msgs, nearMisses31...)
+	msgs = append(msgs, nearMisses42...)
+	msgs = append(msgs, nearMisses43...)
+	msgs = append(msgs, idempotent31...)
+	for _, f := range []string{"stdlib_errors.txt", "sdk_errors.txt"} {
+		msgs = append(msgs, readQuoted(t, filepath.Join("testdata", f))...)
+	}
+	for _, name := range []string{"tps.json", "bare.json", "fps.json"} {
+		for _, vs := range readCorpus(t, name) {
+			msgs = append(msgs, vs...)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("..", "bench", "testdata", "scrubvs", "clean.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clean map[string][]string
+	if err := json.Unmarshal(b, &clean); err != nil {
+		t.Fatal(err)
+	}
+	for _, vs := range clean {
+		msgs = append(msgs, vs...)
+	}
+	return msgs
+}
+
+// TestWordGate checks mayMatchWord against matchWord on every corpus, in
+// contexts, and on every prefix the scanner knows followed by bodies of
+// each alphabet broken by the bytes that end a word.
+func TestWordGate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every corpus")
+	}
+	for _, m := range wordGateMessages(t) {
+		for _, ctx := range wordGateContexts {
+			checkWordGate(t, fmt.Sprintf(ctx, m))
+		}
+	}
+	var prefixes []string
+	for _, v := range vendors {
+		prefixes = append(prefixes, v.prefix)
+	}
+	prefixes = append(prefixes, tokenPrefixes[:]...)
+	prefixes = append(prefixes, awsPrefixes[:]...)
+	prefixes = append(prefixes, "Bearer ", "BASIC ", "bAsIc ")
+	g := newGen(31)
+	for _, p := range prefixes {
+		for _, alpha := range []string{gHex, gAlnum, gB64URL, gB64, gUpDig, gLowDig} {
+			for _, n := range []int{8, 16, 24, 32, 40, 64, 100} {
+				body := []byte(g.str(alpha, n))
+				for _, sep := range []byte("-._~+/=:") {
+					if g.r.IntN(2) == 0 {
+						body[g.r.IntN(len(body))] = sep
+					}
+				}
+				for _, ctx := range wordGateContexts {
+					checkWordGate(t, fmt.Sprintf(ctx, p+string(body)))
+				}
+			}
+		}
+	}
+}
+
+// FuzzWordGate checks mayMatchWord against matchWord on any text.
+func FuzzWordGate(f *testing.F) {
+	for _, in := range []string{
+		"v1.0-" + strings.Repeat("ab12", 43), "discord.com/api/webhooks/12345/abc", "sc_abcde.abcd.acc_x.y",
+		"MTIzNDU2Nzg5MDEyMzQ1Njc4OTAx.GAbcde.abcdefghijklmnopqrstuvwxyz0123", "sha256~abc", "pat.abc.def",
+		"deadbeef-dead-beef-dead-beefdeadbeef", "GB82WEST12345698765432", "1//0abc", "x:AAbcdef",
+	} {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		checkWordGate(t, in)
+	})
+}

@@ -911,7 +911,8 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 		p = lastPair(in[max(lo, k-8):k])
 	}
 	f := pairFlags[p]
-	if f&pairTerm != 0 && keyEnds[in[k-1]] || f&pairValue != 0 || sep == '=' && f&pairType != 0 {
+	term := f&pairTerm != 0 && keyEnds[in[k-1]]
+	if term && sep != ':' || f&pairValue != 0 || sep == '=' && f&pairType != 0 {
 		return true
 	}
 	// The key whole, back to its start, and whether a weak pair is in it
@@ -924,6 +925,15 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 		if p := weakBefore[in[j]]; p != 0 && j > lo && in[j-1]|0x20 == p {
 			weak = true
 		}
+	}
+	// Before ':', whose keys in text are mostly the words of an error
+	// chain (failed:, connection:, IllegalStateException:), a key whose
+	// last letters are a term's is read further only if keyKind may find
+	// it secret-ish (a term ends it, or a weak pair is in it: a
+	// secret-ish word inside, "key" after a qualifier) or secretData may
+	// find it a Secret's data (it is indented at a line start).
+	if term && (weak || endsWithTerm(in[j:k]) || indentedAt(in, j)) {
+		return true
 	}
 	if sep == ':' {
 		b := j
@@ -949,6 +959,16 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 		e++
 	}
 	return e-w >= 6 && randomish(in[w:e])
+}
+
+// indentedAt reports whether the key at in[j] is indented at the start of
+// a line or of in, as secretData needs it to be.
+func indentedAt(in string, j int) bool {
+	ls := j
+	for ls > 0 && isBlank(in[ls-1]) {
+		ls--
+	}
+	return ls < j && (ls == 0 || in[ls-1] == '\n')
 }
 
 // padding reports whether the '=' at in[i] begins the padding at the end

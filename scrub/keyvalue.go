@@ -252,8 +252,21 @@ func endsWithTerm(key string) bool {
 	if k == 0 {
 		return false
 	}
+	// The byte before the last, in lower case, rules out most terms
+	// before tailIs reads them (every term has three bytes or more).
+	j := k - 1
+	for j > 0 && isKeySep(key[j-1]) {
+		j--
+	}
+	if j == 0 {
+		return false
+	}
+	c := key[j-1]
+	if isUpper(c) {
+		c += 'a' - 'A'
+	}
 	for _, t := range termsByLast[key[k-1]|0x20] {
-		if tailIs(key[:k], keyTerms[t].term) {
+		if term := keyTerms[t].term; term[len(term)-2] == c && tailIs(key[:k], term) {
 			return true
 		}
 	}

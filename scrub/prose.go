@@ -304,6 +304,35 @@ const maxPairPart = 64
 // (P@ssw0rd$1, h0pk1ns~21s).
 const pairSymbols = "!@#$%^&*~"
 
+// The bytes that pairPassword and matchBarePair look for in a pair's
+// halves: pairSymbols; the joining bytes a generated password may hold;
+// what a password holds none of (pairStops: paths, URLs, lists, code) and
+// what a half in quotes holds none of (pathStops).
+var (
+	pairSymbolSet = byteSet(pairSymbols)
+	pairJoins     = byteSet("-_.+=")
+	pairStops     = byteSet(":/\\[]{}()<>|,;?")
+	pathStops     = byteSet(":/\\")
+)
+
+// byteSet returns the set of the bytes of s.
+func byteSet(s string) (t [256]bool) {
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return t
+}
+
+// hasAny reports whether s holds a byte of the set t.
+func hasAny(s string, t *[256]bool) bool {
+	for i := 0; i < len(s); i++ {
+		if t[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 // matchBarePair matches user:password standing alone, with no key or word
 // to name it, at the ':' in[i]: the credentials curl -u, a Basic
 // Authorization header (decoded) and a .netrc-like line carry
@@ -367,7 +396,7 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		}
 	}
 	pass := in[ps:pe]
-	if strings.ContainsAny(pass, ":/\\[]{}()<>|,;?") || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
+	if hasAny(pass, &pairStops) || strings.Contains(strings.TrimRight(pass, "="), "=") || pass == in[us:i] || !pairPassword(pass) {
 		return hit{}, false
 	}
 	if afterFinding {
@@ -429,11 +458,11 @@ func pairPassword(pass string) bool {
 			if chars[c]&cHex == 0 {
 				plain++
 			}
-		case strings.IndexByte(pairSymbols, c) >= 0:
+		case pairSymbolSet[c]:
 			// Inside, not only in front: *complex128 is a type, ^Reality
 			// a pattern.
 			sym = sym || k > 0
-		case strings.IndexByte("-_.+=", c) < 0:
+		case !pairJoins[c]:
 			other = true
 		}
 	}
@@ -473,7 +502,7 @@ func quotedHalfPair(in string, i, lo int) (hit, bool) {
 		for e < len(in) && e-i <= maxPairPart && in[e] > ' ' && in[e] < 0x7f && in[e] != q {
 			e++
 		}
-		if e < len(in) && in[e] == q && e-i <= maxPairPart && !strings.ContainsAny(in[i+1:e], ":/\\") && pairPassword(in[i+1:e]) {
+		if e < len(in) && in[e] == q && e-i <= maxPairPart && !hasAny(in[i+1:e], &pathStops) && pairPassword(in[i+1:e]) {
 			return hit{i + 1, e, famPassword}, true
 		}
 	case i+1 < len(in) && (in[i+1] == '"' || in[i+1] == '\''):
@@ -482,7 +511,7 @@ func quotedHalfPair(in string, i, lo int) (hit, bool) {
 		for b > lo && i-b <= maxPairPart && in[b-1] > ' ' && in[b-1] < 0x7f && in[b-1] != q {
 			b--
 		}
-		if b > lo && in[b-1] == q && i-b <= maxPairPart && !strings.ContainsAny(in[b:i], ":/\\") && pairPassword(in[b:i]) {
+		if b > lo && in[b-1] == q && i-b <= maxPairPart && !hasAny(in[b:i], &pathStops) && pairPassword(in[b:i]) {
 			return hit{b, i, famPassword}, true
 		}
 	}

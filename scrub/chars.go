@@ -201,6 +201,22 @@ func hasPrefixFold(s, prefix string) bool {
 	return true
 }
 
+// lastIndex is strings.LastIndex for a needle that is rare in s (a marker
+// line): forward searches, which are vectorized, find each occurrence,
+// where strings.LastIndex reads s back byte by byte.
+func lastIndex(s, sub string) int {
+	last := -1
+	for i := 0; i <= len(s); {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			break
+		}
+		last = i + j
+		i = last + 1
+	}
+	return last
+}
+
 // mixed reports whether s has a digit, an upper-case and a lower-case
 // letter, as randomly generated keys almost always do and words do not.
 func mixed(s string) bool {

@@ -497,7 +497,7 @@ type blockCache struct {
 // publicBlockAt is inPublicBlock's look back from in[rs].
 func publicBlockAt(in string, lo, rs int) bool {
 	look := in[max(lo, rs-maxBlockLook):rs]
-	b := strings.LastIndex(look, "-----BEGIN ")
+	b := lastIndex(look, "-----BEGIN ")
 	if b < 0 || strings.Contains(look[b:], "-----END ") {
 		return false
 	}

@@ -780,7 +780,7 @@ func parentLine(in string, ls, indent int) (int, bool) {
 // "---" lines, within maxDataDoc bytes each way) says kind: Secret.
 func secretKind(in string, p int) bool {
 	lo := max(0, p-maxDataDoc)
-	if k := strings.LastIndex(in[lo:p], "\n---"); k >= 0 {
+	if k := lastIndex(in[lo:p], "\n---"); k >= 0 {
 		lo += k
 	}
 	hi := min(len(in), p+maxDataDoc)

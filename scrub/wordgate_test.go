@@ -152,3 +152,21 @@ func FuzzWordGate(f *testing.F) {
 		checkWordGate(t, in)
 	})
 }
+
+// TestLastIndex checks lastIndex against strings.LastIndex.
+func TestLastIndex(t *testing.T) {
+	g := newGen(45)
+	pieces := []string{"-----BEGIN ", "\n---", "-", "\n", "x", "BEGIN ", "----"}
+	for k := 0; k < 20000; k++ {
+		var b strings.Builder
+		for n := g.r.IntN(8); n > 0; n-- {
+			b.WriteString(pieces[g.r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, sub := range []string{"-----BEGIN ", "\n---", "--", "-"} {
+			if got, want := lastIndex(s, sub), strings.LastIndex(s, sub); got != want {
+				t.Fatalf("lastIndex(%q, %q) = %d, want %d", s, sub, got, want)
+			}
+		}
+	}
+}

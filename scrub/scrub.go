@@ -777,12 +777,35 @@ func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
 			strings.IndexByte(dottedPrefixStarts, in[p]) < 0 {
 			continue
 		}
+		if !mayBeDotted(in, p) {
+			continue
+		}
 		if h, ok := matchVendor(in, p, lo); ok && h.end > ws && s.on[h.fam] {
 			return h, true
 		}
 	}
 	return hit{}, false
 }
+
+// mayBeDotted reports whether a vendor token that reaches past a '.' may
+// begin at in[i]: one whose prefix holds a '.' or whose body may, by the
+// first two bytes of its prefix. matchDotted reads only those: another
+// token at in[i] ends before the '.'.
+func mayBeDotted(in string, i int) bool {
+	return i+1 < len(in) && dottedPairs[in[i]][in[i+1]>>6]&(1<<(in[i+1]&63)) != 0
+}
+
+// dottedPairs are the first two bytes of the prefixes mayBeDotted looks
+// for, a bit per second byte.
+var dottedPairs = func() (t [256][4]uint64) {
+	for _, v := range vendors {
+		if strings.IndexByte(v.prefix, '.') >= 0 || v.set&cDotted != 0 {
+			c := v.prefix[1]
+			t[v.prefix[0]][c>>6] |= 1 << (c & 63)
+		}
+	}
+	return t
+}()
 
 // worthTrying reports whether the word in[ws:e] (a run of [A-Za-z0-9_])
 // could begin a token or an identifier. It rules out almost every ordinary

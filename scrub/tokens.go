@@ -885,6 +885,11 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 	for b := i - 1; b > lo && i-b < 48; b-- {
 		c := in[b]
 		if chars[c]&cB64URL != 0 {
+			// And the four before it at one look, while they are body
+			// bytes too.
+			for b-4 > lo && i-(b-4) < 48 && chars[in[b-1]]&chars[in[b-2]]&chars[in[b-3]]&chars[in[b-4]]&cB64URL != 0 {
+				b -= 4
+			}
 			continue
 		}
 		if c == '=' {

@@ -384,6 +384,9 @@ const (
 )
 
 func isAWSPrefix(p string) bool {
+	if len(p) != 4 || p[0] != 'A' || p[3] != 'A' {
+		return false // every one is A??A: most words are ruled out at a look
+	}
 	for _, q := range awsPrefixes {
 		if p == q {
 			return true

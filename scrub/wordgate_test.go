@@ -170,3 +170,12 @@ func TestLastIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestAWSPrefixShape checks the shape isAWSPrefix rules words out by.
+func TestAWSPrefixShape(t *testing.T) {
+	for _, p := range awsPrefixes {
+		if len(p) != 4 || p[0] != 'A' || p[3] != 'A' || !isAWSPrefix(p) {
+			t.Errorf("AWS prefix %q is not A??A, or isAWSPrefix refuses it", p)
+		}
+	}
+}

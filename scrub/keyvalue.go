@@ -892,11 +892,13 @@ const (
 // worthKey reports, from a look at the separator's surroundings (the
 // operator before it begins at in[op], the value at in[v]), whether any
 // reading of a key there could match, before the key is read whole: its
-// last two letters end a key term, a value field's name or a type; or it
-// holds a pair of letters that a secret-ish word inside a key or "key"
-// has (weakPairs) and the value looks random; or it begins an indented
-// line before ':' (a Kubernetes Secret's data). Most separators in text
-// (file.go:42, error: …, name=x) are ruled out by it.
+// last two letters end a key term (before ':', where error chains put
+// words that end so, a term must end it, a weak pair be in it or the key
+// be indented too), a value field's name or a type; or it holds a pair of
+// letters that a secret-ish word inside a key or "key" has (weakPairs)
+// and the value looks random; or it begins an indented line before ':'
+// (a Kubernetes Secret's data). Most separators in text (file.go:42,
+// error: …, failed: …, name=x) are ruled out by it.
 func worthKey(in string, op, v, lo int, sep byte) bool {
 	k := op
 	for k > lo && op-k < 8 && isBlank(in[k-1]) {

@@ -245,28 +245,18 @@ func normalizeKey(key string, buf *[maxKey]byte) (norm []byte, words uint64) {
 // one of keyTerms: the test classifyKey makes first, reading key from its
 // end, without normalizing it.
 func endsWithTerm(key string) bool {
-	k := len(key)
-	for k > 0 && isKeySep(key[k-1]) {
-		k--
-	}
-	if k == 0 {
+	k, last := keyByteBefore(key, len(key))
+	if k < 0 {
 		return false
 	}
-	// The byte before the last, in lower case, rules out most terms
-	// before tailIs reads them (every term has three bytes or more).
-	j := k - 1
-	for j > 0 && isKeySep(key[j-1]) {
-		j--
-	}
-	if j == 0 {
+	// The byte before the last rules out most terms before tailIs reads
+	// them (every term has three bytes or more).
+	j, c := keyByteBefore(key, k)
+	if j < 0 {
 		return false
 	}
-	c := key[j-1]
-	if isUpper(c) {
-		c += 'a' - 'A'
-	}
-	for _, t := range termsByLast[key[k-1]|0x20] {
-		if term := keyTerms[t].term; term[len(term)-2] == c && tailIs(key[:k], term) {
+	for _, t := range termsByLast[last] {
+		if term := keyTerms[t].term; term[len(term)-2] == c && tailIs(key[:k+1], term) {
 			return true
 		}
 	}
@@ -278,22 +268,30 @@ func endsWithTerm(key string) bool {
 func tailIs(key, term string) bool {
 	k := len(key)
 	for t := len(term) - 1; t >= 0; t-- {
-		for k > 0 && isKeySep(key[k-1]) {
-			k--
-		}
-		if k == 0 {
+		j, c := keyByteBefore(key, k)
+		if j < 0 || c != term[t] {
 			return false
 		}
-		c := key[k-1]
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		if c != term[t] {
-			return false
-		}
-		k--
+		k = j
 	}
 	return true
+}
+
+// keyByteBefore returns where the last byte of key[:k] that is no
+// separator (isKeySep) stands, and that byte in lower case; -1 if there
+// is none.
+func keyByteBefore(key string, k int) (int, byte) {
+	for k > 0 && isKeySep(key[k-1]) {
+		k--
+	}
+	if k == 0 {
+		return -1, 0
+	}
+	c := key[k-1]
+	if isUpper(c) {
+		c += 'a' - 'A'
+	}
+	return k - 1, c
 }
 
 // isKeySep reports whether c is one of the separators normalizeKey drops.

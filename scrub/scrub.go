@@ -791,17 +791,14 @@ func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
 // begin at in[i]: one whose prefix holds a '.' or whose body may, by the
 // first two bytes of its prefix. matchDotted reads only those: another
 // token at in[i] ends before the '.'.
-func mayBeDotted(in string, i int) bool {
-	return i+1 < len(in) && dottedPairs[in[i]][in[i+1]>>6]&(1<<(in[i+1]&63)) != 0
-}
+func mayBeDotted(in string, i int) bool { return dottedPairs.at(in, i) }
 
 // dottedPairs are the first two bytes of the prefixes mayBeDotted looks
-// for, a bit per second byte.
-var dottedPairs = func() (t [256][4]uint64) {
+// for.
+var dottedPairs = func() (t pairSet) {
 	for _, v := range vendors {
 		if strings.IndexByte(v.prefix, '.') >= 0 || v.set&cDotted != 0 {
-			c := v.prefix[1]
-			t[v.prefix[0]][c>>6] |= 1 << (c & 63)
+			t.add(v.prefix[0], v.prefix[1])
 		}
 	}
 	return t
@@ -910,7 +907,7 @@ func mayMatchWord(in string, ws, e, lo int) bool {
 			}
 		}
 	}
-	if ws+1 < len(in) && startPairs[c][in[ws+1]>>6]&(1<<(in[ws+1]&63)) != 0 {
+	if startPairs.at(in, ws) {
 		return true
 	}
 	w := e - ws

@@ -356,21 +356,19 @@ var tokenPrefixes = [...]string{
 
 // startPairs holds the first two bytes of every prefix matchToken may
 // find at a word start: those of tokenPrefixes and awsPrefixes, in both
-// cases for the Authorization schemes, and those of the vendor table. As
-// vendorPairs, a bit per second byte.
-var startPairs = func() (t [256][4]uint64) {
+// cases for the Authorization schemes, and those of the vendor table.
+var startPairs = func() (t pairSet) {
 	t = vendorPairs
-	add := func(a, b byte) { t[a][b>>6] |= 1 << (b & 63) }
 	for _, p := range tokenPrefixes {
-		add(p[0], p[1])
+		t.add(p[0], p[1])
 	}
 	for _, p := range awsPrefixes {
-		add(p[0], p[1])
+		t.add(p[0], p[1])
 	}
 	for _, p := range [...]string{"be", "ba"} {
 		for _, a := range [...]byte{p[0], p[0] &^ 0x20} {
 			for _, b := range [...]byte{p[1], p[1] &^ 0x20} {
-				add(a, b)
+				t.add(a, b)
 			}
 		}
 	}

@@ -231,21 +231,31 @@ var vendorsByFirst = func() (t [256][]uint8) {
 	return t
 }()
 
-// vendorPairs holds, for each first byte of a prefix in the table, the set
-// of second bytes that follow it: one look rules out a word no prefix
-// begins (OrderService, Version) before the table is read.
-var vendorPairs = func() (t [256][4]uint64) {
+// A pairSet holds pairs of bytes, such as the first two bytes of a set of
+// prefixes: for each first byte, a bit per second byte. One look at it
+// rules out a word that no prefix of the set begins.
+type pairSet [256][4]uint64
+
+// add puts the pair a, b in the set.
+func (t *pairSet) add(a, b byte) { t[a][b>>6] |= 1 << (b & 63) }
+
+// at reports whether the two bytes at in[i] are a pair of the set.
+func (t *pairSet) at(in string, i int) bool {
+	return i+1 < len(in) && t[in[i]][in[i+1]>>6]&(1<<(in[i+1]&63)) != 0
+}
+
+// vendorPairs holds the first two bytes of the prefixes in the table: one
+// look rules out a word no prefix begins (OrderService, Version) before
+// the table is read.
+var vendorPairs = func() (t pairSet) {
 	for _, v := range vendors {
-		c := v.prefix[1]
-		t[v.prefix[0]][c>>6] |= 1 << (c & 63)
+		t.add(v.prefix[0], v.prefix[1])
 	}
 	return t
 }()
 
 // mayBeVendor reports whether a prefix in the table may begin at in[i].
-func mayBeVendor(in string, i int) bool {
-	return i+1 < len(in) && vendorPairs[in[i]][in[i+1]>>6]&(1<<(in[i+1]&63)) != 0
-}
+func mayBeVendor(in string, i int) bool { return vendorPairs.at(in, i) }
 
 // Every lower-case letter begins a word worth a closer look (cStart), not
 // only prefixLetters: the first letters of the prefixes in the table

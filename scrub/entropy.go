@@ -128,8 +128,13 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int, blk *blockCache)
 		eq = re
 		re++
 	}
-	if re-rs < minShortRun || seen&^runByte <= 2 {
+	if re-rs < minShortRun || seen&runLetters <= 2 {
 		return hit{}, re, false // short, or digits and hexadecimal letters of one case: a hash, an address
+	}
+	if re-rs < minRandomRun && seen&runDigit == 0 && !isDigit(in[rs]) {
+		// Shorter than minRandomRun, it must pass shortRandom, which
+		// needs a digit (the '0' of 0x… is not in seen).
+		return hit{}, re, false
 	}
 	if eq >= 0 && !isDigit(in[rs]) && !generatedRun(in[rs:eq], minRandomHead) {
 		// name=value: the name judges the value. A name does not begin
@@ -604,8 +609,9 @@ func isCodeWord(w string) bool {
 }
 
 // runClass tells the bytes of a run apart at a glance (matchRandomRun):
-// runByte for the bytes of base64 and base64url, and for letters 1 a
-// small hexadecimal one, 2 a capital one, 4 another.
+// runByte for the bytes of base64 and base64url; for letters (runLetters)
+// 1 a small hexadecimal one, 2 a capital one, 4 another; runDigit for
+// digits.
 var runClass = func() (t [256]uint8) {
 	for c := range t {
 		if chars[c]&(cB64URL|cB64) != 0 {
@@ -624,7 +630,14 @@ var runClass = func() (t [256]uint8) {
 	for _, c := range "ABCDEF" {
 		t[c] = runByte | 2
 	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= runDigit
+	}
 	return t
 }()
 
-const runByte = 0x80
+const (
+	runByte    = 0x80
+	runDigit   = 8
+	runLetters = 7 // the bits of letters: 1 and 2 hexadecimal of each case, 4 the others
+)

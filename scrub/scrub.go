@@ -670,9 +670,9 @@ const schemeBack = 64 + 9 + len("bearer")
 // Authorization scheme ("bearer", "basic", in any case) begin in the text
 // the scan has passed. matchAfterAuthScheme's look back from a word in a
 // run of token68 bytes needs one within schemeBack bytes, and most text
-// has none: near finds that out with a search for 'b' and one for 'B',
-// each over a byte at most once per call of next, and the look back is
-// skipped.
+// has none: near finds that out by reading each byte once per call of
+// next for a 'b' in either case (the bytes between words are short, too
+// short for a vectorized search to pay), and the look back is skipped.
 type schemeLook struct {
 	searched int // the words that begin before searched are known
 	last     int // where the last one known begins, or -1
@@ -681,17 +681,9 @@ type schemeLook struct {
 // near reports whether a scheme word begins in in[max(lo, ws-schemeBack):ws].
 func (l *schemeLook) near(in string, lo, ws int) bool {
 	from := max(l.searched, lo, ws-schemeBack)
-	for _, b := range [...]byte{'b', 'B'} {
-		for k := from; k < ws; {
-			p := strings.IndexByte(in[k:ws], b)
-			if p < 0 {
-				break
-			}
-			p += k
-			if hasPrefixFold(in[p:], "bearer") || hasPrefixFold(in[p:], "basic") {
-				l.last = max(l.last, p)
-			}
-			k = p + 1
+	for p := from; p < ws; p++ {
+		if in[p]|0x20 == 'b' && (hasPrefixFold(in[p:], "bearer") || hasPrefixFold(in[p:], "basic")) {
+			l.last = p
 		}
 	}
 	l.searched = max(l.searched, ws)

@@ -960,6 +960,14 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 func behindBase64(in string, i, lo int) (hit, bool) {
 	b, eq := i-1, -1
 	for b > lo && i-b < maxBehind && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
+		// And four at one look, while they share a class of base64 (so
+		// that none of them is '=').
+		for b-4 >= lo && i-(b-3) < maxBehind && chars[in[b-1]]&chars[in[b-2]]&chars[in[b-3]]&chars[in[b-4]]&(cB64|cB64URL) != 0 {
+			b -= 4
+		}
+		if b == lo || i-b >= maxBehind || chars[in[b-1]]&(cB64|cB64URL|cEquals) == 0 {
+			break
+		}
 		if in[b-1] == '=' && b < i-1 {
 			eq = b
 		}

@@ -188,6 +188,11 @@ func Write(w io.Writer, meta Meta, results []SetResult, speeds map[string]map[st
 			p("| %s | %d | %d | %s | %s | %s | %s | %s× | %s |\n", s.Name, len(s.Samples), total/len(s.Samples),
 				num(t.NsPerMsg), num(t.AllocsPerMsg), num(g.NsPerMsg), num(g.AllocsPerMsg), num(ratio), met)
 		}
+		p("\nA ratio moves between builds of the same source: toolmw's scan is branchy, and where the linker\n")
+		p("places its code and its byte tables moves its time by several percent (builds with\n")
+		p("`-ldflags=-randlayout=N` show the spread), and gitleaks' time moves with the machine's state. A ratio\n")
+		p("within a few percent of its target is within that spread; two commits are compared over several\n")
+		p("such layouts, not in one build.\n")
 	}
 
 	// The bare values toolmw leaves, by kind.

@@ -670,9 +670,8 @@ const schemeBack = 64 + 9 + len("bearer")
 // Authorization scheme ("bearer", "basic", in any case) begin in the text
 // the scan has passed. matchAfterAuthScheme's look back from a word in a
 // run of token68 bytes needs one within schemeBack bytes, and most text
-// has none: near finds that out by reading each byte once per call of
-// next for a 'b' in either case (the bytes between words are short, too
-// short for a vectorized search to pay), and the look back is skipped.
+// has none: near finds that out by reading each byte at most once per
+// call of next for a 'b' in either case, and the look back is skipped.
 type schemeLook struct {
 	searched int // the words that begin before searched are known
 	last     int // where the last one known begins, or -1

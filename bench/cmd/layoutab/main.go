@@ -73,7 +73,7 @@ func run(base, set string, layouts, rounds int, benchtime string) error {
 			}
 		}
 	}
-	time := func(side string, n int) (float64, error) {
+	timeOf := func(side string, n int) (float64, error) {
 		out, err := output(filepath.Join(trees[side], "bench"), bin(side, n), "-test.run", "^$",
 			"-test.bench", "^BenchmarkScrubVsGitleaks$/^"+set+"$/^toolmw$", "-test.benchtime", benchtime)
 		if err != nil {
@@ -96,7 +96,7 @@ func run(base, set string, layouts, rounds int, benchtime string) error {
 			}
 			ns := map[string]float64{}
 			for _, side := range order {
-				if ns[side], err = time(side, n); err != nil {
+				if ns[side], err = timeOf(side, n); err != nil {
 					return err
 				}
 			}

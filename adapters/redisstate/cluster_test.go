@@ -521,6 +521,7 @@ func TestClusterFailover(t *testing.T) {
 	var aprMu sync.Mutex
 	var acked []saved
 	var aprLastErr atomic.Int64 // unix nanoseconds
+	var aprErr atomic.Value     // the last error, its text
 	aprDone := make(chan struct{})
 	var aprWG sync.WaitGroup
 	// newID returns the next approval id whose key the victim serves.
@@ -548,11 +549,13 @@ func TestClusterFailover(t *testing.T) {
 				}
 				id := newID()
 				row := fmt.Appendf(nil, "row of %s by replica %d", id, i)
+				began := time.Now()
 				ctx, cancel := context.WithTimeout(context.Background(), store.DefaultTimeout)
 				err := a.Save(ctx, id, nil, row)
 				cancel()
 				if err != nil {
 					aprLastErr.Store(time.Now().UnixNano())
+					aprErr.Store(fmt.Sprintf("%v (took %v)", err, time.Since(began).Round(time.Millisecond)))
 				} else {
 					aprMu.Lock()
 					acked = append(acked, saved{id, time.Now(), row})
@@ -669,7 +672,7 @@ func TestClusterFailover(t *testing.T) {
 	// Approvals: written again soon after the cluster was ok, and none
 	// acknowledged before the kill (but for the replication lag) lost.
 	if last := time.Unix(0, aprLastErr.Load()); last.Sub(okAt) > failoverResume {
-		t.Errorf("an approval write failed %v after the cluster was ok, want none after %v", last.Sub(okAt), failoverResume)
+		t.Errorf("an approval write failed %v after the cluster was ok, want none after %v: %v", last.Sub(okAt), failoverResume, aprErr.Load())
 	}
 	a := stores[1].Approvals()
 	var lost, lostInLag, before, after int

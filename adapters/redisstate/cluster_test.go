@@ -520,7 +520,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	var aprMu sync.Mutex
 	var acked []saved
-	var aprLastErr atomic.Int64 // unix nanoseconds
+	var aprLastErr atomic.Int64 // unix nanoseconds: when the last write that failed began
 	var aprErr atomic.Value     // the last error, its text
 	aprDone := make(chan struct{})
 	var aprWG sync.WaitGroup
@@ -549,12 +549,16 @@ func TestClusterFailover(t *testing.T) {
 				}
 				id := newID()
 				row := fmt.Appendf(nil, "row of %s by replica %d", id, i)
+				// Bounded by nodeStoreTimeout, as the calls are: with
+				// store.DefaultTimeout (50 ms) a write to a healthy node
+				// expires now and then on a loaded machine. A failure
+				// counts from when its write began.
 				began := time.Now()
-				ctx, cancel := context.WithTimeout(context.Background(), store.DefaultTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), nodeStoreTimeout)
 				err := a.Save(ctx, id, nil, row)
 				cancel()
 				if err != nil {
-					aprLastErr.Store(time.Now().UnixNano())
+					aprLastErr.Store(began.UnixNano())
 					aprErr.Store(fmt.Sprintf("%v (took %v)", err, time.Since(began).Round(time.Millisecond)))
 				} else {
 					aprMu.Lock()

@@ -3,7 +3,9 @@ package bench
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +42,27 @@ func BenchmarkScrubVsGitleaks(b *testing.B) {
 		for i, name := range names {
 			b.Run(s.Name+"/"+name, func(b *testing.B) { scrubvs.Bench(b, s, fns[i]) })
 		}
+	}
+}
+
+// BenchmarkScrubCleanCategories times toolmw alone on each category of the constructed clean
+// errors (set clean_errors): where that set's time goes, category by category.
+func BenchmarkScrubCleanCategories(b *testing.B) {
+	names, fns, err := scrubvs.Peers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := slices.Index(names, "toolmw")
+	if k < 0 {
+		b.Fatalf("no toolmw among the peers %q", names)
+	}
+	cats := scrubvs.Clean()
+	for _, name := range slices.Sorted(maps.Keys(cats)) {
+		s := scrubvs.Set{Name: name, Clean: true}
+		for _, m := range cats[name] {
+			s.Samples = append(s.Samples, scrubvs.Sample{Msg: m})
+		}
+		b.Run(name, func(b *testing.B) { scrubvs.Bench(b, s, fns[k]) })
 	}
 }
 

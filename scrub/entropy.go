@@ -128,6 +128,14 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int, blk *blockCache)
 		eq = re
 		re++
 	}
+	if re-rs >= azureKeyLen && s.on[famAzureKey] {
+		if h, ok := matchAzureIdentifiable(in, rs, re); ok {
+			return h, re, true
+		}
+	}
+	if !s.on[famHighEntropy] {
+		return hit{}, re, false // judged only for an Azure key
+	}
 	if re-rs < minShortRun || seen&runLetters <= 2 {
 		return hit{}, re, false // short, or digits and hexadecimal letters of one case: a hash, an address
 	}
@@ -641,3 +649,33 @@ const (
 	runDigit   = 8
 	runLetters = 7 // the bits of letters: 1 and 2 hexadecimal of each case, 4 the others
 )
+
+// Azure's identifiable keys (Azure AI services, Container Registry and
+// others of 64 bytes) are 84 base64 characters: 52 random ones, the
+// signature "JQQJ9" and a version character, then 26 more that hold the
+// service's own signature (ACOG, AZCR, …) and a checksum.
+const (
+	azureKeyLen       = 84
+	azureKeyMarker    = "JQQJ9"
+	azureMarkerOffset = 52
+)
+
+// matchAzureIdentifiable finds an Azure identifiable key in the run
+// in[rs:re]: the signature at its offset, exactly azureKeyLen base64
+// characters around it, and no base64 character on either side. The
+// signature says what the value is, so the random part is not judged
+// (a test key, ABCDEFGHIJ…JQQJ99…, is one still).
+func matchAzureIdentifiable(in string, rs, re int) (hit, bool) {
+	for p := rs + azureMarkerOffset; p+len(azureKeyMarker) < re; p++ {
+		k := strings.Index(in[p:re], azureKeyMarker)
+		if k < 0 {
+			break
+		}
+		p += k
+		ks, ke := p-azureMarkerOffset, p-azureMarkerOffset+azureKeyLen
+		if ke <= re && skip(in, ks, cB64) == ke && (ks == 0 || chars[in[ks-1]]&cB64 == 0) && !is(in, ke, cB64) {
+			return hit{ks, ke, famAzureKey}, true
+		}
+	}
+	return hit{}, false
+}

@@ -419,7 +419,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 	waiting := false
 	var blk blockCache
 	schemes := schemeLook{last: -1}
-	entropy := s.on[famHighEntropy]
+	judgeRuns := s.on[famHighEntropy] || s.on[famAzureKey] // matchRandomRun's families
 	for i := from; i < limit; {
 		if waiting && i >= pending.end {
 			return pending, true
@@ -465,7 +465,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				// a finding inside (see decode.go).
 				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
-			if !ok && entropy && ws >= runs && !waiting && mayRun(in, ws, e, lo, limit) {
+			if !ok && judgeRuns && ws >= runs && !waiting && mayRun(in, ws, e, lo, limit) {
 				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
 					waiting = false
 				}

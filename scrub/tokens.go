@@ -182,6 +182,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case strings.HasPrefix(rest, "sk-or-v1-"):
 			return atLeast(in, i, 9, cHex, 32, famOpenRouterKey)
 		case strings.HasPrefix(rest, "sk-"):
+			if h, ok := matchOpenAIWatermark(in, i); ok {
+				return h, true
+			}
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
 		case strings.HasPrefix(rest, "sntrys_eyJ"):
 			return matchSentryOrg(in, i, lo)
@@ -1027,4 +1030,24 @@ func matchMapboxPublic(in string, i int) (hit, bool) {
 	h, ok := exact(in, e, 1, cAlnum, 22, famMapboxToken)
 	h.start = i
 	return h, ok
+}
+
+// openAIWatermark is the base64 of "OpenAI", which every OpenAI secret key
+// (sk-…, sk-proj-…, sk-svcacct-…, sk-admin-…) carries between two random
+// halves of 20 bytes or more.
+const openAIWatermark = "T3BlbkFJ"
+
+// matchOpenAIWatermark matches the OpenAI key at in[i] ("sk-") by its
+// watermark: the watermark, at least 20 body bytes before it and after it,
+// and no letter or digit after the body. The watermark says what the
+// value is, so its body is not judged as randomAtLeast judges the body of
+// a bare "sk-" (a test key, sk-abcdefghij…T3BlbkFJ…, is one still).
+func matchOpenAIWatermark(in string, i int) (hit, bool) {
+	j := i + len("sk-")
+	e := skipMax(in, j, cB64URL, maxToken)
+	k := strings.Index(in[j:e], openAIWatermark)
+	if k < 20 || e-(j+k+len(openAIWatermark)) < 20 || is(in, e, cAlnum) {
+		return hit{}, false
+	}
+	return hit{i, e, famOpenAIKey}, true
 }

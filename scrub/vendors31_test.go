@@ -147,6 +147,19 @@ var vendorShapes = []vendorShape{
 	{"teams_webhook", "incoming webhook", func(g *gen) string {
 		return "https://acme.webhook.office.com/webhookb2/" + g.uuid() + "@" + g.uuid() + "/IncomingWebhook/" + g.str(gLowDig, 32) + "/" + g.uuid()
 	}},
+	// Shapes of other scanners' rules (Trivy's), by the vendor's format.
+	{"azure_key", "identifiable key: AI services (ACOG)", func(g *gen) string {
+		return g.str(gAlnum, 1) + g.str(gB64, 51) + "JQQJ99" + "C" + g.str(gUpper, 1) + g.str(gB64, 7) + "XJ3w3" + g.str(gB64, 4) + "ACOG" + g.str(gB64, 3) + g.str(gAlnum, 1)
+	}},
+	{"azure_key", "identifiable key: Container Registry (AZCR)", func(g *gen) string {
+		return g.str(gAlnum, 1) + g.str(gB64, 51) + "JQQJ99C" + g.str(gUpper, 1) + "ACYeBjFEqg7NAAA" + g.str(gUpper, 1) + "AZCR" + g.str(gB64, 3) + g.str(gAlnum, 1)
+	}},
+	{"openai_key", "legacy key with its watermark", func(g *gen) string {
+		return "sk-" + g.str(gAlnum, 20+g.r.IntN(23)) + "T3BlbkFJ" + g.str(gAlnum, 20+g.r.IntN(23))
+	}},
+	{"openai_key", "project key with its watermark", func(g *gen) string {
+		return "sk-proj-" + g.str(gAlnum+"-_", 60) + "T3BlbkFJ" + g.str(gAlnum+"-_", 59) + g.str(gAlnum, 1)
+	}},
 }
 
 // vendorContexts are messages without a secret-ish word: the value must
@@ -231,6 +244,10 @@ var vendorNear = []struct{ family, in string }{
 	{"intra42_secret", "s-s4t2xx-" + strings.Repeat("ab12", 16)},
 	{"openshift_token", `oc login "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX"`},
 	{"openshift_token", "image@sha256~short"},
+	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyJQQJ99CEACYeBjFXJ3w3AAABACOGabcd"}, // 83
+	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzJQQJ99CEACYeBjFXJ3w3AAABACOGabcde"}, // 85
+	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxJQQJ99zCEACYeBjFXJ3w3AAABACOGabcd"}, // the signature 2 early
+	{"openai_key", "sk-learn-T3BlbkFJ-docs"},
 	{"openshift_token", "pulled sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
 	{"sourcegraph_token", "sgp_local_d45b6G86aBb0F2Cee943902dbaDBCFCFDD1dA089x"},
 	{"sourcegraph_token", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8"},

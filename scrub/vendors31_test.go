@@ -244,9 +244,9 @@ var vendorNear = []struct{ family, in string }{
 	{"intra42_secret", "s-s4t2xx-" + strings.Repeat("ab12", 16)},
 	{"openshift_token", `oc login "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX"`},
 	{"openshift_token", "image@sha256~short"},
-	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyJQQJ99CEACYeBjFXJ3w3AAABACOGabcd"}, // 83
+	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyJQQJ99CEACYeBjFXJ3w3AAABACOGabcd"},   // 83
 	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzJQQJ99CEACYeBjFXJ3w3AAABACOGabcde"}, // 85
-	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxJQQJ99zCEACYeBjFXJ3w3AAABACOGabcd"}, // the signature 2 early
+	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxJQQJ99zCEACYeBjFXJ3w3AAABACOGabcd"},   // the signature 2 early
 	{"openai_key", "sk-learn-T3BlbkFJ-docs"},
 	{"openshift_token", "pulled sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
 	{"sourcegraph_token", "sgp_local_d45b6G86aBb0F2Cee943902dbaDBCFCFDD1dA089x"},

@@ -13,8 +13,10 @@
 //     aws_secret… key and session tokens (IQoJb3JpZ2luX2Vj…,
 //     FwoGZXIvYXdzE…), Google API keys (AIza…), Google OAuth access and
 //     refresh tokens (ya29.…, 1//0…) and client secrets (GOCSPX-…), Azure
-//     account keys and shared access signatures in connection strings and
-//     Azure AD client secrets (…Q~…), Alibaba Cloud access key ids (LTAI…),
+//     account keys and shared access signatures in connection strings,
+//     Azure identifiable keys (84 characters with the signature JQQJ9 at
+//     52: AI services, Container Registry, …) and Azure AD client secrets
+//     (…Q~…), Alibaba Cloud access key ids (LTAI…),
 //     DigitalOcean (dop_v1_…), Databricks (dapi…), Terraform Cloud
 //     (….atlasv1.…), Pulumi (pul-), Fly.io (fo1_, fm2_), Heroku (HRKU-),
 //     Supabase (sbp_, sb_secret_), PlanetScale (pscale_tkn_ and the like),
@@ -32,7 +34,8 @@
 //     (sntrys_, sntryu_), Grafana (glsa_, glc_), Mapbox secret tokens
 //     (sk.eyJ…), Facebook access tokens (EAA…), age secret keys
 //     (AGE-SECRET-KEY-1…);
-//   - AI providers: OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), OpenRouter
+//   - AI providers: OpenAI (sk-, sk-proj-, and any sk-… key with the
+//     watermark T3BlbkFJ, whatever its body), Anthropic (sk-ant-), OpenRouter
 //     (sk-or-v1-), Groq (gsk_), xAI (xai-), Replicate (r8_), Perplexity
 //     (pplx-), LangSmith (lsv2_pt_, lsv2_sk_), Pinecone (pcsk_), Tavily
 //     (tvly-);

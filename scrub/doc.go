@@ -44,16 +44,18 @@
 //     secret keys), Adobe (p8e-), Airtable (pat….<hex>), Artifactory
 //     (AKCp, cmVmd), Authress, Amazon Bedrock (ABSK…,
 //     bedrock-api-key-…), Beamer (b_), Brevo (xkeysib-), ClickHouse
-//     (4b1d), Clojars (CLOJARS_), Cloudflare origin CA keys (v1.0-),
-//     Defined Networking (dnkey-), Dropbox (sl. and long-lived), Duffel,
-//     Dynatrace (dt0c01.), EasyPost (EZAK, EZTK), Flutterwave (FLWSECK…),
+//     (4b1d), Clojars (CLOJARS_), Cloudflare origin CA keys (v1.0-) and
+//     API tokens and keys (cfut_, cfat_, cfk_), Defined Networking
+//     (dnkey-), Dropbox (sl. and long-lived), Duffel, Dynatrace (dt0c01.), EasyPost (EZAK, EZTK), Flutterwave (FLWSECK…),
 //     Frame.io (fio-u-), GoCardless and Lob (live_, test_), Harness (pat.,
 //     sat.), Infracost (ico-), intra42 (s-s4t2ud-), MaxMind (…_mmk),
 //     Microsoft Teams webhooks, Octopus Deploy (API-), OpenShift
 //     (sha256~), Plaid (access-sandbox-…), Prefect (pnu_), ReadMe (rdme_),
 //     Scalingo (tk-us-), SettleMint (sm_pat_), Shippo, SonarQube (squ_),
 //     Sourcegraph (sgp_), Figma (figd_), Twitter/X (AAAA… bearer
-//     tokens, <id>-… access tokens), Typeform (tfp_), Yandex (AQVN, YC, t1.); and more shapes of
+//     tokens, <id>-… access tokens), Typeform (tfp_), Yandex (AQVN, YC,
+//     t1.), Vercel (vcp_, vci_, vca_, vcr_, vck_), Tailscale (tskey-…);
+//     and more shapes of
 //     the families above: Sentry organisation tokens whole ('+', '/' and
 //     '=' inside), Hugging Face organisation tokens (api_org_), Slack
 //     workflow and trigger webhooks and legacy tokens (xoxo-, xoxs-,

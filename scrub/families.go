@@ -115,6 +115,8 @@ const (
 	famLobKey
 	famGoCardlessToken
 	famFigmaToken
+	famVercelToken
+	famTailscaleKey
 	famHighEntropy
 
 	famEmail
@@ -242,6 +244,8 @@ var familyNames = [numFamilies]string{
 	famLobKey:                 "lob_key",
 	famGoCardlessToken:        "gocardless_token",
 	famFigmaToken:             "figma_token",
+	famVercelToken:            "vercel_token",
+	famTailscaleKey:           "tailscale_key",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

@@ -207,6 +207,23 @@ var vendors = [...]vendor{
 	{"squ_", vB64URLEq, 40, 40, famSonarToken, 0},
 	// Figma personal access tokens: figd_ and 40 or more base64url bytes.
 	{"figd_", cB64URL, 40, 0, famFigmaToken, vRandom},
+	// Cloudflare API tokens and keys of the 2025 format: cfut_ (user
+	// token), cfat_ (account token), cfk_ (API key), 40 letters and digits
+	// and an 8-digit hexadecimal checksum.
+	{"cfut_", cAlnum, 48, 48, famCloudflareKey, 0},
+	{"cfat_", cAlnum, 48, 48, famCloudflareKey, 0},
+	{"cfk_", cAlnum, 48, 48, famCloudflareKey, 0},
+	// Vercel tokens: vcp_ (personal), vci_ (integration), vca_ (app
+	// access), vcr_ (refresh), vck_ (API key). The prefix begins
+	// identifiers too (vcr_cassette), so the body must be random base62.
+	{"vcp_", cAlnum, 20, 60, famVercelToken, vMixed},
+	{"vci_", cAlnum, 20, 60, famVercelToken, vMixed},
+	{"vca_", cAlnum, 20, 60, famVercelToken, vMixed},
+	{"vcr_", cAlnum, 20, 60, famVercelToken, vMixed},
+	{"vck_", cAlnum, 20, 60, famVercelToken, vMixed},
+	// Tailscale auth, API, OAuth client and webhook keys:
+	// tskey-<kind>-<id>-<secret>.
+	{"tskey-", cWord | cDash, 30, 130, famTailscaleKey, vDigit},
 	{"sqp_", vB64URLEq, 40, 40, famSonarToken, 0},
 	{"sqa_", vB64URLEq, 40, 40, famSonarToken, 0},
 	{"tfp_", vB64URLAll, 59, 59, famTypeformToken, 0},

@@ -372,7 +372,7 @@ var gluedSamples = map[string][]string{
 	"brevo_key":               {"xkeysi" + "b-3398ed623affb4df418aa91a375849cea82544f4de55e4bcf6fa0fb64f9563ef-W82Iy6Ew56omS0KE"},
 	"clickhouse_key":          {"4b1dGB" + "zD2WkLPEXaaThD9TZ0GEGZKgSKpCWEiJZS3x"},
 	"clojars_token":           {"CLOJAR" + "S_gupp4w701kqa9pnbjgrm5ow3ks3xorwr3vym108cb38v740f635979bap6dz"},
-	"cloudflare_key":          {"v1.0-9" + "c82e75e7c5f748a18830cc1-e3e3ec952ab59b84348226f19e6831c1116483e22224ac9a3b15df7f701b7741e43cb28fa9cb3c14b0473f46b6a088cc9b6a62da847e219ba88bd06ea29abc0c10296ddfda531726c2", "cfut_" + "Ab3dE5fGh7Jk9Lm2Np4Qr6St8Uv0Wx1Yz3Ab5Cd7Ef9G" + "1a3f5c7e"},
+	"cloudflare_key":          {"v1.0-9" + "c82e75e7c5f748a18830cc1-e3e3ec952ab59b84348226f19e6831c1116483e22224ac9a3b15df7f701b7741e43cb28fa9cb3c14b0473f46b6a088cc9b6a62da847e219ba88bd06ea29abc0c10296ddfda531726c2", "cfut_" + "Ab3dE5fGh7Jk9Lm2Np4Qr6St8Uv0Wx1Yz3Ab5Cd7" + "1a3f5c7e"},
 	"definednetworking_token": {"dnkey-" + "175r8kg8p1w0d6rqlbugvz96jx-msb1k2k969sm3e3c36vtlq60giubm4adx5bts4ixgopby4prvryj"},
 	"dropbox_token":           {"sl.m_p" + "Rt_YfskkggGjidIXat-G5HOaBt3GxwW86hl-tRTlRQe6BxwiLsG-7Jsm6jQfs0BkGyGtZXc1X4f7cdFM0eXMx8R9XngCisaHxD5_wu-ULQoWGx4JSaxKeXxMxBtJLsP4V_DZxR5gx"},
 	"duffel_token":            {"duffel" + "_test_0EFC6ssgG0KlAXi3DHr1kvRqpiA1Am359wOefPdaxsx"},

@@ -208,6 +208,12 @@ var cases = append([]testCase{
 	pos("secret", "client_secret=0a1b2c3d4e5f", "client_secret="+r("secret")),
 	pos("secret", "X-Api-Key: 8f14e45fceea167a5a36dedd4bea2543", "X-Api-Key: "+r("secret")),
 	pos("secret", "auth_token: abc123xyz", "auth_token: "+r("secret")),
+	// "PAT", a personal access token, ends a key as a word of its own.
+	pos("secret", "ADO_PAT=k3xq7m2vw5zr4ty6bn8pl2cd7fg3hj5ks4mn6qr7tv2wx3yz5ab", "ADO_PAT="+r("secret")),
+	pos("secret", "export GITLAB_PAT='glp7Xq2Lm9Zr4Ty6'", "export GITLAB_PAT='"+r("secret")+"'"),
+	pos("secret", `{"azure_devops_pat": "k3xq7m2vw5zr4ty6bn8pl2cd7fg3hj5ks4mn6qr7tv2wx3yz5ab"}`, `{"azure_devops_pat": "`+r("secret")+`"}`),
+	neg("secret", "spat=3 compat=true"),
+	neg("secret", "glob_pat: *.go"),
 	pos("secret", "config:\n  secret: s3cr3t-value\n", "config:\n  secret: "+r("secret")+"\n"),
 	pos("secret", "aws_secret_access_key = short1", "aws_secret_access_key = "+r("secret")),
 	pos("secret", "Authorization: ApiKey 0123456789abcdef", "Authorization: ApiKey "+r("secret")),

@@ -35,7 +35,8 @@
 //     (sk.eyJ…), Facebook access tokens (EAA…), age secret keys
 //     (AGE-SECRET-KEY-1…);
 //   - AI providers: OpenAI (sk-, sk-proj-, and any sk-… key with the
-//     watermark T3BlbkFJ, whatever its body), Anthropic (sk-ant-), OpenRouter
+//     watermark T3BlbkFJ, whatever its body; Realtime client secrets,
+//     ek_), Anthropic (sk-ant-), OpenRouter
 //     (sk-or-v1-), Groq (gsk_), xAI (xai-), Replicate (r8_), Perplexity
 //     (pplx-), LangSmith (lsv2_pt_, lsv2_sk_), Pinecone (pcsk_), Tavily
 //     (tvly-);
@@ -54,7 +55,8 @@
 //     Scalingo (tk-us-), SettleMint (sm_pat_), Shippo, SonarQube (squ_),
 //     Sourcegraph (sgp_), Figma (figd_), Twitter/X (AAAA… bearer
 //     tokens, <id>-… access tokens), Typeform (tfp_), Yandex (AQVN, YC,
-//     t1.), Vercel (vcp_, vci_, vca_, vcr_, vck_), Tailscale (tskey-…);
+//     t1.), Vercel (vcp_, vci_, vca_, vcr_, vck_), Tailscale (tskey-…),
+//     Private Packagist (packagist_ort_ and the like);
 //     and more shapes of
 //     the families above: Sentry organisation tokens whole ('+', '/' and
 //     '=' inside), Hugging Face organisation tokens (api_org_), Slack
@@ -79,7 +81,8 @@
 //   - the value after a secret-ish key, where the key ends in password,
 //     passwd, passphrase, pwd, secret, token, api_key, access_key,
 //     private_key, client_secret, session_id, cvv, auth, credentials or the
-//     like (a few other languages' words for password too), however it is
+//     like (a few other languages' words for password too; pat, a personal
+//     access token, with a random-looking value), however it is
 //     spelled: DB_PASSWORD, dbPassword, db-password, db.password, API-KEY,
 //     X-Api-Key, x-api-key, apiKey and "API Key" alike. The key and value
 //     may be written as configuration files, shells, programming languages

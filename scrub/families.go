@@ -117,6 +117,7 @@ const (
 	famFigmaToken
 	famVercelToken
 	famTailscaleKey
+	famPackagistToken
 	famHighEntropy
 
 	famEmail
@@ -246,6 +247,7 @@ var familyNames = [numFamilies]string{
 	famFigmaToken:             "figma_token",
 	famVercelToken:            "vercel_token",
 	famTailscaleKey:           "tailscale_key",
+	famPackagistToken:         "packagist_token",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

@@ -107,6 +107,7 @@ var keyTerms = [...]keyTerm{
 	{"socialsecuritynumber", false, kvSSN, false},
 	{"socialsecurityno", false, kvSSN, false},
 	{"auth", true, kvSecret, false},
+	{"pat", true, kvSecret, false},          // a personal access token (GITHUB_PAT, ADO_PAT); its value must look random (keyKind)
 	{"identified", true, kvPassword, false}, // SQL: IDENTIFIED BY '…'
 }
 
@@ -1046,6 +1047,9 @@ func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, 
 			need := anyValue
 			if query && weakQueryKey(key) {
 				need = generatedValue // ?key=booking_42 is no secret
+			}
+			if len(key) >= 3 && strings.EqualFold(key[len(key)-3:], "pat") {
+				need = max(need, randomValue) // PAT, a personal access token, is also a pattern's name: glob_pat=*.go
 			}
 			return kind, counts, need
 		}

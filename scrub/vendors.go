@@ -224,6 +224,14 @@ var vendors = [...]vendor{
 	// Tailscale auth, API, OAuth client and webhook keys:
 	// tskey-<kind>-<id>-<secret>.
 	{"tskey-", cWord | cDash, 30, 130, famTailscaleKey, vDigit},
+	// Private Packagist tokens: organisation read-only and update tokens,
+	// user tokens; 68 hexadecimal digits.
+	{"packagist_ort_", cHex, 68, 68, famPackagistToken, 0},
+	{"packagist_out_", cHex, 68, 68, famPackagistToken, 0},
+	{"packagist_urt_", cHex, 68, 68, famPackagistToken, 0},
+	{"packagist_uut_", cHex, 68, 68, famPackagistToken, 0},
+	// OpenAI Realtime API client secrets (ephemeral keys).
+	{"ek_", cHex, 32, 32, famOpenAIKey, vWordEnd},
 	{"sqp_", vB64URLEq, 40, 40, famSonarToken, 0},
 	{"sqa_", vB64URLEq, 40, 40, famSonarToken, 0},
 	{"tfp_", vB64URLAll, 59, 59, famTypeformToken, 0},

@@ -172,6 +172,10 @@ var vendorShapes = []vendorShape{
 	{"tailscale_key", "OAuth client secret", func(g *gen) string {
 		return "tskey-client-k" + g.str(gAlnum, 10) + "CNTRL-" + g.str(gAlnum, 33)
 	}},
+	{"packagist_token", "organisation read-only token", func(g *gen) string { return "packagist_ort_" + g.str(gHex, 68) }},
+	{"packagist_token", "organisation update token", func(g *gen) string { return "packagist_out_" + g.str(gHex, 68) }},
+	{"packagist_token", "user update token", func(g *gen) string { return "packagist_uut_" + g.str(gHex, 68) }},
+	{"openai_key", "Realtime API client secret", func(g *gen) string { return "ek_" + g.str(gHex, 32) }},
 	{"openai_key", "project key with its watermark", func(g *gen) string {
 		return "sk-proj-" + g.str(gAlnum+"-_", 60) + "T3BlbkFJ" + g.str(gAlnum+"-_", 59) + g.str(gAlnum, 1)
 	}},
@@ -263,6 +267,10 @@ var vendorNear = []struct{ family, in string }{
 	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzJQQJ99CEACYeBjFXJ3w3AAABACOGabcde"}, // 85
 	{"azure_key", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxJQQJ99zCEACYeBjFXJ3w3AAABACOGabcd"},   // the signature 2 early
 	{"openai_key", "sk-learn-T3BlbkFJ-docs"},
+	{"openai_key", "ek_" + strings.Repeat("0", 32)},
+	{"openai_key", "peek_3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e_offset"},
+	{"packagist_token", "packagist_ort_" + strings.Repeat("f", 68)},
+	{"packagist_token", "packagist_ort_token_rotation_failed"},
 	{"cloudflare_key", "cfut_" + strings.Repeat("x", 48)},
 	{"cloudflare_key", "cfut_short_name_of_a_test"},
 	{"vercel_token", "vcr_cassette_library_dir = 'fixtures/vcr_cassettes'"},

@@ -765,12 +765,12 @@ func (s *Scrubber) matchEncoded(in string, ws, we, from, limit int, depth uint32
 // text at this depth, which it does not keep.
 func (s *Scrubber) findingIn(text string, depth uint32) (family, bool) {
 	seen := depth << depthShift
-	h, ok := s.next(text, nil, 0, len(text), &seen)
+	h, ok := s.next(text, nil, 0, len(text), &seen, nil)
 	if !ok && seen&escapeFound != 0 {
 		if k := firstEscape(text); k >= 0 {
 			w := views.Get().(*view)
 			v := w.build(text, k, false)
-			h, ok = s.next(v, w.esc, 0, len(v), &seen)
+			h, ok = s.next(v, w.esc, 0, len(v), &seen, nil)
 			w.release()
 		}
 	}

@@ -105,9 +105,14 @@ func shortRandom(run string) bool {
 // word that begins at in[ws], never before lo nor past limit, and returns
 // its finding if it is one, and the run's end: a run is judged once, at
 // its first word the scanner tries.
-func (s *Scrubber) matchRandomRun(in string, ws, lo, limit int, blk *blockCache) (hit, int, bool) {
+//
+// floor is where the run judged last ended: a run longer than maxToken is
+// judged maxToken bytes at a time, and the look back from its next word
+// stops there rather than read the part judged again, so that every byte
+// is read a bounded number of times.
+func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *blockCache) (hit, int, bool) {
 	rs := ws
-	for rs > lo && ws-rs < maxToken && runClass[in[rs-1]]&runByte != 0 {
+	for rs > lo && rs > floor && ws-rs < maxToken && runClass[in[rs-1]]&runByte != 0 {
 		rs--
 	}
 	// The run forward, and the classes of its letters (runClass; not the
@@ -661,21 +666,18 @@ const (
 )
 
 // matchAzureIdentifiable finds an Azure identifiable key in the run
-// in[rs:re]: the signature at its offset, exactly azureKeyLen base64
-// characters around it, and no base64 character on either side. The
-// signature says what the value is, so the random part is not judged
-// (a test key, ABCDEFGHIJ…JQQJ99…, is one still).
+// in[rs:re]: a stretch of exactly azureKeyLen base64 characters, no base64
+// character on either side, with the signature at its offset. The
+// signature says what the value is, so the random part is not judged (a
+// test key, ABCDEFGHIJ…JQQJ99…, is one still). One pass over the run.
 func matchAzureIdentifiable(in string, rs, re int) (hit, bool) {
-	for p := rs + azureMarkerOffset; p+len(azureKeyMarker) < re; p++ {
-		k := strings.Index(in[p:re], azureKeyMarker)
-		if k < 0 {
-			break
+	for p := rs; p < re; {
+		q := skip(in[:re], p, cB64)
+		if q-p == azureKeyLen && in[p+azureMarkerOffset:p+azureMarkerOffset+len(azureKeyMarker)] == azureKeyMarker &&
+			(p == 0 || chars[in[p-1]]&cB64 == 0) && !is(in, q, cB64) {
+			return hit{p, q, famAzureKey}, true
 		}
-		p += k
-		ks, ke := p-azureMarkerOffset, p-azureMarkerOffset+azureKeyLen
-		if ke <= re && skip(in, ks, cB64) == ke && (ks == 0 || chars[in[ks-1]]&cB64 == 0) && !is(in, ke, cB64) {
-			return hit{ks, ke, famAzureKey}, true
-		}
+		p = q + 1
 	}
 	return hit{}, false
 }

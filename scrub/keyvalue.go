@@ -2634,7 +2634,7 @@ func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 	// A finding inside the user name comes first, so that a second pass,
 	// which sees the password already redacted, finds the same.
 	var seen uint32 // the caller's scan notes these bytes itself
-	if h, ok := s.next(in, esc, a, colon, &seen); ok {
+	if h, ok := s.next(in, esc, a, colon, &seen, nil); ok {
 		return h, true
 	}
 	if seen&escapeFound != 0 {

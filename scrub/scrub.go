@@ -384,16 +384,23 @@ const escapeFound uint32 = 1 << 31
 // scan appends the findings in in, marked by esc, to dst, and notes in
 // seen (cEscape) whether a byte in or outside findings may begin an escape.
 func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit {
+	var later hit // a finding next found after the one it returned
 	for i := 0; ; {
-		h, ok := s.next(in, esc, i, len(in), seen)
+		h, ok := s.next(in, esc, i, len(in), seen, &later)
 		if !ok {
 			return dst
 		}
-		dst = append(dst, h)
-		if *seen&cEscape == 0 && mayEscape(in[h.start:h.end]) {
-			*seen |= cEscape // an escape inside a finding may hide a longer one
+		for _, h := range [2]hit{h, later} {
+			if h.end == 0 {
+				break
+			}
+			dst = append(dst, h)
+			if *seen&cEscape == 0 && mayEscape(in[h.start:h.end]) {
+				*seen |= cEscape // an escape inside a finding may hide a longer one
+			}
+			i = h.end
 		}
-		i = h.end
+		later = hit{}
 	}
 }
 
@@ -407,7 +414,15 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit 
 // blanks, common punctuation) cost one table lookup each in a tight loop.
 // A digit, an upper-case letter or '_' makes the scanner try its word, from
 // the word's start; a trigger byte runs the matchers that begin with it.
-func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) (hit, bool) {
+//
+// A matcher may find its value past text the scan has not read yet: a
+// command-line flag's value after the flag's name (--<name> <value>), a
+// call's second argument after its first. A finding in that text comes
+// first, as a second pass, which sees the value redacted, finds it: next
+// reads the text between (from from, up to the value) for one, and if it
+// finds one, returns it and puts the value in *later (nil: the value is
+// not returned at all).
+func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, later *hit) (hit, bool) {
 	lo := from
 	tried := -1   // the end of the last word tried
 	encoded := lo // where the next run of encoded characters may begin
@@ -466,7 +481,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
 			if !ok && judgeRuns && ws >= runs && !waiting && mayRun(in, ws, e, lo, limit) {
-				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
+				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, runs, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
 					waiting = false
 				}
 			}
@@ -491,7 +506,17 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32) 
 		case waiting && h.start >= pending.end:
 			return pending, true // found first; h is found again after it
 		default:
-			return s.whole(in, h, limit), true
+			h = s.whole(in, h, limit)
+			if h.start > resume && skipBoring(in[:h.start], resume) < h.start {
+				// (Blanks, quotes and the like between hold nothing.)
+				if f, ok := s.next(in, esc, from, h.start, seen, nil); ok {
+					if later != nil {
+						*later = h
+					}
+					return f, true
+				}
+			}
+			return h, true
 		}
 	}
 	return pending, waiting

@@ -714,6 +714,11 @@ var idempotent31 = []string{
 	"0000000 key= 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 ",
 	// mysql's -p read after a finding on its line.
 	"mysql 000000000 \\u0053G.Fd0Nhcy_1kGD2VD_eR1UYz.aLiA_zNyD7CHLn_xC-1hsYgBds1ghxY5OokvQyx7eN\\u0057 -p001",
+	// A value found past text not read yet, which holds a finding of
+	// its own: a flag's name, a call's first argument, curl's user name.
+	"--0000A000A11token 001",
+	`os.Setenv("A9xQ2mL7zR4tP8vBpassword", "hunter2x")`,
+	"curl --user roger23@gmail.com:s3cretPa55 https://example.com -v",
 }
 
 func TestIdempotent31(t *testing.T) {

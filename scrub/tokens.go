@@ -32,11 +32,13 @@ func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 	return hit{i, e, f}, true
 }
 
-// atLeast is like exact but accepts a body of min or more bytes.
+// atLeast is like exact but accepts a body of min or more bytes, and at
+// most maxToken: it reads no more, so that a prefix written over and over
+// (npm_npm_npm_…) costs a bounded read each.
 func atLeast(in string, i, p int, set uint32, min int, f family) (hit, bool) {
 	j := i + p
-	e, n := wrapEnd(in, j, set, min, len(in))
-	if n < min || is(in, e, cAlnum) || dummy(in[j:e]) {
+	e, n := wrapEnd(in, j, set, min, maxToken+1)
+	if n < min || n > maxToken || is(in, e, cAlnum) || dummy(in[j:e]) {
 		return hit{}, false
 	}
 	return hit{i, e, f}, true
@@ -182,7 +184,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case strings.HasPrefix(rest, "sk-or-v1-"):
 			return atLeast(in, i, 9, cHex, 32, famOpenRouterKey)
 		case strings.HasPrefix(rest, "sk-"):
-			if h, ok := matchOpenAIWatermark(in, i); ok {
+			if h, ok := matchOpenAIWatermark(in, i, lo); ok {
 				return h, true
 			}
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
@@ -204,11 +206,11 @@ func matchToken(in string, i, lo int) (hit, bool) {
 	case 'x':
 		switch {
 		case len(rest) > 5 && rest[:3] == "xox" && strings.IndexByte("abeoprs", rest[3]) >= 0 && rest[4] == '-':
-			return slackToken(in, i, 5, 8)
+			return slackToken(in, i, 5, 8, lo)
 		case strings.HasPrefix(rest, "xapp-"):
-			return slackToken(in, i, 5, 10)
+			return slackToken(in, i, 5, 10, lo)
 		case strings.HasPrefix(rest, "xoxe.xox") && len(rest) > 10 && rest[9] == '-':
-			return slackToken(in, i, 10, 10)
+			return slackToken(in, i, 10, 10, lo)
 		case strings.HasPrefix(rest, "xai-"):
 			return randomAtLeast(in, i, 4, cAlnum, 20, famXAIKey)
 		}
@@ -223,10 +225,16 @@ func matchToken(in string, i, lo int) (hit, bool) {
 // which fake tokens write with one digit over and over
 // (xoxa-2-511111111-31111111111-…-e039d02840a0b9379c): the test for a
 // placeholder body (dummy) reads the secret after the last '-' only.
-func slackToken(in string, i, p, min int) (hit, bool) {
+func slackToken(in string, i, p, min, lo int) (hit, bool) {
+	if chars[prev(in, i, lo)]&cB64URL != 0 {
+		// Right after a byte of a body (xoxb-xoxb-…): as in matchVendor,
+		// only the first prefix of a run is read on, so that every byte
+		// is read a bounded number of times.
+		return hit{}, false
+	}
 	j := i + p
-	e, n := wrapEnd(in, j, cB64URL, min, len(in))
-	if n < min || is(in, e, cAlnum) {
+	e, n := wrapEnd(in, j, cB64URL, min, maxToken+1)
+	if n < min || n > maxToken || is(in, e, cAlnum) {
 		return hit{}, false
 	}
 	body := in[j:e]
@@ -1042,12 +1050,25 @@ const openAIWatermark = "T3BlbkFJ"
 // and no letter or digit after the body. The watermark says what the
 // value is, so its body is not judged as randomAtLeast judges the body of
 // a bare "sk-" (a test key, sk-abcdefghij…T3BlbkFJ…, is one still).
-func matchOpenAIWatermark(in string, i int) (hit, bool) {
+func matchOpenAIWatermark(in string, i, lo int) (hit, bool) {
+	if i > lo && chars[in[i-1]]&cB64URL != 0 {
+		// Right after a byte of a body (sk-sk-sk-…): read from the first
+		// "sk-" of the run only, so that each byte is read a bounded
+		// number of times.
+		return hit{}, false
+	}
 	j := i + len("sk-")
-	e := skipMax(in, j, cB64URL, maxToken)
+	e := skipMax(in, j, cB64URL, maxOpenAIBody+1)
+	if e-j > maxOpenAIBody || e-j < 48 || is(in, e, cAlnum) {
+		return hit{}, false
+	}
 	k := strings.Index(in[j:e], openAIWatermark)
-	if k < 20 || e-(j+k+len(openAIWatermark)) < 20 || is(in, e, cAlnum) {
+	if k < 20 || e-(j+k+len(openAIWatermark)) < 20 {
 		return hit{}, false
 	}
 	return hit{i, e, famOpenAIKey}, true
 }
+
+// maxOpenAIBody bounds the body of an OpenAI key after "sk-" (a project
+// key's is about 160 bytes).
+const maxOpenAIBody = 256

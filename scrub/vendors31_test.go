@@ -597,6 +597,10 @@ func BenchmarkVendorRuns(b *testing.B) {
 		"ops_eyJ" + strings.Repeat("A", 30) + "+", "sntrys_eyJ" + strings.Repeat("ab", 20) + "/",
 		"=sntrys_eyJ" + strings.Repeat("A", 60), "abcdef_ghijklmnopqrstuvwxyzabcdefghi_mmk ",
 		"ZXlK" + strings.Repeat("ab", 10) + "+", "0123456789abcdef0123456789abcdef-", "b_x=",
+		// Prefixes whose body holds the prefix's own bytes, and a run of
+		// base64 longer than maxToken: each was once read again from
+		// every repetition (xoxb- quadratically).
+		"xoxb-", "1//0", "sk-", "JQQJ99", "npm_",
 	}
 	for i, u := range units {
 		for _, size := range []int{64 << 10, 256 << 10} {

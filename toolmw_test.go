@@ -438,6 +438,7 @@ var notInCallIDs = map[string]string{
 	"azure_key":           "a connection string: '=' and ';'",
 	"openshift_token":     "'~'",
 	"teams_webhook":       "a URL: '/' and '@'",
+	"zapier_webhook":      "a URL: '/'",
 	"high_entropy":        "a random run is what a model's call id is: SafeCallID does not ask",
 }
 

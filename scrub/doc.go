@@ -56,7 +56,8 @@
 //     Sourcegraph (sgp_), Figma (figd_), Twitter/X (AAAA… bearer
 //     tokens, <id>-… access tokens), Typeform (tfp_), Yandex (AQVN, YC,
 //     t1.), Vercel (vcp_, vci_, vca_, vcr_, vck_), Tailscale (tskey-…),
-//     Private Packagist (packagist_ort_ and the like);
+//     Private Packagist (packagist_ort_ and the like), Zapier webhooks
+//     (hooks.zapier.com/hooks/catch/…);
 //     and more shapes of
 //     the families above: Sentry organisation tokens whole ('+', '/' and
 //     '=' inside), Hugging Face organisation tokens (api_org_), Slack

@@ -118,6 +118,7 @@ const (
 	famVercelToken
 	famTailscaleKey
 	famPackagistToken
+	famZapierWebhook
 	famHighEntropy
 
 	famEmail
@@ -248,6 +249,7 @@ var familyNames = [numFamilies]string{
 	famVercelToken:            "vercel_token",
 	famTailscaleKey:           "tailscale_key",
 	famPackagistToken:         "packagist_token",
+	famZapierWebhook:          "zapier_webhook",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

@@ -153,6 +153,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		if strings.HasPrefix(rest, slackHost) {
 			return matchSlackWebhook(in, i)
 		}
+		if strings.HasPrefix(rest, zapierHooks) {
+			return matchZapierWebhook(in, i)
+		}
 	case 'k':
 		// Mailgun's private API keys: "key-" and 32 lower-case letters
 		// and digits (hexadecimal digits in the keys of recent years).
@@ -474,9 +477,9 @@ func matchDiscordToken(in string, i int) (hit, bool) {
 
 // webhookHosts are the hosts of webhook URLs, which the scanner finds at the
 // '/' after them.
-var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com"} // all end in .com
+var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com", "hooks.zapier.com"} // all end in .com
 
-// matchWebhookAt matches a Slack, Discord or Microsoft Teams webhook URL
+// matchWebhookAt matches a Slack, Discord, Microsoft Teams or Zapier webhook URL
 // whose host ends at the '/' in[i].
 func matchWebhookAt(in string, i, lo int) (hit, bool) {
 	if i-lo < len(".com") || in[i-4:i] != ".com" {
@@ -676,6 +679,37 @@ func matchSlackWebhook(in string, i int) (hit, bool) {
 		if strings.HasPrefix(rest, kind) {
 			return atLeast(in, i, len(slackHost)+len(kind), cB64, 20, famSlackWebhook)
 		}
+	}
+	return hit{}, false
+}
+
+// zapierHooks begins the URL of a Zapier webhook trigger ("Catch Hook"),
+// which runs the Zap for whoever posts to it.
+const zapierHooks = "hooks.zapier.com/hooks/"
+
+// matchZapierWebhook matches a Zapier webhook URL from its host at in[i]:
+// hooks.zapier.com/hooks/catch/<account id>/<hook id>, and "catch/raw"
+// and "standard" hooks alike: the account id is digits, the hook id 5 to
+// 32 letters and digits, and a '/' may end it.
+func matchZapierWebhook(in string, i int) (hit, bool) {
+	j := i + len(zapierHooks)
+	for _, kind := range [...]string{"catch/raw/", "catch/", "standard/"} {
+		if !strings.HasPrefix(in[j:], kind) {
+			continue
+		}
+		a := j + len(kind)
+		d := skipMax(in, a, cDigit, 13)
+		if d-a < 4 || d-a > 12 || d >= len(in) || in[d] != '/' {
+			return hit{}, false
+		}
+		e := skipMax(in, d+1, cAlnum, 33)
+		if e-d-1 < 5 || e-d-1 > 32 || is(in, e, cWord) {
+			return hit{}, false
+		}
+		if e < len(in) && in[e] == '/' {
+			e++
+		}
+		return hit{i, e, famZapierWebhook}, true
 	}
 	return hit{}, false
 }

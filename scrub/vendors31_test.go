@@ -176,6 +176,12 @@ var vendorShapes = []vendorShape{
 	{"packagist_token", "organisation update token", func(g *gen) string { return "packagist_out_" + g.str(gHex, 68) }},
 	{"packagist_token", "user update token", func(g *gen) string { return "packagist_uut_" + g.str(gHex, 68) }},
 	{"openai_key", "Realtime API client secret", func(g *gen) string { return "ek_" + g.str(gHex, 32) }},
+	{"zapier_webhook", "catch hook", func(g *gen) string {
+		return "https://hooks.zapier.com/hooks/catch/" + g.str("123456789", 1) + g.str(gDigits, 6) + "/" + g.str(gLowDig, 7) + "/"
+	}},
+	{"zapier_webhook", "raw catch hook", func(g *gen) string {
+		return "https://hooks.zapier.com/hooks/catch/raw/" + g.str(gDigits, 8) + "/" + g.str(gAlnum, 12)
+	}},
 	{"openai_key", "project key with its watermark", func(g *gen) string {
 		return "sk-proj-" + g.str(gAlnum+"-_", 60) + "T3BlbkFJ" + g.str(gAlnum+"-_", 59) + g.str(gAlnum, 1)
 	}},
@@ -271,6 +277,8 @@ var vendorNear = []struct{ family, in string }{
 	{"openai_key", "peek_3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e_offset"},
 	{"packagist_token", "packagist_ort_" + strings.Repeat("f", 68)},
 	{"packagist_token", "packagist_ort_token_rotation_failed"},
+	{"zapier_webhook", "see https://hooks.zapier.com/hooks/catch/ for the catch hooks"},
+	{"zapier_webhook", "POST https://hooks.zapier.com/hooks/catch/123/abc/ failed"},
 	{"cloudflare_key", "cfut_" + strings.Repeat("x", 48)},
 	{"cloudflare_key", "cfut_short_name_of_a_test"},
 	{"vercel_token", "vcr_cassette_library_dir = 'fixtures/vcr_cassettes'"},
@@ -404,6 +412,8 @@ func init() {
 	for _, f := range []string{"POST %s 400", `{"url":"%s"}`, "%s"} {
 		hook := "https://acme.webhook.office.com/webhookb2/" + g.uuid() + "@" + g.uuid() + "/IncomingWebhook/" + g.str(gLowDig, 32) + "/" + g.uuid()
 		cases = append(cases, pos("teams_webhook", fmt.Sprintf(f, hook), fmt.Sprintf(f, "https://acme."+r("teams_webhook"))))
+		zap := "https://hooks.zapier.com/hooks/catch/" + g.str(gDigits, 8) + "/" + g.str(gLowDig, 7) + "/"
+		cases = append(cases, pos("zapier_webhook", fmt.Sprintf(f, zap), fmt.Sprintf(f, "https://"+r("zapier_webhook"))))
 	}
 	// More canaries for the fuzz targets: the shapes whose alphabet or
 	// start the scanner must follow (base64 bodies with '+' and '/', a

@@ -1116,6 +1116,11 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		if mode == stopValue {
 			mode |= stopToken
 		}
+	} else if code && closing == "" {
+		// An unquoted value in code must look random (below), which its
+		// first bytes decide: a run of token:=token:=… read whole from
+		// every separator would cost maxValue bytes a byte.
+		lim = maxProseValue
 	}
 	ve := valueEndMax(in, esc, vs, closing, mode, lvl, lim)
 	if mode&stopToken != 0 && ve+1 < len(in) && in[ve] == '=' && chars[in[ve+1]]&cTok68 != 0 && in[ve+1] != '=' {

@@ -141,6 +141,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case strings.HasPrefix(rest, "github_pat_"):
 			return atLeast(in, i, 11, cWord, 40, famGitHubToken)
 		case strings.HasPrefix(rest, "glpat-"):
+			if prev(in, i, lo) == '-' {
+				return hit{}, false // inside a run of base64url, as for a JWT
+			}
 			h, ok := atLeast(in, i, 6, cB64URL, 20, famGitLabToken)
 			if ok {
 				h.end = routingSuffix(in, h.end)
@@ -168,7 +171,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return atLeast(in, i, 4, cAlnum, 36, famNPMToken)
 		}
 	case 'p':
-		if strings.HasPrefix(rest, pypiPrefix) {
+		if strings.HasPrefix(rest, pypiPrefix) && prev(in, i, lo) != '-' {
 			return atLeast(in, i, len(pypiPrefix), cB64URL, 20, famPyPIToken)
 		}
 		if strings.HasPrefix(rest, "pat") {
@@ -182,12 +185,16 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		}
 	case 's':
 		switch {
+		case strings.HasPrefix(rest, "sk-") && prev(in, i, lo) == '-':
+			// Inside a run of base64url (sk-sk-sk-…), as for a JWT: the
+			// first "sk-" of the run is read on, the others not again.
+			return hit{}, false
 		case strings.HasPrefix(rest, "sk-ant-"):
 			return atLeast(in, i, 7, cB64URL, 20, famAnthropicKey)
 		case strings.HasPrefix(rest, "sk-or-v1-"):
 			return atLeast(in, i, 9, cHex, 32, famOpenRouterKey)
 		case strings.HasPrefix(rest, "sk-"):
-			if h, ok := matchOpenAIWatermark(in, i, lo); ok {
+			if h, ok := matchOpenAIWatermark(in, i); ok {
 				return h, true
 			}
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
@@ -1084,13 +1091,7 @@ const openAIWatermark = "T3BlbkFJ"
 // and no letter or digit after the body. The watermark says what the
 // value is, so its body is not judged as randomAtLeast judges the body of
 // a bare "sk-" (a test key, sk-abcdefghij…T3BlbkFJ…, is one still).
-func matchOpenAIWatermark(in string, i, lo int) (hit, bool) {
-	if i > lo && chars[in[i-1]]&cB64URL != 0 {
-		// Right after a byte of a body (sk-sk-sk-…): read from the first
-		// "sk-" of the run only, so that each byte is read a bounded
-		// number of times.
-		return hit{}, false
-	}
+func matchOpenAIWatermark(in string, i int) (hit, bool) {
 	j := i + len("sk-")
 	e := skipMax(in, j, cB64URL, maxOpenAIBody+1)
 	if e-j > maxOpenAIBody || e-j < 48 || is(in, e, cAlnum) {

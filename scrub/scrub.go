@@ -417,11 +417,11 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit 
 //
 // A matcher may find its value past text the scan has not read yet: a
 // command-line flag's value after the flag's name (--<name> <value>), a
-// call's second argument after its first. A finding in that text comes
-// first, as a second pass, which sees the value redacted, finds it: next
-// reads the text between (from from, up to the value) for one, and if it
-// finds one, returns it and puts the value in *later (nil: the value is
-// not returned at all).
+// call's second argument after its first. A finding in that text must
+// come first, as a second pass, which sees the value redacted, finds it
+// there. So next reads from from up to the value for one; if it finds
+// one, it returns it and puts the value in *later (if later is nil, the
+// value is dropped).
 func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, later *hit) (hit, bool) {
 	lo := from
 	tried := -1   // the end of the last word tried

@@ -217,6 +217,14 @@ var cases = append([]testCase{
 	pos("secret", "config:\n  secret: s3cr3t-value\n", "config:\n  secret: "+r("secret")+"\n"),
 	pos("secret", "aws_secret_access_key = short1", "aws_secret_access_key = "+r("secret")),
 	pos("secret", "Authorization: ApiKey 0123456789abcdef", "Authorization: ApiKey "+r("secret")),
+	// A scheme of no known name stays, and the random credentials after
+	// it go (not the scheme, with the credentials left).
+	pos("secret", `curl -H "Authorization: Api-Token 22cb987851bc5659l29114c62e60c79abd0d2c08" https://x`, `curl -H "Authorization: Api-Token `+r("secret")+`" https://x`),
+	pos("google_api_key", "Authorization: Key AIzaSyD-k7Qm2Lw9Xr4Tp8Vb3Nc6Hf1Jd0Gs5Ea", "Authorization: Key "+r("google_api_key")),
+	pos("secret", "Authorization: Key 9e4f2a7c1b8d3f6a0c5e", "Authorization: Key "+r("secret")),
+	pos("secret", "Authorization: Splunk 4f3c2a1b-9d8e-4c7f-a6b5-0e1d2c3b4a59", "Authorization: Splunk "+r("secret")),
+	neg("secret", "Authorization: invalid token provided"),
+	neg("secret", "Authorization: Bearer token expired"),
 	neg("secret", "secret not found"),
 	neg("secret", "token expired"),
 	neg("secret", "token: expired"),

@@ -2515,6 +2515,23 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byt
 		}
 		return hit{c, e, f}, s.on[f]
 	}
+	if w < len(in) && in[w] == ' ' && schemeShaped(in[a:w]) && !isStopWord(in[a:w]) {
+		// A scheme of no known name (Api-Token, Key, SplunkToken; RFC
+		// 7235 lets any token name one) stays, and the credentials after
+		// it go, when they look random: a phrase (Authorization: invalid
+		// token) is no scheme.
+		c := w
+		for c < len(in) && in[c] == ' ' {
+			c++
+		}
+		if strings.HasPrefix(in[c:], placeholderPrefix) {
+			return hit{}, false // the credentials, found by a first pass
+		}
+		if e := tok68End(in, c); e > c && (e == len(in) || valueStops[in[e]]&stopValue != 0) &&
+			looksLike(in[c:e], randomValue, false) && plausibleValue(in[c:e]) {
+			return s.refine(in, c, e, famSecret)
+		}
+	}
 	if !plausibleStart(in[a:], closing != "") {
 		return hit{}, false
 	}
@@ -2546,6 +2563,22 @@ func listEnd(in string, p int) int {
 		e--
 	}
 	return e
+}
+
+// schemeShaped reports whether w, a word before a blank at the start of an
+// Authorization value, is shaped as a scheme's name: 2 to 16 letters and
+// '-', beginning and ending with a letter. A credential has digits, or is
+// longer.
+func schemeShaped(w string) bool {
+	if len(w) < 2 || len(w) > 16 || !isLetter(w[0]) || !isLetter(w[len(w)-1]) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if !isLetter(w[i]) && w[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func isAuthScheme(w string) bool {

@@ -106,11 +106,14 @@ func shortRandom(run string) bool {
 // its finding if it is one, and the run's end: a run is judged once, at
 // its first word the scanner tries.
 //
+// A finding may hold a password's symbols glued to the run (symbolTail);
+// core is its end without them.
+//
 // floor is where the run judged last ended: a run longer than maxToken is
 // judged maxToken bytes at a time, and the look back from its next word
 // stops there rather than read the part judged again, so that every byte
 // is read a bounded number of times.
-func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *blockCache) (hit, int, bool) {
+func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *blockCache) (h hit, runEnd, core int, found bool) {
 	rs := ws
 	for rs > lo && rs > floor && ws-rs < maxToken && runClass[in[rs-1]]&runByte != 0 {
 		rs--
@@ -135,24 +138,24 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 	}
 	if re-rs >= azureKeyLen && s.on[famAzureKey] {
 		if h, ok := matchAzureIdentifiable(in, rs, re); ok {
-			return h, re, true
+			return h, re, h.end, true
 		}
 	}
 	if !s.on[famHighEntropy] {
-		return hit{}, re, false // judged only for an Azure key
+		return hit{}, re, 0, false // judged only for an Azure key
 	}
 	if re-rs < minShortRun || seen&runLetters <= 2 {
-		return hit{}, re, false // short, or digits and hexadecimal letters of one case: a hash, an address
+		return hit{}, re, 0, false // short, or digits and hexadecimal letters of one case: a hash, an address
 	}
 	if re-rs < minRandomRun && seen&runDigit == 0 && !isDigit(in[rs]) {
 		// Shorter than minRandomRun, it must pass shortRandom, which
 		// needs a digit (the '0' of 0x… is not in seen).
-		return hit{}, re, false
+		return hit{}, re, 0, false
 	}
 	if eq >= 0 && !isDigit(in[rs]) && !generatedRun(in[rs:eq], minRandomHead) {
 		// name=value: the name judges the value. A name does not begin
 		// with a digit: 008GhXXS32TMUOH-W=tN3k… (Okta's) is one token.
-		return hit{}, re, false
+		return hit{}, re, 0, false
 	}
 	// The run begins and ends with a letter or digit; padding follows.
 	vs, ve := rs, re
@@ -171,28 +174,28 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 	if end > ve && end < limit && (in[end] == '=' || chars[in[end]]&cWord != 0 || in[end] == '[') {
 		// A key (NAME=value, NAME=[REDACTED:…] where a first pass found
 		// its value), or padding that goes on.
-		return hit{}, re, false
+		return hit{}, re, 0, false
 	}
 	if re < limit && in[re] == '[' || rs > lo && in[rs-1] == ']' || rs == lo && lo > 0 {
 		// Touching another finding, or what a first pass found there: a
 		// run is judged whole or not at all, so that the second pass
 		// judges as the first did.
-		return hit{}, re, false
+		return hit{}, re, 0, false
 	}
 	if ve-vs < minRandomRun && (!shortRandom(in[vs:ve]) || rs > lo && in[rs-1] == '>') {
 		// Short, or an XML element's text, which its element's name
 		// judges (<password>…</password>).
-		return hit{}, re, false
+		return hit{}, re, 0, false
 	}
 	if !alone(in, rs, end, lo, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
 		inPublicBlock(in, lo, rs, blk) || ve-vs >= minRandomRun && !generatedRun(in[vs:ve], minRandomRun) || dummy(in[vs:ve]) ||
 		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
-		return hit{}, re, false
+		return hit{}, re, 0, false
 	}
 	if t := symbolTail(in, end, limit); t > end {
-		return hit{vs, t, famHighEntropy}, t, true
+		return hit{vs, t, famHighEntropy}, t, end, true
 	}
-	return hit{vs, end, famHighEntropy}, re, true
+	return hit{vs, end, famHighEntropy}, re, end, true
 }
 
 // symbolTail returns the end of a password's symbols and characters glued

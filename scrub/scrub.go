@@ -431,6 +431,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 	// a token that begins inside it: it waits, as pending, until the scan
 	// has passed its end.
 	var pending hit
+	pendingCore := 0 // pending's end without a password's symbols glued to it
 	waiting := false
 	var blk blockCache
 	schemes := schemeLook{last: -1}
@@ -481,7 +482,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
 			}
 			if !ok && judgeRuns && ws >= runs && !waiting && mayRun(in, ws, e, lo, limit) {
-				if pending, runs, waiting = s.matchRandomRun(in, ws, lo, runs, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
+				if pending, runs, pendingCore, waiting = s.matchRandomRun(in, ws, lo, runs, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
 					waiting = false
 				}
 			}
@@ -505,6 +506,13 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			i = max(h.end, i+1)
 		case waiting && h.start >= pending.end:
 			return pending, true // found first; h is found again after it
+		case waiting && h.start >= pendingCore:
+			// h begins in the symbols glued to the run (…a111!0@0.AA: an
+			// e-mail address): the run goes without them, as a second
+			// pass, which sees h redacted, finds it; h is found again
+			// after it.
+			pending.end = pendingCore
+			return pending, true
 		default:
 			h = s.whole(in, h, limit)
 			if h.start > resume && skipBoring(in[:h.start], resume) < h.start {

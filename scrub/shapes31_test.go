@@ -719,6 +719,8 @@ var idempotent31 = []string{
 	"--0000A000A11token 001",
 	`os.Setenv("A9xQ2mL7zR4tP8vBpassword", "hunter2x")`,
 	"curl --user roger23@gmail.com:s3cretPa55 https://example.com -v",
+	// A finding in the symbols glued to a random run (FuzzScrub).
+	"000001A1a111!0@0.AA",
 }
 
 func TestIdempotent31(t *testing.T) {

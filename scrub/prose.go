@@ -367,6 +367,13 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		if us == i || i-us > maxPairPart || !isLetter(in[us]) || us > 0 && !pairEdge(in[us-1]) || digestLabel(in[us:i]) {
 			return hit{}, false
 		}
+		if kind, _ := classifyKey(in[us:i], false); kind != kvNone {
+			// A secret-ish key (password:…, Authorization:…) is no user
+			// name: matchKeyValue reads what follows it, and a second
+			// pass, which sees its value redacted, must not read the
+			// pair instead.
+			return hit{}, false
+		}
 	}
 	ps := i + 1
 	var quote byte

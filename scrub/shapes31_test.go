@@ -721,6 +721,10 @@ var idempotent31 = []string{
 	"curl --user roger23@gmail.com:s3cretPa55 https://example.com -v",
 	// A finding in the symbols glued to a random run (FuzzScrub).
 	"000001A1a111!0@0.AA",
+	// An Authorization scheme of no known name, glued to the header's
+	// ':', whose credentials a first pass redacted (FuzzScrub): no bare
+	// user:password pair in the second.
+	"AuthoriZAtion:AAAAAaBaBB ya29.a02avhlvrUU8YLghux76nTPDYpm9gPGcsN847UdJ3rrID5y67fiCnwx6Fdco8m4eS0EptOlxwHZSgRqnK2yF3HVTCJFiovmVSPewVrV0LjRRHQ9f 00",
 }
 
 func TestIdempotent31(t *testing.T) {

@@ -1094,16 +1094,20 @@ const openAIWatermark = "T3BlbkFJ"
 func matchOpenAIWatermark(in string, i int) (hit, bool) {
 	j := i + len("sk-")
 	e := skipMax(in, j, cB64URL, maxOpenAIBody+1)
-	if e-j > maxOpenAIBody || e-j < 48 || is(in, e, cAlnum) {
+	if e-j > maxOpenAIBody || e-j < 2*minOpenAIHalf+len(openAIWatermark) || is(in, e, cAlnum) {
 		return hit{}, false
 	}
 	k := strings.Index(in[j:e], openAIWatermark)
-	if k < 20 || e-(j+k+len(openAIWatermark)) < 20 {
+	if k < minOpenAIHalf || e-(j+k+len(openAIWatermark)) < minOpenAIHalf {
 		return hit{}, false
 	}
 	return hit{i, e, famOpenAIKey}, true
 }
 
-// maxOpenAIBody bounds the body of an OpenAI key after "sk-" (a project
-// key's is about 160 bytes).
-const maxOpenAIBody = 256
+// The body of an OpenAI key after "sk-": at most maxOpenAIBody bytes (a
+// project key's is about 160), and at least minOpenAIHalf on either side
+// of the watermark.
+const (
+	maxOpenAIBody = 256
+	minOpenAIHalf = 20
+)

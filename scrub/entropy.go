@@ -126,6 +126,15 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 		re = rs + 2
 	}
 	for end := min(limit, rs+maxToken); ; {
+		// (Four bytes at one look while all four are run bytes.)
+		for re+4 <= end {
+			k := runClass[in[re]] & runClass[in[re+1]] & runClass[in[re+2]] & runClass[in[re+3]]
+			if k&runByte == 0 {
+				break
+			}
+			seen |= runClass[in[re]] | runClass[in[re+1]] | runClass[in[re+2]] | runClass[in[re+3]]
+			re += 4
+		}
 		for re < end && runClass[in[re]]&runByte != 0 {
 			seen |= runClass[in[re]]
 			re++

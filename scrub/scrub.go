@@ -434,7 +434,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 	pendingCore := 0 // pending's end without a password's symbols glued to it
 	waiting := false
 	var blk blockCache
-	schemes := schemeLook{last: -1}
+	var schemes schemeLook
 	judgeRuns := s.on[famHighEntropy] || s.on[famAzureKey] // matchRandomRun's families
 	for i := from; i < limit; {
 		if waiting && i >= pending.end {
@@ -694,32 +694,55 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *sc
 	return hit{}, false
 }
 
-// schemeBack is how far before a word matchAfterAuthScheme may find the
-// scheme it reads the word by: a run of token68 bytes of 64, 9 blanks and
-// "bearer".
-const schemeBack = 64 + 9 + len("bearer")
+// authRunBack is how far matchAfterAuthScheme looks back over the run of
+// token68 bytes a word of credentials is in ("bearer abc.d3f": from "d3f"
+// to "abc"), and authBlanks the most blanks it reads between that run's
+// start and the scheme.
+const (
+	authRunBack = 64
+	authBlanks  = 9
+)
 
-// A schemeLook records, for one call of next, where the words of an
-// Authorization scheme ("bearer", "basic", in any case) begin in the text
-// the scan has passed. matchAfterAuthScheme's look back from a word in a
-// run of token68 bytes needs one within schemeBack bytes, and most text
-// has none: near finds that out by reading each byte at most once per
-// call of next for a 'b' in either case, and the look back is skipped.
+// A schemeLook records, for one call of next, the run of token68 bytes
+// that the last word looked at is in, and whether it may hold credentials
+// after a scheme: matchAfterAuthScheme reads a word there only if the run
+// begins within authRunBack bytes before it, after blanks and the last
+// letter of "bearer" or "basic" in either case. Most runs (paths, dotted
+// names) do not, and the words of one run share the answer: near finds
+// the run's start once, by a look back of at most authRunBack bytes, and
+// for each later word of the run reads only the bytes since the word
+// before, so that every byte is read a bounded number of times.
 type schemeLook struct {
-	searched int // the words that begin before searched are known
-	last     int // where the last one known begins, or -1
+	start int  // where the run begins, or where the look back stopped
+	end   int  // in[start:end] is known to be token68 bytes; 0 if nothing is known
+	after bool // the run begins at start, after blanks and an 'r' or a 'c'
 }
 
-// near reports whether a scheme word begins in in[max(lo, ws-schemeBack):ws].
+// near reports whether the word at in[ws], after a token68 byte, may be
+// credentials after a scheme: the run of token68 bytes it is in begins
+// no further back than authRunBack bytes and no earlier than lo, after one
+// to authBlanks blanks and an 'r' or a 'c' in either case.
 func (l *schemeLook) near(in string, lo, ws int) bool {
-	from := max(l.searched, lo, ws-schemeBack)
-	for p := from; p < ws; p++ {
-		if in[p]|0x20 == 'b' && (hasPrefixFold(in[p:], "bearer") || hasPrefixFold(in[p:], "basic")) {
-			l.last = p
-		}
+	if l.end > 0 && l.end <= ws && skip(in[:ws], l.end, cTok68) == ws {
+		l.end = ws // the same run as the word before
+		return l.after && ws-l.start <= authRunBack
 	}
-	l.searched = max(l.searched, ws)
-	return l.last >= max(lo, ws-schemeBack)
+	r := ws
+	for r-4 >= lo && ws-r+4 <= authRunBack && chars[in[r-1]]&chars[in[r-2]]&chars[in[r-3]]&chars[in[r-4]]&cTok68 != 0 {
+		r -= 4 // four bytes at one look while all four are token68 bytes
+	}
+	for r > lo && ws-r < authRunBack && chars[in[r-1]]&cTok68 != 0 {
+		r--
+	}
+	l.start, l.end, l.after = r, ws, false
+	if r > lo && in[r-1] == ' ' {
+		j := r - 1
+		for j > lo && r-j < authBlanks && in[j-1] == ' ' {
+			j--
+		}
+		l.after = j > lo && (in[j-1]|0x20 == 'r' || in[j-1]|0x20 == 'c')
+	}
+	return l.after
 }
 
 // tryEncoded matches the encoded run of the word in[ws:e] (matchEncoded)

@@ -29,10 +29,12 @@ var shapes44 = []shapeCase{
 	{"webhook", "post https://hooks.slack.com/services/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: 404", "post https://[REDACTED:slack_webhook]: 404"},
 	{"no webhook host", "post https://example.com/services/T0AB1CD2E: 404", "post https://example.com/services/T0AB1CD2E: 404"},
 	// schemeLook: the farthest a scheme word may stand before a word of
-	// credentials (a run of 64 token68 bytes, 9 blanks), and one byte
-	// farther.
+	// credentials (a run of authRunBack token68 bytes, authBlanks blanks),
+	// and one byte farther.
 	{"bearer, 64 bytes and 9 blanks back", "sent bearer         " + strings.Repeat("abcdefgh.", 7) + "Qx7pW2mZr9Kt then",
 		"sent bearer         [REDACTED:bearer_token] then"},
+	{"bearer, 64 bytes back", "sent bearer " + strings.Repeat("abcdefgh.", 7) + "-Qx7pW2mZr9Kt then",
+		"sent bearer [REDACTED:bearer_token] then"},
 	{"bearer, 65 bytes back", "sent bearer " + strings.Repeat("abcdefgh.", 7) + "a.Qx7pW2mZr9Kt then",
 		"sent bearer " + strings.Repeat("abcdefgh.", 7) + "a.Qx7pW2mZr9Kt then"},
 	{"Bearer, capitalised", "sent Bearer abcdefgh.Qx7pW2mZr9Kt.Rq7Xw2Kp9Lz4 then", "sent Bearer [REDACTED:bearer_token] then"},

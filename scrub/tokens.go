@@ -585,12 +585,12 @@ func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
 		if chars[in[ws-1]]&cTok68 == 0 {
 			return hit{}, false
 		}
-		for r > lo && ws-r < 64 && chars[in[r-1]]&cTok68 != 0 {
+		for r > lo && ws-r < authRunBack && chars[in[r-1]]&cTok68 != 0 {
 			r--
 		}
 	}
 	j := r
-	for j > lo && r-j <= 8 && in[j-1] == ' ' {
+	for j > lo && r-j < authBlanks && in[j-1] == ' ' {
 		j--
 	}
 	if j == r || j-lo < len("basic") {

@@ -531,6 +531,12 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 			op = i // a '.' ends a key (a.=) only as PHP's " .="
 		}
 		code = strings.IndexByte(in[op:i], ':') >= 0
+		if in[i+1] == '=' || in[op] == '!' {
+			// A comparison: the value may come first ("…" == password).
+			if h, ok := s.matchComparedFirst(in, esc, op, v, lo); ok {
+				return h, true
+			}
+		}
 	}
 	if !worthKey(in, op, v, lo, sep) {
 		return hit{}, false
@@ -593,6 +599,39 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		return s.valueOnNextLine(in, v, kind, counts, need)
 	}
 	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':', need, lineStart(in, j, lo))
+}
+
+// matchComparedFirst matches a quoted value compared with a secret-ish
+// name after it, at the comparison operator that begins at in[op] (==,
+// ===, != or !==) and whose right side begins at in[v]: if ("…" ==
+// password), "…" !== api_key. The value is read back from the operator no
+// further than maxProseValue bytes, and never before lo.
+func (s *Scrubber) matchComparedFirst(in string, esc escMarks, op, v, lo int) (hit, bool) {
+	k := op
+	for k > lo && op-k < 8 && isBlank(in[k-1]) {
+		k--
+	}
+	if k-lo < 2 || in[k-1] != '"' && in[k-1] != '\'' {
+		return hit{}, false
+	}
+	q := in[k-1]
+	a := k - 2 // the opening quote
+	for a >= lo && k-a <= maxProseValue && in[a] != q && in[a] != '\n' {
+		a--
+	}
+	if a < lo || k-a > maxProseValue || in[a] != q || a > lo && in[a-1] == '\\' {
+		return hit{}, false
+	}
+	w := skipBlanks(in, v, false)
+	ke := skip(in, w, cKey)
+	if ke == w || ke-w > maxKey || ke < len(in) && (in[ke] == '(' || in[ke] == '.') {
+		return hit{}, false // no name, or a call or a field of it: "…" == f(x)
+	}
+	kind, counts, need := s.keyKind(in, w, ke, w, false)
+	if kind == kvNone || kind == kvCookie {
+		return hit{}, false
+	}
+	return s.valueAfterKey(in, esc, a, kind, counts, false, false, esc.at(a), false, need, false)
 }
 
 // matchCallArgs matches the value of a call that passes a secret-ish key
@@ -987,9 +1026,9 @@ func indentedAt(in string, j int) bool {
 
 // padding reports whether the '=' at in[i] begins the padding at the end
 // of a base64 run ("…Qk9==" before a blank or the end), not a comparison
-// (token == "…", a==b).
+// (token == "…", a==b, token !== "…").
 func padding(in string, i int) bool {
-	if i == 0 || isSpace(in[i-1]) || i+1 >= len(in) || in[i+1] != '=' {
+	if i == 0 || chars[in[i-1]]&(cB64|cB64URL) == 0 || i+1 >= len(in) || in[i+1] != '=' {
 		return false
 	}
 	k := i + 1
@@ -1008,8 +1047,19 @@ func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
 	for j > lo && e-j < 8 && (in[j-1] == ' ' || in[j-1] == '\t') {
 		j--
 	}
-	if j-lo >= 2 && in[j-1] == ']' && (in[j-2] == '"' || in[j-2] == '\'') {
-		j-- // os.environ["API_TOKEN"] = …, ENV['PASSWORD'] = …
+	if j-lo >= 2 && in[j-1] == ']' {
+		if in[j-2] == '"' || in[j-2] == '\'' {
+			j-- // os.environ["API_TOKEN"] = …, ENV['PASSWORD'] = …
+		} else {
+			// An array's name: secret[] = "…", char secret[25] = "…".
+			k := j - 1
+			for k > lo && j-k <= 6 && isDigit(in[k-1]) {
+				k--
+			}
+			if k > lo && in[k-1] == '[' {
+				j = k - 1
+			}
+		}
 	}
 	if j > lo && (in[j-1] == '"' || in[j-1] == '\'') {
 		quoted = true
@@ -1172,7 +1222,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
 	if !looksLike(val, need, closing != "") || !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
 		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
-		code && closing == "" && !randomish(val) || !looksLike(val, need, closing != "") {
+		code && closing == "" && !randomish(val) && !misnested(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
 	}
 	switch {
@@ -1646,8 +1696,18 @@ func openValue(in string, v int) (vs int, closing string) {
 	case strings.HasPrefix(in[v:], `\"`):
 		return v + 2, `\"`
 	}
+	// A string literal's prefix: C#'s and Objective-C's @"…", C#'s $"…",
+	// Python's r'…', b"…", f"…" and rb'…', C's L"…".
+	for q := v; q < len(in) && q-v < 2 && strings.IndexByte(literalPrefixes, in[q]) >= 0; q++ {
+		if q+1 < len(in) && (in[q+1] == '"' || in[q+1] == '\'') {
+			return q + 2, in[q+1 : q+2]
+		}
+	}
 	return v, ""
 }
+
+// literalPrefixes are the bytes a string literal's prefix is made of.
+const literalPrefixes = "@$rRbBfFuUL"
 
 // valueEnd returns the end of the value starting at in[vs]: for a quoted
 // one the closing quote, for an unquoted one the first byte that ends a
@@ -1671,13 +1731,20 @@ func valueEndMax(in string, esc escMarks, vs int, closing string, mode uint8, lv
 	}
 	e := vs
 	depth := 0 // brackets opened inside the value: p@ss{w0rd}, f(x)
+loop:
 	for e < len(in) && e-vs < max {
 		c := in[e]
 		if valueStops[c]&mode != 0 && !(!lvl && esc.at(e) && !schemeAfter(in, e)) && !(c == '&' && mode&stopValue != 0 && e > vs && !formPairAt(in, e+1)) {
-			if depth == 0 || mode&stopValue == 0 || c != ')' && c != ']' && c != '}' {
-				break
+			switch {
+			case depth == 0 || mode&stopValue == 0:
+				break loop
+			case c == ')' || c == ']' || c == '}':
+				depth--
+			case c != ',' && c != ';' && c != '<' && c != '>':
+				// (Inside brackets those are the value's own bytes:
+				// m{{h}o)p${e]nob(ody[finds>-_$#…}}.)
+				break loop
 			}
-			depth--
 		} else if mode&stopValue != 0 && (c == '(' || c == '[' || c == '{') && depth < 8 {
 			depth++
 		}
@@ -2245,6 +2312,42 @@ var codeObjects = [...]string{
 	"conf", "config", "settings", "opts", "options", "params", "args", "env",
 	"process", "os", "app", "s", "o", "r", "p", "t", "m", "v", "secrets", "vars",
 	"data", "body", "form", "props", "state", "user", "auth", "credentials", "creds",
+}
+
+// misnested reports whether the brackets in s do not nest: one closes
+// with none open, or another kind than the last one opened. An
+// expression's brackets nest; a value whose brackets do not is no code but
+// text, such as a password written without quotes (m{{h}o)p${e]…).
+func misnested(s string) bool {
+	var open [8]byte
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '(', '[', '{':
+			if n == len(open) {
+				return false // too deep to tell
+			}
+			open[n] = c
+			n++
+		case ')', ']', '}':
+			if n == 0 || open[n-1] != opening(c) {
+				return true
+			}
+			n--
+		}
+	}
+	return false
+}
+
+// opening returns the opening bracket of the closing one c.
+func opening(c byte) byte {
+	switch c {
+	case ')':
+		return '('
+	case ']':
+		return '['
+	}
+	return '{'
 }
 
 // codeValue reports whether an unquoted value reads as code rather than as

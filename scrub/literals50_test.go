@@ -1,0 +1,42 @@
+package scrub
+
+import "testing"
+
+// Session 50 (issue 31): shapes of code from another scanner's test suite
+// (detect-secrets' keyword detector): a password written plainly with
+// brackets and symbols in it, a string literal's prefix, an array's name
+// as the key, the strict comparisons, and a value compared with a
+// secret-ish name after it. Each case that redacts fails without its
+// change; the others are near misses.
+var literals50 = []shapeCase{
+	// Brackets inside a value hold what else ends one (',', ';', '<', '>').
+	{"unquoted, brackets and symbols", "password: m{{h}o)p${e]nob(ody[finds>-_$#thisone}}", "password: [REDACTED:password]"},
+	{"unquoted, a comma after the brackets", "db_pass: m{{h}o)p${e]nob(ody[finds>-_$#thisone}}, retrying", "db_pass: [REDACTED:password], retrying"},
+	{"unquoted, a comma inside brackets", "password=p4{a,b}z", "password=[REDACTED:password]"},
+	{"unquoted, a comma after", "password=hunter2x, user=bob", "password=[REDACTED:password], user=bob"},
+	// In code, an unquoted value that is no expression: its brackets do
+	// not nest.
+	{"Go :=, brackets that do not nest", "db_pass := m{{h}o)p${e]nob(ody[finds>-_$#thisone}}", "db_pass := [REDACTED:password]"},
+	{"Go :=, a call", "db_pass := os.Getenv(\"DB_PASS\")", "db_pass := os.Getenv(\"DB_PASS\")"},
+	{"Go :=, a composite literal", "password := config{user: name}", "password := config{user: name}"},
+	// A string literal's prefix.
+	{"Objective-C @\"…\"", `password = @"hunter2x";`, `password = @"[REDACTED:password]";`},
+	{"C# $\"…\"", `string password = $"hunter2x";`, `string password = $"[REDACTED:password]";`},
+	{"Python b'…'", `password = b'hunter2x'`, `password = b'[REDACTED:password]'`},
+	{"Python rb'…'", `password = rb'hunter2x'`, `password = rb'[REDACTED:password]'`},
+	// An array's name.
+	{"C array", `char secret[25] = "hunter2x";`, `char secret[25] = "[REDACTED:secret]";`},
+	{"C array, no size", `secret[] = "hunter2x";`, `secret[] = "[REDACTED:secret]";`},
+	{"a subscript that is no array's size", `secret[i] = "hunter2x";`, `secret[i] = "hunter2x";`},
+	// Strict comparisons: "!==" is no base64 padding.
+	{"!==", `if (db_pass !== "hunter2x") {`, `if (db_pass !== "[REDACTED:password]") {`},
+	// The value first.
+	{"value first ==", `if ("hunter2x" == password) {`, `if ("[REDACTED:password]" == password) {`},
+	{"value first !==", `if ("m{{h}o)p${e]nob(ody[finds>-_$#thisone}}" !== secret) {`, `if ("[REDACTED:secret]" !== secret) {`},
+	{"value first, after another comparison", `x == "a" && 'hunter2x' != passwd`, `x == "a" && '[REDACTED:password]' != passwd`},
+	{"value first, no secret-ish name", `if ("hunter2x" == name) {`, `if ("hunter2x" == name) {`},
+	{"value first, a call", `if ("hunter2x" == password.trim()) {`, `if ("hunter2x" == password.trim()) {`},
+	{"=> is no comparison", `-H "Authorization: basic {base64(email:password[\n])}" => token`, `-H "Authorization: basic {base64(email:password[\n])}" => token`},
+}
+
+func TestLiterals50(t *testing.T) { checkShapes(t, literals50) }

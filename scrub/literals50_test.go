@@ -5,8 +5,8 @@ import "testing"
 // Session 50 (issue 31): shapes of code from another scanner's test suite
 // (detect-secrets' keyword detector): a password written plainly with
 // brackets and symbols in it, a string literal's prefix, an array's name
-// as the key, the strict comparisons, and a value compared with a
-// secret-ish name after it. Each case that redacts fails without its
+// as the key, the strict comparisons, a value compared with a secret-ish
+// name after it, and a JWT without its signature. Each case that redacts fails without its
 // change; the others are near misses.
 var literals50 = []shapeCase{
 	// Brackets inside a value hold what else ends one (',', ';', '<', '>').
@@ -36,6 +36,9 @@ var literals50 = []shapeCase{
 	{"value first, after another comparison", `x == "a" && 'hunter2x' != passwd`, `x == "a" && '[REDACTED:password]' != passwd`},
 	{"value first, no secret-ish name", `if ("hunter2x" == name) {`, `if ("hunter2x" == name) {`},
 	{"value first, a call", `if ("hunter2x" == password.trim()) {`, `if ("hunter2x" == password.trim()) {`},
+	// A JWT without its signature and the dot before it.
+	{"JWT, two parts", "claims eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0 rejected", "claims [REDACTED:jwt] rejected"},
+	{"JWT, alg none: an empty signature", "got eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9. then", "got [REDACTED:jwt] then"},
 	{"=> is no comparison", `-H "Authorization: basic {base64(email:password[\n])}" => token`, `-H "Authorization: basic {base64(email:password[\n])}" => token`},
 }
 

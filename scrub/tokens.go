@@ -447,7 +447,9 @@ func matchDatabricks(in string, i int) (hit, bool) {
 }
 
 // matchJWT matches a compact JWS: eyJ<header>.eyJ<payload>.<signature>.
-// The signature may be empty (alg "none").
+// The signature may be empty (alg "none"), or left off with its dot: the
+// header and the claims alone are a token too, and the claims as
+// sensitive.
 func matchJWT(in string, i int) (hit, bool) {
 	if !strings.HasPrefix(in[i:], "eyJ") {
 		return hit{}, false
@@ -457,8 +459,11 @@ func matchJWT(in string, i int) (hit, bool) {
 		return hit{}, false
 	}
 	e2 := skip(in, e1+1, cB64URL)
-	if e2-e1-1 < 10 || e2 >= len(in) || in[e2] != '.' {
+	if e2-e1-1 < 10 {
 		return hit{}, false
+	}
+	if e2 >= len(in) || in[e2] != '.' {
+		return hit{i, e2, famJWT}, true
 	}
 	return hit{i, skip(in, e2+1, cB64URL), famJWT}, true
 }

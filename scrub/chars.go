@@ -159,6 +159,16 @@ func skip(in string, i int, set uint32) int {
 	return i
 }
 
+// skipBack returns the start of the run of bytes of set that ends at
+// in[e], reading back no further than lo nor more than max bytes.
+func skipBack(in string, e, lo int, set uint32, max int) int {
+	b := e
+	for b > lo && e-b < max && chars[in[b-1]]&set != 0 {
+		b--
+	}
+	return b
+}
+
 // skipMax is skip that looks at no more than max bytes: it returns i+max
 // if the run is longer. Matchers use it wherever a long run would be
 // rejected anyway, so that every byte is looked at a bounded number of

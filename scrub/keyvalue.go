@@ -957,6 +957,9 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	if chars[in[k-1]]&cKey == 0 {
 		return false
 	}
+	if isDigit(in[k-1]) {
+		k = unnumbered(in, k, lo)
+	}
 	var p uint16
 	if k-lo >= 2 && chars[in[k-2]]&cAlnum != 0 && chars[in[k-1]]&cAlnum != 0 {
 		p = pair(in[k-2], in[k-1])
@@ -1058,6 +1061,8 @@ func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
 			}
 			if k > lo && in[k-1] == '[' {
 				j = k - 1
+			} else if n := skipBack(in, j-1, lo, cKey, maxKey); n < j-1 && n-2 >= lo && (in[n-1] == ':' || in[n-1] == '$') && in[n-2] == '[' {
+				j-- // A symbol or a variable as the key: auth[:token] = …, $cfg[$password] = …
 			}
 		}
 	}
@@ -1087,6 +1092,9 @@ func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
 // those with a secret-ish word inside (password_super_secure,
 // mySecretString) or the word "key" (Using Key=…), are read whole.
 func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, strength) {
+	if isDigit(in[ke-1]) {
+		ke = unnumbered(in, ke, j)
+	}
 	key := in[j:ke]
 	if keyEnds[in[ke-1]] && pairFlags[lastPair(key)]&pairTerm != 0 {
 		kind, counts := classifyKey(key, query)
@@ -1111,6 +1119,25 @@ func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, 
 		return kind, false, need
 	}
 	return kvNone, false, anyValue
+}
+
+// unnumbered returns the end of the key that ends at in[ke] without its
+// number: numbered keys (password1, static_password03, DB_PASSWORD_2,
+// token-2) are read as the key they number. The key keeps its number if
+// fewer than three letters would be left (x509, s3) or no letter ends
+// them (v1.2). It reads back no further than lo.
+func unnumbered(in string, ke, lo int) int {
+	d := ke
+	for d > lo && ke-d < 8 && isDigit(in[d-1]) {
+		d--
+	}
+	if d > lo && (in[d-1] == '_' || in[d-1] == '-') {
+		d--
+	}
+	if d-lo < 3 || !isLetter(in[d-1]) || !isLetter(in[d-2]) || !isLetter(in[d-3]) {
+		return ke
+	}
+	return d
 }
 
 // valueAfterKey matches the value at in[v] after a key of this kind. The

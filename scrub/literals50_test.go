@@ -6,7 +6,8 @@ import "testing"
 // (detect-secrets' keyword detector): a password written plainly with
 // brackets and symbols in it, a string literal's prefix, an array's name
 // as the key, the strict comparisons, a value compared with a secret-ish
-// name after it, and a JWT without its signature. Each case that redacts fails without its
+// name after it, a JWT without its signature; and, from whispers'
+// fixtures, numbered keys and subscripts by a symbol or a variable. Each case that redacts fails without its
 // change; the others are near misses.
 var literals50 = []shapeCase{
 	// Brackets inside a value hold what else ends one (',', ';', '<', '>').
@@ -28,6 +29,16 @@ var literals50 = []shapeCase{
 	{"C array", `char secret[25] = "hunter2x";`, `char secret[25] = "[REDACTED:secret]";`},
 	{"C array, no size", `secret[] = "hunter2x";`, `secret[] = "[REDACTED:secret]";`},
 	{"a subscript that is no array's size", `secret[i] = "hunter2x";`, `secret[i] = "hunter2x";`},
+	// Subscripts by a symbol or a variable.
+	{"Ruby symbol subscript", `auth[:token] = "hunter2x"`, `auth[:token] = "[REDACTED:secret]"`},
+	{"PHP variable subscript", `$config['db'][$passcode] = 'hunter2x';`, `$config['db'][$passcode] = '[REDACTED:password]';`},
+	{"a subscript by another name", `x[:name] = "hunter2x"`, `x[:name] = "hunter2x"`},
+	// Numbered keys (whispers' fixtures: static_password03 = "…").
+	{"numbered key", `let static_password03 = "hunter2x";`, `let static_password03 = "[REDACTED:password]";`},
+	{"numbered key after a separator", "DB_PASSWORD_2=hunter2x", "DB_PASSWORD_2=[REDACTED:password]"},
+	{"numbered key in a call", `define("static_password05", "hunter2x");`, `define("static_password05", "[REDACTED:password]");`},
+	{"a number that names no key", "sha256: 29f49fdc1e740a0f5049c897954a8b4a7af15265b16c22a36d37e12f2150e760", "sha256: 29f49fdc1e740a0f5049c897954a8b4a7af15265b16c22a36d37e12f2150e760"},
+	{"a short name and a number", "x509: certificate signed by unknown authority", "x509: certificate signed by unknown authority"},
 	// Strict comparisons: "!==" is no base64 padding.
 	{"!==", `if (db_pass !== "hunter2x") {`, `if (db_pass !== "[REDACTED:password]") {`},
 	// The value first.

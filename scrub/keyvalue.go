@@ -598,7 +598,66 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		// password=⏎value: the value alone on the next line.
 		return s.valueOnNextLine(in, v, kind, counts, need)
 	}
-	return s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':', need, lineStart(in, j, lo))
+	h, ok := s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':', need, lineStart(in, j, lo))
+	if !ok && sep == '=' && !query {
+		// The value is code; a literal it falls back to is the key's:
+		// TOKEN = process.env.API_TOKEN || "…".
+		if f := fallbackLiteral(in, v); f > 0 {
+			return s.valueAfterKey(in, esc, f, kind, counts, false, false, esc.at(f), false, need, false)
+		}
+	}
+	return h, ok
+}
+
+// maxFallback bounds how far fallbackLiteral reads an expression.
+const maxFallback = 160
+
+// fallbackLiteral returns where the quoted literal begins that the
+// expression at in[v] falls back to (a || "…", a ?? "…", a ?: "…", a or
+// "…", c ? a : "…"), or 0 if there is none within maxFallback bytes of the
+// expression's first line. Brackets and the strings inside them (calls'
+// arguments: getenv("API_TOKEN")) are read over.
+func fallbackLiteral(in string, v int) int {
+	depth, ternary, after := 0, false, false
+	for v < len(in) && in[v] == '(' {
+		v++ // (os.getenv("API_TOKEN") or "…")
+	}
+	for p := v; p < len(in) && p-v < maxFallback; p++ {
+		c := in[p]
+		switch {
+		case c == '"' || c == '\'' || c == '`':
+			if depth == 0 && after {
+				return p
+			}
+			q := strings.IndexByte(in[p+1:min(len(in), v+maxFallback)], c)
+			if q < 0 {
+				return 0
+			}
+			p += q + 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth < 0 {
+				return 0
+			}
+		case c == '\n' || c == ';' || c == ',' && depth == 0:
+			return 0
+		case depth > 0 || c == ' ' || c == '\t':
+		case c == '|' && p+1 < len(in) && in[p+1] == '|', c == '?' && p+1 < len(in) && (in[p+1] == '?' || in[p+1] == ':'):
+			after = true
+			p++
+		case c == '?':
+			ternary = true
+		case c == ':' && ternary:
+			after = true
+		case c == 'o' && p > v && in[p-1] == ' ' && strings.HasPrefix(in[p:], "or "):
+			after = true
+			p++
+		default:
+			after = false
+		}
+	}
+	return 0
 }
 
 // matchComparedFirst matches a quoted value compared with a secret-ish
@@ -2381,8 +2440,11 @@ func opening(c byte) byte {
 // a secret: a variable ($DB_PASSWORD), a call (os.getenv("X")), a dotted
 // reference (self.token, config.api_key), a file path
 // (/etc/ssl/private/server.key), or the name of a secret instead of one
-// (token = token, password=DB_PASSWORD).
+// (token = token, password=DB_PASSWORD), each maybe in parentheses.
 func codeValue(val string) bool {
+	for len(val) > 1 && val[0] == '(' {
+		val = val[1:] // a parenthesized expression: (os.getenv("X") or "…")
+	}
 	if len(val) <= maxKey && !hasDigit(val) && skip(val, 0, cKey) == len(val) && strings.IndexByte(val, '-') >= 0 && namesSecret(val) {
 		return true // secretKey: api-key names a key
 	}

@@ -7,7 +7,8 @@ import "testing"
 // brackets and symbols in it, a string literal's prefix, an array's name
 // as the key, the strict comparisons, a value compared with a secret-ish
 // name after it, a JWT without its signature; and, from whispers'
-// fixtures, numbered keys and subscripts by a symbol or a variable. Each case that redacts fails without its
+// fixtures, numbered keys, subscripts by a symbol or a variable, the
+// literal code falls back to, and Kotlin's pairs. Each case that redacts fails without its
 // change; the others are near misses.
 var literals50 = []shapeCase{
 	// Brackets inside a value hold what else ends one (',', ';', '<', '>').
@@ -39,6 +40,18 @@ var literals50 = []shapeCase{
 	{"numbered key in a call", `define("static_password05", "hunter2x");`, `define("static_password05", "[REDACTED:password]");`},
 	{"a number that names no key", "sha256: 29f49fdc1e740a0f5049c897954a8b4a7af15265b16c22a36d37e12f2150e760", "sha256: 29f49fdc1e740a0f5049c897954a8b4a7af15265b16c22a36d37e12f2150e760"},
 	{"a short name and a number", "x509: certificate signed by unknown authority", "x509: certificate signed by unknown authority"},
+	// A literal that code falls back to (whispers' fixtures).
+	{"JS ||", `const STATIC_TOKEN = process.env.API_TOKEN || "hunter2x";`, `const STATIC_TOKEN = process.env.API_TOKEN || "[REDACTED:secret]";`},
+	{"C# ??", `String TOKEN = Environment.GetEnvironmentVariable("API_TOKEN") ?? "hunter2x";`, `String TOKEN = Environment.GetEnvironmentVariable("API_TOKEN") ?? "[REDACTED:secret]";`},
+	{"Kotlin ?:", `val TOKEN: String = System.getenv("API_TOKEN") ?: "hunter2x"`, `val TOKEN: String = System.getenv("API_TOKEN") ?: "[REDACTED:secret]"`},
+	{"Lua or, in parentheses", `local TOKEN = (os.getenv("API_TOKEN") or "hunter2x")`, `local TOKEN = (os.getenv("API_TOKEN") or "[REDACTED:secret]")`},
+	{"Ruby ||", `TOKEN = ENV['API_TOKEN'] || 'hunter2x'`, `TOKEN = ENV['API_TOKEN'] || '[REDACTED:secret]'`},
+	{"C ternary", `const char *TOKEN = getenv("API_TOKEN") ? getenv("API_TOKEN") : "hunter2x";`, `const char *TOKEN = getenv("API_TOKEN") ? getenv("API_TOKEN") : "[REDACTED:secret]";`},
+	{"no literal", `token = cfg.token || fallback()`, `token = cfg.token || fallback()`},
+	{"an empty literal", `token = cfg.token || ""`, `token = cfg.token || ""`},
+	{"a parenthesized call", `token = (os.getenv("X"))`, `token = (os.getenv("X"))`},
+	{"Kotlin pair, quoted key", `mapOf("token" to "hunter2x")`, `mapOf("token" to "[REDACTED:secret]")`},
+	{"Kotlin pair, another key", `mapOf("name" to "hunter2x")`, `mapOf("name" to "hunter2x")`},
 	// Strict comparisons: "!==" is no base64 padding.
 	{"!==", `if (db_pass !== "hunter2x") {`, `if (db_pass !== "[REDACTED:password]") {`},
 	// The value first.

@@ -109,11 +109,17 @@ func proseKey(in string, b, lo int) (family, bool) {
 		return 0, false
 	}
 	for links := 0; ; links++ {
+		var quote byte
+		if links > 0 && j-lo >= 2 && (in[j-1] == '"' || in[j-1] == '\'') {
+			// A quoted word before a link word: Kotlin's "token" to "…".
+			quote = in[j-1]
+			j--
+		}
 		k := j
 		for k > lo && j-k < maxKey && chars[in[k-1]]&cKey != 0 {
 			k--
 		}
-		if k == j {
+		if k == j || quote != 0 && (k == lo || in[k-1] != quote) {
 			return 0, false
 		}
 		w := in[k:j]

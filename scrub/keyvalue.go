@@ -614,11 +614,18 @@ const maxFallback = 160
 
 // fallbackLiteral returns where the quoted literal begins that the
 // expression at in[v] falls back to (a || "…", a ?? "…", a ?: "…", a or
-// "…", c ? a : "…"), or 0 if there is none within maxFallback bytes of the
-// expression's first line. Brackets and the strings inside them (calls'
-// arguments: getenv("API_TOKEN")) are read over.
+// "…", c ? a : "…"), or 0 if there is none. The expression is read as
+// terms and operators between them: it ends where a term follows a term
+// (token=a token=b), at a line's end, ';' or ',', and after maxFallback
+// bytes. Brackets, no more than four deep, and the strings inside them
+// (calls' arguments: getenv("API_TOKEN")) are read over.
 func fallbackLiteral(in string, v int) int {
-	depth, ternary, after := 0, false, false
+	const (
+		wantTerm = iota // at the start, or after an operator
+		inTerm
+		wantOp // after a term and blanks
+	)
+	state, depth, ternary, after := wantTerm, 0, false, false
 	for v < len(in) && in[v] == '(' {
 		v++ // (os.getenv("API_TOKEN") or "…")
 	}
@@ -626,35 +633,48 @@ func fallbackLiteral(in string, v int) int {
 		c := in[p]
 		switch {
 		case c == '"' || c == '\'' || c == '`':
-			if depth == 0 && after {
+			if depth == 0 && after && state == wantTerm {
 				return p
 			}
 			q := strings.IndexByte(in[p+1:min(len(in), v+maxFallback)], c)
-			if q < 0 {
+			if q < 0 || depth == 0 && state == wantOp {
 				return 0
 			}
 			p += q + 1
+			state = inTerm
 		case c == '(' || c == '[' || c == '{':
-			depth++
+			if depth++; depth > 4 || depth == 1 && state == wantOp {
+				return 0
+			}
+			state = inTerm
 		case c == ')' || c == ']' || c == '}':
 			if depth--; depth < 0 {
 				return 0
 			}
 		case c == '\n' || c == ';' || c == ',' && depth == 0:
 			return 0
-		case depth > 0 || c == ' ' || c == '\t':
-		case c == '|' && p+1 < len(in) && in[p+1] == '|', c == '?' && p+1 < len(in) && (in[p+1] == '?' || in[p+1] == ':'):
-			after = true
+		case depth > 0:
+		case c == ' ' || c == '\t':
+			if state == inTerm {
+				state = wantOp
+			}
+		case c == '|' && p+1 < len(in) && in[p+1] == '|', c == '?' && p+1 < len(in) && (in[p+1] == '?' || in[p+1] == ':'),
+			c == 'o' && state == wantOp && strings.HasPrefix(in[p:], "or "):
+			if state == wantTerm {
+				return 0
+			}
+			state, after = wantTerm, true
 			p++
-		case c == '?':
-			ternary = true
-		case c == ':' && ternary:
-			after = true
-		case c == 'o' && p > v && in[p-1] == ' ' && strings.HasPrefix(in[p:], "or "):
-			after = true
-			p++
+		case c == '?' || c == ':' && ternary:
+			if state == wantTerm {
+				return 0
+			}
+			state, after, ternary = wantTerm, c == ':', c == '?'
 		default:
-			after = false
+			if state == wantOp {
+				return 0
+			}
+			state, after = inTerm, false
 		}
 	}
 	return 0

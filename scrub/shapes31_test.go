@@ -752,6 +752,9 @@ func BenchmarkShapeRuns31(b *testing.B) {
 		// separator (2.8 µs a byte before their value was judged by its
 		// first 256 bytes), and a vague key's.
 		"token:=", "password::=", "key:",
+		// Session 50: code that falls back to a literal, a value compared
+		// first, a literal's prefix, a numbered key.
+		"token=a ", `"a" == token `, `password = @"`, "password1=a ",
 	} {
 		for _, n := range []int{4 << 10, 32 << 10} {
 			in := "kind: Secret\ndata:\n" + strings.Repeat(unit, n/len(unit))

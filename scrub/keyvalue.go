@@ -340,7 +340,7 @@ func classifyKey(key string, query bool) (kvKind, bool) {
 // innerTerms are the secret-ish words that make a key secret-ish wherever
 // they stand in it, as whole words: password_super_secure,
 // mySecretString, todo_secret_do_not_commit, some_api_token_123. A value
-// after such a key must look random (randomValue).
+// after such a key must look random unless it is quoted (quotedValue).
 var innerTerms = [...]struct {
 	term string
 	kind kvKind
@@ -369,6 +369,11 @@ var aboutWords = [...]string{
 	"usage", "used", "total", "rate", "cache", "list", "map", "table", "column", "template",
 	"placeholder", "reset", "rule", "rules", "error", "errors", "message", "msg", "missing",
 	"expired", "invalid", "check", "attempts", "retries", "budget", "usage", "endpoint", "type",
+	// How it is stored or checked, and the words of a form (password_encoder,
+	// secret_backend; "password_prompt": "Enter your password").
+	"encoder", "hasher", "backend", "engine", "storage", "title", "text", "button", "prompt",
+	"description", "desc", "tooltip", "icon", "input", "form", "page", "dialog", "screen", "link",
+	"help", "info", "visible", "hidden", "toggle", "show",
 }
 
 // plainKeyQualifiers are words before "key" that make it the key of a
@@ -413,7 +418,7 @@ func weakKey(key string) (kvKind, strength) {
 			if publicBefore(norm[:p]) || aboutAfter(norm[e:], words>>e) {
 				return kvNone, anyValue
 			}
-			return t.kind, randomValue
+			return t.kind, quotedValue
 		}
 	}
 	if string(norm[last:]) == "session" {
@@ -1084,7 +1089,7 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	}
 	w := skipBlanks(in, v, false)
 	if w < len(in) && (in[w] == '"' || in[w] == '\'' || in[w] == '`') {
-		w++
+		return true // a quoted value, which keyKind may let be any (quotedValue)
 	}
 	if w >= len(in) || lineBreak(in, w) > 0 {
 		return w < len(in) // a value on the next line
@@ -1303,7 +1308,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	}
 	val := in[vs:ve]
-	if need == randomValue && closing == "" && len(val) > minMixed && val[len(val)-1] == ':' && (generated(val[:len(val)-1]) || mixedGenerated(val[:len(val)-1])) {
+	if (need == randomValue || need == quotedValue) && closing == "" && len(val) > minMixed && val[len(val)-1] == ':' && (generated(val[:len(val)-1]) || mixedGenerated(val[:len(val)-1])) {
 		// A generated value that ends a link of an error chain (…:
 		// password: UyFCXCpkJHpEc2I9: unexpected EOF): the ':' is the
 		// chain's, the value is no error's prefix.
@@ -1406,10 +1411,15 @@ type strength uint8
 const (
 	// anyValue: any plausible value, after a key that names a secret.
 	anyValue strength = iota
+	// quotedValue: any plausible value if it is quoted, else as
+	// randomValue, after a key that only has a secret-ish word inside
+	// (password_super_secure = "…", mySecretString: …): the quotes say it
+	// is the key's value, not the next words of a sentence.
+	quotedValue
 	// randomValue: 6 bytes or more with a digit and a letter or letters
-	// of both cases (randomish), after a key that only has a secret-ish
-	// word inside (password_super_secure) or that ends a phrase in prose
-	// (failed to get current token: EOF).
+	// of both cases (randomish), after a key that ends a phrase in prose
+	// (failed to get current token: EOF) or that may name a pattern
+	// (glob_pat).
 	randomValue
 	// generatedValue: a machine-made value (generated), after a key as
 	// vague as "key" (Using Key=…, ?key=…).
@@ -1420,10 +1430,12 @@ const (
 // value that ends with ':' is the prefix of the next error in a chain
 // (token: x509: …), not a value.
 func looksLike(val string, need strength, quoted bool) bool {
-	switch need {
-	case randomValue:
+	switch {
+	case need == quotedValue && quoted:
+		return true
+	case need == quotedValue, need == randomValue:
 		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':') && strings.IndexByte(val, ' ') < 0
-	case generatedValue:
+	case need == generatedValue:
 		return generated(val) || mixedGenerated(val)
 	}
 	return true

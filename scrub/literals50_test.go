@@ -8,7 +8,8 @@ import "testing"
 // as the key, the strict comparisons, a value compared with a secret-ish
 // name after it, a JWT without its signature; and, from whispers'
 // fixtures, numbered keys, subscripts by a symbol or a variable, the
-// literal code falls back to, and Kotlin's pairs. Each case that redacts fails without its
+// literal code falls back to, and Kotlin's pairs; and a quoted value after
+// a key with a secret-ish word inside. Each case that redacts fails without its
 // change; the others are near misses.
 var literals50 = []shapeCase{
 	// Brackets inside a value hold what else ends one (',', ';', '<', '>').
@@ -52,6 +53,14 @@ var literals50 = []shapeCase{
 	{"a parenthesized call", `token = (os.getenv("X"))`, `token = (os.getenv("X"))`},
 	{"Kotlin pair, quoted key", `mapOf("token" to "hunter2x")`, `mapOf("token" to "[REDACTED:secret]")`},
 	{"Kotlin pair, another key", `mapOf("name" to "hunter2x")`, `mapOf("name" to "hunter2x")`},
+	// A key with a secret-ish word inside: a quoted value is its value,
+	// whatever it looks like; an unquoted one must look random.
+	{"secret word inside, quoted", `password_super_secure = "value with quotes and spaces"`, `password_super_secure = "[REDACTED:password]"`},
+	{"secret word inside, quoted, symbols", `my_password_secure = @"m{{h}o)p${e]nob(ody[finds>-_$#thisone}}";`, `my_password_secure = @"[REDACTED:password]";`},
+	{"secret word inside, unquoted words", "password_super_secure = value with spaces", "password_super_secure = value with spaces"},
+	{"about the secret: a form's words", `"password_prompt": "Please enter your password"`, `"password_prompt": "Please enter your password"`},
+	{"about the secret: how it is stored", `"password_encoder": "bcrypt"`, `"password_encoder": "bcrypt"`},
+	{"about the secret: its type", `"token_type": "bearer"`, `"token_type": "bearer"`},
 	// Strict comparisons: "!==" is no base64 padding.
 	{"!==", `if (db_pass !== "hunter2x") {`, `if (db_pass !== "[REDACTED:password]") {`},
 	// The value first.

@@ -1284,6 +1284,12 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		lim = maxProseValue
 	}
 	ve := valueEndMax(in, esc, vs, closing, mode, lvl, lim)
+	if mode&stopToken != 0 && ve+1 < len(in) && in[ve] == '=' && in[ve+1] == '[' && placeholderLen(in[ve+1:]) > 0 {
+		// What a first pass found after the '=': that pass read the value
+		// on into it, as below, and judged it with it, so this value is
+		// not judged without it (idempotence; …KEY=…ACCESS.KEY=0100).
+		return hit{}, false
+	}
 	if mode&stopToken != 0 && ve+1 < len(in) && in[ve] == '=' && chars[in[ve+1]]&cTok68 != 0 && in[ve+1] != '=' {
 		// One '=' inside a token (whos3vck04=_tzu2…, _gitlab_session=h3q…):
 		// read on to the next one. Reading no further keeps a run of

@@ -725,6 +725,9 @@ var idempotent31 = []string{
 	// ':', whose credentials a first pass redacted (FuzzScrub): no bare
 	// user:password pair in the second.
 	"AuthoriZAtion:AAAAAaBaBB ya29.a02avhlvrUU8YLghux76nTPDYpm9gPGcsN847UdJ3rrID5y67fiCnwx6Fdco8m4eS0EptOlxwHZSgRqnK2yF3HVTCJFiovmVSPewVrV0LjRRHQ9f 00",
+	// A value after a vague key read on past one '=' into a value that
+	// a first pass found after a key there (FuzzScrub, session 50).
+	"000000KEY=00000000000000001A00111111ACCESS.KEY=0100",
 }
 
 func TestIdempotent31(t *testing.T) {

@@ -643,7 +643,7 @@ func wordStart(in string, i, lo int) int {
 // its start, and an Authorization scheme ("bearer") before it. first is
 // false when the word right before it, in the same run of bytes, was tried
 // already, and with it that scheme. schemes is the scan's record of the
-// scheme words before the word.
+// run of token68 bytes the last word looked at was in (see schemeLook).
 func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *schemeLook) (hit, bool) {
 	if worthTrying(in, ws, e, lo) && mayMatchWord(in, ws, e, lo) {
 		if h, ok := s.matchWord(in, ws, lo); ok {

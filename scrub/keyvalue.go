@@ -1334,6 +1334,16 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 			val = in[vs:ve]
 		}
 	}
+	if closing == "" {
+		// A value that a line break split (wrapValue) is judged by its
+		// first line alone, and is a finding whole only if that line is
+		// one: whether it was split may be read by the line's width,
+		// which a finding before the value on its line changes in a
+		// second pass (idempotence).
+		if lb := strings.IndexAny(val, "\r\n"); lb > 0 {
+			val = val[:lb]
+		}
+	}
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
@@ -2016,8 +2026,9 @@ func blockScalar(in string, v int) (vs, ve int, ok bool) {
 //
 // The width is measured from the line's start, before the value's key,
 // which an earlier finding on the line may have changed in a second pass;
-// that changes nothing, as only a finding is extended, and a second pass
-// reads the finding as a placeholder.
+// that changes nothing, as only a finding is extended (valueAfterKey
+// judges a split value by its first line), and a second pass reads the
+// finding as a placeholder.
 func wrapValue(in string, vs, e int) int {
 	if lineBreak(in, e) == 0 || e-vs < 8 || !randomish(in[vs:e]) {
 		return e

@@ -728,6 +728,9 @@ var idempotent31 = []string{
 	// A value after a vague key read on past one '=' into a value that
 	// a first pass found after a key there (FuzzScrub, session 50).
 	"000000KEY=00000000000000001A00111111ACCESS.KEY=0100",
+	// A value whose line is as wide as a wrap width only once a finding
+	// before it is redacted (FuzzScrub, session 50).
+	"0 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U 00000KEY=0000000000000000011111111111111A111111\rA0",
 }
 
 func TestIdempotent31(t *testing.T) {

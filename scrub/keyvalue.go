@@ -1335,14 +1335,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		}
 	}
 	if closing == "" {
-		// A value that a line break split (wrapValue) is judged by its
-		// first line alone, and is a finding whole only if that line is
-		// one: whether it was split may be read by the line's width,
-		// which a finding before the value on its line changes in a
-		// second pass (idempotence).
-		if lb := strings.IndexAny(val, "\r\n"); lb > 0 {
-			val = val[:lb]
-		}
+		val = firstLine(val)
 	}
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
@@ -2059,6 +2052,18 @@ func wrapValue(in string, vs, e int) int {
 	return e
 }
 
+// firstLine returns the first line of a value that a line break may have
+// split (wrapValue). A split value is judged by its first line alone, and
+// is a finding whole only if that line is one: whether it was split may
+// be read by the line's width, which a finding before the value on its
+// line changes in a second pass (idempotence).
+func firstLine(v string) string {
+	if lb := strings.IndexAny(v, "\r\n"); lb > 0 {
+		return v[:lb]
+	}
+	return v
+}
+
 // capitalized reports whether w is a word with a capital first letter
 // (Caused, Error), which begins a line of text rather than goes on a key.
 func capitalized(w string) bool {
@@ -2743,7 +2748,7 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byt
 			// Basic admin:hunter2, Bearer jane@example.com.
 			e = valueEnd(in, esc, e, "", stopValue, false)
 		}
-		if !plausibleValue(in[c:e]) {
+		if !plausibleValue(firstLine(in[c:e])) {
 			return hit{}, false
 		}
 		if f == famBearerToken && !strings.HasPrefix(in[c:], "eyJ") {
@@ -2769,7 +2774,7 @@ func (s *Scrubber) matchAuthorization(in string, esc escMarks, v int, closer byt
 			return hit{}, false // the credentials, found by a first pass
 		}
 		if e := tok68End(in, c); e > c && (e == len(in) || valueStops[in[e]]&stopValue != 0) &&
-			looksLike(in[c:e], randomValue, false) && plausibleValue(in[c:e]) {
+			looksLike(firstLine(in[c:e]), randomValue, false) && plausibleValue(firstLine(in[c:e])) {
 			return s.refine(in, c, e, famSecret)
 		}
 	}

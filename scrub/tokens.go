@@ -572,7 +572,7 @@ func matchAuthScheme(in string, i int) (hit, bool) {
 		j++
 	}
 	e := tok68End(in, j)
-	cred := in[j:e]
+	cred := firstLine(in[j:e])
 	if f == famBearerToken && !plausibleBearer(cred) || f == famBasicAuth && !isBasicCredential(cred) {
 		return hit{}, false
 	}

@@ -325,7 +325,13 @@
 // generated: digits and letters of both cases, or letters whose case
 // changes often, or a digit in every few bytes, and not CamelCase words
 // (hf_servingcellpriorityparametersdesc, s.ReadUint16LengthPrefixed and
-// xoxb-my-bot-token stay).
+// xoxb-my-bot-token stay). A token is found where its prefix begins a
+// word; a prefix of five bytes or more that gitleaks' rules match with no
+// boundary before it (github_pat_, glpat- and GitLab's others, xoxb- and
+// Slack's others, shpat_, lin_api_, CLOJARS_, duffel_, fio-u-, ops_eyJ,
+// pypi-, bedrock-api-key-, AGE-SECRET-KEY-1) is found also where the word
+// before runs into it (ourgithub_pat_…, tokenxoxb-…); the bytes before
+// stay. Shorter prefixes keep their boundary (Sogho_ICANVAS… stays).
 //
 // # Known limits
 //

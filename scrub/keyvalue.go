@@ -2188,7 +2188,38 @@ func plausibleValue(val string) bool {
 	if len(val) > 2 && (val[0] == '(' && val[len(val)-1] == ')' || val[0] == '<' && val[len(val)-1] == '>') {
 		val = val[1 : len(val)-1] // (omitted), <redacted>
 	}
-	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val)
+	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val) && !addressOnly(val)
+}
+
+// addressOnly reports whether val is a URL with no user name or password
+// in it (scheme://host…, no '@' before its path): an address that a
+// secret-ish key names (AUTH_URL, MONGO_NO_AUTH = "mongodb://host/db",
+// "token": "https://api.example.com/v1/token") rather than a secret, if
+// no part of it looks generated. A secret inside it otherwise (a query's
+// token) is the URL's matchers' to find.
+func addressOnly(val string) bool {
+	k := strings.Index(val, "://")
+	if k < 1 || k > 32 || !isLetter(val[0]) || skip(val[:k], 0, cScheme) != k {
+		return false
+	}
+	rest := val[k+len("://"):]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if end == 0 || strings.IndexByte(rest[:end], '@') >= 0 {
+		return false
+	}
+	// Not an address alone if a part of it looks generated (a webhook's
+	// secret path: https://hooks.example.com/hook/8f3kd92JdkQ0sPz1).
+	for p := 0; p < len(rest); {
+		q := skip(rest, p, cAlnum)
+		if q-p >= minShortRun && randomish(rest[p:q]) {
+			return false
+		}
+		p = q + 1
+	}
+	return true
 }
 
 // placeholderWords mark a value that stands in for a secret in
@@ -2928,6 +2959,12 @@ func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 		if strings.EqualFold(scheme, db) {
 			return hit{a, at, famDBCredentials}, s.on[famDBCredentials]
 		}
+	}
+	if strings.EqualFold(in[colon+1:at], "x-oauth-basic") {
+		// GitHub's token as the user name, and this word as the
+		// password (https://<token>:x-oauth-basic@github.com/…): the
+		// user name is the secret, and goes with the word.
+		return hit{a, at, famURLPassword}, s.on[famURLPassword]
 	}
 	return s.refine(in, colon+1, at, famURLPassword)
 }

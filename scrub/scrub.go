@@ -640,7 +640,8 @@ func wordStart(in string, i, lo int) int {
 }
 
 // matchWordAt tries the matchers for the word in[ws:e]: those that begin at
-// its start, and an Authorization scheme ("bearer") before it. first is
+// its start, an Authorization scheme ("bearer") before it, and, in a long
+// word, a token whose prefix the word runs into (matchGlued). first is
 // false when the word right before it, in the same run of bytes, was tried
 // already, and with it that scheme. schemes is the scan's record of the
 // run of token68 bytes the last word looked at was in (see schemeLook).
@@ -651,6 +652,9 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *sc
 		}
 	}
 	if ws-lo < 2 {
+		if e-ws >= minGluedWord {
+			return s.matchGlued(in, ws, e)
+		}
 		return hit{}, false
 	}
 	switch p := in[ws-1]; {
@@ -690,6 +694,9 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *sc
 				return h, true
 			}
 		}
+	}
+	if e-ws >= minGluedWord {
+		return s.matchGlued(in, ws, e)
 	}
 	return hit{}, false
 }
@@ -1050,6 +1057,12 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 		}
 		h, ok = matchPhone(in, i)
 	case '-':
+		if i > lo && gluedBefore[in[i-1]] != 0 {
+			// A prefix that the word before runs into (tokenxoxb-…).
+			if h, ok := s.gluedAt(in, wordStart(in, i, lo), i); ok {
+				return h, true
+			}
+		}
 		if i+1 < len(in) && in[i+1] == '-' {
 			if h, ok = matchPEM(in, i); !ok {
 				return s.matchFlag(in, esc, i, lo)

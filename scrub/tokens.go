@@ -1,6 +1,9 @@
 package scrub
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // This file holds the matchers for vendor tokens: secrets recognisable by a
 // fixed prefix and a body of a known alphabet and length. Each is called at a
@@ -204,7 +207,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return randomToken(in, i, 8, cAlnum, 10, famStripeKey)
 		case len(rest) > 6 && rest[:3] == "shp" && rest[5] == '_' &&
 			(rest[3:5] == "at" || rest[3:5] == "ss" || rest[3:5] == "ca" || rest[3:5] == "pa"):
-			return exact(in, i, 6, cHex, 32, famShopifyToken)
+			return matchShopify(in, i)
 		}
 	case 'w':
 		if strings.HasPrefix(rest, "whsec_") {
@@ -226,6 +229,18 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		}
 	}
 	return matchVendor(in, i, lo)
+}
+
+// matchShopify matches a Shopify access token or shared secret (shpat_,
+// shpca_, shppa_, shpss_): 32 hexadecimal digits as Shopify issues them
+// (gitleaks' rules), or 32 to 64 letters and digits that look generated,
+// as other scanners take them (secretlint's rule).
+func matchShopify(in string, i int) (hit, bool) {
+	if h, ok := exact(in, i, 6, cHex, 32, famShopifyToken); ok {
+		return h, true
+	}
+	h, ok := randomToken(in, i, 6, cAlnum, 32, famShopifyToken)
+	return h, ok && h.end-i-6 <= 64
 }
 
 // slackToken matches a Slack token whose prefix of length p is at in[i]:
@@ -1116,3 +1131,88 @@ const (
 	maxOpenAIBody = 256
 	minOpenAIHalf = 20
 )
+
+// gluedPrefixes are the vendor prefixes by which a token is found also
+// where the word before it runs into it (ourgithub_pat_…, tokenxoxb-…,
+// x_glpat-…): prefixes of five bytes or more in the vendor's own spelling,
+// which the ecosystem's scanners match with no boundary before them
+// (gitleaks' default rules for these vendors; Trivy's for GitHub's
+// fine-grained tokens), and whose bodies the matchers check strictly.
+// Shorter prefixes keep their boundary, as Trivy's tests have them do
+// (ghp_, gho_: Sogho_ICANVAS… is a word), and so do prefixes that words
+// end with (sk_, rk_: task_test_…; key-) and those whose bodies the
+// matchers take loosely (FLWSECK_TEST-).
+var gluedPrefixes = [...]string{
+	"github_pat_",
+	"glpat-", "gldt-", "glft-", "glimt-", "glagent-", "gloas-", "glptt-", "glrt-", "glsoat-", "glffct-", "glcbt-",
+	"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-",
+	"shpat_", "shpca_", "shppa_", "shpss_",
+	"lin_api_", "CLOJARS_", "duffel_test_", "duffel_live_", "fio-u-", "ops_eyJ",
+	pypiPrefix, "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", "AGE-SECRET-KEY-1",
+}
+
+// gluedBefore maps the byte before a separator ('_' or '-') to the
+// gluedPrefixes (bit k for gluedPrefixes[k]) whose first separator comes
+// after that byte, and gluedSep gives where that separator is in each.
+var gluedBefore, gluedSep = func() (t [256]uint64, sep [len(gluedPrefixes)]int) {
+	for k, p := range gluedPrefixes {
+		s := strings.IndexAny(p, "_-")
+		if s < 1 {
+			panic("scrub: glued prefix without a separator: " + p)
+		}
+		t[p[s-1]] |= 1 << k
+		sep[k] = s
+	}
+	return t, sep
+}()
+
+// minGluedWord is the shortest word matchGlued looks for a '_' in: one
+// byte and the shortest token whose prefix has a '_' and whose body is
+// word bytes (shpat_ and 32) are longer; a body that holds other bytes
+// (ops_eyJ's base64) runs on past such a word.
+const minGluedWord = 24
+
+// matchGlued matches a token of gluedPrefixes that begins inside the word
+// in[ws:e], after its first byte, and whose prefix's first separator is a
+// '_' inside the word, or a JWT after such a '_'. (A prefix whose first
+// separator is a '-' is read at that '-': see matchPunct.) The token is
+// read as if the text began with it (the bytes before are a word's, not
+// its).
+func (s *Scrubber) matchGlued(in string, ws, e int) (hit, bool) {
+	for p := ws + 1; p < e; {
+		k := strings.IndexByte(in[p:e], '_')
+		if k < 0 {
+			break
+		}
+		u := p + k
+		if h, ok := s.gluedAt(in, ws, u); ok {
+			return h, true
+		}
+		// A JWT after a '_' (ghs_12345_eyJ…: GitHub's installation
+		// tokens that carry one; name_eyJ…).
+		if strings.HasPrefix(in[u+1:e], "eyJ") && s.on[famJWT] {
+			if h, ok := matchJWT(in, u+1); ok {
+				return h, true
+			}
+		}
+		p = u + 1
+	}
+	return hit{}, false
+}
+
+// gluedAt matches a token of gluedPrefixes whose prefix's first separator
+// is in[sep] and begins after in[ws].
+func (s *Scrubber) gluedAt(in string, ws, sep int) (hit, bool) {
+	for m := gluedBefore[in[sep-1]]; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		pre := gluedPrefixes[k]
+		p := sep - gluedSep[k]
+		if p <= ws || !strings.HasPrefix(in[p:], pre) {
+			continue
+		}
+		if h, ok := matchToken(in, p, p); ok && h.start == p && s.on[h.fam] {
+			return h, true
+		}
+	}
+	return hit{}, false
+}

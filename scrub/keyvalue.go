@@ -1296,6 +1296,17 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 		// key=key=… linear at a small cost per separator.
 		ve = valueEndMax(in, esc, ve+1, closing, mode, lvl, lim-(ve+1-vs))
 	}
+	if mode&stopToken != 0 && ve > vs && ve < len(in) && in[ve] == '=' && chars[in[ve-1]]&cAlnum != 0 {
+		// Base64's padding ends the value (KEY = ZHVtbXk…YQ==): one or
+		// two '=' that no token byte follows.
+		k := ve
+		for k < len(in) && k-ve < 2 && in[k] == '=' {
+			k++
+		}
+		if k == len(in) || chars[in[k]]&cTok68 == 0 && in[k] != '[' {
+			ve = k
+		}
+	}
 	if kind == kvSSN && closing == "" && vs+11 <= len(in) && isSSNValue(in[vs:vs+11]) && !is(in, vs+11, cWord) {
 		ve = vs + 11 // 536 90 4412
 	}

@@ -88,6 +88,11 @@ var shapes51 = []shapeCase{
 	{"token endpoint", `"token": "https://api.example.com/v1/token"`, `"token": "https://api.example.com/v1/token"`},
 	{"URL with a generated part", "secret: https://hooks.example.com/hook/8f3kd92JdkQ0sPz1", "secret: [REDACTED:secret]"},
 	{"URL with credentials", `DB_AUTH = "postgres://app:Xk29fj3LmQ@db.internal:5432/app"`, `DB_AUTH = "[REDACTED:secret]"`},
+	// Base64's padding goes with the value after a vaguer key, which
+	// '=' otherwise ends (secretlint's ANY_KEY = ZHVtbXk…YQ==).
+	{"padding after KEY =", "ANY_KEY = ZHVtbXkgdGV4dCBkYXRhIGRhdGEgZGF0YQ==", "ANY_KEY = [REDACTED:secret]"},
+	{"one '=' of padding", "attempt=3 key=QUJDREVGRzEyMzQ1Njc4OWFiY2Q= duration=1.2s", "attempt=3 key=[REDACTED:secret] duration=1.2s"},
+	{"'=' before a token byte", "key: QUJDREVGRzEyMzQ1Njc4OWFiY2Q=x", "key: [REDACTED:secret]"},
 }
 
 func TestShapes51(t *testing.T) { checkShapes(t, shapes51) }

@@ -634,6 +634,11 @@ func fallbackLiteral(in string, v int) int {
 	for v < len(in) && in[v] == '(' {
 		v++ // (os.getenv("API_TOKEN") or "…")
 	}
+	if placeholderLen(in[v:]) > 0 {
+		// The key's value, which a first pass found: that pass read no
+		// further (password=[REDACTED:password] || "…").
+		return 0
+	}
 	for p := v; p < len(in) && p-v < maxFallback; p++ {
 		c := in[p]
 		switch {

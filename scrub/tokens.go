@@ -1155,6 +1155,9 @@ var gluedPrefixes = [...]string{
 // gluedPrefixes (bit k for gluedPrefixes[k]) whose first separator comes
 // after that byte, and gluedSep gives where that separator is in each.
 var gluedBefore, gluedSep = func() (t [256]uint64, sep [len(gluedPrefixes)]int) {
+	if len(gluedPrefixes) > 64 {
+		panic("scrub: more glued prefixes than bits in gluedBefore")
+	}
 	for k, p := range gluedPrefixes {
 		s := strings.IndexAny(p, "_-")
 		if s < 1 {
@@ -1188,8 +1191,8 @@ func (s *Scrubber) matchGlued(in string, ws, e int) (hit, bool) {
 		if h, ok := s.gluedAt(in, ws, u); ok {
 			return h, true
 		}
-		// A JWT after a '_' (ghs_12345_eyJ…: GitHub's installation
-		// tokens that carry one; name_eyJ…).
+		// A JWT after a '_' (ghs_12345_eyJ…, as secretlint's tests
+		// write a GitHub App installation token; name_eyJ…).
 		if strings.HasPrefix(in[u+1:e], "eyJ") && s.on[famJWT] {
 			if h, ok := matchJWT(in, u+1); ok {
 				return h, true

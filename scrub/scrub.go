@@ -210,7 +210,10 @@ func Families() []string {
 // String returns in with every finding replaced by its placeholder. If
 // there is none it returns in itself, without allocating.
 func (s *Scrubber) String(in string) string {
-	var buf [16]hit
+	// Room for the findings of most messages, on the stack; a small one,
+	// since every call clears it (a message with more findings grows it
+	// on the heap).
+	var buf [4]hit
 	hits := s.collect(buf[:0], in)
 	if len(hits) == 0 {
 		return in

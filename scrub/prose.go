@@ -356,6 +356,15 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 		return hit{}, false // "error: …", 10:20:30, host:8080: no pair
 	}
 	if h, ok := quotedHalfPair(in, i, lo); ok {
+		if h.end == i {
+			// The half before ':' may be a secret-ish key
+			// ("Authorization0":"…"), whose value matchKeyValue reads:
+			// a second pass, which sees that value redacted, must not
+			// read the key instead.
+			if kind, _, _ := s.keyKind(in, h.start, h.end, lo, false); kind != kvNone {
+				return hit{}, false
+			}
+		}
 		return h, true
 	}
 	if !passAhead(in, i+1) {

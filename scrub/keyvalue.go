@@ -1046,9 +1046,7 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	if chars[in[k-1]]&cKey == 0 {
 		return false
 	}
-	if isDigit(in[k-1]) {
-		k = unnumbered(in, k, lo)
-	}
+	k = unnumbered(in, k, lo)
 	var p uint16
 	if k-lo >= 2 && chars[in[k-2]]&cAlnum != 0 && chars[in[k-1]]&cAlnum != 0 {
 		p = pair(in[k-2], in[k-1])
@@ -1181,9 +1179,7 @@ func keyBefore(in string, e, lo int) (j, ke int, quoted, ok bool) {
 // those with a secret-ish word inside (password_super_secure,
 // mySecretString) or the word "key" (Using Key=…), are read whole.
 func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, strength) {
-	if isDigit(in[ke-1]) {
-		ke = unnumbered(in, ke, j)
-	}
+	ke = unnumbered(in, ke, j)
 	key := in[j:ke]
 	if keyEnds[in[ke-1]] && pairFlags[lastPair(key)]&pairTerm != 0 {
 		kind, counts := classifyKey(key, query)
@@ -1214,8 +1210,12 @@ func (s *Scrubber) keyKind(in string, j, ke, lo int, query bool) (kvKind, bool, 
 // number: numbered keys (password1, static_password03, DB_PASSWORD_2,
 // token-2) are read as the key they number. The key keeps its number if
 // fewer than three letters would be left (x509, s3) or no letter ends
-// them (v1.2). It reads back no further than lo.
+// them (v1.2). It reads back no further than lo. A key that ends with no
+// digit is returned as it is.
 func unnumbered(in string, ke, lo int) int {
+	if ke <= lo || !isDigit(in[ke-1]) {
+		return ke
+	}
 	d := ke
 	for d > lo && ke-d < 8 && isDigit(in[d-1]) {
 		d--

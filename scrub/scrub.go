@@ -649,9 +649,16 @@ func wordStart(in string, i, lo int) int {
 // already, and with it that scheme. schemes is the scan's record of the
 // run of token68 bytes the last word looked at was in (see schemeLook).
 func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *schemeLook) (hit, bool) {
-	if worthTrying(in, ws, e, lo) && mayMatchWord(in, ws, e, lo) {
-		if h, ok := s.matchWord(in, ws, lo); ok {
-			return h, true
+	if worthTrying(in, ws, e, lo) {
+		switch mayMatchWord(in, ws, e, lo) {
+		case wordAny:
+			if h, ok := s.matchWord(in, ws, lo); ok {
+				return h, true
+			}
+		case wordBehind:
+			if h, ok := matchBehind(in, ws, lo); ok && s.on[h.fam] {
+				return h, true
+			}
 		}
 	}
 	if ws-lo < 2 {
@@ -936,13 +943,14 @@ func worthTrying(in string, ws, e, lo int) bool {
 	return w >= 10
 }
 
-// mayMatchWord reports whether any matcher of matchWord may find
-// something at the word in[ws:e]; most words of text start nothing, and
-// for them the call is skipped. It lets through, by what each matcher
-// needs to begin:
-//   - a word after a byte that may end a token's prefix ('/', '+', '=',
-//     '~', '.', '-'; see matchBehind) or a bot id (':' before 'A'; see
-//     matchUnprefixed);
+// mayMatchWord reports which matchers of matchWord may find something at
+// the word in[ws:e]: none (wordNone), as for most words of text, which
+// start nothing; only matchBehind (wordBehind), as for most words after a
+// '.' or a '/' (java.lang.IllegalStateException, /usr/lib/Python3); or
+// any (wordAny). It lets through, by what each matcher needs to begin:
+//   - to matchBehind only, a word after a byte that may end a token's
+//     prefix ('/', '+', '=', '~', '.', '-');
+//   - a word after a bot id (':' before 'A'; see matchUnprefixed);
 //   - a word whose first two bytes begin a prefix (startPairs);
 //   - a word of hexadecimal digits in the shape of a MAC address, an IPv6
 //     group, a UUID or a hexadecimal token's first group (matchHexStart),
@@ -952,20 +960,21 @@ func worthTrying(in string, ws, e, lo int) bool {
 //   - a MaxMind license key, a Dropbox long-lived token and a Discord bot
 //     token's first part, which have no prefix (matchUnprefixed,
 //     matchDiscordToken).
-func mayMatchWord(in string, ws, e, lo int) bool {
+func mayMatchWord(in string, ws, e, lo int) uint8 {
 	c := in[ws]
+	behind := uint8(wordNone)
 	if ws > lo {
 		switch in[ws-1] {
 		case '/', '+', '=', '~', '.', '-':
-			return true
+			behind = wordBehind
 		case ':':
 			if c == 'A' {
-				return true
+				return wordAny
 			}
 		}
 	}
 	if startPairs.at(in, ws) {
-		return true
+		return wordAny
 	}
 	w := e - ws
 	var next byte
@@ -976,35 +985,42 @@ func mayMatchWord(in string, ws, e, lo int) bool {
 		switch next {
 		case '-':
 			if w == 2 || w == 8 || w == 32 {
-				return true
+				return wordAny
 			}
 		case ':':
 			if w <= 4 {
-				return true
+				return wordAny
 			}
 		case '.':
 			if w == 4 {
-				return true
+				return wordAny
 			}
 		}
 		if isDigit(c) && skip(in, ws, cDigit) == e {
-			return true
+			return wordAny
 		}
 	}
 	if w >= 4 && isLetter(c) && isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3]) {
-		return true
+		return wordAny
 	}
 	if ws+5 < len(in) && in[ws+5] == '~' || ws+14 < len(in) && in[ws+14] == '.' {
-		return true
+		return wordAny
 	}
 	switch {
 	case w >= 40 && in[ws+6] == '_', w >= 21 && in[ws+11:ws+21] == "AAAAAAAAAA":
-		return true
-	case w >= 24 && next == '.':
-		return c == 'M' || c == 'N' || c == 'O'
+		return wordAny
+	case w >= 24 && next == '.' && (c == 'M' || c == 'N' || c == 'O'):
+		return wordAny
 	}
-	return false
+	return behind
 }
+
+// What mayMatchWord lets a word through to.
+const (
+	wordNone   = iota // no matcher
+	wordBehind        // matchBehind only
+	wordAny           // any matcher of matchWord
+)
 
 // matchWord tries the matchers that begin at a word start.
 func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {

@@ -10,8 +10,10 @@ import (
 )
 
 // checkWordGate fails t for each word of in that mayMatchWord turns away
-// and matchWord would find something at: the gate in front of matchWord
-// must let through every word a matcher begins at. Each word is tried as
+// and matchWord would find something at, or lets through to matchBehind
+// only and matchWord would find something else at: the gate in front of
+// matchWord must let through every word a matcher begins at, to that
+// matcher. Each word is tried as
 // the scanner may meet it: from its start after the previous finding or
 // the text's start (lo = 0), and right after a finding that ends at it,
 // inside a run of word bytes too (lo = ws).
@@ -27,11 +29,24 @@ func checkWordGate(t *testing.T, in string) {
 			los = append(los, 0)
 		}
 		for _, lo := range los {
-			if !worthTrying(in, ws, e, lo) || mayMatchWord(in, ws, e, lo) {
+			if !worthTrying(in, ws, e, lo) {
 				continue
 			}
-			if h, ok := std.matchWord(in, ws, lo); ok {
+			gate := mayMatchWord(in, ws, e, lo)
+			if gate == wordAny {
+				continue
+			}
+			h, ok := std.matchWord(in, ws, lo)
+			if !ok {
+				continue
+			}
+			if gate == wordNone {
 				t.Errorf("mayMatchWord turns away %q (lo %d) in %q, where matchWord finds %s %q",
+					in[ws:e], lo, in, familyNames[h.fam], in[h.start:h.end])
+				continue
+			}
+			if b, ok := matchBehind(in, ws, lo); !ok || b != h {
+				t.Errorf("mayMatchWord lets %q (lo %d) in %q through to matchBehind only, where matchWord finds %s %q",
 					in[ws:e], lo, in, familyNames[h.fam], in[h.start:h.end])
 			}
 		}

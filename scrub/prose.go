@@ -61,6 +61,13 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		letter = letter || isLetter(c)
 		ve++
 	}
+	if ve < len(in) && in[ve] == '[' && placeholderLen(in[ve:]) > 0 {
+		// The run goes on into a finding a first pass redacted: what it
+		// read then had more (and was rejected, or held that finding).
+		// (Looked at before the run loses the punctuation it ends with:
+		// "0A://000:[REDACTED:…]" read "0A://000:0@000" then.)
+		return hit{}, false
+	}
 	if quote != 0 {
 		if ve >= len(in) || in[ve] != quote {
 			return hit{}, false
@@ -69,11 +76,6 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 		for ve > ws && strings.IndexByte(".:!?", in[ve-1]) >= 0 {
 			ve--
 		}
-	}
-	if ve < len(in) && in[ve] == '[' && placeholderLen(in[ve:]) > 0 {
-		// The run goes on into a finding a first pass redacted: what it
-		// read then had more (and was rejected, or held that finding).
-		return hit{}, false
 	}
 	val := in[ws:ve]
 	if ve-ws >= maxProseValue && quote == 0 {

@@ -93,6 +93,11 @@ var shapes51 = []shapeCase{
 	{"padding after KEY =", "ANY_KEY = ZHVtbXkgdGV4dCBkYXRhIGRhdGEgZGF0YQ==", "ANY_KEY = [REDACTED:secret]"},
 	{"one '=' of padding", "attempt=3 key=QUJDREVGRzEyMzQ1Njc4OWFiY2Q= duration=1.2s", "attempt=3 key=[REDACTED:secret] duration=1.2s"},
 	{"'=' before a token byte", "key: QUJDREVGRzEyMzQ1Njc4OWFiY2Q=x", "key: [REDACTED:secret]"},
+	// A value in prose that runs into a finding of a first pass after
+	// punctuation it ends with (FuzzScrub, c8c7942ae3ef9ca6): the second
+	// pass rejects it as the first did the whole run.
+	{"prose value into a placeholder", "token 0A://000:0@000", "token 0A://000:[REDACTED:url_password]@000"},
+	{"prose value before a colon and a placeholder", "token 9fK2mQ8xZ:[REDACTED:secret] was sent", "token 9fK2mQ8xZ:[REDACTED:secret] was sent"},
 }
 
 func TestShapes51(t *testing.T) { checkShapes(t, shapes51) }

@@ -241,13 +241,20 @@ func network4(in string, e int, a uint32) bool {
 
 // prefixLen reads the prefix length of a CIDR block at in[e] ("/24"): a
 // '/' and one to three digits, at most max, not followed by more word
-// bytes.
+// bytes, nor by what goes on as an address ('.' and a digit, ':' and a
+// hexadecimal digit or another ':').
 func prefixLen(in string, e, max int) (int, bool) {
 	if e >= len(in) || in[e] != '/' {
 		return 0, false
 	}
 	d := skipMax(in, e+1, cDigit, 4)
 	if d == e+1 || d-(e+1) > 3 || is(in, d, cWord) {
+		return 0, false
+	}
+	if d+1 < len(in) && (in[d] == '.' && isDigit(in[d+1]) || in[d] == ':' && (chars[in[d+1]]&cHex != 0 || in[d+1] == ':')) {
+		// The digits begin another address (10.0.0.0/8.8.8.8,
+		// 1::/20::1), which a scan finds and redacts: read as a length
+		// here, a second pass would not see them so.
 		return 0, false
 	}
 	n := 0

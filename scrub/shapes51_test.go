@@ -98,6 +98,13 @@ var shapes51 = []shapeCase{
 	// pass rejects it as the first did the whole run.
 	{"prose value into a placeholder", "token 0A://000:0@000", "token 0A://000:[REDACTED:url_password]@000"},
 	{"prose value before a colon and a placeholder", "token 9fK2mQ8xZ:[REDACTED:secret] was sent", "token 9fK2mQ8xZ:[REDACTED:secret] was sent"},
+	// Digits after a network address's '/' that begin another address
+	// are no prefix length (FuzzScrub, bbd14d7bdb805b04): both addresses
+	// go, in the first pass as in the second.
+	{"IPv6 after '/'", "1::000/20::00", "[REDACTED:ip]/[REDACTED:ip]"},
+	{"IPv4 after '/'", "route 10.0.0.0/8.8.8.8 x", "route [REDACTED:ip]/[REDACTED:ip] x"},
+	{"a prefix length before ':'", "10.0.0.0/8: ok", "10.0.0.0/8: ok"},
+	{"a prefix length before '.'", "blocked 192.168.0.0/16.", "blocked 192.168.0.0/16."},
 }
 
 func TestShapes51(t *testing.T) { checkShapes(t, shapes51) }

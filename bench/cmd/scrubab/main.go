@@ -4,10 +4,10 @@
 // most changes move them; scrubab builds one program holding both versions of scrub (copied into
 // two packages of a temporary module), times each on the message set in turn, a few
 // milliseconds at a time, and prints the median over the rounds of the working tree's time ÷
-// the base's. The two sides drift together, so the median moves by about 1% between runs; an
-// A/A run (-base HEAD on a clean tree) gives 0.98 to 0.99 here, the placement of the two copies
-// favouring the second a little, so only a ratio below about 0.97 is a change that made scrub
-// faster.
+// the base's. The two sides drift together, so the median moves by about 1% between runs; A/A
+// runs (-base HEAD on a clean tree) gave 0.98 to 1.01 here, the placement of the two copies
+// mostly favouring the second a little, so only a ratio below about 0.97 is a change that made
+// scrub faster.
 //
 //	cd bench
 //	go run ./cmd/scrubab -base HEAD~1                  # the working tree against its parent
@@ -133,16 +133,12 @@ func run(base, set string, rounds int) error {
 // copySource writes scrub's source src to path as package pkg. scrub's non-test files import
 // only the standard library, so the package clause is all that changes.
 func copySource(src, pkg, path string) error {
-	out, ok := strings.CutPrefix(src, "package scrub\n")
-	if !ok {
-		k := strings.Index(src, "\npackage scrub\n")
-		if k < 0 {
-			return fmt.Errorf("%s: no package clause", path)
-		}
-		out = src[:k+1] + "package " + pkg + "\n" + src[k+len("\npackage scrub\n"):]
-	} else {
-		out = "package " + pkg + "\n" + out
+	const clause = "package scrub\n"
+	k := strings.Index("\n"+src, "\n"+clause) // at the start of a line
+	if k < 0 {
+		return fmt.Errorf("%s: no package clause", path)
 	}
+	out := src[:k] + "package " + pkg + "\n" + src[k+len(clause):]
 	return os.WriteFile(path, []byte(out), 0o644)
 }
 

@@ -9,9 +9,10 @@
 //	valgrind --tool=cachegrind --cache-sim=no /tmp/scrubloop -set clean_errors -n 300
 //
 // The difference of the two "I refs" counts, divided by the messages scrubbed, is scrub's
-// instructions per message (about 9,350 on clean_errors at the commit that added this, 11,300
-// on clean_256B); loading the corpora moves the first count by about 1M between runs, a few
-// tenths of a percent of the second's work at -n 300; callgrind (--tool=callgrind, then callgrind_annotate
+// instructions per message (about 9,350 on clean_errors at the commit that added this, about
+// 11,600 on clean_256B); loading the corpora moves the first count by 1 to 2M between runs, so
+// -n should make the second count's work a few hundred million (300 passes of clean_errors,
+// 20,000 of clean_256B); callgrind (--tool=callgrind, then callgrind_annotate
 // --inclusive=yes) splits them by function and line. On a machine whose speed drifts,
 // instruction counts guide where to work; the speed itself is measured in time
 // (cmd/scrubab, cmd/scrubreport).

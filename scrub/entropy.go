@@ -126,19 +126,23 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 		re = rs + 2
 	}
 	for end := min(limit, rs+maxToken); ; {
-		// (Four bytes at one look while all four are run bytes.)
-		for re+4 <= end {
-			k := runClass[in[re]] & runClass[in[re+1]] & runClass[in[re+2]] & runClass[in[re+3]]
-			if k&runByte == 0 {
+		// (Four bytes at one look while all four are run bytes; read from
+		// a slice that begins at re, whose reads the compiler does not
+		// check.)
+		t, j := in[re:end], 0
+		for j < len(t)-3 {
+			a, b, c, d := runClass[t[j]], runClass[t[j+1]], runClass[t[j+2]], runClass[t[j+3]]
+			if a&b&c&d&runByte == 0 {
 				break
 			}
-			seen |= runClass[in[re]] | runClass[in[re+1]] | runClass[in[re+2]] | runClass[in[re+3]]
-			re += 4
+			seen |= a | b | c | d
+			j += 4
 		}
-		for re < end && runClass[in[re]]&runByte != 0 {
-			seen |= runClass[in[re]]
-			re++
+		for j < len(t) && runClass[t[j]]&runByte != 0 {
+			seen |= runClass[t[j]]
+			j++
 		}
+		re += j
 		if re+1 >= end || in[re] != '=' || eq >= 0 || re == rs || chars[in[re-1]]&cAlnum == 0 || runClass[in[re+1]]&runByte == 0 {
 			break
 		}

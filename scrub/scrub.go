@@ -625,13 +625,17 @@ func (s *Scrubber) matchGrouped(in string, i int) (hit, bool) {
 // where clean text spends its time, so it looks at four bytes per branch
 // while it can: the AND of their classes is boring only if all four are.
 func skipBoring(in string, i int) int {
-	for i+4 <= len(in) && chars[in[i]]&chars[in[i+1]]&chars[in[i+2]]&chars[in[i+3]]&cBoring != 0 {
-		i += 4
+	// Read from a slice of in at i, with j counting up from 0: the
+	// compiler then proves the four reads in bounds and checks none.
+	s := in[i:]
+	j := 0
+	for j < len(s)-3 && chars[s[j]]&chars[s[j+1]]&chars[s[j+2]]&chars[s[j+3]]&cBoring != 0 {
+		j += 4
 	}
-	for i < len(in) && chars[in[i]]&cBoring != 0 {
-		i++
+	for j < len(s) && chars[s[j]]&cBoring != 0 {
+		j++
 	}
-	return i
+	return i + j
 }
 
 // wordStart returns the start of the word around in[i], not before lo.
@@ -733,6 +737,10 @@ type schemeLook struct {
 	start int  // where the run begins, or where the look back stopped
 	end   int  // in[start:end] is known to be token68 bytes; 0 if nothing is known
 	after bool // the run begins at start, after blanks and an 'r' or a 'c'
+	// Whether in[lo:] holds "bearer" or "basic" in some case: 0 before
+	// near first looks, then 1 or -1. Without either no word after lo is
+	// credentials after a scheme, and near answers at once.
+	schemes int8
 }
 
 // near reports whether the word at in[ws], after a token68 byte, may be
@@ -740,6 +748,15 @@ type schemeLook struct {
 // no further back than authRunBack bytes and no earlier than lo, after one
 // to authBlanks blanks and an 'r' or a 'c' in either case.
 func (l *schemeLook) near(in string, lo, ws int) bool {
+	if l.schemes == 0 {
+		l.schemes = -1
+		if holdsScheme(in[lo:]) {
+			l.schemes = 1
+		}
+	}
+	if l.schemes < 0 {
+		return false
+	}
 	if l.end > 0 && l.end <= ws && skip(in[:ws], l.end, cTok68) == ws {
 		l.end = ws // the same run as the word before
 		return l.after && ws-l.start <= authRunBack
@@ -760,6 +777,24 @@ func (l *schemeLook) near(in string, lo, ws int) bool {
 		l.after = j > lo && (in[j-1]|0x20 == 'r' || in[j-1]|0x20 == 'c')
 	}
 	return l.after
+}
+
+// holdsScheme reports whether s holds "bearer" or "basic" in any case,
+// the schemes matchAfterAuthScheme reads credentials after.
+func holdsScheme(s string) bool {
+	for _, b := range [...]byte{'b', 'B'} {
+		for t := s; ; {
+			k := strings.IndexByte(t, b)
+			if k < 0 {
+				break
+			}
+			if hasPrefixFold(t[k:], "bearer") || hasPrefixFold(t[k:], "basic") {
+				return true
+			}
+			t = t[k+1:]
+		}
+	}
+	return false
 }
 
 // tryEncoded matches the encoded run of the word in[ws:e] (matchEncoded)

@@ -785,10 +785,10 @@ func holdsScheme(s string) bool {
 	for _, b := range [...]byte{'b', 'B'} {
 		for t := s; ; {
 			k := strings.IndexByte(t, b)
-			if k < 0 {
+			if k < 0 || k+5 > len(t) {
 				break
 			}
-			if hasPrefixFold(t[k:], "bearer") || hasPrefixFold(t[k:], "basic") {
+			if c := t[k+1] | 0x20; c == 'e' && hasPrefixFold(t[k:], "bearer") || c == 'a' && hasPrefixFold(t[k:], "basic") {
 				return true
 			}
 			t = t[k+1:]

@@ -478,7 +478,9 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			ws, e := wordStart(in, i, lo), skip(in, i, cWord)
 			first := ws-1 != tried
 			tried, resume = e, e
-			h, ok = s.matchWordAt(in, ws, e, lo, first, &schemes)
+			if wt := worthTrying(in, ws, e, lo); wt || wordInContext(in, ws, e, lo, first) {
+				h, ok = s.matchWordAt(in, ws, e, lo, first, wt, &schemes)
+			}
 			if !ok && e-ws >= 8 && ws >= encoded {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
@@ -496,7 +498,9 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 				ws := wordStart(in, i, lo)
 				first := ws-1 != tried
 				tried = i
-				h, ok = s.matchWordAt(in, ws, i, lo, first, &schemes)
+				if wt := worthTrying(in, ws, i, lo); wt || wordInContext(in, ws, i, lo, first) {
+					h, ok = s.matchWordAt(in, ws, i, lo, first, wt, &schemes)
+				}
 			}
 			if !ok || h.end > limit {
 				h, ok = s.matchPunct(in, esc, i, lo)
@@ -650,10 +654,12 @@ func wordStart(in string, i, lo int) int {
 // its start, an Authorization scheme ("bearer") before it, and, in a long
 // word, a token whose prefix the word runs into (matchGlued). first is
 // false when the word right before it, in the same run of bytes, was tried
-// already, and with it that scheme. schemes is the scan's record of the
-// run of token68 bytes the last word looked at was in (see schemeLook).
-func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *schemeLook) (hit, bool) {
-	if worthTrying(in, ws, e, lo) {
+// already, and with it that scheme. worth is worthTrying's answer for the
+// word, which the scan asks before it calls (see wordInContext). schemes
+// is the scan's record of the run of token68 bytes the last word looked
+// at was in (see schemeLook).
+func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first, worth bool, schemes *schemeLook) (hit, bool) {
+	if worth {
 		switch mayMatchWord(in, ws, e, lo) {
 		case wordAny:
 			if h, ok := s.matchWord(in, ws, lo); ok {
@@ -713,6 +719,23 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first bool, schemes *sc
 		return s.matchGlued(in, ws, e)
 	}
 	return hit{}, false
+}
+
+// wordInContext reports whether matchWordAt may find something at the
+// word in[ws:e] that worthTrying rules out: after a blank or a quote (a
+// value in prose, credentials after a scheme), inside a run of token68
+// bytes (first, as matchWordAt's), or in a word long enough for
+// matchGlued. Most words that worthTrying rules out are none of these,
+// and the scan then skips the call.
+func wordInContext(in string, ws, e, lo int, first bool) bool {
+	if e-ws >= minGluedWord {
+		return true
+	}
+	if ws-lo < 2 {
+		return false
+	}
+	p := in[ws-1]
+	return chars[p]&cProseOpen != 0 || first && chars[p]&cTok68 != 0
 }
 
 // authRunBack is how far matchAfterAuthScheme looks back over the run of

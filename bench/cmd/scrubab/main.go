@@ -15,7 +15,12 @@
 //
 // Before timing, it scrubs every message of every set of BenchmarkScrubVsGitleaks with both
 // versions and lists those whose outputs differ (at most 10), so that a change meant only to be
-// faster shows at once whether it changed anything.
+// faster shows at once whether it changed anything. With -splice n it also compares the two on n
+// messages spliced from those (random pieces of one to three messages joined by separators and
+// context words: "=", ": ", "bearer ", a line break, …; the same n messages on every run), which
+// reach shapes the corpora do not hold; -rounds 0 then only compares.
+//
+//	go run ./cmd/scrubab -base HEAD~3 -splice 2000000 -rounds 0
 package main
 
 import (
@@ -33,12 +38,13 @@ import (
 func main() {
 	base := flag.String("base", "HEAD", "the commit to compare the working tree with")
 	set := flag.String("set", "clean_errors", "the message set timed (a name of BenchmarkScrubVsGitleaks)")
-	rounds := flag.Int("rounds", 400, "rounds, each timing both sides once")
+	rounds := flag.Int("rounds", 400, "rounds, each timing both sides once (0: compare outputs only)")
+	splice := flag.Int("splice", 0, "how many spliced messages to compare outputs on")
 	flag.Parse()
-	if *rounds < 1 {
-		fail(fmt.Errorf("-rounds must be at least 1"))
+	if *rounds < 0 || *splice < 0 {
+		fail(fmt.Errorf("-rounds and -splice must not be negative"))
 	}
-	if err := run(*base, *set, *rounds); err != nil {
+	if err := run(*base, *set, *rounds, *splice); err != nil {
 		fail(err)
 	}
 }
@@ -48,7 +54,7 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func run(base, set string, rounds int) error {
+func run(base, set string, rounds, splice int) error {
 	sets, err := scrubvs.Load("testdata")
 	if err != nil {
 		return err
@@ -123,7 +129,7 @@ func run(base, set string, rounds int) error {
 			return err
 		}
 	}
-	cmd := exec.Command("go", "run", ".", "-rounds", fmt.Sprint(rounds), "-set", set)
+	cmd := exec.Command("go", "run", ".", "-rounds", fmt.Sprint(rounds), "-set", set, "-splice", fmt.Sprint(splice))
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -159,8 +165,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"scrubab/base"
@@ -168,6 +176,29 @@ import (
 )
 
 var sink int
+
+// joins are what spliced pieces are joined by: separators, and words a
+// matcher reads a value after.
+var joins = []string{" ", "", "\n", "\t", ": ", ":", "=", "=\"", "\"", "'", "/", "-", "_", ".", ",", "@",
+	"bearer ", "Bearer ", "basic ", "token ", "password=", "key: ", "secret ", "api_key=", "://", "+", "~", "\\", "%", "[REDACTED:secret]"}
+
+// spliced returns a message made of random pieces of msgs.
+func spliced(r *rand.Rand, msgs []string) string {
+	var b strings.Builder
+	for n := 1 + r.IntN(3); n > 0; n-- {
+		m := msgs[r.IntN(len(msgs))]
+		i := r.IntN(len(m) + 1)
+		j := i + r.IntN(len(m)-i+1)
+		if r.IntN(3) == 0 {
+			i, j = 0, len(m)
+		}
+		b.WriteString(m[i:j])
+		if n > 1 || r.IntN(2) == 0 {
+			b.WriteString(joins[r.IntN(len(joins))])
+		}
+	}
+	return b.String()
+}
 
 // pass scrubs msgs k times with f and returns the time taken.
 func pass(f func(string) string, msgs []string, k int) time.Duration {
@@ -183,6 +214,7 @@ func pass(f func(string) string, msgs []string, k int) time.Duration {
 func main() {
 	rounds := flag.Int("rounds", 400, "")
 	set := flag.String("set", "", "")
+	splice := flag.Int("splice", 0, "")
 	flag.Parse()
 	raw, err := os.ReadFile("msgs.json")
 	if err != nil {
@@ -203,6 +235,22 @@ func main() {
 		}
 	}
 	fmt.Printf("outputs: %d of %d messages differ\n", diffs, 2*len(msgs["all"]))
+	if *splice > 0 {
+		r := rand.New(rand.NewPCG(53, 31))
+		diffs := 0
+		for range *splice {
+			in := spliced(r, msgs["all"])
+			if b, h := base.String(in), head.String(in); b != h {
+				if diffs++; diffs <= 10 {
+					fmt.Printf("differs: %q\n  base %q\n  head %q\n", in, b, h)
+				}
+			}
+		}
+		fmt.Printf("spliced: %d of %d messages differ\n", diffs, *splice)
+	}
+	if *rounds == 0 {
+		return
+	}
 	timed := msgs["timed"]
 	// Each pass lasts a few milliseconds: short enough that both sides of a round see the
 	// machine alike, long enough to time.

@@ -633,8 +633,22 @@ func skipBoring(in string, i int) int {
 	// compiler then proves the four reads in bounds and checks none.
 	s := in[i:]
 	j := 0
-	for j < len(s)-3 && chars[s[j]]&chars[s[j+1]]&chars[s[j+2]]&chars[s[j+3]]&cBoring != 0 {
-		j += 4
+	for j < len(s)-3 {
+		a, b, c, d := chars[s[j]], chars[s[j+1]], chars[s[j+2]], chars[s[j+3]]
+		if a&b&c&d&cBoring != 0 {
+			j += 4
+			continue
+		}
+		// One of the four is not boring: the first such.
+		switch {
+		case a&cBoring == 0:
+			return i + j
+		case b&cBoring == 0:
+			return i + j + 1
+		case c&cBoring == 0:
+			return i + j + 2
+		}
+		return i + j + 3
 	}
 	for j < len(s) && chars[s[j]]&cBoring != 0 {
 		j++

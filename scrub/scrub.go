@@ -900,17 +900,20 @@ func proseRun(in string, i, n int) bool {
 // first word after a dot.
 const dottedPrefixStarts = "dhs"
 
+// (matchDotted compares a byte with each of the three.)
+var _ = [1]int{}[len(dottedPrefixStarts)-3]
+
 // matchDotted tries the vendor tokens whose prefix has a '.' inside and
 // whose body begins with the word at in[ws], right after a '.': the prefix
 // is one of the few words and dots before it.
 func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
 	r := ws - 1
-	for r > lo && ws-r < 12 && (chars[in[r-1]]&cLowerDigit != 0 || in[r-1] == '.') {
+	for r > lo && ws-r < 12 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
 		r--
 	}
 	for p := r; p < ws-1; p++ {
-		if p > lo && (chars[in[p-1]]&cWord != 0 || in[p-1] != '.' && p != r) ||
-			strings.IndexByte(dottedPrefixStarts, in[p]) < 0 {
+		if c := in[p]; c != dottedPrefixStarts[0] && c != dottedPrefixStarts[1] && c != dottedPrefixStarts[2] ||
+			p > lo && (chars[in[p-1]]&cWord != 0 || in[p-1] != '.' && p != r) {
 			continue
 		}
 		if !mayBeDotted(in, p) {

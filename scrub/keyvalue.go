@@ -160,6 +160,9 @@ func lastPair(key string) uint16 {
 // termsByLast indexes keyTerms by their last byte, in order.
 var termsByLast = func() (t [256][]uint8) {
 	for k, term := range keyTerms {
+		if len(term.term) < 3 {
+			panic("scrub: key term " + term.term + " is shorter than endsWithTerm reads")
+		}
 		c := term.term[len(term.term)-1]
 		t[c] = append(t[c], uint8(k))
 	}
@@ -250,14 +253,18 @@ func endsWithTerm(key string) bool {
 	if k < 0 {
 		return false
 	}
-	// The byte before the last rules out most terms before tailIs reads
-	// them (every term has three bytes or more).
+	// The two bytes before the last rule out most terms before tailIs
+	// reads them (every term has three bytes or more).
 	j, c := keyByteBefore(key, k)
 	if j < 0 {
 		return false
 	}
+	m, b := keyByteBefore(key, j)
+	if m < 0 {
+		return false
+	}
 	for _, t := range termsByLast[last] {
-		if term := keyTerms[t].term; term[len(term)-2] == c && tailIs(key[:k+1], term) {
+		if term := keyTerms[t].term; term[len(term)-2] == c && term[len(term)-3] == b && tailIs(key[:k+1], term) {
 			return true
 		}
 	}

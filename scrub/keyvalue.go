@@ -502,6 +502,14 @@ func weakQueryKey(key string) bool {
 	return strings.EqualFold(key, "key")
 }
 
+// noValueAfter are the bytes after '=' that leave no value (key=&,
+// key=, …), and assignOps those of the operators before '=' (:=, ?=, +=,
+// ||=, !=, .=).
+var (
+	noValueAfter = byteSet(",;)]}&")
+	assignOps    = byteSet(":?+|!.")
+)
+
 // matchKeyValue matches the value after a secret-ish key at the separator
 // in[i], ':' or '='. A '=' may come with the operator bytes of code and
 // configuration before it (Go's and Makefiles' :=, ::=, :::=, ?=, ??=,
@@ -522,7 +530,7 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 			return hit{}, false // :=, ::= and :::= are read at their '='; a::b is no key
 		}
 	} else {
-		if i+1 == len(in) || strings.IndexByte(",;)]}&", in[i+1]) >= 0 || padding(in, i) {
+		if i+1 == len(in) || noValueAfter[in[i+1]] || padding(in, i) {
 			return hit{}, false // no value: key=&, key=, base64 padding
 		}
 		if i+1 < len(in) {
@@ -536,7 +544,7 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 				}
 			}
 		}
-		for op > lo && i-op < 3 && strings.IndexByte(":?+|!.", in[op-1]) >= 0 {
+		for op > lo && i-op < 3 && assignOps[in[op-1]] {
 			op--
 		}
 		if o := in[op:i]; strings.IndexByte(o, '.') >= 0 && (o != "." || op == lo || !isBlank(in[op-1])) {

@@ -925,6 +925,9 @@ func matchNumbered(in string, i int) (hit, bool) {
 // t1.).
 const dottedStarts = "dhpstvy"
 
+// dottedStartSet holds the bytes of dottedStarts, for a look up.
+var dottedStartSet = byteSet(dottedStarts)
+
 // behindAt reports whether the prefix p, which ends with a byte that ends
 // a word ('.', '~'), ends at in[b] and begins a word, not before lo.
 func behindAt(in string, b, lo int, p string) bool {
@@ -981,7 +984,7 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 			for r > lo && b-r < 9 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
 				r--
 			}
-			if r < b && (r == lo || chars[in[r-1]]&cWord == 0) && strings.IndexByte(dottedStarts, in[r]) >= 0 {
+			if r < b && (r == lo || chars[in[r-1]]&cWord == 0) && dottedStartSet[in[r]] {
 				if h, ok := matchVendor(in, r, lo); ok && h.end > i {
 					return h, true
 				}

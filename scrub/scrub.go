@@ -443,8 +443,10 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 		if waiting && i >= pending.end {
 			return pending, true
 		}
-		if i = skipBoring(in[:limit], i); i >= limit {
-			break
+		if chars[in[i]]&cBoring != 0 {
+			if i = skipBoring(in[:limit], i); i >= limit {
+				break
+			}
 		}
 		c := in[i]
 		if chars[c]&cEscape != 0 {

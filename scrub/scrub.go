@@ -504,7 +504,9 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 					h, ok = s.matchWordAt(in, ws, i, lo, first, wt, &schemes)
 				}
 			}
-			if !ok || h.end > limit {
+			// (A '/', the most common trigger in text, begins nothing
+			// unless matchPunct's cases for it may match.)
+			if (!ok || h.end > limit) && (c != '/' || slashMayMatch(in, i, lo)) {
 				h, ok = s.matchPunct(in, esc, i, lo)
 			}
 		}
@@ -1121,6 +1123,13 @@ func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
 		}
 	}
 	return hit{}, false
+}
+
+// slashMayMatch reports whether matchPunct may find something at the '/'
+// at in[i]: after '<' (an XML element's end) or 'm' (a webhook's host),
+// or before 'h' or 'U' (a home directory).
+func slashMayMatch(in string, i, lo int) bool {
+	return i > lo && (in[i-1] == '<' || in[i-1] == 'm') || i+1 < len(in) && (in[i+1] == 'h' || in[i+1] == 'U')
 }
 
 // matchPunct tries the matchers that begin at the trigger byte in[i].

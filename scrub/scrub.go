@@ -504,9 +504,10 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 					h, ok = s.matchWordAt(in, ws, i, lo, first, wt, &schemes)
 				}
 			}
-			// (A '/', the most common trigger in text, begins nothing
-			// unless matchPunct's cases for it may match.)
-			if (!ok || h.end > limit) && (c != '/' || slashMayMatch(in, i, lo)) {
+			// (A '/' or a '(', the most common triggers in text besides
+			// ':', begins nothing unless matchPunct's case for it may
+			// match.)
+			if (!ok || h.end > limit) && punctMayMatch(in, i, lo) {
 				h, ok = s.matchPunct(in, esc, i, lo)
 			}
 		}
@@ -1125,11 +1126,18 @@ func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
 	return hit{}, false
 }
 
-// slashMayMatch reports whether matchPunct may find something at the '/'
-// at in[i]: after '<' (an XML element's end) or 'm' (a webhook's host),
-// or before 'h' or 'U' (a home directory).
-func slashMayMatch(in string, i, lo int) bool {
-	return i > lo && (in[i-1] == '<' || in[i-1] == 'm') || i+1 < len(in) && (in[i+1] == 'h' || in[i+1] == 'U')
+// punctMayMatch reports whether matchPunct may find something at the
+// trigger in[i], as far as the bytes next to a '/' or a '(' tell: a '/'
+// after '<' (an XML element's end) or 'm' (a webhook's host) or before 'h'
+// or 'U' (a home directory); a '(' before a quote (a call's argument).
+func punctMayMatch(in string, i, lo int) bool {
+	switch in[i] {
+	case '/':
+		return i > lo && (in[i-1] == '<' || in[i-1] == 'm') || i+1 < len(in) && (in[i+1] == 'h' || in[i+1] == 'U')
+	case '(':
+		return i+1 < len(in) && chars[in[i+1]]&cProseOpen != 0 && in[i+1] > ' '
+	}
+	return true
 }
 
 // matchPunct tries the matchers that begin at the trigger byte in[i].

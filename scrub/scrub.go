@@ -1160,6 +1160,9 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 			if h, ok := s.matchKeyValue(in, esc, i, lo); ok {
 				return h, true
 			}
+			if i+1 >= len(in) || in[i+1] <= ' ' {
+				return hit{}, false // (matchBarePair's first test: no pair before a blank)
+			}
 			return s.matchBarePair(in, i, lo)
 		}
 	case '=':

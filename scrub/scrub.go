@@ -427,21 +427,26 @@ func (s *Scrubber) scan(dst []hit, in string, esc escMarks, seen *uint32) []hit 
 // value is dropped).
 func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, later *hit) (hit, bool) {
 	lo := from
-	tried := -1   // the end of the last word tried
-	encoded := lo // where the next run of encoded characters may begin
-	runs := lo    // where the next run of base64 bytes may begin (matchRandomRun)
-	// A run that looks generated is found only if no other matcher finds
-	// a token that begins inside it: it waits, as pending, until the scan
-	// has passed its end.
-	var pending hit
-	pendingCore := 0 // pending's end without a password's symbols glued to it
-	waiting := false
+	// The scan's state besides i, kept in memory: the compiler then does
+	// not carry it in registers around the loop, to spill and reload at
+	// every call.
+	st := struct {
+		tried   int // the end of the last word tried
+		encoded int // where the next run of encoded characters may begin
+		runs    int // where the next run of base64 bytes may begin (matchRandomRun)
+		// A run that looks generated is found only if no other matcher
+		// finds a token that begins inside it: it waits, as pending,
+		// until the scan has passed its end.
+		pending     hit
+		pendingCore int // pending's end without a password's symbols glued to it
+		waiting     bool
+	}{tried: -1, encoded: lo, runs: lo}
 	var blk blockCache
 	var schemes schemeLook
 	judgeRuns := s.on[famHighEntropy] || s.on[famAzureKey] // matchRandomRun's families
 	for i := from; i < limit; {
-		if waiting && i >= pending.end {
-			return pending, true
+		if st.waiting && i >= st.pending.end {
+			return st.pending, true
 		}
 		if chars[in[i]]&cBoring != 0 {
 			if i = skipBoring(in[:limit], i); i >= limit {
@@ -478,28 +483,28 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 		resume := i + 1 // where to go on if nothing is found here
 		if chars[c]&cWord != 0 {
 			ws, e := wordStart(in, i, lo), skip(in, i, cWord)
-			first := ws-1 != tried
-			tried, resume = e, e
+			first := ws-1 != st.tried
+			st.tried, resume = e, e
 			if wt := worthTrying(in, ws, e, lo); wt || wordInContext(in, ws, e, lo, first) {
 				h, ok = s.matchWordAt(in, ws, e, lo, first, wt, &schemes)
 			}
-			if !ok && e-ws >= 8 && ws >= encoded {
+			if !ok && e-ws >= 8 && ws >= st.encoded {
 				// A base64 or hexadecimal run that decodes to text with
 				// a finding inside (see decode.go).
-				h, encoded, ok = s.tryEncoded(in, ws, e, max(lo, encoded), limit, *seen)
+				h, st.encoded, ok = s.tryEncoded(in, ws, e, max(lo, st.encoded), limit, *seen)
 			}
-			if !ok && judgeRuns && ws >= runs && !waiting && mayRun(in, ws, e, lo, limit) {
-				if pending, runs, pendingCore, waiting = s.matchRandomRun(in, ws, lo, runs, limit, &blk); waiting && s.allowed(in[pending.start:pending.end]) {
-					waiting = false
+			if !ok && judgeRuns && ws >= st.runs && !st.waiting && mayRun(in, ws, e, lo, limit) {
+				if st.pending, st.runs, st.pendingCore, st.waiting = s.matchRandomRun(in, ws, lo, st.runs, limit, &blk); st.waiting && s.allowed(in[st.pending.start:st.pending.end]) {
+					st.waiting = false
 				}
 			}
 		} else {
 			// A '-' or ':' may end the lower-case word of a prefix (sk-,
 			// glpat-) or of an IPv6 group (fe:), which was skipped as boring.
-			if (c == '-' || c == ':') && i > tried && i > lo && chars[in[i-1]]&cWord != 0 {
+			if (c == '-' || c == ':') && i > st.tried && i > lo && chars[in[i-1]]&cWord != 0 {
 				ws := wordStart(in, i, lo)
-				first := ws-1 != tried
-				tried = i
+				first := ws-1 != st.tried
+				st.tried = i
 				if wt := worthTrying(in, ws, i, lo); wt || wordInContext(in, ws, i, lo, first) {
 					h, ok = s.matchWordAt(in, ws, i, lo, first, wt, &schemes)
 				}
@@ -516,15 +521,15 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			i = resume
 		case s.allowed(in[h.start:h.end]):
 			i = max(h.end, i+1)
-		case waiting && h.start >= pending.end:
-			return pending, true // found first; h is found again after it
-		case waiting && h.start >= pendingCore:
+		case st.waiting && h.start >= st.pending.end:
+			return st.pending, true // found first; h is found again after it
+		case st.waiting && h.start >= st.pendingCore:
 			// h begins in the symbols glued to the run (…a111!0@0.AA: an
 			// e-mail address): the run goes without them, as a second
 			// pass, which sees h redacted, finds it; h is found again
 			// after it.
-			pending.end = pendingCore
-			return pending, true
+			st.pending.end = st.pendingCore
+			return st.pending, true
 		default:
 			h = s.whole(in, h, limit)
 			if h.start > resume && skipBoring(in[:h.start], resume) < h.start {
@@ -539,7 +544,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			return h, true
 		}
 	}
-	return pending, waiting
+	return st.pending, st.waiting
 }
 
 // proseQuote is 1 if p, the byte before a value in prose, is a quote

@@ -13,7 +13,8 @@ import (
 // and matchWord would find something at, or lets through to matchBehind
 // only and matchWord would find something else at: the gate in front of
 // matchWord must let through every word a matcher begins at, to that
-// matcher. Each word is tried as
+// matcher. Likewise for the scan's gate in front of matchWordAt
+// (worthTrying, wordInContext). Each word is tried as
 // the scanner may meet it: from its start after the previous finding or
 // the text's start (lo = 0), and right after a finding that ends at it,
 // inside a run of word bytes too (lo = ws).
@@ -30,6 +31,17 @@ func checkWordGate(t *testing.T, in string) {
 		}
 		for _, lo := range los {
 			if !worthTrying(in, ws, e, lo) {
+				// The scan calls matchWordAt only for a word that
+				// worthTrying or wordInContext lets through.
+				for _, first := range []bool{true, false} {
+					if wordInContext(in, ws, e, lo, first) {
+						continue
+					}
+					if h, ok := std.matchWordAt(in, ws, e, lo, first, false, &schemeLook{}); ok {
+						t.Errorf("the scan skips %q (lo %d, first %v) in %q, where matchWordAt finds %s %q",
+							in[ws:e], lo, first, in, familyNames[h.fam], in[h.start:h.end])
+					}
+				}
 				continue
 			}
 			gate := mayMatchWord(in, ws, e, lo)

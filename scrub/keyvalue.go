@@ -1076,14 +1076,23 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	// The key whole, back to its start, and whether a weak pair is in it
 	// (weakPairs; or across its start, where the look back stopped inside
 	// a longer key).
-	j := k
+	// (Read from a slice that ends at k and begins where the look back
+	// must stop, so that the compiler checks no read.)
+	m := max(lo, k-maxKey-1)
+	t := in[m:k]
+	q := len(t)
 	weak := false
-	for j > lo && k-j <= maxKey && chars[in[j-1]]&cKey != 0 {
-		j--
-		if p := weakBefore[in[j]]; p != 0 && j > lo && in[j-1]|0x20 == p {
-			weak = true
+	for q > 0 && chars[t[q-1]]&cKey != 0 {
+		q--
+		if p := weakBefore[t[q]]; p != 0 {
+			if q > 0 {
+				weak = weak || t[q-1]|0x20 == p
+			} else if m > lo {
+				weak = weak || in[m-1]|0x20 == p
+			}
 		}
 	}
+	j := m + q
 	// Before ':', whose keys in text are mostly the words of an error
 	// chain (failed:, connection:, IllegalStateException:), a key whose
 	// last letters are a term's is read further only if keyKind may find

@@ -249,27 +249,48 @@ func normalizeKey(key string, buf *[maxKey]byte) (norm []byte, words uint64) {
 // one of keyTerms: the test classifyKey makes first, reading key from its
 // end, without normalizing it.
 func endsWithTerm(key string) bool {
-	k, last := keyByteBefore(key, len(key))
-	if k < 0 {
-		return false
+	// The last three bytes of the normalized key rule out most terms
+	// before tailIs reads them (every term has three bytes or more). A key
+	// that ends with three lower-case letters, as most do, has them as
+	// written.
+	k := len(key) - 1
+	var tail uint32
+	if k >= 2 && isLower(key[k]) && isLower(key[k-1]) && isLower(key[k-2]) {
+		tail = tail3(key[k-2], key[k-1], key[k])
+	} else {
+		var last, c, b byte
+		if k, last = keyByteBefore(key, len(key)); k < 0 {
+			return false
+		}
+		j, c := keyByteBefore(key, k)
+		if j < 0 {
+			return false
+		}
+		m, b := keyByteBefore(key, j)
+		if m < 0 {
+			return false
+		}
+		tail = tail3(b, c, last)
 	}
-	// The two bytes before the last rule out most terms before tailIs
-	// reads them (every term has three bytes or more).
-	j, c := keyByteBefore(key, k)
-	if j < 0 {
-		return false
-	}
-	m, b := keyByteBefore(key, j)
-	if m < 0 {
-		return false
-	}
-	for _, t := range termsByLast[last] {
-		if term := keyTerms[t].term; term[len(term)-2] == c && term[len(term)-3] == b && tailIs(key[:k+1], term) {
+	for _, t := range termsByLast[byte(tail)] {
+		if termTails[t] == tail && tailIs(key[:k+1], keyTerms[t].term) {
 			return true
 		}
 	}
 	return false
 }
+
+// tail3 packs the last three bytes of a key or a term.
+func tail3(a, b, c byte) uint32 { return uint32(a)<<16 | uint32(b)<<8 | uint32(c) }
+
+// termTails are the last three bytes of each of keyTerms, packed (tail3).
+var termTails = func() (t [len(keyTerms)]uint32) {
+	for k, term := range keyTerms {
+		n := len(term.term)
+		t[k] = tail3(term.term[n-3], term.term[n-2], term.term[n-1])
+	}
+	return t
+}()
 
 // tailIs reports whether key, without '_', '-' and '.' and in lower
 // case, ends with term.

@@ -272,7 +272,7 @@ func endsWithTerm(key string) bool {
 		}
 		tail = tail3(b, c, last)
 	}
-	for _, t := range termsByLast[byte(tail)] {
+	for _, t := range termsByTail[tailBucket(tail)] {
 		if termTails[t] == tail && tailIs(key[:k+1], keyTerms[t].term) {
 			return true
 		}
@@ -283,13 +283,20 @@ func endsWithTerm(key string) bool {
 // tail3 packs the last three bytes of a key or a term.
 func tail3(a, b, c byte) uint32 { return uint32(a)<<16 | uint32(b)<<8 | uint32(c) }
 
-// termTails are the last three bytes of each of keyTerms, packed (tail3).
-var termTails = func() (t [len(keyTerms)]uint32) {
+// tailBucket hashes a packed tail (tail3) to one of 64 buckets.
+func tailBucket(tail uint32) uint32 { return tail * 0x9e3779b1 >> 26 }
+
+// termTails are the last three bytes of each of keyTerms, packed (tail3),
+// and termsByTail indexes keyTerms by their tail's bucket (tailBucket):
+// most keys' buckets hold no term, or one with another tail.
+var termTails, termsByTail = func() (t [len(keyTerms)]uint32, b [64][]uint8) {
 	for k, term := range keyTerms {
 		n := len(term.term)
 		t[k] = tail3(term.term[n-3], term.term[n-2], term.term[n-1])
+		h := tailBucket(t[k])
+		b[h] = append(b[h], uint8(k))
 	}
-	return t
+	return t, b
 }()
 
 // tailIs reports whether key, without '_', '-' and '.' and in lower

@@ -650,6 +650,9 @@ func matchMAC(in string, i, lo int) (hit, bool) {
 	return hit{i, j, famMAC}, true
 }
 
+// phoneSeps are the bytes between the groups of a phone number.
+var phoneSeps = byteSet(" -.()")
+
 // matchPhone matches an international phone number at the '+' in[i]: a
 // country code and further digit groups, 8 to 15 digits in all, separated
 // by up to two of space, dash, dot or parenthesis. Groups are taken while
@@ -671,7 +674,7 @@ func matchPhone(in string, i int) (hit, bool) {
 		nd += j - g
 		end = j
 		k := j
-		for k < len(in) && k-j < 2 && strings.IndexByte(" -.()", in[k]) >= 0 {
+		for k < len(in) && k-j < 2 && phoneSeps[in[k]] {
 			k++
 		}
 		if k == j || !is(in, k, cDigit) || startsToken(in, k, k) {

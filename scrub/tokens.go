@@ -616,8 +616,8 @@ func matchAfterAuthScheme(in string, ws, lo int) (hit, bool) {
 	if j == r || j-lo < len("basic") {
 		return hit{}, false
 	}
-	if c := in[j-1] | 0x20; c != 'r' && c != 'c' {
-		return hit{}, false
+	if a, b := in[j-2]|0x20, in[j-1]|0x20; !(a == 'e' && b == 'r' || a == 'i' && b == 'c') {
+		return hit{}, false // the end of neither "bearer" nor "basic", in any case
 	}
 	for _, scheme := range [...]string{"bearer", "basic"} {
 		p := j - len(scheme)

@@ -1,6 +1,9 @@
 package scrub
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Session 53 (issue 31): near, which finds whether a word of a token68 run
 // may be credentials after an Authorization scheme, first looks whether
@@ -30,6 +33,57 @@ func TestSchemeGate(t *testing.T) {
 		}
 		if again := String(String(c.in)); again != String(c.in) {
 			t.Errorf("String(%q) is not idempotent: %q", c.in, again)
+		}
+	}
+}
+
+// TestEndsWithTerm checks endsWithTerm, which reads a key's last bytes and
+// the terms of their bucket only, against its definition: the key,
+// normalized, ends with one of keyTerms. The keys are terms and pieces of
+// them in both cases, with separators, digits and other words around.
+func TestEndsWithTerm(t *testing.T) {
+	g := newGen(53)
+	pieces := []string{"_", "-", ".", "x", "ID", "db", "2", "Key", "ed", "er", "ss"}
+	for _, k := range keyTerms {
+		pieces = append(pieces, k.term, strings.ToUpper(k.term), k.term[len(k.term)-3:], k.term[:len(k.term)-1])
+	}
+	var buf [maxKey]byte
+	for n := 0; n < 200000; n++ {
+		var b strings.Builder
+		for p := 1 + g.r.IntN(4); p > 0; p-- {
+			b.WriteString(pieces[g.r.IntN(len(pieces))])
+		}
+		key := b.String()
+		if len(key) > maxKey {
+			continue
+		}
+		norm, _ := normalizeKey(key, &buf)
+		want := false
+		for _, k := range keyTerms {
+			want = want || strings.HasSuffix(string(norm), k.term)
+		}
+		if got := endsWithTerm(key); got != want {
+			t.Fatalf("endsWithTerm(%q) = %v; its normalized form %q ends with a term: %v", key, got, norm, want)
+		}
+	}
+}
+
+// checkPunctGate fails t for each '/' and '(' of in that punctMayMatch
+// turns away and matchPunct would find something at.
+func checkPunctGate(t *testing.T, in string) {
+	t.Helper()
+	for i := 0; i < len(in); i++ {
+		if in[i] != '/' && in[i] != '(' {
+			continue
+		}
+		for _, lo := range []int{0, i} {
+			if punctMayMatch(in, i, lo) {
+				continue
+			}
+			if h, ok := std.matchPunct(in, nil, i, lo); ok {
+				t.Errorf("the scan skips %q at %d (lo %d) in %q, where matchPunct finds %s %q",
+					in[i], i, lo, in, familyNames[h.fam], in[h.start:h.end])
+			}
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 // inside a run of word bytes too (lo = ws).
 func checkWordGate(t *testing.T, in string) {
 	t.Helper()
+	checkPunctGate(t, in)
 	for ws := 0; ws < len(in); ws++ {
 		if chars[in[ws]]&cWord == 0 {
 			continue

@@ -717,7 +717,9 @@ func (s *Scrubber) matchWordAt(in string, ws, e, lo int, first, worth bool, sche
 		// ico-YDwoz024…, pat.6jmu…), not a date.
 		// (first does not matter here: a blank or a quote before the word
 		// ends the run of bytes the word before belongs to.)
-		if afterProseKey(in, ws-proseQuote(p), lo) && proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws+1:e])) && !dateLike(in[ws:]) {
+		// (The byte after a short word tells first whether proseRun may
+		// hold: a word "123 " is too short a value.)
+		if (e-ws >= 6 || e < len(in) && proseByte[in[e]]) && afterProseKey(in, ws-proseQuote(p), lo) && proseRun(in, ws, 6) && (hasDigit(in[ws:e]) || proseDigit(in, e) || e-ws >= minMixed && hasUpperAndLower(in[ws+1:e])) && !dateLike(in[ws:]) {
 			if h, ok := s.matchAfterWord(in, ws, lo); ok && s.on[h.fam] {
 				return h, true
 			}

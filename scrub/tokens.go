@@ -957,13 +957,16 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	eq, dotSeen := false, false
-	// Back over the body, to each '~' and '.' before the word.
-	for b := i - 1; b > lo && i-b < 48; b-- {
-		c := in[b]
+	// Back over the body, to each '~' and '.' before the word, no further
+	// than lo nor 48 bytes (m; t is in up to the word, which the compiler
+	// then checks no read of).
+	t, m := in[:i], max(lo, i-48, 0)
+	for b := i - 1; b > m; b-- {
+		c := t[b]
 		if chars[c]&cB64URL != 0 {
 			// And the four before it at one look, while they are body
 			// bytes too.
-			for b-4 > lo && i-(b-4) < 48 && chars[in[b-1]]&chars[in[b-2]]&chars[in[b-3]]&chars[in[b-4]]&cB64URL != 0 {
+			for b-4 > m && chars[t[b-1]]&chars[t[b-2]]&chars[t[b-3]]&chars[t[b-4]]&cB64URL != 0 {
 				b -= 4
 			}
 			continue

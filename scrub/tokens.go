@@ -983,8 +983,8 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 			// A table prefix with a dot inside (hvs.-…, dp.st.-…), at
 			// the nearest dot: the run of lower-case letters, digits and
 			// dots before it, if a dotted prefix begins it.
-			r := b
-			for r > lo && b-r < 9 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
+			r, rm := b, max(lo, b-9, 0)
+			for r > rm && chars[t[r-1]]&(cLowerDigit|cDotted) != 0 {
 				r--
 			}
 			if r < b && (r == lo || chars[in[r-1]]&cWord == 0) && dottedStartSet[in[r]] {

@@ -114,8 +114,8 @@ func shortRandom(run string) bool {
 // stops there rather than read the part judged again, so that every byte
 // is read a bounded number of times.
 func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *blockCache) (h hit, runEnd, core int, found bool) {
-	rs := ws
-	for rs > lo && rs > floor && ws-rs < maxToken && runClass[in[rs-1]]&runByte != 0 {
+	rs, t := ws, in[:ws] // (t: reads the compiler does not check)
+	for m := max(lo, floor, ws-maxToken, 0); rs > m && runClass[t[rs-1]]&runByte != 0; {
 		rs--
 	}
 	// The run forward, and the classes of its letters (runClass; not the

@@ -810,11 +810,13 @@ func (l *schemeLook) near(in string, lo, ws int) bool {
 		l.end = ws // the same run as the word before
 		return l.after && ws-l.start <= authRunBack
 	}
-	r := ws
-	for r-4 >= lo && ws-r+4 <= authRunBack && chars[in[r-1]]&chars[in[r-2]]&chars[in[r-3]]&chars[in[r-4]]&cTok68 != 0 {
+	// (m: the bound of lo and authRunBack; t: reads the compiler does not
+	// check.)
+	r, t, m := ws, in[:ws], max(lo, ws-authRunBack, 0)
+	for r-4 >= m && chars[t[r-1]]&chars[t[r-2]]&chars[t[r-3]]&chars[t[r-4]]&cTok68 != 0 {
 		r -= 4 // four bytes at one look while all four are token68 bytes
 	}
-	for r > lo && ws-r < authRunBack && chars[in[r-1]]&cTok68 != 0 {
+	for r > m && chars[t[r-1]]&cTok68 != 0 {
 		r--
 	}
 	l.start, l.end, l.after = r, ws, false
@@ -919,8 +921,10 @@ var _ = [1]int{}[len(dottedPrefixStarts)-3]
 // whose body begins with the word at in[ws], right after a '.': the prefix
 // is one of the few words and dots before it.
 func (s *Scrubber) matchDotted(in string, ws, lo int) (hit, bool) {
-	r := ws - 1
-	for r > lo && ws-r < 12 && chars[in[r-1]]&(cLowerDigit|cDotted) != 0 {
+	// (m: the bound of lo and 12 bytes; t: reads the compiler does not
+	// check.)
+	r, t, m := ws-1, in[:ws], max(lo, ws-12, 0)
+	for r > m && chars[t[r-1]]&(cLowerDigit|cDotted) != 0 {
 		r--
 	}
 	for p := r; p < ws-1; p++ {

@@ -153,7 +153,9 @@ func buildChars() (t [256]uint32) {
 
 // skip returns the index of the first byte at or after i that is not in set.
 func skip(in string, i int, set uint32) int {
-	for i < len(in) && chars[in[i]]&set != 0 {
+	// (As unsigned, the loop's test also proves i not negative, and the
+	// compiler checks no read.)
+	for uint(i) < uint(len(in)) && chars[in[i]]&set != 0 {
 		i++
 	}
 	return i

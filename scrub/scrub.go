@@ -668,7 +668,8 @@ func skipBoring(in string, i int) int {
 
 // wordStart returns the start of the word around in[i], not before lo.
 func wordStart(in string, i, lo int) int {
-	for i > lo && chars[in[i-1]]&cWord != 0 {
+	// (The unsigned test takes the place of the read's bounds check.)
+	for i > lo && uint(i-1) < uint(len(in)) && chars[in[i-1]]&cWord != 0 {
 		i--
 	}
 	return i

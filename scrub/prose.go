@@ -151,8 +151,8 @@ func proseKey(in string, b, lo int) (family, bool) {
 // blanksBefore returns the start of the run of (at most four) blanks that
 // ends at in[i], not before lo.
 func blanksBefore(in string, i, lo int) int {
-	j := i
-	for j > lo && i-j < 4 && (in[j-1] == ' ' || in[j-1] == '\t') {
+	j, t, m := i, in[:i], max(lo, i-4, 0) // (reads the compiler does not check)
+	for j > m && (t[j-1] == ' ' || t[j-1] == '\t') {
 		j--
 	}
 	return j

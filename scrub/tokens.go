@@ -1036,17 +1036,20 @@ func matchBehind(in string, i, lo int) (hit, bool) {
 // base64 is read a bounded number of times, from the few words within
 // maxBehind bytes of its start.
 func behindBase64(in string, i, lo int) (hit, bool) {
+	// (m: the bound of lo and maxBehind; t: reads the compiler does not
+	// check.)
 	b, eq := i-1, -1
-	for b > lo && i-b < maxBehind && chars[in[b-1]]&(cB64|cB64URL|cEquals) != 0 {
+	t, m := in[:i], max(lo, i-maxBehind, 0)
+	for b > m && chars[t[b-1]]&(cB64|cB64URL|cEquals) != 0 {
 		// And four at one look, while they share a class of base64 (so
 		// that none of them is '=').
-		for b-4 >= lo && i-(b-3) < maxBehind && chars[in[b-1]]&chars[in[b-2]]&chars[in[b-3]]&chars[in[b-4]]&(cB64|cB64URL) != 0 {
+		for b-4 >= m && chars[t[b-1]]&chars[t[b-2]]&chars[t[b-3]]&chars[t[b-4]]&(cB64|cB64URL) != 0 {
 			b -= 4
 		}
-		if b == lo || i-b >= maxBehind || chars[in[b-1]]&(cB64|cB64URL|cEquals) == 0 {
+		if b <= m || chars[t[b-1]]&(cB64|cB64URL|cEquals) == 0 {
 			break
 		}
-		if in[b-1] == '=' && b < i-1 {
+		if t[b-1] == '=' && b < i-1 {
 			eq = b
 		}
 		b--

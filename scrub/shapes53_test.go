@@ -5,12 +5,16 @@ import (
 	"testing"
 )
 
-// Session 53 (issue 31): near, which finds whether a word of a token68 run
-// may be credentials after an Authorization scheme, first looks whether
-// the text holds "bearer" or "basic" at all. These cases read credentials
-// whose word the scanner reaches inside the run (abc.def.ghi123: from
-// ghi123), with the scheme in any case, after an earlier finding (the scan
-// then starts after it), and texts with a 'b' where no scheme begins.
+// Session 53 (issue 31): checks of the shortcuts that made the scan faster
+// without changing what it finds. TestSchemeGate: near, which finds whether
+// a word of a token68 run may be credentials after an Authorization
+// scheme, first looks whether the text holds "bearer" or "basic" at all;
+// the cases read credentials whose word the scanner reaches inside the
+// run (abc.def.ghi123: from ghi123), with the scheme in any case, after an
+// earlier finding (the scan then starts after it), and texts with a 'b'
+// where no scheme begins. TestEndsWithTerm and checkPunctGate (run by
+// TestWordGate and FuzzWordGate) check endsWithTerm's buckets and the
+// scan's gate in front of matchPunct.
 func TestSchemeGate(t *testing.T) {
 	red := func(f string) string { return "[REDACTED:" + f + "]" }
 	cases := []struct{ in, want string }{

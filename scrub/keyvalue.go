@@ -160,9 +160,6 @@ func lastPair(key string) uint16 {
 // termsByLast indexes keyTerms by their last byte, in order.
 var termsByLast = func() (t [256][]uint8) {
 	for k, term := range keyTerms {
-		if len(term.term) < 3 {
-			panic("scrub: key term " + term.term + " is shorter than endsWithTerm reads")
-		}
 		c := term.term[len(term.term)-1]
 		t[c] = append(t[c], uint8(k))
 	}
@@ -292,6 +289,9 @@ func tailBucket(tail uint32) uint32 { return tail * 0x9e3779b1 >> 26 }
 var termTails, termsByTail = func() (t [len(keyTerms)]uint32, b [64][]uint8) {
 	for k, term := range keyTerms {
 		n := len(term.term)
+		if n < 3 {
+			panic("scrub: key term " + term.term + " is shorter than endsWithTerm reads")
+		}
 		t[k] = tail3(term.term[n-3], term.term[n-2], term.term[n-1])
 		h := tailBucket(t[k])
 		b[h] = append(b[h], uint8(k))

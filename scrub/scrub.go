@@ -832,7 +832,8 @@ func (l *schemeLook) near(in string, lo, ws int) bool {
 }
 
 // holdsScheme reports whether s holds "bearer" or "basic" in any case,
-// the schemes matchAfterAuthScheme reads credentials after.
+// the schemes matchAfterAuthScheme reads credentials after. (Not
+// indexFold, which tries every byte: IndexByte goes from 'b' to 'b'.)
 func holdsScheme(s string) bool {
 	for _, b := range [...]byte{'b', 'B'} {
 		for t := s; ; {

@@ -1,21 +1,23 @@
 // Command scrubloop scrubs one message set of BenchmarkScrubVsGitleaks a given number of times
 // and prints how many messages it scrubbed, so that a tool that counts instructions can measure
-// scrub without the noise of a timer: the count is the same on every run and every machine of
-// an architecture, and a change of a few tenths of a percent shows.
+// scrub without the noise of a timer: with the garbage collector off and one P, the count is the
+// same on every run and every machine of an architecture, and a change of a few tenths of a
+// percent shows.
 //
 //	cd bench
 //	go build -o /tmp/scrubloop ./cmd/scrubloop
-//	valgrind --tool=cachegrind --cache-sim=no /tmp/scrubloop -set clean_errors -n 0
-//	valgrind --tool=cachegrind --cache-sim=no /tmp/scrubloop -set clean_errors -n 300
+//	GOGC=off GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no /tmp/scrubloop -set clean_errors -n 0
+//	GOGC=off GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no /tmp/scrubloop -set clean_errors -n 300
 //
 // The difference of the two "I refs" counts, divided by the messages scrubbed, is scrub's
 // instructions per message (about 9,350 on clean_errors at the commit that added this, about
-// 11,600 on clean_256B); loading the corpora moves the first count by 1 to 2M between runs, so
-// -n should make the second count's work a few hundred million (300 passes of clean_errors,
-// 20,000 of clean_256B); callgrind (--tool=callgrind, then callgrind_annotate
-// --inclusive=yes) splits them by function and line. On a machine whose speed drifts,
-// instruction counts guide where to work; the speed itself is measured in time
-// (cmd/scrubab, cmd/scrubreport).
+// 11,600 on clean_256B; 8,037 and 9,774 at the end of session 53). Without GOGC=off and
+// GOMAXPROCS=1 the collector's and the scheduler's work moves the counts by up to hundreds of
+// millions between runs. Use -n 300 for clean_errors and -n 20000 for clean_256B (a few hundred
+// million instructions of scrub's work); callgrind (--tool=callgrind, with
+// GODEBUG=asyncpreemptoff=1 too, then callgrind_annotate --inclusive=yes) splits them by
+// function and line. On a machine whose speed drifts, instruction counts guide where to work;
+// the speed itself is measured in time (cmd/scrubab, cmd/scrubreport).
 package main
 
 import (

@@ -484,7 +484,7 @@ func (r *Remote) tool(mcpName string) toolmw.Tool {
 			return toolmw.Result{}, nil
 		}
 		if res.IsError {
-			return toolmw.Result{}, wire.ReportedFailure(wire.CodeRemoteToolError, textOf(res), res.Meta[MetaError])
+			return toolmw.Result{}, wire.OwnCancel(ctx, wire.ReportedFailure(wire.CodeRemoteToolError, textOf(res), res.Meta[MetaError]))
 		}
 		return remoteResult(res)
 	}
@@ -589,7 +589,7 @@ func (r *Remote) lost(cs *sdk.ClientSession) {
 // classify turns the error of a tools/call into a typed one.
 func (r *Remote) classify(ctx context.Context, call toolmw.Call, rec *status, err error) error {
 	if te, ok := typedProtocolError(err); ok {
-		return te
+		return wire.OwnCancel(ctx, te)
 	}
 	if code, header, ok := rec.get(); ok {
 		err = &statusError{http: httpError(code, header), err: err}
@@ -615,8 +615,8 @@ func typedProtocolError(err error) (*taxonomy.ToolError, bool) {
 	if !ok {
 		return nil, false
 	}
-	te := taxonomy.New(info.Kind, info.Code, wire.Untrusted(info.Message)).
-		WithRetryable(info.Retryable).
+	te := wire.Adopt(info).
+		WithRetryable(info.Retryable && info.Kind != taxonomy.KindCancelled).
 		WithCause(err)
 	if info.RetryAfter > 0 {
 		te = te.WithRetryAfter(durationOf(info.RetryAfter))

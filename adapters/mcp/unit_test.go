@@ -418,3 +418,40 @@ func TestRemoteContent(t *testing.T) {
 		t.Fatalf("told %q (%+v)", told, info)
 	}
 }
+
+// TestRemoteCancelled: a server that reports a call cancelled while the
+// caller here has not cancelled it (it was shutting down, say) gives a
+// failure that may have run, not the caller's cancellation: an agent loop
+// that stops on context.Canceled goes on.
+func TestRemoteCancelled(t *testing.T) {
+	ctx := context.Background()
+	srv := newServer()
+	srv.AddTool(&sdk.Tool{Name: "answered", InputSchema: anyObject}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{
+			IsError: true,
+			Content: []sdk.Content{&sdk.TextContent{Text: "cancelled"}},
+			Meta:    sdk.Meta{toolmcp.MetaError: map[string]any{"kind": "tool-cancelled", "code": "cancelled"}},
+		}, nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "protocol", InputSchema: anyObject}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		// A record as the JSON-RPC error's data, as ProtocolErrors sends
+		// one (though it never sends a cancellation).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool-cancelled cancelled",
+			Data: json.RawMessage(`{"kind":"tool-cancelled","code":"cancelled","retryable":true}`)}
+	})
+	remote, err := toolmcp.NewRemote(ctx, connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := remote.Toolbox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"answered", "protocol"} {
+		_, err := box.Call(ctx, name, nil)
+		info := wantInfo(t, err, taxonomy.KindFailed, "remote_cancelled")
+		if info.Retryable || errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: record %+v, is context.Canceled: %v", name, info, errors.Is(err, context.Canceled))
+		}
+	}
+}

@@ -279,7 +279,7 @@ func inner(ctx context.Context, _ json.RawMessage) (toolmw.Result, error) {
 		if res.Meta != nil {
 			meta = res.Meta.AdditionalFields[wire.MetaError]
 		}
-		return toolmw.Result{}, wire.ReportedFailure(wire.CodeToolReportedError, textOf(res), meta)
+		return toolmw.Result{}, wire.OwnCancel(ctx, wire.ReportedFailure(wire.CodeToolReportedError, textOf(res), meta))
 	}
 	st.setResult(res)
 	return resultOf(res), nil

@@ -4,6 +4,7 @@
 package wire
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -163,7 +164,41 @@ const (
 	// CodeToolReportedError: an mcp-go tool handler returned an isError
 	// result.
 	CodeToolReportedError = "tool_reported_error"
+	// CodeRemoteCancelled: the server's record said the call was
+	// cancelled, a cancellation that was not the caller's here (the
+	// server cut the call short: it was shutting down, say). The tool may
+	// have run.
+	CodeRemoteCancelled = "remote_cancelled"
 )
+
+// The codes are declared, so that telemetry shows them as given.
+var _ = taxonomy.Declare(CodeRemoteCancelled)
+
+// Adopt returns the typed error of a record a server sent (as _meta or as
+// a JSON-RPC error's data), with its message untrusted. The kind and code
+// are the server's, except a cancellation: tool-cancelled means, here,
+// that this process's caller cancelled the call, and it matches
+// context.Canceled, which stops an agent loop. A server's cancellation is
+// a failure of the remote call instead: tool-failed with
+// CodeRemoteCancelled, never retryable (the tool may have run). See
+// OwnCancel for a caller that did cancel.
+func Adopt(info taxonomy.Info) *taxonomy.ToolError {
+	if info.Kind == taxonomy.KindCancelled {
+		return taxonomy.New(taxonomy.KindFailed, CodeRemoteCancelled,
+			"the MCP server cancelled the call itself; it may have run").WithRetryable(false)
+	}
+	return taxonomy.New(info.Kind, info.Code, Untrusted(info.Message))
+}
+
+// OwnCancel returns ctx's error when e is a server's cancellation
+// (CodeRemoteCancelled) and ctx is done: the cancellation was then the
+// caller's own, and it passes through unchanged. Otherwise it returns e.
+func OwnCancel(ctx context.Context, e *taxonomy.ToolError) error {
+	if e.Code() == CodeRemoteCancelled && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return e
+}
 
 // ReportedFailure is the typed error of an isError answer whose text
 // content is text and whose _meta value under MetaError is meta (nil when
@@ -177,7 +212,7 @@ const (
 // toolmw.Wrap to fill in.
 func ReportedFailure(code, text string, meta any) *taxonomy.ToolError {
 	if info, ok := infoOf(meta); ok {
-		e := taxonomy.New(info.Kind, info.Code, Untrusted(info.Message)).WithRetryable(false)
+		e := Adopt(info).WithRetryable(false)
 		if len(info.Fields) > 0 {
 			e = e.WithFields(safeFields(info.Fields)...)
 		}

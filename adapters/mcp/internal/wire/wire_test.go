@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -119,5 +121,42 @@ func TestSafeName(t *testing.T) {
 		if got := SafeName(name); got != want {
 			t.Errorf("SafeName(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestRemoteCancel: a server's record of a cancellation is a failure of
+// the remote call here, never this caller's cancellation; when the
+// caller's context is done, its own error passes through.
+func TestRemoteCancel(t *testing.T) {
+	for _, meta := range []any{
+		map[string]any{"kind": "tool-cancelled", "code": "cancelled", "message": "server stopping"},
+		json.RawMessage(`{"kind":"tool-cancelled","code":"booking_aborted","retryable":true}`),
+	} {
+		e := ReportedFailure(CodeRemoteToolError, "ignored", meta)
+		if e.Kind() != taxonomy.KindFailed || e.Code() != CodeRemoteCancelled || e.Retryable() ||
+			errors.Is(e, context.Canceled) || errors.Is(e, taxonomy.ErrCancelled) {
+			t.Fatalf("%v: got %s/%s retryable %v (%v)", meta, e.Kind(), e.Code(), e.Retryable(), e)
+		}
+		if !taxonomy.Declared(e.Code()) {
+			t.Fatalf("%s is not declared", e.Code())
+		}
+		if got := OwnCancel(context.Background(), e); got != error(e) {
+			t.Fatalf("a live context: %v", got)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if got := OwnCancel(ctx, e); got != context.Canceled {
+			t.Fatalf("a cancelled context: %v", got)
+		}
+	}
+	// Another kind from the server is kept, whatever the context.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e := ReportedFailure(CodeRemoteToolError, "", map[string]any{"kind": "tool-timeout", "code": "timeout"})
+	if got := OwnCancel(ctx, e); got != error(e) || e.Kind() != taxonomy.KindTimeout {
+		t.Fatalf("a timeout: %v", got)
+	}
+	if a := Adopt(taxonomy.Info{Kind: taxonomy.KindRefused, Code: "sold_out", Message: "no seats"}); a.Kind() != taxonomy.KindRefused || a.Code() != "sold_out" {
+		t.Fatalf("adopt: %v", a)
 	}
 }

@@ -185,7 +185,7 @@ var _ = taxonomy.Declare(CodeRemoteCancelled)
 func Adopt(info taxonomy.Info) *taxonomy.ToolError {
 	if info.Kind == taxonomy.KindCancelled {
 		return taxonomy.New(taxonomy.KindFailed, CodeRemoteCancelled,
-			"the MCP server cancelled the call itself; it may have run").WithRetryable(false)
+			"the call was cancelled on the far side, not by this caller; it may have run").WithRetryable(false)
 	}
 	return taxonomy.New(info.Kind, info.Code, Untrusted(info.Message))
 }

@@ -171,7 +171,7 @@ const (
 	CodeRemoteCancelled = "remote_cancelled"
 )
 
-// The codes are declared, so that telemetry shows them as given.
+// CodeRemoteCancelled is declared: telemetry shows it as given.
 var _ = taxonomy.Declare(CodeRemoteCancelled)
 
 // Adopt returns the typed error of a record a server sent (as _meta or as

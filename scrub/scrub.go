@@ -990,6 +990,11 @@ func worthTrying(in string, ws, e, lo int) bool {
 		if next == '/' && w == 1 && c == '1' && e+1 < len(in) && in[e+1] == '/' {
 			return true
 		}
+		// (Most numbers in text end before a byte none of the cases
+		// below reads.)
+		if !digitNext[next] {
+			return false
+		}
 		p := prev(in, ws, lo)
 		// A number after "<digit>." continues a dotted number (1.2.3.4.5).
 		if p == '.' && ws-2 >= lo && isDigit(in[ws-2]) {
@@ -1035,6 +1040,9 @@ func worthTrying(in string, ws, e, lo int) bool {
 	}
 	return w >= 10
 }
+
+// digitNext are the bytes after a number that worthTrying's cases read.
+var digitNext = byteSet(".-: \n\r")
 
 // mayMatchWord reports which matchers of matchWord may find something at
 // the word in[ws:e]: none (wordNone), as for most words of text, which

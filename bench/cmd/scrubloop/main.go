@@ -18,7 +18,7 @@
 // GODEBUG=asyncpreemptoff=1 too, then callgrind_annotate --inclusive=yes) splits them by
 // function and line. With --branch-sim=yes, cachegrind also counts the branches its simple
 // predictor mispredicts (the "Mispredicts" line, and per line with cg_annotate): about 145 a
-// message on clean_errors at the end of session 54 (a few dozen cycles' worth each on real
+// message on clean_errors at the end of session 54 (some 15 to 20 cycles each on real
 // hardware, where the real predictor differs), most at the ends of loops over words and runs and
 // at the tests of a byte's class. A change that removes instructions but adds mispredicts may
 // be slower, and the other way round. On a machine whose speed drifts, these counts guide where

@@ -438,8 +438,8 @@ func TestCleanAllocs31(t *testing.T) {
 	}
 }
 
-// TestSplitAndWrapped31 checks values that a line break splits: a card
-// number, a key wrapped at 76 columns.
+// TestSplitAndWrapped31 checks values that a line break (\n or \r\n)
+// splits: a card number, a key wrapped at 76 columns.
 func TestSplitAndWrapped31(t *testing.T) {
 	g := newGen(3500)
 	for i := 0; i < 8; i++ {
@@ -448,6 +448,7 @@ func TestSplitAndWrapped31(t *testing.T) {
 		for _, msg := range []string{
 			"card " + grouped[:9] + "\n" + grouped[10:] + " declined",
 			"card " + card[:8] + "\n" + card[8:] + " declined",
+			"card " + card[:8] + "\r\n" + card[8:] + " declined", // a Windows line break
 		} {
 			if out := String(msg); strings.Contains(out, card[12:]) || !strings.Contains(out, r("card")) {
 				t.Errorf("split card:\n  in:  %q\n  out: %q", msg, out)

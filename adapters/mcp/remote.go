@@ -615,9 +615,7 @@ func typedProtocolError(err error) (*taxonomy.ToolError, bool) {
 	if !ok {
 		return nil, false
 	}
-	te := wire.Adopt(info).
-		WithRetryable(info.Retryable && info.Kind != taxonomy.KindCancelled).
-		WithCause(err)
+	te := wire.Adopt(info).WithCause(err)
 	if info.RetryAfter > 0 {
 		te = te.WithRetryAfter(durationOf(info.RetryAfter))
 	}

@@ -175,8 +175,8 @@ const (
 var _ = taxonomy.Declare(CodeRemoteCancelled)
 
 // Adopt returns the typed error of a record a server sent (as _meta or as
-// a JSON-RPC error's data), with its message untrusted. The kind and code
-// are the server's, except a cancellation: tool-cancelled means, here,
+// a JSON-RPC error's data), with its message untrusted. The kind, code and
+// retryability are the server's, except a cancellation: tool-cancelled means, here,
 // that this process's caller cancelled the call, and it matches
 // context.Canceled, which stops an agent loop. A server's cancellation is
 // a failure of the remote call instead: tool-failed with
@@ -187,7 +187,7 @@ func Adopt(info taxonomy.Info) *taxonomy.ToolError {
 		return taxonomy.New(taxonomy.KindFailed, CodeRemoteCancelled,
 			"the call was cancelled on the far side, not by this caller; it may have run").WithRetryable(false)
 	}
-	return taxonomy.New(info.Kind, info.Code, Untrusted(info.Message))
+	return taxonomy.New(info.Kind, info.Code, Untrusted(info.Message)).WithRetryable(info.Retryable)
 }
 
 // OwnCancel returns ctx's error when e is a server's cancellation

@@ -156,7 +156,12 @@ func TestRemoteCancel(t *testing.T) {
 	if got := OwnCancel(ctx, e); got != error(e) || e.Kind() != taxonomy.KindTimeout {
 		t.Fatalf("a timeout: %v", got)
 	}
-	if a := Adopt(taxonomy.Info{Kind: taxonomy.KindRefused, Code: "sold_out", Message: "no seats"}); a.Kind() != taxonomy.KindRefused || a.Code() != "sold_out" {
+	if a := Adopt(taxonomy.Info{Kind: taxonomy.KindRefused, Code: "sold_out", Message: "no seats"}); a.Kind() != taxonomy.KindRefused || a.Code() != "sold_out" || a.Retryable() {
 		t.Fatalf("adopt: %v", a)
+	}
+	// A record's retryability is kept (a JSON-RPC error's data; an isError
+	// answer is never retried, ReportedFailure says so after).
+	if a := Adopt(taxonomy.Info{Kind: taxonomy.KindFailed, Code: "upstream_unavailable", Retryable: true}); !a.Retryable() {
+		t.Fatalf("adopt: %v lost its retryability", a)
 	}
 }

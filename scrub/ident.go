@@ -300,6 +300,9 @@ func numberingWord(in string, i, lo int) bool {
 // unspecified address are left alone, as are compressed forms with fewer
 // than four hex digits, which are more often C++ or Rust paths (a::b).
 func matchIPv6(in string, i int) (hit, bool) {
+	if !mayBeIPv6(in, i) {
+		return hit{}, false
+	}
 	var g [8]uint16
 	ng, double, digits := 0, -1, 0
 	v4loop := false
@@ -607,6 +610,33 @@ func isSSNValue(v string) bool {
 	return area != "000" && area != "666" && area[0] != '9' && string(d[3:5]) != "00" && string(d[5:]) != "0000"
 }
 
+// maxIPv6Len bounds how far mayBeIPv6 reads: further than the longest
+// address matchIPv6 reads (eight groups of four and seven colons, or six
+// groups and an IPv4 address: 46 bytes).
+const maxIPv6Len = 64
+
+// mayBeIPv6 reports whether matchIPv6 may find an address at in[i]: every
+// address it accepts holds "::" or six colons at least (eight groups, or
+// six and a dotted IPv4 tail), all in the run of hexadecimal digits,
+// colons and dots at in[i]. Most runs with a colon in text have neither (a
+// time of day 10:20:30, a key and its value), and this one look at the run
+// rules them out before the address is parsed.
+func mayBeIPv6(in string, i int) bool {
+	colons := 0
+	for k := i; k < len(in) && k-i < maxIPv6Len; k++ {
+		switch c := in[k]; {
+		case c == ':':
+			if k+1 < len(in) && in[k+1] == ':' {
+				return true
+			}
+			colons++
+		case c != '.' && chars[c]&cHex == 0:
+			return colons >= 6
+		}
+	}
+	return colons >= 6
+}
+
 // matchMAC matches a MAC address at in[i]: six groups of two hexadecimal
 // digits separated by ':' or '-' throughout, or three groups of four
 // separated by '.', not part of a longer such sequence (an IPv6 address).
@@ -619,6 +649,12 @@ func matchMAC(in string, i, lo int) (hit, bool) {
 	sep := in[i+2]
 	if sep != ':' && sep != '-' {
 		groups, width, sep = 3, 4, '.'
+	}
+	// The separators first: most runs of short groups in text (a time of
+	// day, 10:20:30) end before the fourth.
+	if width == 2 && (len(in) < i+17 || in[i+5] != sep || in[i+8] != sep || in[i+11] != sep || in[i+14] != sep) ||
+		width == 4 && (len(in) < i+14 || in[i+4] != sep || in[i+9] != sep) {
+		return hit{}, false
 	}
 	j := i
 	digits, zero, ones := false, true, true

@@ -248,13 +248,40 @@ var vendors = [...]vendor{
 	{"AAAAAAAAAAAAAAAAAAAAAA", vB64Pad | cDash, 60, 0, famTwitterToken, 0},
 }
 
-// vendorsByFirst indexes vendors by the first byte of their prefix.
-var vendorsByFirst = func() (t [256][]uint8) {
+// vendorsByPair indexes vendors by the first two bytes of their prefix:
+// vendorsByPair.at(a, b) lists, in table order, the vendors whose prefix may
+// begin with a, b (those of other pairs that share its bucket too).
+var vendorsByPair = func() (t vendorIndex) {
+	var buckets [len(t.span)][]uint8
 	for k, v := range vendors {
-		t[v.prefix[0]] = append(t[v.prefix[0]], uint8(k))
+		h := pairBucket(v.prefix[0], v.prefix[1])
+		buckets[h] = append(buckets[h], uint8(k))
+	}
+	for h, b := range buckets {
+		t.span[h] = [2]uint8{uint8(len(t.order)), uint8(len(b))}
+		t.order = append(t.order, b...)
 	}
 	return t
 }()
+
+// A vendorIndex lists the vendors by the bucket of their prefix's first
+// two bytes: span[h] is the start and the length of bucket h in order.
+type vendorIndex struct {
+	span  [512][2]uint8
+	order []uint8
+}
+
+// at returns the vendors whose prefix may begin with a, b.
+func (t *vendorIndex) at(a, b byte) []uint8 {
+	s := t.span[pairBucket(a, b)]
+	return t.order[s[0]:][:s[1]]
+}
+
+// pairBucket is the bucket of vendorIndex of a prefix that begins with a, b.
+func pairBucket(a, b byte) int { return (int(a)*37 + int(b)) & 511 }
+
+// (The index's spans are bytes.)
+var _ = [1]int{}[len(vendors)/256]
 
 // A pairSet holds pairs of bytes, such as the first two bytes of a set of
 // prefixes: for each first byte, a bit per second byte. One look at it
@@ -302,10 +329,10 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 	if !mayBeVendor(in, i) {
 		return hit{}, false
 	}
-	for _, k := range vendorsByFirst[in[i]] {
+	for _, k := range vendorsByPair.at(in[i], in[i+1]) {
 		v := &vendors[k]
-		if len(in)-i < len(v.prefix) || in[i+1] != v.prefix[1] {
-			continue // the second byte rules out most prefixes at no cost
+		if len(in)-i < len(v.prefix) || in[i] != v.prefix[0] || in[i+1] != v.prefix[1] {
+			continue // (a prefix of another pair in the same bucket)
 		}
 		if p := prev(in, i, lo); !strings.HasPrefix(in[i:], v.prefix) || p != '=' && chars[p]&v.set != 0 {
 			continue

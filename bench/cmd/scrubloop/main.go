@@ -37,6 +37,8 @@ import (
 func main() {
 	set := flag.String("set", "clean_errors", "the message set (a name of BenchmarkScrubVsGitleaks)")
 	n := flag.Int("n", 100, "how many times to scrub the set (0 measures the program's start alone)")
+	rule := flag.String("rule", "", "only the set's messages of this rule or category (clean_errors: git, go_sum, hash, …)")
+	msg := flag.String("msg", "", "scrub this message instead of a set's")
 	flag.Parse()
 	sets, err := scrubvs.Load("testdata")
 	if err != nil {
@@ -47,9 +49,15 @@ func main() {
 	for _, s := range scrubvs.SpeedSets(sets) {
 		if s.Name == *set {
 			for _, m := range s.Samples {
+				if *rule != "" && m.Rule != *rule {
+					continue
+				}
 				msgs = append(msgs, m.Msg)
 			}
 		}
+	}
+	if *msg != "" {
+		msgs = []string{*msg}
 	}
 	if len(msgs) == 0 {
 		fmt.Fprintf(os.Stderr, "scrubloop: no message set %q\n", *set)

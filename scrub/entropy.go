@@ -178,6 +178,12 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 	for ve > vs && chars[in[ve-1]]&cAlnum == 0 {
 		ve--
 	}
+	if ve-vs < minRandomRun && seen&runSymbol != 0 && !alnumOnly(in[vs:ve]) {
+		// A short run is judged by shortRandom, which takes letters and
+		// digits alone: a symbol inside (shipments-76, 2025-05-01T10)
+		// rules it out before the tests below read around it.
+		return hit{}, re, 0, false
+	}
 	end := ve
 	if ve == re {
 		for end < limit && end-ve < 2 && in[end] == '=' {
@@ -637,10 +643,20 @@ func isCodeWord(w string) bool {
 	return lo < len(codeWords) && codeWords[lo] == string(low)
 }
 
+// alnumOnly reports whether s holds letters and digits alone.
+func alnumOnly(s string) bool {
+	for k := 0; k < len(s); k++ {
+		if chars[s[k]]&cAlnum == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // runClass tells the bytes of a run apart at a glance (matchRandomRun):
 // runByte for the bytes of base64 and base64url; for letters (runLetters)
 // 1 a small hexadecimal one, 2 a capital one, 4 another; runDigit for
-// digits.
+// digits; runSymbol for the others ('-', '_', '+', '/').
 var runClass = func() (t [256]uint8) {
 	for c := range t {
 		if chars[c]&(cB64URL|cB64) != 0 {
@@ -662,12 +678,18 @@ var runClass = func() (t [256]uint8) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] |= runDigit
 	}
+	for c := range t {
+		if t[c]&runByte != 0 && chars[c]&cAlnum == 0 {
+			t[c] |= runSymbol
+		}
+	}
 	return t
 }()
 
 const (
 	runByte    = 0x80
 	runDigit   = 8
+	runSymbol  = 0x10 // '-', '_', '+', '/'
 	runLetters = 7 // the bits of letters: 1 and 2 hexadecimal of each case, 4 the others
 )
 

@@ -199,11 +199,30 @@ func parseIPv4(in string, i int) (end int, ip [4]int, ok bool) {
 	return j, ip, true
 }
 
+// mayBeIPv4 reports whether an IPv4 address may begin at in[i]: its
+// digits and dots reach a third dot within the 15 bytes an address has
+// at most. Most dotted numbers in text (versions, 1.2.3, 1.5s) do not, and
+// this look rules them out before they are parsed.
+func mayBeIPv4(in string, i int) bool {
+	dots := 0
+	for k := i; k < len(in) && k-i < 15; k++ {
+		switch c := in[k]; {
+		case c == '.':
+			if dots++; dots == 3 {
+				return true
+			}
+		case !isDigit(c):
+			return false
+		}
+	}
+	return false
+}
+
 // matchIPv4 matches a dotted-quad address that is not part of a longer
 // dotted sequence (a version such as 1.2.3.4.5), not loopback and not
 // 0.0.0.0.
 func matchIPv4(in string, i, lo int) (hit, bool) {
-	if prev(in, i, lo) == '.' {
+	if prev(in, i, lo) == '.' || !mayBeIPv4(in, i) {
 		return hit{}, false
 	}
 	e, ip, ok := parseIPv4(in, i)

@@ -595,24 +595,6 @@ type encodedRun struct {
 	hex        bool
 }
 
-// segments calls f with each line of the run in[r.start:r.end], without
-// its line breaks and padding, until f returns false.
-func (r encodedRun) segments(in string, f func(seg string) bool) {
-	for p := r.start; p < r.end; {
-		e := p
-		for e < r.end && b64Val[in[e]] != 0xff {
-			e++
-		}
-		if !f(in[p:e]) {
-			return
-		}
-		for e < r.end && (in[e] == '=' || in[e] == '\r' || in[e] == '\n') {
-			e++
-		}
-		p = e
-	}
-}
-
 // findEncodedRun returns the run of encoded characters around the word
 // in[ws:we], not before from, and where a scan may try the next one.
 func findEncodedRun(in string, ws, we, from, limit int) (r encodedRun, next int, ok bool) {
@@ -626,10 +608,18 @@ func findEncodedRun(in string, ws, we, from, limit int) (r encodedRun, next int,
 	if s+4 > limit || !textStart(in[s:s+4]) {
 		return encodedRun{}, we, false
 	}
-	e := ws
-	for e < limit && e-s <= maxEncoded && b64Val[in[e]] != 0xff {
-		e++
+	// (u: in from the word up to where the scan must stop, with j counting
+	// up from 0, so that the compiler checks no read; four bytes at one
+	// look while all four are encoded characters, whose values have the
+	// high bit clear.)
+	u, j := in[ws:max(ws, min(limit, s+maxEncoded+1))], 0
+	for j < len(u)-3 && (b64Val[u[j]]|b64Val[u[j+1]]|b64Val[u[j+2]]|b64Val[u[j+3]])&0x80 == 0 {
+		j += 4
 	}
+	for j < len(u) && b64Val[u[j]] != 0xff {
+		j++
+	}
+	e := ws + j
 	n := e - s
 	// The lines of a wrapped run: all as long as the first or, when the
 	// first has something else before it on its line, as the second; the
@@ -670,13 +660,32 @@ func findEncodedRun(in string, ws, we, from, limit int) (r encodedRun, next int,
 		return encodedRun{}, next, false
 	}
 	r = encodedRun{start: s, end: next}
-	hex := n%2 == 0 && n >= 32
-	for k := s; hex && k < e; k++ {
-		hex = chars[in[k]]&cHex != 0 || in[k] == '\n' || in[k] == '\r'
-	}
-	r.hex = hex
+	r.hex = n%2 == 0 && n >= 32 && hexLines(in[s:e])
 	return r, next, true
 }
+
+// hexLines reports whether s holds hexadecimal digits and line breaks
+// alone.
+func hexLines(s string) bool {
+	k := 0
+	for k < len(s)-3 && hexOrBreak[s[k]]&hexOrBreak[s[k+1]]&hexOrBreak[s[k+2]]&hexOrBreak[s[k+3]] != 0 {
+		k += 4
+	}
+	for k < len(s) && hexOrBreak[s[k]] != 0 {
+		k++
+	}
+	return k == len(s)
+}
+
+// hexOrBreak is 1 for hexadecimal digits and line breaks.
+var hexOrBreak = func() (t [256]uint8) {
+	for c := range t {
+		if chars[c]&cHex != 0 || c == '\n' || c == '\r' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // textStart reports whether the four characters q begin base64 or
 // hexadecimal that decodes to printable text.
@@ -694,45 +703,49 @@ func textStart(q string) bool {
 }
 
 // decodeRun decodes the run into dst if all of it decodes to printable
-// text, and reports whether it did. With dst nil it only checks.
+// text, and reports whether it did. With dst nil it only checks. The run
+// holds encoded characters, line breaks between its lines and padding at
+// its end; hexadecimal is read in pairs from each line's start (an odd
+// last digit of a line is dropped), base64 across its lines.
 func decodeRun(in string, r encodedRun, dst *[]byte) bool {
-	ok := true
+	t := in[:r.end] // (reads the compiler does not check)
 	if r.hex {
-		r.segments(in, func(seg string) bool {
-			for k := 0; k+1 < len(seg); k += 2 {
-				c, _ := hexByte(seg, k)
-				if !printable[c] {
-					ok = false
-					return false
-				}
-				if dst != nil {
-					*dst = append(*dst, c)
-				}
+		for k := r.start; k < len(t); {
+			if b64Val[t[k]] == 0xff || k+1 == len(t) || b64Val[t[k+1]] == 0xff {
+				k++ // a line break, the padding, or a line's odd last digit
+				continue
 			}
-			return true
-		})
-		return ok
+			c := byte(hexVal(t[k])<<4 | hexVal(t[k+1])) // (hexadecimal digits: r.hex)
+			if !printable[c] {
+				return false
+			}
+			if dst != nil {
+				*dst = append(*dst, c)
+			}
+			k += 2
+		}
+		return true
 	}
 	var acc uint32
 	bits := 0
-	r.segments(in, func(seg string) bool {
-		for k := 0; k < len(seg); k++ {
-			acc = acc<<6 | uint32(b64Val[seg[k]])
-			if bits += 6; bits >= 8 {
-				bits -= 8
-				c := byte(acc >> bits)
-				if !printable[c] {
-					ok = false
-					return false
-				}
-				if dst != nil {
-					*dst = append(*dst, c)
-				}
+	for k := r.start; k < len(t); k++ {
+		v := b64Val[t[k]]
+		if v == 0xff {
+			continue // a line break or the padding
+		}
+		acc = acc<<6 | uint32(v)
+		if bits += 6; bits >= 8 {
+			bits -= 8
+			c := byte(acc >> bits)
+			if !printable[c] {
+				return false
+			}
+			if dst != nil {
+				*dst = append(*dst, c)
 			}
 		}
-		return true
-	})
-	return ok
+	}
+	return true
 }
 
 // matchEncoded matches the run of encoded characters around the word

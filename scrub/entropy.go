@@ -690,7 +690,7 @@ const (
 	runByte    = 0x80
 	runDigit   = 8
 	runSymbol  = 0x10 // '-', '_', '+', '/'
-	runLetters = 7 // the bits of letters: 1 and 2 hexadecimal of each case, 4 the others
+	runLetters = 7    // the bits of letters: 1 and 2 hexadecimal of each case, 4 the others
 )
 
 // Azure's identifiable keys (Azure AI services, Container Registry and

@@ -269,13 +269,42 @@ func endsWithTerm(key string) bool {
 		}
 		tail = tail3(b, c, last)
 	}
+	// The byte before the tail tells apart most terms that share it (keys
+	// ending with "key" have many: apikey, accesskey, licensekey, …), read
+	// once when a term has the key's tail.
+	fourth := -1
 	for _, t := range termsByTail[tailBucket(tail)] {
-		if termTails[t] == tail && tailIs(key[:k+1], keyTerms[t].term) {
+		if termTails[t] != tail {
+			continue
+		}
+		if fourth < 0 {
+			fourth = 0 // none: the key has three bytes
+			if m, _ := keyByteBefore(key, k+1); m >= 0 {
+				if m, _ = keyByteBefore(key, m); m >= 0 {
+					if m, _ = keyByteBefore(key, m); m >= 0 {
+						_, c := keyByteBefore(key, m)
+						fourth = int(c)
+					}
+				}
+			}
+		}
+		if (termFourths[t] == 0 || int(termFourths[t]) == fourth) && tailIs(key[:k+1], keyTerms[t].term) {
 			return true
 		}
 	}
 	return false
 }
+
+// termFourths are the fourth last bytes of keyTerms' terms, 0 for a term
+// of three.
+var termFourths = func() (t [len(keyTerms)]byte) {
+	for k, term := range keyTerms {
+		if n := len(term.term); n > 3 {
+			t[k] = term.term[n-4]
+		}
+	}
+	return t
+}()
 
 // tail3 packs the last three bytes of a key or a term.
 func tail3(a, b, c byte) uint32 { return uint32(a)<<16 | uint32(b)<<8 | uint32(c) }

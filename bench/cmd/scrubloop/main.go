@@ -22,7 +22,11 @@
 // hardware, where the real predictor differs), most at the ends of loops over words and runs and
 // at the tests of a byte's class. A change that removes instructions but adds mispredicts may
 // be slower, and the other way round. On a machine whose speed drifts, these counts guide where
-// to work; the speed itself is measured in time (cmd/scrubab, cmd/scrubreport).
+// to work; the speed itself is measured in time (cmd/scrubab, cmd/scrubreport). At the end of
+// session 55: 7,853 instructions and 139 mispredicts a message on clean_errors, 9,390 and 115 on
+// clean_256B. -rule keeps one category of a set (clean_errors: git, go_sum, hash, http_status,
+// path, sql, stack_trace, url, version), and -msg scrubs one message instead, to price a shape
+// (a timestamp, a digest, a key before ':') against the program's start (-n 0).
 package main
 
 import (

@@ -178,7 +178,7 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 	for ve > vs && chars[in[ve-1]]&cAlnum == 0 {
 		ve--
 	}
-	if ve-vs < minRandomRun && seen&runSymbol != 0 && !alnumOnly(in[vs:ve]) {
+	if ve-vs < minRandomRun && seen&runSymbol != 0 && skip(in[:ve], vs, cAlnum) < ve {
 		// A short run is judged by shortRandom, which takes letters and
 		// digits alone: a symbol inside (shipments-76, 2025-05-01T10)
 		// rules it out before the tests below read around it.
@@ -641,16 +641,6 @@ func isCodeWord(w string) bool {
 		}
 	}
 	return lo < len(codeWords) && codeWords[lo] == string(low)
-}
-
-// alnumOnly reports whether s holds letters and digits alone.
-func alnumOnly(s string) bool {
-	for k := 0; k < len(s); k++ {
-		if chars[s[k]]&cAlnum == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // runClass tells the bytes of a run apart at a glance (matchRandomRun):

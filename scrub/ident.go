@@ -631,7 +631,7 @@ func isSSNValue(v string) bool {
 
 // maxIPv6Len bounds how far mayBeIPv6 reads: further than the longest
 // address matchIPv6 reads (eight groups of four and seven colons, or six
-// groups and an IPv4 address: 46 bytes).
+// groups of four and an IPv4 address: 45 bytes).
 const maxIPv6Len = 64
 
 // mayBeIPv6 reports whether matchIPv6 may find an address at in[i]: every

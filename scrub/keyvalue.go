@@ -278,15 +278,12 @@ func endsWithTerm(key string) bool {
 			continue
 		}
 		if fourth < 0 {
-			fourth = 0 // none: the key has three bytes
-			if m, _ := keyByteBefore(key, k+1); m >= 0 {
-				if m, _ = keyByteBefore(key, m); m >= 0 {
-					if m, _ = keyByteBefore(key, m); m >= 0 {
-						_, c := keyByteBefore(key, m)
-						fourth = int(c)
-					}
-				}
+			// The fourth last byte, 0 if the key has three.
+			m, c := k+1, byte(0)
+			for n := 0; n < 4 && m >= 0; n++ {
+				m, c = keyByteBefore(key, m)
 			}
+			fourth = int(c)
 		}
 		if (termFourths[t] == 0 || int(termFourths[t]) == fourth) && tailIs(key[:k+1], keyTerms[t].term) {
 			return true

@@ -1074,7 +1074,7 @@ func mayMatchWord(in string, ws, e, lo int) uint8 {
 			}
 		}
 	}
-	if startPairs.at(in, ws) {
+	if startPairs.at(in, ws) && (wildPairs.at(in, ws) || startTriples.at(in, ws)) {
 		return wordAny
 	}
 	w := e - ws

@@ -411,6 +411,68 @@ var startPairs = func() (t pairSet) {
 	return t
 }()
 
+// startTriples holds the first three bytes of the prefixes of startPairs
+// that have three or more, and wildPairs the pairs of those that have two
+// (AC, SK, gh), which any byte may follow: most words that begin with a
+// prefix's pair do not go on with its third byte (shelf: shp_…; sketch:
+// sk-…, sk_…), and mayMatchWord rules them out at this look.
+var startTriples, wildPairs = func() (t tripleSet, wild pairSet) {
+	add := func(p string) {
+		if len(p) == 2 {
+			wild.add(p[0], p[1])
+			return
+		}
+		t.add(p[0], p[1], p[2])
+	}
+	for _, v := range vendors {
+		add(v.prefix)
+	}
+	for _, p := range tokenPrefixes {
+		add(p)
+	}
+	for _, p := range awsPrefixes {
+		add(p)
+	}
+	// The Authorization schemes, which matchAuthScheme reads in any case.
+	for _, p := range [...]string{"bea", "bas"} {
+		for k := range 8 {
+			q := []byte(p)
+			for n := range q {
+				if k&(1<<n) != 0 {
+					q[n] &^= 0x20
+				}
+			}
+			add(string(q))
+		}
+	}
+	return t, wild
+}()
+
+// tripleSet is a set of triples of bytes, hashed into 1<<16 bits: a
+// triple it holds is always found, others rarely (the prefixes set 160
+// bits).
+type tripleSet [1 << 10]uint64
+
+// tripleBit returns the bit of the triple a, b, c in a tripleSet.
+func tripleBit(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 16
+}
+
+// add puts the triple a, b, c in the set.
+func (t *tripleSet) add(a, b, c byte) {
+	k := tripleBit(a, b, c)
+	t[k>>6] |= 1 << (k & 63)
+}
+
+// at reports whether the three bytes at in[i] may be a triple of the set.
+func (t *tripleSet) at(in string, i int) bool {
+	if i+2 >= len(in) {
+		return false
+	}
+	k := tripleBit(in[i], in[i+1], in[i+2])
+	return t[k>>6]&(1<<(k&63)) != 0
+}
+
 const (
 	slackHost  = "hooks.slack.com/"
 	teamsHost  = "webhook.office.com/"

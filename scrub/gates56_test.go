@@ -44,3 +44,31 @@ func TestStartTriples(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipBoring checks skipBoring against its definition, at every start
+// in texts of boring and other bytes, long and short (the four-byte look
+// and the loop after it).
+func TestSkipBoring(t *testing.T) {
+	g := newGen(56)
+	const pool = "abc xyz,.;)$\n\t" + "A0_-:/=@%[\x80\xff"
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, g.r.IntN(24))
+		for k := range b {
+			if g.r.IntN(8) == 0 {
+				b[k] = byte(g.r.IntN(256))
+			} else {
+				b[k] = pool[g.r.IntN(len(pool))]
+			}
+		}
+		in := string(b)
+		for i := 0; i <= len(in); i++ {
+			want := i
+			for want < len(in) && chars[in[want]]&cBoring != 0 {
+				want++
+			}
+			if got := skipBoring(in, i); got != want {
+				t.Fatalf("skipBoring(%q, %d) = %d, want %d", in, i, got, want)
+			}
+		}
+	}
+}

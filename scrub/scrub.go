@@ -651,7 +651,7 @@ func skipBoring(in string, i int) int {
 			j += 4
 			continue
 		}
-		return i + j + bits.TrailingZeros8(^(a | b<<1 | c<<2 | d<<3))
+		return i + j + bits.TrailingZeros8(^(a | b<<1 | c<<2)) // (3 if a, b and c are boring)
 	}
 	for j < len(s) && boringByte[s[j]] != 0 {
 		j++

@@ -1055,7 +1055,8 @@ var digitNext = byteSet(".-: \n\r")
 //   - to matchBehind only, a word after a byte that may end a token's
 //     prefix ('/', '+', '=', '~', '.', '-');
 //   - a word after a bot id (':' before 'A'; see matchUnprefixed);
-//   - a word whose first two bytes begin a prefix (startPairs);
+//   - a word whose first three bytes begin a prefix (startTriples; or
+//     whose first two are a prefix of two, wildPairs);
 //   - a word of hexadecimal digits in the shape of a MAC address, an IPv6
 //     group, a UUID or a hexadecimal token's first group (matchHexStart),
 //     and a number (an IPv4 address, a card, a bot id, …);

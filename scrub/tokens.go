@@ -449,7 +449,7 @@ var startTriples, wildPairs = func() (t tripleSet, wild pairSet) {
 }()
 
 // tripleSet is a set of triples of bytes, hashed into 1<<16 bits: a
-// triple it holds is always found, others rarely (the prefixes set 160
+// triple it holds is always in it, others rarely (the prefixes set 160
 // bits).
 type tripleSet [1 << 10]uint64
 

@@ -1,8 +1,6 @@
 package scrub
 
-import (
-	"testing"
-)
+import "testing"
 
 // Session 56 (issue 31): mayMatchWord lets a word through to matchToken by
 // its first three bytes (startTriples), or by its first two when a prefix
@@ -21,7 +19,7 @@ func TestStartTriples(t *testing.T) {
 			b := []byte(scheme)
 			for n := range b {
 				if k&(1<<n) != 0 {
-					b[n] = b[n] &^ 0x20
+					b[n] &^= 0x20
 				}
 			}
 			prefixes = append(prefixes, string(b))

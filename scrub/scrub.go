@@ -659,7 +659,9 @@ func skipBoring(in string, i int) int {
 	return i + j
 }
 
-// boringByte is 1 for the boring bytes (cBoring) and 0 for the others.
+// boringByte is 1 for the boring bytes (cBoring) and 0 for the others: a
+// byte a mark, which skipBoring combines with shifts (chars' words would
+// need their bit picked out first).
 var boringByte = func() (t [256]uint8) {
 	for c := range t {
 		if chars[c]&cBoring != 0 {

@@ -29,6 +29,7 @@ var (
 	tHF         = "hf" + "_d67JikEAvstqVVPqzPptEJQzhkPkenG5ZF"
 	tNPM        = "np" + "m_JoC6vWCBiJmpflvJfupxqZKm4bV3AyAVHnyr"
 	tPyPI       = "pypi-AgEIcHlwaS5vcmc" + "Rh_JUqBlIFXZ53Ncqe28-ajY75FnCttn6kfaqDeMqG3omjMyXHCabM6JOF8E"
+	tTestPyPI   = "pypi-AgENdGVzdC5weXBpLm9yZw" + "IkN2YxOWZhOWEtY2FjYS00MGZhLTj2MGEtODFjMnE2MjdmMzY0AAIqWzMs"
 	tSG         = "SG" + ".Fd0Nhcy_1kGD2VD_eR1UYz.aLiA_zNyD7CHLn_xC-1hsYgBds1ghxY5OokvQyx7eNW"
 	tTwSK       = "SK" + "bae530282bd36cb9d21f6be6abf0d7c1"
 	tTwAC       = "AC" + "c1e21862ab8a18a8902073fec8df4f50"
@@ -249,6 +250,9 @@ var cases = append([]testCase{
 	pos("pypi_token", "password = "+tPyPI, "password = "+r("pypi_token")),
 	pos("pypi_token", "twine upload -p "+tPyPI+" dist/*", "twine upload -p "+r("pypi_token")+" dist/*"),
 	neg("pypi_token", "pypi-AgEIcHlwaS5vcmc"),
+	// Test PyPI (test.pypi.org) issues tokens of its own location.
+	pos("pypi_token", "twine upload -r testpypi -p "+tTestPyPI, "twine upload -r testpypi -p "+r("pypi_token")),
+	neg("pypi_token", "pypi-AgENdGVzdC5weXBpLm9yZw"),
 	neg("pypi_token", "pypi-project"),
 
 	pos("sendgrid_key", tSG, r("sendgrid_key")),

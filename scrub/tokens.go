@@ -177,6 +177,9 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		if strings.HasPrefix(rest, pypiPrefix) && prev(in, i, lo) != '-' {
 			return atLeast(in, i, len(pypiPrefix), cB64URL, 20, famPyPIToken)
 		}
+		if strings.HasPrefix(rest, testPyPIPrefix) && prev(in, i, lo) != '-' {
+			return atLeast(in, i, len(testPyPIPrefix), cB64URL, 20, famPyPIToken)
+		}
 		if strings.HasPrefix(rest, "pat") {
 			if h, ok := matchAirtable(in, i); ok {
 				return h, true
@@ -386,7 +389,7 @@ var tokenPrefixes = [...]string{
 	"A3T", "A3-", "AIza", "AC", "SG.", "SK", "bot", "bearer", "basic",
 	"sc_", "ext_", "authress_", "dop_", "doo_", "dor_", "dapi", "discord",
 	"eyJ", "gh", "github_pat_", "glpat-", "gsk_", slackHost, "key-", "npm_",
-	pypiPrefix, "pat", "rk_", "sk-", "sk_", "sntrys_", "shp", "whsec_",
+	pypiPrefix, testPyPIPrefix, "pat", "rk_", "sk-", "sk_", "sntrys_", "shp", "whsec_",
 	teamsHost, "xox", "xapp-", "xai-",
 }
 
@@ -477,6 +480,9 @@ const (
 	slackHost  = "hooks.slack.com/"
 	teamsHost  = "webhook.office.com/"
 	pypiPrefix = "pypi-AgEIcHlwaS5vcmc" // "pypi-" and the base64 of the macaroon's "pypi.org"
+	// Test PyPI's (test.pypi.org) tokens: the macaroon's location is
+	// "test.pypi.org".
+	testPyPIPrefix = "pypi-AgENdGVzdC5weXBpLm9yZw"
 )
 
 func isAWSPrefix(p string) bool {
@@ -1219,7 +1225,7 @@ var gluedPrefixes = [...]string{
 	"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-",
 	"shpat_", "shpca_", "shppa_", "shpss_",
 	"lin_api_", "CLOJARS_", "duffel_test_", "duffel_live_", "fio-u-", "ops_eyJ",
-	pypiPrefix, "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", "AGE-SECRET-KEY-1",
+	pypiPrefix, testPyPIPrefix, "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", "AGE-SECRET-KEY-1",
 }
 
 // gluedBefore maps the byte before a separator ('_' or '-') to the

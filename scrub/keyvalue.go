@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -668,6 +669,14 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	if v >= len(in) {
 		return hit{}, false
 	}
+	if sep == ':' && in[v] == '!' {
+		if t, ref, ok := yamlTag(in, v); ok {
+			if ref || t >= len(in) {
+				return hit{}, false // password: !secret db_password names a secret, and holds none
+			}
+			v = t // password: !!binary aHVu…: the value follows the tag
+		}
+	}
 	if lineBreak(in, v) > 0 {
 		// password=⏎value: the value alone on the next line.
 		return s.valueOnNextLine(in, v, kind, counts, need)
@@ -681,6 +690,52 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		}
 	}
 	return h, ok
+}
+
+// maxYAMLTag bounds the length of a YAML tag that yamlTag reads.
+const maxYAMLTag = 32
+
+// referenceTags are the YAML tags of common configuration formats whose
+// value names a value kept elsewhere rather than holding it: Home
+// Assistant's !secret and !env_var, pyyaml-env-tag's !ENV, !include,
+// CloudFormation's functions (!Ref, !Sub, …), GitLab CI's !reference.
+var referenceTags = [...]string{
+	"!secret", "!env_var", "!ENV", "!include", "!input", "!reference",
+	"!Ref", "!Sub", "!GetAtt", "!ImportValue", "!FindInMap", "!Join", "!Select", "!If",
+}
+
+// valueTags are the YAML tags with one '!' that yamlTag reads as tags:
+// a value after them is the value (Ansible's !vault and !unsafe). Other
+// words after one '!' may begin the value itself (password: !Qaz2wsx).
+var valueTags = [...]string{"!vault", "!unsafe", "!binary", "!str"}
+
+// yamlTag reads a YAML tag at in[v] ('!'), before a key's value: "!!"
+// and a word (!!binary, !!str), or one of referenceTags and valueTags,
+// followed by blanks. It returns where the value begins after them,
+// whether the tag makes the value a reference, and whether there is such
+// a tag.
+func yamlTag(in string, v int) (t int, ref, ok bool) {
+	t = v + 1
+	if t < len(in) && in[t] == '!' {
+		t++
+	}
+	t = skipMax(in, t, cAlnum, maxYAMLTag)
+	if t-v > maxYAMLTag || t == v+1 || in[v+1] == '!' && t == v+2 || t < len(in) && !isBlank(in[t]) && lineBreak(in, t) == 0 {
+		return v, false, false
+	}
+	tag := in[v:t]
+	if in[v+1] != '!' {
+		switch {
+		case slices.Contains(referenceTags[:], tag):
+			ref = true
+		case !slices.Contains(valueTags[:], tag):
+			return v, false, false
+		}
+	}
+	for t < len(in) && isBlank(in[t]) {
+		t++
+	}
+	return t, ref, true
 }
 
 // maxFallback bounds how far fallbackLiteral reads an expression.

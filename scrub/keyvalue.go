@@ -1594,9 +1594,19 @@ func looksLike(val string, need strength, quoted bool) bool {
 	case need == quotedValue, need == randomValue:
 		return len(val) >= 6 && randomish(val) && (quoted || val[len(val)-1] != ':') && strings.IndexByte(val, ' ') < 0
 	case need == generatedValue:
-		return generated(val) || mixedGenerated(val)
+		return generated(val) || mixedGenerated(val) || generatedToken(val)
 	}
 	return true
+}
+
+// generatedToken reports whether val is one run of base64 or base64url
+// bytes (and padding) that matchRandomRun would find on its own, where no
+// key stood before it: a value after a key as vague as "key" is no less a
+// secret for the key (codemagic_key: "PSIYbVgf…_cKmOp…", which has no
+// digit for generated to count).
+func generatedToken(val string) bool {
+	t := strings.TrimRight(val, "=")
+	return len(t) >= minRandomRun && skip(t, 0, cB64|cB64URL) == len(t) && generatedRun(t, minRandomRun) && !dummy(t)
 }
 
 // minMixed is the shortest value mixedGenerated accepts.

@@ -22,7 +22,7 @@ func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20
 // word. It rules out the word before almost every value in text without
 // reading it.
 func afterProseKey(in string, b, lo int) bool {
-	j := blanksBefore(in, b, lo)
+	j := proseGap(in, b, lo)
 	if j == b || j-2 < lo {
 		return false
 	}
@@ -106,7 +106,7 @@ func (s *Scrubber) matchAfterWord(in string, ws, lo int) (hit, bool) {
 // secret-ish word, maybe after a link word or two, and returns the family
 // of a value after it.
 func proseKey(in string, b, lo int) (family, bool) {
-	j := blanksBefore(in, b, lo)
+	j := proseGap(in, b, lo)
 	if j == b {
 		return 0, false
 	}
@@ -146,6 +146,20 @@ func proseKey(in string, b, lo int) (family, bool) {
 		}
 		return 0, false
 	}
+}
+
+// proseGap returns the start of what separates a word in prose from the
+// value after it, which ends at in[b]: blanks (blanksBefore), or a dash
+// between blanks ("token - 8f3k2j…", as log lines write a value after
+// its name). It returns b if there is neither.
+func proseGap(in string, b, lo int) int {
+	j := blanksBefore(in, b, lo)
+	if j < b && j-2 > lo && in[j-1] == '-' && isBlank(in[j-2]) {
+		if k := blanksBefore(in, j-1, lo); k < j-1 {
+			return k
+		}
+	}
+	return j
 }
 
 // blanksBefore returns the start of the run of (at most four) blanks that

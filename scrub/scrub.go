@@ -349,11 +349,13 @@ func copyBounds(in string, p, e int) bool {
 	return e >= len(in) || chars[in[e-1]]&cWord == 0 || chars[in[e]]&cWord == 0
 }
 
-// covered reports whether in[p:e] overlaps one of hits, sorted and
-// disjoint.
+// covered reports whether in[p:e] is inside one of hits, sorted and
+// disjoint. A copy that a finding covers only in part (another matcher
+// found a token at its start, 'EAAA…=roK23I…' where the copy goes on past
+// the token's end) is added, and the two merge.
 func covered(hits []hit, p, e int) bool {
 	k, _ := slices.BinarySearchFunc(hits, p, func(h hit, p int) int { return h.end - 1 - p })
-	return k < len(hits) && hits[k].start < e
+	return k < len(hits) && hits[k].start <= p && e <= hits[k].end
 }
 
 // inPlaceholder reports whether in[p] is inside a placeholder.

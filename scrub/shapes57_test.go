@@ -38,3 +38,40 @@ func TestYAMLTags(t *testing.T) {
 		}
 	}
 }
+
+// TestShapes57 covers the other shapes session 57 took from trufflehog's
+// detector tests: a value after a secret-ish word and a dash between
+// blanks ("token - '…'", as log lines write it), every copy of a value
+// where another matcher found a token at the copy's start only, and a
+// value after a key as vague as "key" that is a run of base64url bytes
+// with no digit (generatedToken).
+func TestShapes57(t *testing.T) {
+	red := func(f string) string { return "[REDACTED:" + f + "]" }
+	cases := []struct{ in, want string }{
+		{"thinkific token - '35992abe3b6b861c66d4e1d668ac9367'", "thinkific token - '" + red("secret") + "'"},
+		{"using api key - sk9vQ2mLp7Rt8xYz", "using api key - " + red("secret")},
+		{"password - Tr0ub4dor3x", "password - " + red("password")},
+		{"error refreshing token - 'invalid_grant'", ""},
+		{"the token - see docs", ""},
+		{"token -- 'b631516f9ef65883d1fa8124a'", ""},
+		{"square token = 'EAAAYmTgYL4kQ-65xyZ4zANgipYVJQFTrb=roK23I=iFebzL4rjYbUg10N6o1l--' | 'EAAAYmTgYL4kQ-65xyZ4zANgipYVJQFTrb=roK23I=iFebzL4rjYbUg10N6o1l--'",
+			"square token = '" + red("secret") + "' | '" + red("square_token") + "'"},
+		{`codemagic_key: "PSIYbVgfkbEPQoqJfzHpACTtihONkQ_cKmOpNDPNiCU"`, `codemagic_key: "` + red("secret") + `"`},
+		{"CODEMAGIC_KEY=PSIYbVgfkbEPQoqJfzHpACTtihONkQ_cKmOpNDPNiCU", "CODEMAGIC_KEY=" + red("secret")},
+		{`sort_key: "createdAtDescendingOrder"`, ""},
+		{`cache_key: "UserProfileServiceCache"`, ""},
+		{`primary_key: "PSIYbVgfkbEPQoqJfzHpACTtihONkQ_cKmOpNDPNiCU"`, ""},
+	}
+	for _, c := range cases {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := String(c.in); got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, want)
+		}
+		if again := String(String(c.in)); again != String(c.in) {
+			t.Errorf("String(%q) is not idempotent: %q", c.in, again)
+		}
+	}
+}

@@ -22,12 +22,21 @@ func pair(a, b byte) uint16 { return uint16(a&0x7f|0x20)<<7 | uint16(b&0x7f|0x20
 // word. It rules out the word before almost every value in text without
 // reading it.
 func afterProseKey(in string, b, lo int) bool {
-	j := proseGap(in, b, lo)
+	j := blanksBefore(in, b, lo)
 	if j == b || j-2 < lo {
 		return false
 	}
-	p := pair(in[j-2], in[j-1])
-	return pairFlags[p]&(pairProse|pairLink) != 0
+	if pairFlags[pair(in[j-2], in[j-1])]&(pairProse|pairLink) != 0 {
+		return true
+	}
+	// A dash between blanks (see proseGap), and the word before it.
+	if in[j-1] != '-' {
+		return false
+	}
+	if j = dashGap(in, j, lo); j-2 < lo {
+		return false
+	}
+	return pairFlags[pair(in[j-2], in[j-1])]&(pairProse|pairLink) != 0
 }
 
 // proseByte marks the bytes a value in prose may hold: printable ASCII
@@ -154,10 +163,17 @@ func proseKey(in string, b, lo int) (family, bool) {
 // its name). It returns b if there is neither.
 func proseGap(in string, b, lo int) int {
 	j := blanksBefore(in, b, lo)
-	if j < b && j-2 > lo && in[j-1] == '-' && isBlank(in[j-2]) {
-		if k := blanksBefore(in, j-1, lo); k < j-1 {
-			return k
-		}
+	if j < b && j-2 > lo && in[j-1] == '-' {
+		return dashGap(in, j, lo)
+	}
+	return j
+}
+
+// dashGap returns where the blanks before the dash at in[j-1] begin if a
+// blank stands right before it, and j if none does.
+func dashGap(in string, j, lo int) int {
+	if j-2 >= lo && isBlank(in[j-2]) {
+		return blanksBefore(in, j-1, lo)
 	}
 	return j
 }

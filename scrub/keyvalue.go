@@ -662,11 +662,23 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		need = max(need, randomValue)
 	}
 
-	// The value.
-	for v < len(in) && v-i <= 8 && (in[v] == ' ' || in[v] == '\t') {
+	// The value, after blanks; after ':' maybe many, that align it with
+	// the values of other keys (fbApiKey:            "…").
+	gap := 8
+	if sep == ':' {
+		gap = maxValueGap
+	}
+	for v < len(in) && v-i <= gap && (in[v] == ' ' || in[v] == '\t') {
 		v++
 	}
 	if v >= len(in) {
+		return hit{}, false
+	}
+	if !quoted && j > lo && (in[j-1] == '"' || in[j-1] == '\'') && in[v] == in[j-1] && (v+1 == len(in) || literalEnd[in[v+1]]) {
+		// The key ends a string literal that the quote after it closes,
+		// and code follows ("MasterUserPassword: " + getPassword(),
+		// 'password = '.$p['password'], passwordLabel:"Password:",): no
+		// value. (A value right after the quote is one: "token: "8h3s….)
 		return hit{}, false
 	}
 	if sep == ':' && in[v] == '!' {
@@ -691,6 +703,14 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 	}
 	return h, ok
 }
+
+// maxValueGap bounds the blanks matchKeyValue reads between a ':' and
+// the value after it (8 after '=').
+const maxValueGap = 32
+
+// literalEnd are the bytes after a string literal's closing quote that
+// begin code rather than a value: an operator, a separator, a blank.
+var literalEnd = byteSet(" \t\r\n+.,;)&|")
 
 // maxYAMLTag bounds the length of a YAML tag that yamlTag reads.
 const maxYAMLTag = 32
@@ -1380,7 +1400,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	}
 	f := valueFamily(kind, query)
 	if in[v] == '[' {
-		if need != anyValue || strings.HasPrefix(in[v:], placeholderPrefix) {
+		if need != anyValue || strings.HasPrefix(in[v:], placeholderPrefix) || bracketedPhrase(in[v:]) {
 			return hit{}, false
 		}
 		return s.matchList(in, esc, v, kind, f)
@@ -2283,7 +2303,7 @@ func plausibleStart(rest string, quoted bool) bool {
 		rest[0] == '<',
 		rest[0] == '$' && shellVariable(rest),
 		rest[0] == '%' && wrappedName(rest, '%'),
-		rest[0] == '[' && wrappedName(rest, ']'),
+		rest[0] == '[' && (wrappedName(rest, ']') || bracketedPhrase(rest)),
 		!quoted && rest[0] == '[',
 		!quoted && rest[0] == '{' && !bracedWord(rest):
 		return false
@@ -2320,6 +2340,28 @@ func wrappedName(rest string, closer byte) bool {
 		e++
 	}
 	return e > 2 && e < len(rest) && rest[e] == closer && (e+1 == len(rest) || chars[rest[e+1]]&cTok68 == 0)
+}
+
+// bracketedPhrase reports whether rest begins with words of letters in
+// brackets, a placeholder's description: [Shared Access key goes here],
+// [your password]. (Go's %v of a slice of values, [hunter2 Xq9vQ2mLp7],
+// has digits in them.)
+func bracketedPhrase(rest string) bool {
+	if len(rest) < 4 || !isLetter(rest[1]) {
+		return false
+	}
+	blank := false
+	for e := 2; e < len(rest) && e <= maxProseValue; e++ {
+		switch c := rest[e]; {
+		case c == ']':
+			return blank && rest[e-1] != ' '
+		case c == ' ':
+			blank = true
+		case !isLetter(c) && c != '-' && c != '\'':
+			return false
+		}
+	}
+	return false
 }
 
 // bracedWord reports whether rest begins with a word in braces that a

@@ -75,3 +75,39 @@ func TestShapes57(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyContext57 covers what session 57 took from Nosey Parker's rule
+// examples and negative examples: a key that ends a string literal whose
+// closing quote code follows has no value there ("MasterUserPassword: " +
+// getMasterUserPassword()), a value aligned far after ':' by blanks is
+// still the key's, and a bracketed description is a placeholder, not a
+// value ([Shared Access key goes here]), unlike Go's %v of a slice.
+func TestKeyContext57(t *testing.T) {
+	red := func(f string) string { return "[REDACTED:" + f + "]" }
+	cases := []struct{ in, want string }{
+		{`sb.append("MasterUserPassword: " + getMasterUserPassword() + ",");`, ""},
+		{`echo 'password = '.$p['config']['daemon_password']."\n";`, ""},
+		{`usernameLabel:"Username or email:",passwordLabel:"Password:",rememberMeLabel:"Remember me:"`, ""},
+		{`"token=" + token`, ""},
+		{`="Etsy_token: "bjdngbb60phznow5ac6h9pan"`, `="Etsy_token: "` + red("secret") + `"`},
+		{`"password: hunter2Xq"`, `"password: ` + red("password") + `"`},
+		{`{"password": "hunter2Xq"}`, `{"password": "` + red("password") + `"}`},
+		{`     fbApiKey:            "171e84fd57f430fc59afa8fad3dbda2a",`, `     fbApiKey:            "` + red("secret") + `",`},
+		{"SharedAccessKeyName=[Shared Access Key Name goes here];SharedAccessKey=[Shared Access key goes here];", ""},
+		{`password="[your password]"`, ""},
+		{"password=[hunter2 Xq9vQ2mLp7]", "password=[" + red("password") + "]"},
+		{"form: map[password:[Eq7DREH48bjLYr] username:[ops]]", "form: map[password:[" + red("password") + "] username:[ops]]"},
+	}
+	for _, c := range cases {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := String(c.in); got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, want)
+		}
+		if again := String(String(c.in)); again != String(c.in) {
+			t.Errorf("String(%q) is not idempotent: %q", c.in, again)
+		}
+	}
+}

@@ -65,8 +65,10 @@
 //     xoxa-, xoxr-; a placeholder judged by the secret after the ids),
 //     Entra ID client secrets that begin with '.', '~' or a digit, Fly.io
 //     macaroons (fm1r_, fm1a_), Stripe sk_prod_ and rk_prod_, legacy Vault
-//     tokens (s.<24>), Grafana API keys (eyJrIjoi…), New Relic insert
-//     keys (NRII-), Mapbox public tokens (pk.), routable GitLab tokens,
+//     tokens (s.<24>, and s.CAES… in namespaces), Grafana API keys
+//     (eyJrIjoi…), New Relic insert, query, admin, REST API and license
+//     keys (NRII-, NRIQ-, NRAA-, NRRA-, …NRAL), Test PyPI tokens, Mapbox
+//     public tokens (pk.), routable GitLab tokens,
 //     AWS A3T… key ids, Facebook app tokens (<app id>|<secret>), Telegram
 //     bot tokens of any bot id length, JWTs encoded in base64 (ZXlK…);
 //   - JWTs, Authorization credentials (Bearer, Basic, and the value after

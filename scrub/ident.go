@@ -92,11 +92,33 @@ func isDomain(d string) bool {
 	return true
 }
 
+// matchNewRelicLicense matches a New Relic license (ingest) key at in[i]:
+// 36 lower-case hexadecimal digits and "NRAL", or for an account outside
+// the US its region ("eu01xx") and 30 of them, a word of its own.
+func matchNewRelicLicense(in string, i int) (hit, bool) {
+	b := i
+	if strings.HasPrefix(in[i:], "eu01xx") {
+		b += len("eu01xx")
+	}
+	for k := b; k < i+36; k++ {
+		if c := in[k]; !isDigit(c) && (c < 'a' || c > 'f') {
+			return hit{}, false
+		}
+	}
+	if is(in, i+40, cWord) || dummy(in[b:i+36]) {
+		return hit{}, false
+	}
+	return hit{i, i + 40, famNewRelicKey}, true
+}
+
 // matchHexStart tries the identifiers that begin with a hexadecimal digit
 // at the word start in[i]: UUIDs, IPv6 and IPv4 addresses, Telegram bot
 // tokens and card numbers. A short look at the leading run of hex digits
 // picks the one candidate worth trying, so words pay almost nothing.
 func matchHexStart(in string, i, lo int) (hit, bool) {
+	if i+40 <= len(in) && in[i+36:i+40] == "NRAL" {
+		return matchNewRelicLicense(in, i)
+	}
 	h := skip(in, i, cHex)
 	var next byte
 	if h < len(in) {

@@ -1066,9 +1066,9 @@ var digitNext = byteSet(".-: \n\r")
 //     and a number (an IPv4 address, a card, a bot id, …);
 //   - the start of an IBAN, an Azure AD client secret or a Terraform Cloud
 //     token (matchIBAN, matchShapedToken);
-//   - a MaxMind license key, a Dropbox long-lived token and a Discord bot
-//     token's first part, which have no prefix (matchUnprefixed,
-//     matchDiscordToken).
+//   - a MaxMind license key, a Dropbox long-lived token, a Discord bot
+//     token's first part and a New Relic license key, which have no
+//     prefix (matchUnprefixed, matchDiscordToken, matchHexStart).
 func mayMatchWord(in string, ws, e, lo int) uint8 {
 	c := in[ws]
 	behind := uint8(wordNone)
@@ -1116,7 +1116,7 @@ func mayMatchWord(in string, ws, e, lo int) uint8 {
 		return wordAny
 	}
 	switch {
-	case w >= 40 && in[ws+6] == '_', w >= 21 && in[ws+11:ws+21] == "AAAAAAAAAA":
+	case w >= 40 && in[ws+6] == '_', w >= 21 && in[ws+11:ws+21] == "AAAAAAAAAA", w == 40 && in[ws+36:e] == "NRAL":
 		return wordAny
 	case w >= 24 && next == '.' && (c == 'M' || c == 'N' || c == 'O'):
 		return wordAny

@@ -111,3 +111,37 @@ func TestKeyContext57(t *testing.T) {
 		}
 	}
 }
+
+// TestVendors57: New Relic's admin (NRAA-), Insights query (NRIQ-) and
+// REST API (NRRA-) keys and its license keys (…NRAL), an Insights key
+// with '_' in it, and Vault Enterprise's namespaced service tokens
+// (s.CAES…), from Nosey Parker's rules; Test PyPI's tokens are in
+// cases_test.go.
+func TestVendors57(t *testing.T) {
+	red := func(f string) string { return "[REDACTED:" + f + "]" }
+	cases := []struct{ in, want string }{
+		{"admin_access:NRAA-4780f48c47df5882dbec3fd82c7", "admin_access:" + red("newrelic_key")},
+		{`"querykey": "NRIQ-pD-yUGl9Z3ACIJ89V-zGkhMxFJE5O121",`, `"querykey": "` + red("newrelic_key") + `",`},
+		{`insertKey: "NRII-7a6SL_Pau5Dz923jEuBEylu3clzXzfby")`, `insertKey: "` + red("newrelic_key") + `")`},
+		{`-H "X-Api-Key:NRRA-e270623d47659ff6a48ac5bde6bba223bef47c8c26"`, `-H "X-Api-Key:` + red("newrelic_key") + `"`},
+		{"license: eu01xxaa7460e1ea3abdfbbbd36e85c10cd0NRAL", "license: " + red("newrelic_key")},
+		{"ingest with 033f2f2072ca3f2cb2ec39024fa9e49cd640NRAL now", "ingest with " + red("newrelic_key") + " now"},
+		{"license: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaNRAL", ""},
+		{"NRAA-4780f48c47df5882", ""},
+		{"-vaultToken s.CAESIP2jTxc9S3K7Z6CtcFWQv7-044m_oSsxnPE0H3nF89l3GiYKHGh3cy5sQmlIZVNyTWJNcDRsYWJpQjlhYjVlb2cQh6PL8wEYAg done",
+			"-vaultToken " + red("vault_token") + " done"},
+		{"function(){s.addComponentsFromRegistry()}", ""},
+	}
+	for _, c := range cases {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := String(c.in); got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, want)
+		}
+		if again := String(String(c.in)); again != String(c.in) {
+			t.Errorf("String(%q) is not idempotent: %q", c.in, again)
+		}
+	}
+}

@@ -80,6 +80,9 @@ var vendors = [...]vendor{
 	{"hvb.", cB64URL, 24, 0, famVaultToken, 0},
 	{"hvr.", cB64URL, 24, 0, famVaultToken, 0},
 	{"s.", cAlnum, 24, 24, famVaultToken, vRandom | vDigit | vWordEnd | vNoDotWord},
+	// Service tokens of namespaces (Vault Enterprise before 1.10): "s."
+	// and the base64url of a protobuf message, which begins "CAES".
+	{"s.CAES", cB64URL, 60, 0, famVaultToken, vWordEnd},
 	// Grafana service account and Grafana Cloud tokens.
 	{"glsa_", cWord, 40, 0, famGrafanaToken, 0},
 	{"glc_", vB64Pad, 32, 0, famGrafanaToken, 0},
@@ -91,10 +94,15 @@ var vendors = [...]vendor{
 	{"ntn_", cAlnum, 40, 50, famNotionToken, 0},
 	{"secret_", cAlnum, 43, 43, famNotionToken, vMixed},
 	{"PMAK-", cHex | cDash, 59, 59, famPostmanKey, 0},
-	// New Relic user API keys, browser API tokens, insert keys.
+	// New Relic user API keys, browser API tokens, Insights insert and
+	// query keys, admin keys and REST API keys (license keys, which end
+	// with NRAL, are in ident.go).
 	{"NRAK-", cAlnum, 27, 27, famNewRelicKey, vDigit},
 	{"NRJS-", cHex, 19, 19, famNewRelicKey, 0},
-	{"NRII-", vAlnumDash, 32, 32, famNewRelicKey, 0},
+	{"NRII-", cB64URL, 32, 32, famNewRelicKey, 0},
+	{"NRIQ-", cB64URL, 32, 32, famNewRelicKey, 0},
+	{"NRAA-", cHex, 27, 27, famNewRelicKey, 0},
+	{"NRRA-", cHex, 42, 42, famNewRelicKey, 0},
 	{"dp.pt.", vB64URLDot, 40, 0, famDopplerToken, 0},
 	{"dp.st.", vB64URLDot, 40, 0, famDopplerToken, 0},
 	{"dp.sa.", vB64URLDot, 40, 0, famDopplerToken, 0},

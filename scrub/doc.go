@@ -138,6 +138,12 @@
 //     credentials (eight lower-case hexadecimal digits, ':', eight more);
 //     base64 of user:password alone (HTTP Basic credentials without their
 //     scheme, a Kubernetes Secret's value) as basic_auth;
+//   - a password hash, which is cracked offline into the password, as
+//     password: crypt(3)'s and bcrypt's ($1$, $2b$, $5$, $6$, $7$),
+//     Cisco's ($8$, $9$), Argon2 and PBKDF2 in the PHC format
+//     ($argon2id$v=19$…), and Kerberos hashes from AS-REP and TGS roasting
+//     ($krb5asrep$, $krb5tgs$), a hash of 22 bytes or more after the last
+//     '$';
 //   - with no word to name it (family high_entropy), a run of base64 or
 //     base64url bytes that stands alone and looks generated: 16 bytes or
 //     more, not hexadecimal and not digits alone, its classes of bytes

@@ -1,6 +1,9 @@
 package scrub
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file holds the matchers for identifiers: e-mail addresses, card
 // numbers, IBANs, phone numbers, IP addresses, UUIDs and user names in home
@@ -90,6 +93,66 @@ func isDomain(d string) bool {
 		}
 	}
 	return true
+}
+
+// cryptIDs are the identifiers of the password hash formats that
+// matchCryptHash reads: crypt(3)'s MD5, bcrypt, SHA-256 and SHA-512,
+// scrypt, Cisco's type 8 and 9, Argon2 and PBKDF2 in the PHC format,
+// and the Kerberos hashes that AS-REP and TGS roasting recover.
+var cryptIDs = [...]string{
+	"1", "2a", "2b", "2x", "2y", "5", "6", "7", "8", "9",
+	"argon2i", "argon2d", "argon2id", "pbkdf2", "pbkdf2-sha256", "pbkdf2-sha512",
+	"krb5asrep", "krb5tgs", "krb5pa",
+}
+
+// maxCryptHash bounds the length of a password hash (a Kerberos TGS hash
+// runs to a few thousand hexadecimal digits).
+const maxCryptHash = 4 << 10
+
+// cryptByte marks the bytes of a password hash after its identifier: the
+// crypt alphabet ./0-9A-Za-z, base64's +=, and the separators of the
+// parameters and of Kerberos' principal ($,*@:_-).
+var cryptByte = byteSet("./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+=$,*@:_-")
+
+// matchCryptHash matches a password hash in the modular crypt or PHC
+// format at in[b] ('$'): "$", an identifier of cryptIDs, "$", and fields
+// separated by '$' whose last, the hash, is 22 bytes of the crypt
+// alphabet or more ($2b$12$R9h/cIPz…, $6$rounds=5000$salt$…,
+// $argon2id$v=19$m=65536,t=3,p=4$…$…, $krb5asrep$23$…$…). An
+// identifier alone, or a shell's $1$2, is none. The family is password:
+// a hash is cracked offline into the password.
+func matchCryptHash(in string, b int) (hit, bool) {
+	if b > 0 && (chars[in[b-1]]&cWord != 0 || in[b-1] == '$') {
+		return hit{}, false
+	}
+	k := b + 1
+	for k < len(in) && k-b <= 14 && in[k] != '$' {
+		k++
+	}
+	if k >= len(in) || in[k] != '$' || !slices.Contains(cryptIDs[:], in[b+1:k]) {
+		return hit{}, false
+	}
+	r := k + 1
+	for r < len(in) && r-b < maxCryptHash && cryptByte[in[r]] {
+		r++
+	}
+	last := strings.LastIndexByte(in[k+1:r], '$') + k + 1
+	if last == k {
+		return hit{}, false
+	}
+	// The hash: the crypt alphabet after the last '$', up to what follows
+	// it (the next field of a shadow file's line, root:$6$…:19000:…).
+	e := last + 1
+	for e < r && (chars[in[e]]&cAlnum != 0 || in[e] == '.' || in[e] == '/' || in[e] == '+' || in[e] == '=') {
+		e++
+	}
+	for e > last+1 && in[e-1] == '.' {
+		e-- // a full stop after it
+	}
+	if e-last-1 < 22 || is(in, e, cWord) {
+		return hit{}, false
+	}
+	return hit{b, e, famPassword}, true
 }
 
 // matchNewRelicLicense matches a New Relic license (ingest) key at in[i]:

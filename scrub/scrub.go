@@ -1021,6 +1021,10 @@ func worthTrying(in string, ws, e, lo int) bool {
 			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
 		case ' ':
 			return card
+		case '$':
+			// A password hash's identifier ($1$, $2b$, $6$; see
+			// matchCryptHash).
+			return w <= 2 && p == '$'
 		case '\n', '\r':
 			// A card number that a line break split (41111111⏎11111111).
 			return '2' <= c && c <= '6' && w >= 4 && (is(in, e+1, cDigit) || next == '\r' && is(in, e+2, cDigit))
@@ -1034,6 +1038,8 @@ func worthTrying(in string, ws, e, lo int) bool {
 		return w <= 4 && chars[c]&cHex != 0 || w >= 10
 	case '~':
 		return w == 5 && in[e-1] == 'Q' // an Azure AD client secret
+	case '$':
+		return ws > lo && in[ws-1] == '$' // a password hash's identifier ($argon2id$, $krb5tgs$)
 	case ' ':
 		switch w {
 		case 4:
@@ -1049,7 +1055,7 @@ func worthTrying(in string, ws, e, lo int) bool {
 }
 
 // digitNext are the bytes after a number that worthTrying's cases read.
-var digitNext = byteSet(".-: \n\r")
+var digitNext = byteSet(".-: \n\r$")
 
 // mayMatchWord reports which matchers of matchWord may find something at
 // the word in[ws:e]: none (wordNone), as for most words of text, which
@@ -1059,6 +1065,7 @@ var digitNext = byteSet(".-: \n\r")
 //   - to matchBehind only, a word after a byte that may end a token's
 //     prefix ('/', '+', '=', '~', '.', '-');
 //   - a word after a bot id (':' before 'A'; see matchUnprefixed);
+//   - a password hash's identifier between '$'s (matchCryptHash);
 //   - a word whose first three bytes begin a prefix (startTriples; or
 //     whose first two are a prefix of two, wildPairs);
 //   - a word of hexadecimal digits in the shape of a MAC address, an IPv6
@@ -1079,6 +1086,10 @@ func mayMatchWord(in string, ws, e, lo int) uint8 {
 		case ':':
 			if c == 'A' {
 				return wordAny
+			}
+		case '$':
+			if e < len(in) && in[e] == '$' {
+				return wordAny // a password hash's identifier
 			}
 		}
 	}
@@ -1133,6 +1144,11 @@ const (
 
 // matchWord tries the matchers that begin at a word start.
 func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
+	if i > lo && in[i-1] == '$' {
+		if h, ok := matchCryptHash(in, i-1); ok && s.on[h.fam] {
+			return h, true
+		}
+	}
 	if h, ok := matchToken(in, i, lo); ok && s.on[h.fam] {
 		return h, true
 	}

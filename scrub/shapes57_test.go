@@ -145,3 +145,37 @@ func TestVendors57(t *testing.T) {
 		}
 	}
 }
+
+// TestCryptHash57: password hashes in the modular crypt and PHC formats
+// and Kerberos roasting hashes, from Nosey Parker's rules, redacted as
+// password; a shell's $1$2 and prices are none.
+func TestCryptHash57(t *testing.T) {
+	red := func(f string) string { return "[REDACTED:" + f + "]" }
+	cases := []struct{ in, want string }{
+		{"$1$OKgLCmVl$d02jECa4DXn/oXX0R.MoQ/", red("password")},
+		{"root:$6$52450745$k5ka2p8bFuSmoVT1tzOyyuaREkkKBcCNqoDKzYiJL9RaE8yMnPgh2XzzF0NDrUhgrcLwg78xs1w5pJiypEdFX/:19000:0:99999:7:::",
+			"root:" + red("password") + ":19000:0:99999:7:::"},
+		{`{"hash":"$2a$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"}`, `{"hash":"` + red("password") + `"}`},
+		{"$5$rounds=5000$GX7BopJZJxPc/KEK$le16UF8I2Anb.rOrn22AUPWvzUETDGefUmAV8AZkGcD", red("password")},
+		{"enable secret 8 $8$TnGX/fE4KGHOVU$pEhnEvxrvaynpi8j4f.EMHr6M.FzU8xnZnBr/tJdFWk", "enable secret 8 " + red("password")},
+		{"$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG", red("password")},
+		{"$krb5asrep$23$8cf8eb5287e28a4006c064892150c4fb$3e05ecc13548bec8e1eeb900dea5429cc6931bae9b85", red("password")},
+		{"$krb5tgs$23$*user$realm$test/spn*$b548e10f5694ae018d7ad63c257af7dc$35e8e45658860bc31a859b41a08989265f", red("password")},
+		{"echo $1$2 and $5$x", ""},
+		{"cost: $2.50$ each", ""},
+		{"$6$salt$tooshort", ""},
+		{"$3$abc$0123456789abcdefghijklmnopqrstuv", ""},
+	}
+	for _, c := range cases {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := String(c.in); got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, want)
+		}
+		if again := String(String(c.in)); again != String(c.in) {
+			t.Errorf("String(%q) is not idempotent: %q", c.in, again)
+		}
+	}
+}

@@ -693,6 +693,12 @@ func (s *Scrubber) matchKeyValue(in string, esc escMarks, i, lo int) (hit, bool)
 		// password=⏎value: the value alone on the next line.
 		return s.valueOnNextLine(in, v, kind, counts, need)
 	}
+	if query && (in[v] == '"' || in[v] == '\'') {
+		// A URL holds no quote: this one closes the string or attribute
+		// the URL is in (connectionURL="…&password=" userTable=…, "…&token="
+		// + tok), and the parameter is empty.
+		return hit{}, false
+	}
 	h, ok := s.valueAfterKey(in, esc, v, kind, counts, query, code, esc.at(i), sep == ':', need, lineStart(in, j, lo))
 	if !ok && sep == '=' && !query {
 		// The value is code; a literal it falls back to is the key's:
@@ -1509,6 +1515,9 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
+	if closing != "" && formatString(in, vs, ve) {
+		return hit{}, false // format_password = f"prefix_{value}", "prefix_{}".format(value)
+	}
 	if !looksLike(val, need, closing != "") || !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
 		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
 		code && closing == "" && !randomish(val) && !misnested(val) || !looksLike(val, need, closing != "") {
@@ -2304,6 +2313,7 @@ func plausibleStart(rest string, quoted bool) bool {
 		rest[0] == '$' && shellVariable(rest),
 		rest[0] == '%' && wrappedName(rest, '%'),
 		rest[0] == '[' && (wrappedName(rest, ']') || bracketedPhrase(rest)),
+		rest[0] == '{' && bracedName(rest),
 		!quoted && rest[0] == '[',
 		!quoted && rest[0] == '{' && !bracedWord(rest):
 		return false
@@ -2340,6 +2350,35 @@ func wrappedName(rest string, closer byte) bool {
 		e++
 	}
 	return e > 2 && e < len(rest) && rest[e] == closer && (e+1 == len(rest) || chars[rest[e+1]]&cTok68 == 0)
+}
+
+// bracedName reports whether rest begins with a template's placeholder
+// in braces, as a whole value: an identifier ({password}, { password },
+// {config.token}), maybe with blanks around it. (A braced GUID,
+// {acd3c08b-74e8-…}, is a value.)
+func bracedName(rest string) bool {
+	e := skipBlanks(rest, 1, false)
+	n := e
+	if e >= len(rest) || !isLetter(rest[e]) && rest[e] != '_' {
+		return false
+	}
+	for e < len(rest) && e-n <= maxKey && (chars[rest[e]]&cWord != 0 || rest[e] == '.') {
+		e++
+	}
+	e = skipBlanks(rest, e, false)
+	return e < len(rest) && rest[e] == '}' && (e+1 == len(rest) || chars[rest[e+1]]&cTok68 == 0)
+}
+
+// formatString reports whether the quoted value in[vs:ve] is a format
+// string, a template of a value rather than one: braces inside, and
+// Python's f before its opening quote or .format( after its closing one.
+func formatString(in string, vs, ve int) bool {
+	if strings.IndexByte(in[vs:ve], '{') < 0 {
+		return false
+	}
+	q := vs - 1 // the opening quote
+	return q >= 1 && in[q-1] == 'f' && (q == 1 || chars[in[q-2]]&cWord == 0) ||
+		ve < len(in) && strings.HasPrefix(in[ve+1:], ".format(")
 }
 
 // bracketedPhrase reports whether rest begins with words of letters in

@@ -179,3 +179,35 @@ func TestCryptHash57(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplates57, from whispers' fixtures: a URL's query parameter that
+// a quote follows is empty (the quote closes the attribute the URL is
+// in), a placeholder in braces and a Python format string are templates,
+// not values; a braced GUID is a value.
+func TestTemplates57(t *testing.T) {
+	red := func(f string) string { return "[REDACTED:" + f + "]" }
+	cases := []struct{ in, want string }{
+		{"url=\"jdbc:mysql://h/a?user=dbuser&amp;password=\"\n  userTable=\"users\" other=\"x\"", ""},
+		{`url="jdbc:mysql://h/a?user=dbuser&password="  userTable="users"`, ""},
+		{`fetch(base + "?token=" + tok)`, ""},
+		{`url="https://h/a?user=dbuser&amp;password=Xk9vQ2mLp7" other="users"`, `url="https://h/a?user=dbuser&amp;password=` + red("query_secret") + `" other="users"`},
+		{`variable_password6 = "{password}";`, ""},
+		{`variable_password7 = "{ password }";`, ""},
+		{`format_password = "prefix_{}".format(dynamic_value1)`, ""},
+		{`format_password = f"prefix_{dynamic_value3}"`, ""},
+		{`password = "ab{c}d9Xq"`, `password = "` + red("password") + `"`},
+		{`password="{acd3c08b-74e8-4f44-a2d0-80694le24f46}"`, `password="` + red("password") + `"`},
+	}
+	for _, c := range cases {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := String(c.in); got != want {
+			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, want)
+		}
+		if again := String(String(c.in)); again != String(c.in) {
+			t.Errorf("String(%q) is not idempotent: %q", c.in, again)
+		}
+	}
+}

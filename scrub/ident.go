@@ -106,17 +106,24 @@ var cryptIDs = [...]string{
 }
 
 // maxCryptHash bounds the length of a password hash (a Kerberos TGS hash
-// runs to a few thousand hexadecimal digits).
-const maxCryptHash = 4 << 10
+// runs to a few thousand hexadecimal digits), and maxCryptFields the
+// fields after its identifier (a Kerberos TGS hash has six: etype,
+// principal, realm, SPN, checksum, data). With no more fields read, a
+// byte is read by the few hashes that may begin within as many '$'
+// before it: a text of "$1$a" over and over is read in linear time.
+const (
+	maxCryptHash   = 4 << 10
+	maxCryptFields = 8
+)
 
-// cryptByte marks the bytes of a password hash after its identifier: the
-// crypt alphabet ./0-9A-Za-z, base64's +=, and the separators of the
-// parameters and of Kerberos' principal ($,*@:_-).
-var cryptByte = byteSet("./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+=$,*@:_-")
+// cryptByte marks the bytes of a password hash's fields: the crypt
+// alphabet ./0-9A-Za-z, base64's +=, and the separators of the
+// parameters and of Kerberos' principal (,*@:_-).
+var cryptByte = byteSet("./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+=,*@:_-")
 
 // matchCryptHash matches a password hash in the modular crypt or PHC
-// format at in[b] ('$'): "$", an identifier of cryptIDs, "$", and fields
-// separated by '$' whose last, the hash, is 22 bytes of the crypt
+// format at in[b] ('$'): "$", an identifier of cryptIDs, and fields each
+// after a '$', the last of them, the hash, 22 bytes of the crypt
 // alphabet or more ($2b$12$R9h/cIPz…, $6$rounds=5000$salt$…,
 // $argon2id$v=19$m=65536,t=3,p=4$…$…, $krb5asrep$23$…$…). An
 // identifier alone, or a shell's $1$2, is none. The family is password:
@@ -132,24 +139,25 @@ func matchCryptHash(in string, b int) (hit, bool) {
 	if k >= len(in) || in[k] != '$' || !slices.Contains(cryptIDs[:], in[b+1:k]) {
 		return hit{}, false
 	}
-	r := k + 1
-	for r < len(in) && r-b < maxCryptHash && cryptByte[in[r]] {
-		r++
+	// The fields, to the last '$' (the hash's field may end where the
+	// next field of a shadow file's line begins: root:$6$…:19000:…).
+	last, e := k, k
+	for f := 0; f < maxCryptFields && e < len(in) && in[e] == '$'; f++ {
+		last = e
+		for e++; e < len(in) && e-b < maxCryptHash && cryptByte[in[e]]; e++ {
+		}
 	}
-	last := strings.LastIndexByte(in[k+1:r], '$') + k + 1
-	if last == k {
-		return hit{}, false
+	if e < len(in) && in[e] == '$' {
+		return hit{}, false // more fields than a hash has
 	}
-	// The hash: the crypt alphabet after the last '$', up to what follows
-	// it (the next field of a shadow file's line, root:$6$…:19000:…).
-	e := last + 1
-	for e < r && (chars[in[e]]&cAlnum != 0 || in[e] == '.' || in[e] == '/' || in[e] == '+' || in[e] == '=') {
+	e = last + 1
+	for e < len(in) && e-b < maxCryptHash && (chars[in[e]]&cAlnum != 0 || in[e] == '.' || in[e] == '/' || in[e] == '+' || in[e] == '=') {
 		e++
 	}
 	for e > last+1 && in[e-1] == '.' {
 		e-- // a full stop after it
 	}
-	if e-last-1 < 22 || is(in, e, cWord) {
+	if last == k || e-last-1 < 22 || is(in, e, cWord) {
 		return hit{}, false
 	}
 	return hit{b, e, famPassword}, true

@@ -611,6 +611,9 @@ func BenchmarkVendorRuns(b *testing.B) {
 		// base64 longer than maxToken: each was once read again from
 		// every repetition (xoxb- quadratically).
 		"xoxb-", "1//0", "sk-", "JQQJ99", "npm_",
+		// Password hashes' identifiers over and over, and fields as long
+		// as a hash may run (matchCryptHash reads maxCryptFields).
+		"$1$a", "$krb5tgs$", "$6$" + strings.Repeat("a", 300),
 	}
 	for i, u := range units {
 		for _, size := range []int{64 << 10, 256 << 10} {

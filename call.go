@@ -383,9 +383,9 @@ var gluedScrubber = func() *scrub.Scrubber {
 // Prefect, ReadMe, Scalingo, Brevo, SettleMint, Shippo, Sourcegraph,
 // Yandex, SonarQube, Typeform, Defined Networking, Plaid, Dropbox,
 // Beamer, Twitter, Lob, GoCardless, Harness; Cloudflare's API tokens,
-// Vercel, Tailscale, Private Packagist, OpenAI's ek_). MaxMind license keys end
-// with "_mmk" rather than begin with a prefix: an id that holds "_mmk" is
-// tried at every position.
+// Vercel, Tailscale, Private Packagist, OpenAI's ek_; NVIDIA, PostHog).
+// MaxMind license keys end with "_mmk" rather than begin with a prefix:
+// an id that holds "_mmk" is tried at every position.
 const gluedPrefixes = "AKIA ASIA ABIA ACCA AGPA AIDA AIPA ANPA ANVA APKA AROA AIza AC SK SG " +
 	"dop_ doo_ dor_ dapi gh github_pat_ glpat- gsk_ hf_ key- npm_ pypi- rk_ sk- sk_ shp whsec_ " +
 	"xox xapp- xai- ya29 GOCSPX- gl GR1348941 hv sntry lin_ ntn_ secret_ PMAK- NRAK- NRJS- dp " +
@@ -394,7 +394,7 @@ const gluedPrefixes = "AKIA ASIA ABIA ACCA AGPA AIDA AIPA ANPA ANVA APKA AROA AI
 	"A3- ops_ p8e- pat AKCp cmVmd sc_ ext_ authress_ ABSK bedrock- 4b1d CLOJARS_ v1.0- duffel_ dt0c01 " +
 	"EZAK EZTK FLW fio- ico- s-s4t2 API- pnu_ rdme_ tk-us- xkeysib- sm_ shippo_ sgp_ AQVN YC t1. " +
 	"squ_ sqp_ sqa_ tfp_ dnkey- access- sl. b_ AAAA live_ test_ api_org_ pubkey- NRII- ZXlK fm1 A3T " +
-	"cfut_ cfat_ cfk_ vcp_ vci_ vca_ vcr_ vck_ tskey- packagist_ ek_"
+	"cfut_ cfat_ cfk_ vcp_ vci_ vca_ vcr_ vck_ tskey- packagist_ ek_ nvapi- phx_"
 
 // gluedStarts holds the first two bytes of every gluedPrefixes entry, as
 // a set of second bytes (a 256-bit mask) per first byte.

@@ -39,6 +39,9 @@ var (
 	tLsv2sk       = "lsv2_s" + "k_c5b9df7078f0bb86ad7f319c8a38c5cb_13d1ee1206"
 	tPcsk         = "pcsk_n" + "yFtA_C5RbaD86MpUJJxmvBpkfVjVplxFZtKvgY1pRyT082xE6MoY1SIeKIqWlv6JtbbY"
 	tTvly         = "tvly-u" + "uNsGa7NMyl3zaoW5Xtwd57TKmERl722"
+	tNvapi        = "nvapi-" + "cyGfLPg6snafPfAQQ1su_4Gr5Oc7ecP9R54c96qGZyck75jcsNu4PTUxFO69ljWy"
+	tLangfuse     = "sk-lf-" + "8c1d5e2a-4b3f-4e9a-9d7c-2f6b8a1e3c5d"
+	tPostHog      = "phx_" + "Xk9vQ2mLp7Rt8xYzAb3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv"
 	tTvlyDev      = "tvly-d" + "ev-OuRkuRpohDdSw9RZLwliNioe40Pi9koc"
 	tMailchimp    = "a2e12e" + "eb260e4faa1bab1cdf401911cb-us14"
 	tLtai         = "LTAIBc" + "m7elEetHMyXUaRIg7h"
@@ -197,6 +200,25 @@ var issue13Cases = []testCase{
 	pos("tavily_key", "search with "+tTvly+" failed", "search with "+r("tavily_key")+" failed"),
 	neg("tavily_key", "tvly-short"),
 	neg("tavily_key", "tvly-"),
+
+	pos("nvidia_key", tNvapi, r("nvidia_key")),
+	pos("nvidia_key", "NVIDIA_API_KEY="+tNvapi, "NVIDIA_API_KEY="+r("nvidia_key")),
+	pos("nvidia_key", "calling with "+tNvapi+" failed", "calling with "+r("nvidia_key")+" failed"),
+	neg("nvidia_key", "nvapi-short"),
+	neg("nvidia_key", tNvapi[:40]),
+
+	pos("langfuse_key", tLangfuse, r("langfuse_key")),
+	pos("langfuse_key", "LANGFUSE_SECRET_KEY="+tLangfuse, "LANGFUSE_SECRET_KEY="+r("langfuse_key")),
+	pos("langfuse_key", "auth failed for "+tLangfuse+": 401", "auth failed for "+r("langfuse_key")+": 401"),
+	neg("langfuse_key", "sk-lf-short"),
+	// (A public key's UUID is a UUID.)
+	near("langfuse_key", "pk-lf-8c1d5e2a-4b3f-4e9a-9d7c-2f6b8a1e3c5d", "pk-lf-"+r("uuid")),
+
+	pos("posthog_key", tPostHog, r("posthog_key")),
+	pos("posthog_key", "POSTHOG_PERSONAL_API_KEY="+tPostHog, "POSTHOG_PERSONAL_API_KEY="+r("posthog_key")),
+	pos("posthog_key", "posthog rejected "+tPostHog, "posthog rejected "+r("posthog_key")),
+	neg("posthog_key", "phx_short"),
+	neg("posthog_key", "phx_"),
 
 	pos("mailchimp_key", tMailchimp, r("mailchimp_key")),
 	pos("mailchimp_key", "MAILCHIMP_API_KEY="+tMailchimp, "MAILCHIMP_API_KEY="+r("mailchimp_key")),

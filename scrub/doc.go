@@ -39,7 +39,8 @@
 //     ek_), Anthropic (sk-ant-), OpenRouter
 //     (sk-or-v1-), Groq (gsk_), xAI (xai-), Replicate (r8_), Perplexity
 //     (pplx-), LangSmith (lsv2_pt_, lsv2_sk_), Pinecone (pcsk_), Tavily
-//     (tvly-);
+//     (tvly-), NVIDIA (nvapi-), Langfuse (sk-lf-), PostHog personal API
+//     keys (phx_);
 //   - the other vendor tokens of gitleaks' default rules that have a
 //     prefix or a fixed structure (issue 31): 1Password (ops_eyJ…, A3-…
 //     secret keys), Adobe (p8e-), Airtable (pat….<hex>), Artifactory

@@ -119,6 +119,9 @@ const (
 	famTailscaleKey
 	famPackagistToken
 	famZapierWebhook
+	famNvidiaKey
+	famLangfuseKey
+	famPostHogKey
 	famHighEntropy
 
 	famEmail
@@ -250,6 +253,9 @@ var familyNames = [numFamilies]string{
 	famTailscaleKey:           "tailscale_key",
 	famPackagistToken:         "packagist_token",
 	famZapierWebhook:          "zapier_webhook",
+	famNvidiaKey:              "nvidia_key",
+	famLangfuseKey:            "langfuse_key",
+	famPostHogKey:             "posthog_key",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

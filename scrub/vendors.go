@@ -132,6 +132,11 @@ var vendors = [...]vendor{
 	{"lsv2_sk_", cHex | cUnderscore, 43, 43, famLangSmithKey, 0},
 	{"pcsk_", cWord, 40, 0, famPineconeKey, 0},
 	{"tvly-", cB64URL, 30, 0, famTavilyKey, 0},
+	// NVIDIA API keys (NIM, build.nvidia.com) and PostHog personal API
+	// keys (phc_ project keys are public). Langfuse's sk-lf- keys are in
+	// tokens.go, with the other sk- keys.
+	{"nvapi-", cB64URL, 64, 64, famNvidiaKey, 0},
+	{"phx_", cWord, 43, 48, famPostHogKey, vMixed},
 	{"LTAI", cAlnum, 12, 30, famAlibabaKey, vRandom},
 	// AWS temporary session tokens: base64 that always begins so.
 	{"IQoJb3JpZ2luX2Vj", vB64Pad, 100, 0, famAWSSessionToken, 0},

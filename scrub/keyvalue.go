@@ -1512,12 +1512,12 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	if closing == "" {
 		val = firstLine(val)
 	}
-	// A plural key (api_keys, secrets) names a list or a count more often
-	// than it holds a secret: a lone unquoted value after it must look
-	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
 	if closing != "" && formatString(in, vs, ve) {
 		return hit{}, false // format_password = f"prefix_{value}", "prefix_{}".format(value)
 	}
+	// A plural key (api_keys, secrets) names a list or a count more often
+	// than it holds a secret: a lone unquoted value after it must look
+	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
 	if !looksLike(val, need, closing != "") || !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
 		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
 		code && closing == "" && !randomish(val) && !misnested(val) || !looksLike(val, need, closing != "") {

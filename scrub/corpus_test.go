@@ -559,6 +559,11 @@ func corpus() []plant {
 		add("phone", hard, "national form", "call me at (415) 555-{}", g.digits(4))
 		add("password", hard, "Go %v of a struct", "login: {ops {}}", g.str(gAlnum, 12))
 		add("ssn", hard, "bare nine digits", "applicant {} rejected", strings.ReplaceAll(g.ssn(), "-", ""))
+		// Session 57's families, after the others so that their values
+		// stay what they were.
+		add("nvidia_key", common, "env", "NVIDIA_API_KEY={}", "nvapi-"+g.str(gB64URL, 64))
+		add("langfuse_key", common, "log", "langfuse: 401 for {}", "sk-lf-"+g.uuid())
+		add("posthog_key", common, "log", "posthog: personal key {} rejected", "phx_"+g.str(gAlnum, 47))
 	}
 	return ps
 }

@@ -328,6 +328,7 @@ var gluedSamples = map[string][]string{
 	"nvidia_key":           {"nvapi-" + "cyGfLPg6snafPfAQQ1su_4Gr5Oc7ecP9R54c96qGZyck75jcsNu4PTUxFO69ljWy"},
 	"langfuse_key":         {"sk-lf-" + "8c1d5e2a-4b3f-4e9a-9d7c-2f6b8a1e3c5d"},
 	"posthog_key":          {"phx_" + "Xk9vQ2mLp7Rt8xYzAb3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv"},
+	"elevenlabs_key":       {"sk_" + "3f8a9c1d4e7b6a3f0c5d8e1a4b7c9d2e3f8a9c1d4e7b6a3f"},
 	"heroku_key":           {"HRKU-A" + "AQv196RIoWY0PIhU6z5aw2fX2mbmDPT73Zz7qGBpWtqj1tz2_EzbDPjR7Ik"},
 	"huggingface_token":    {"hf" + "_d67JikEAvstqVVPqzPptEJQzhkPkenG5ZF"},
 	"jwt":                  {"eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", canary.Secrets[3].Value},

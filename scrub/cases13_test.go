@@ -42,6 +42,8 @@ var (
 	tNvapi        = "nvapi-" + "cyGfLPg6snafPfAQQ1su_4Gr5Oc7ecP9R54c96qGZyck75jcsNu4PTUxFO69ljWy"
 	tLangfuse     = "sk-lf-" + "8c1d5e2a-4b3f-4e9a-9d7c-2f6b8a1e3c5d"
 	tPostHog      = "phx_" + "Xk9vQ2mLp7Rt8xYzAb3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv"
+	tEleven       = "sk_" + "3f8a9c1d4e7b6a3f0c5d8e1a4b7c9d2e3f8a9c1d4e7b6a3f"
+	tDeepSeek     = "sk-" + "2f8a9c1d4e7b6a3f0c5d8e1a4b7c9d2e"
 	tTvlyDev      = "tvly-d" + "ev-OuRkuRpohDdSw9RZLwliNioe40Pi9koc"
 	tMailchimp    = "a2e12e" + "eb260e4faa1bab1cdf401911cb-us14"
 	tLtai         = "LTAIBc" + "m7elEetHMyXUaRIg7h"
@@ -219,6 +221,16 @@ var issue13Cases = []testCase{
 	pos("posthog_key", "posthog rejected "+tPostHog, "posthog rejected "+r("posthog_key")),
 	neg("posthog_key", "phx_short"),
 	neg("posthog_key", "phx_"),
+
+	pos("elevenlabs_key", tEleven, r("elevenlabs_key")),
+	pos("elevenlabs_key", "XI_API_KEY="+tEleven, "XI_API_KEY="+r("elevenlabs_key")),
+	pos("elevenlabs_key", "tts: 401 for "+tEleven, "tts: 401 for "+r("elevenlabs_key")),
+	neg("elevenlabs_key", "sk_"+"000000000000000000000000000000000000000000000000"),
+	neg("elevenlabs_key", tEleven[:40]),
+
+	// OpenAI-compatible APIs' keys of 32 hexadecimal digits.
+	pos("openai_key", "deepseek: 401 for "+tDeepSeek, "deepseek: 401 for "+r("openai_key")),
+	neg("openai_key", "sk-0123456789abcdef0123456789abcdef"),
 
 	pos("mailchimp_key", tMailchimp, r("mailchimp_key")),
 	pos("mailchimp_key", "MAILCHIMP_API_KEY="+tMailchimp, "MAILCHIMP_API_KEY="+r("mailchimp_key")),

@@ -564,6 +564,7 @@ func corpus() []plant {
 		add("nvidia_key", common, "env", "NVIDIA_API_KEY={}", "nvapi-"+g.str(gB64URL, 64))
 		add("langfuse_key", common, "log", "langfuse: 401 for {}", "sk-lf-"+g.uuid())
 		add("posthog_key", common, "log", "posthog: personal key {} rejected", "phx_"+g.str(gAlnum, 47))
+		add("elevenlabs_key", common, "log", "elevenlabs: 401 for {}", "sk_"+g.str(gHex, 48))
 	}
 	return ps
 }

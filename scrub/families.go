@@ -122,6 +122,7 @@ const (
 	famNvidiaKey
 	famLangfuseKey
 	famPostHogKey
+	famElevenLabsKey
 	famHighEntropy
 
 	famEmail
@@ -256,6 +257,7 @@ var familyNames = [numFamilies]string{
 	famNvidiaKey:              "nvidia_key",
 	famLangfuseKey:            "langfuse_key",
 	famPostHogKey:             "posthog_key",
+	famElevenLabsKey:          "elevenlabs_key",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

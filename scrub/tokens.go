@@ -35,6 +35,26 @@ func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 	return hit{i, e, f}, true
 }
 
+// lowerHexWord reports whether in[j:j+n] is n lower-case hexadecimal
+// digits, with a letter and a digit, that end a word, and no placeholder.
+func lowerHexWord(in string, j, n int) bool {
+	if j+n > len(in) || is(in, j+n, cWord) {
+		return false
+	}
+	letter, digit := false, false
+	for _, c := range []byte(in[j : j+n]) {
+		switch {
+		case isDigit(c):
+			digit = true
+		case c >= 'a' && c <= 'f':
+			letter = true
+		default:
+			return false
+		}
+	}
+	return letter && digit && !dummy(in[j:j+n])
+}
+
 // atLeast is like exact but accepts a body of min or more bytes, and at
 // most maxToken: it reads no more, so that a prefix written over and over
 // (npm_npm_npm_…) costs a bounded read each.
@@ -209,11 +229,19 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			if h, ok := matchOpenAIWatermark(in, i); ok {
 				return h, true
 			}
+			if lowerHexWord(in, i+3, 32) {
+				// The keys of OpenAI-compatible APIs that write sk- and
+				// 32 lower-case hexadecimal digits (DeepSeek, DashScope).
+				return hit{i, i + 3 + 32, famOpenAIKey}, true
+			}
 			return randomAtLeast(in, i, 3, cB64URL, 20, famOpenAIKey)
 		case strings.HasPrefix(rest, "sntrys_eyJ"):
 			return matchSentryOrg(in, i, lo)
 		case strings.HasPrefix(rest, "sk_") && stripeMode(rest[3:]):
 			return randomToken(in, i, 8, cAlnum, 10, famStripeKey)
+		case strings.HasPrefix(rest, "sk_") && lowerHexWord(in, i+3, 48):
+			// ElevenLabs: sk_ and 48 lower-case hexadecimal digits.
+			return hit{i, i + 3 + 48, famElevenLabsKey}, true
 		case len(rest) > 6 && rest[:3] == "shp" && rest[5] == '_' &&
 			(rest[3:5] == "at" || rest[3:5] == "ss" || rest[3:5] == "ca" || rest[3:5] == "pa"):
 			return matchShopify(in, i)

@@ -219,13 +219,13 @@ func matchToken(in string, i, lo int) (hit, bool) {
 			return atLeast(in, i, 7, cB64URL, 20, famAnthropicKey)
 		case strings.HasPrefix(rest, "sk-or-v1-"):
 			return atLeast(in, i, 9, cHex, 32, famOpenRouterKey)
-		case strings.HasPrefix(rest, "sk-lf-"):
-			// Langfuse's secret keys: a UUID after the prefix.
-			if h, ok := matchUUID(in, i+len("sk-lf-")); ok && h.end == i+len("sk-lf-")+36 {
-				return hit{i, h.end, famLangfuseKey}, true
-			}
-			return hit{}, false
 		case strings.HasPrefix(rest, "sk-"):
+			if strings.HasPrefix(rest, "sk-lf-") {
+				// Langfuse's secret keys: a UUID after the prefix.
+				if h, ok := matchUUID(in, i+len("sk-lf-")); ok && h.end == i+len("sk-lf-")+36 {
+					return hit{i, h.end, famLangfuseKey}, true
+				}
+			}
 			if h, ok := matchOpenAIWatermark(in, i); ok {
 				return h, true
 			}

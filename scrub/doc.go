@@ -108,8 +108,10 @@
 //     mysql -p<password>), or SQL's IDENTIFIED BY '…'. The value may be
 //     quoted with blanks or braces inside, run to the end of its line after
 //     a key that begins the line (password: correct horse battery staple),
-//     stand alone on the next line (password=⏎…), be a YAML block scalar
-//     (key: | on the line before) or a list: a JSON array of strings, and
+//     stand alone on the next line (password=⏎…), follow a YAML tag
+//     (password: !!binary …; a reference tag such as !secret or !Ref
+//     leaves nothing to redact), be a YAML block scalar (key: | on the
+//     line before) or a list: a JSON array of strings, and
 //     Go's %v and %#v printing of an http.Header or url.Values
 //     (map[Authorization:[Bearer …] Cookie:[…]],
 //     http.Header{"X-Api-Key":[]string{"…"}}), whose elements all go;
@@ -127,11 +129,11 @@
 //     -o yaml), base64 whatever their keys;
 //   - a random-looking value (6 or 8 bytes or more, with a digit and a
 //     letter, or random letters of both cases) after a secret-ish word in
-//     prose: "the token is 8f3k2j…", "login with password w7Sg…", "your
-//     API key is …", ".netrc: password s3cr3t", "credential tRmQpXwZkL
-//     was rejected", whole however long; a generated value that ends a
-//     link of an error chain loses only the chain's ':' (init with
-//     password: Rq7X…: unexpected EOF);
+//     prose: "the token is 8f3k2j…", "token - '8f3k2j…'", "login with
+//     password w7Sg…", "your API key is …", ".netrc: password s3cr3t",
+//     "credential tRmQpXwZkL was rejected", whole however long; a
+//     generated value that ends a link of an error chain loses only the
+//     chain's ':' (init with password: Rq7X…: unexpected EOF);
 //   - user:password standing alone, with no key or word to name it
 //     (deploy:qRzTkWpXnVbLmHcY, "j.doe:Rq7Xw2Kp#9Lz", elastic:P@ssw0rd$1,
 //     kevin:'pRf7…', <e-mail address>:pass), the whole pair, when the

@@ -36,23 +36,14 @@ func exact(in string, i, p int, set uint32, n int, f family) (hit, bool) {
 }
 
 // lowerHexWord reports whether in[j:j+n] is n lower-case hexadecimal
-// digits, with a letter and a digit, that end a word, and no placeholder.
+// digits, with a letter (hexWord) and a digit, that end a word, and no
+// placeholder.
 func lowerHexWord(in string, j, n int) bool {
 	if j+n > len(in) || is(in, j+n, cWord) {
 		return false
 	}
-	letter, digit := false, false
-	for _, c := range []byte(in[j : j+n]) {
-		switch {
-		case isDigit(c):
-			digit = true
-		case c >= 'a' && c <= 'f':
-			letter = true
-		default:
-			return false
-		}
-	}
-	return letter && digit && !dummy(in[j:j+n])
+	w := in[j : j+n]
+	return hexWord(w) && hasDigit(w) && !dummy(w)
 }
 
 // atLeast is like exact but accepts a body of min or more bytes, and at

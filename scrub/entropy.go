@@ -37,10 +37,12 @@ import "strings"
 // and i7nz3oy4x5j69u5 are, IPv4Addr2x, GetUTF8Len2, v4InV6Prefix,
 // OpAMD64LEAL2 and user123abc456 are not.
 // minRandomHead is the shortest part before an '=' inside a run that is
-// read as a part of the token rather than as a name.
+// read as a part of the token rather than as a name. minDottedRun is the
+// shortest run after a '.' that is judged as one standing alone (alone).
 const (
 	minRandomRun  = 16
 	minShortRun   = 12
+	minDottedRun  = 32
 	minRandomHead = 8
 )
 
@@ -211,10 +213,29 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
 		return hit{}, re, 0, false
 	}
+	if vs == rs && rs > lo && in[rs-1] == '.' {
+		// A long run after a '.' (alone): the token is the whole dotted
+		// word, its prefix (na1.…) or the segments before (a JWT whose
+		// parts do not decode) with it.
+		vs = dottedStart(in, rs, lo)
+	}
 	if t := symbolTail(in, end, limit); t > end {
 		return hit{vs, t, famHighEntropy}, t, end, true
 	}
 	return hit{vs, end, famHighEntropy}, re, end, true
+}
+
+// dottedStart returns the start of the dotted word that ends with the run
+// at in[rs], after a '.': back over letters, digits, '_', '-' and dots, at
+// most maxToken bytes and not before lo, from its first letter or digit.
+func dottedStart(in string, rs, lo int) int {
+	b := rs
+	for m := max(lo, rs-maxToken); b > m && (chars[in[b-1]]&cB64URL != 0 || in[b-1] == '.'); b-- {
+	}
+	for b < rs && chars[in[b]]&cAlnum == 0 {
+		b++
+	}
+	return b
 }
 
 // symbolTail returns the end of a password's symbols and characters glued
@@ -252,12 +273,19 @@ func symbolTail(in string, e, limit int) int {
 
 // alone reports whether the run in[rs:re] stands as a word of its own: no
 // '.', '@', '\\', '%' or '&' joins it to a host name, a file name, an e-mail
-// address, a dotted name or an escape on either side.
+// address, a dotted name or an escape on either side. A run of
+// minDottedRun bytes or more after a '.' stands alone too: no part of a
+// dotted name is that long and random, but the body of a token after a
+// vendor's dotted prefix is (na1.…, hawk.…, 1000.…).
 func alone(in string, rs, re, lo, limit int) bool {
 	if rs > lo {
 		switch in[rs-1] {
-		case '.', '@', '\\', '%', '&', '$', '#':
+		case '@', '\\', '%', '&', '$', '#':
 			return false
+		case '.':
+			if re-rs < minDottedRun {
+				return false
+			}
 		}
 	}
 	if re < limit {

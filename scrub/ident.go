@@ -197,7 +197,11 @@ func matchHexStart(in string, i, lo int) (hit, bool) {
 	}
 	switch {
 	case h-i == 8 && next == '-':
-		if m, ok := matchUUID(in, i); ok {
+		// (Not the nil UUID, nor one a test or a template filled in,
+		// which identify nothing: 00000000-0000-0000-0000-000000000000,
+		// …-00000000002a. After a token's prefix (sk-lf-) they are still
+		// its body.)
+		if m, ok := matchUUID(in, i); ok && !dominant(in[m.start:m.end]) {
 			return m, true
 		}
 	case h-i == 32 && next == '-':

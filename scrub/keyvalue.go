@@ -490,7 +490,9 @@ func weakKey(key string) (kvKind, strength) {
 	}
 	if string(norm[last:]) == "key" {
 		for _, q := range plainKeyQualifiers {
-			if hasSuffixBytes(norm[:last], q) {
+			// (The qualifier a word of its own: bitbucket_key is no
+			// bucket's key.)
+			if hasSuffixBytes(norm[:last], q) && words&(1<<(last-len(q))) != 0 {
 				return kvNone, anyValue
 			}
 		}
@@ -1518,7 +1520,7 @@ func (s *Scrubber) valueAfterKey(in string, esc escMarks, v int, kind kvKind, co
 	// A plural key (api_keys, secrets) names a list or a count more often
 	// than it holds a secret: a lone unquoted value after it must look
 	// generated (keyVaultToStoreSecrets: cmp2-qat-1208358310).
-	if !looksLike(val, need, closing != "") || !plausibleValue(val) || closing == "" && codeValue(val) || counts && isNumber(val) ||
+	if !looksLike(val, need, closing != "") || !plausibleValue(val) || closing == "" && (codeValue(val) || castAt(in, vs)) || counts && isNumber(val) ||
 		counts && closing == "" && !generated(val) || closing == "" && isTypeName(val) ||
 		code && closing == "" && !randomish(val) && !misnested(val) || !looksLike(val, need, closing != "") {
 		return hit{}, false
@@ -2468,7 +2470,7 @@ func addressOnly(val string) bool {
 var placeholderWords = [...]string{
 	"your_", "your-", "yourtoken", "yourkey", "yourapi", "yoursecret", "yourpassword", "changeme",
 	"change_me", "replace_me", "replaceme", "placeholder", "_here", "-here", "tokenhere", "keyhere",
-	"redacted", "omitted", "masked", "...", "…",
+	"redacted", "omitted", "masked", "not-set", "not_set", "notset", "...", "…",
 }
 
 // placeholderValue reports whether val is a placeholder rather than a
@@ -2759,6 +2761,25 @@ func opening(c byte) byte {
 		return '['
 	}
 	return '{'
+}
+
+// castAt reports whether an unquoted value at in[vs] begins with a cast of
+// a C-family language, whose operand follows: "(char *) (p + 2)",
+// "(String) obj". The type is a name without digits, maybe with '*' or
+// '&' after it; "(hunter2) and" is no cast.
+func castAt(in string, vs int) bool {
+	if vs+1 >= len(in) || in[vs] != '(' || !isLetter(in[vs+1]) {
+		return false
+	}
+	e := vs + 1
+	for e < len(in) && e-vs <= maxKey && (isLetter(in[e]) || in[e] == '_' || in[e] == ' ' || in[e] == '*' || in[e] == '&') {
+		e++
+	}
+	if e >= len(in) || in[e] != ')' {
+		return false
+	}
+	e = skipBlanks(in, e+1, false)
+	return e < len(in) && (chars[in[e]]&cWord != 0 || in[e] == '(' || in[e] == '&' || in[e] == '*')
 }
 
 // codeValue reports whether an unquoted value reads as code rather than as
@@ -3194,6 +3215,11 @@ func (s *Scrubber) matchURL(in string, esc escMarks, i, lo int) (hit, bool) {
 	}
 	if seen&escapeFound != 0 {
 		return hit{}, false // the caller's scan stops at the escape and goes on in the view
+	}
+	if pw := in[colon+1 : at]; !plausibleStart(pw, false) || len(pw) >= 3 && placeholderValue(pw) {
+		// A masked password (user:*****@), a variable ($password,
+		// ${DB_PASS}) or a placeholder: no secret is written here.
+		return hit{}, false
 	}
 	for _, db := range dbSchemes {
 		if strings.EqualFold(scheme, db) {

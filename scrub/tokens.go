@@ -502,9 +502,11 @@ func (t *tripleSet) at(in string, i int) bool {
 }
 
 const (
-	slackHost  = "hooks.slack.com/"
-	teamsHost  = "webhook.office.com/"
-	pypiPrefix = "pypi-AgEIcHlwaS5vcmc" // "pypi-" and the base64 of the macaroon's "pypi.org"
+	slackHost = "hooks.slack.com/"
+	teamsHost = "webhook.office.com/"
+	// teamsLegacyHost is the host of Teams webhooks made before 2021.
+	teamsLegacyHost = "outlook.office.com"
+	pypiPrefix      = "pypi-AgEIcHlwaS5vcmc" // "pypi-" and the base64 of the macaroon's "pypi.org"
 	// Test PyPI's (test.pypi.org) tokens: the macaroon's location is
 	// "test.pypi.org".
 	testPyPIPrefix = "pypi-AgENdGVzdC5weXBpLm9yZw"
@@ -597,7 +599,7 @@ func matchDiscordToken(in string, i int) (hit, bool) {
 
 // webhookHosts are the hosts of webhook URLs, which the scanner finds at the
 // '/' after them.
-var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com", "hooks.zapier.com"} // all end in .com
+var webhookHosts = [...]string{"hooks.slack.com", "discord.com", "discordapp.com", "webhook.office.com", "hooks.zapier.com", teamsLegacyHost} // all end in .com
 
 // matchWebhookAt matches a Slack, Discord, Microsoft Teams or Zapier webhook URL
 // whose host ends at the '/' in[i].
@@ -609,6 +611,9 @@ func matchWebhookAt(in string, i, lo int) (hit, bool) {
 		p := i - len(host)
 		if p < lo || in[p:i] != host || p > lo && chars[in[p-1]]&cWord != 0 {
 			continue
+		}
+		if host == teamsLegacyHost {
+			return matchTeamsWebhook(in, p)
 		}
 		return matchToken(in, p, lo)
 	}
@@ -836,10 +841,17 @@ func matchZapierWebhook(in string, i int) (hit, bool) {
 
 // matchTeamsWebhook matches a Microsoft Teams incoming webhook URL from
 // its host at in[i]: webhook.office.com/webhookb2/<group>@<tenant>/
-// IncomingWebhook/<32 bytes>/<uuid>…, to the end of its path.
+// IncomingWebhook/<32 bytes>/<uuid>…, to the end of its path; or one made
+// before 2021, which old code and documents still hold:
+// outlook.office.com/webhook/<group>@<tenant>/IncomingWebhook/….
 func matchTeamsWebhook(in string, i int) (hit, bool) {
-	j := i + len(teamsHost)
-	if !strings.HasPrefix(in[j:], "webhookb2/") {
+	var j int
+	switch rest := in[i:]; {
+	case strings.HasPrefix(rest, teamsHost+"webhookb2/"):
+		j = i + len(teamsHost)
+	case strings.HasPrefix(rest, teamsLegacyHost+"/webhook/"):
+		j = i + len(teamsLegacyHost) + 1
+	default:
 		return hit{}, false
 	}
 	e := j

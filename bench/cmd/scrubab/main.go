@@ -14,7 +14,7 @@
 //	go run ./cmd/scrubab -base main -set gitleaks_fps -rounds 600
 //
 // Before timing, it scrubs every message of every set of BenchmarkScrubVsGitleaks with both
-// versions and lists those whose outputs differ (at most 10), so that a change meant only to be
+// versions and lists those whose outputs differ (at most -show, 10 by default), so that a change meant only to be
 // faster shows at once whether it changed anything. With -splice n it also compares the two on n
 // messages spliced from those (random pieces of one to three messages joined by separators and
 // context words: "=", ": ", "bearer ", a line break, …; the same n messages on every run), which
@@ -40,11 +40,12 @@ func main() {
 	set := flag.String("set", "clean_errors", "the message set timed (a name of BenchmarkScrubVsGitleaks)")
 	rounds := flag.Int("rounds", 400, "rounds, each timing both sides once (0: compare outputs only)")
 	splice := flag.Int("splice", 0, "how many spliced messages to compare outputs on")
+	show := flag.Int("show", 10, "how many messages whose outputs differ to print, of the corpora and of the spliced ones each")
 	flag.Parse()
-	if *rounds < 0 || *splice < 0 {
-		fail(fmt.Errorf("-rounds and -splice must not be negative"))
+	if *rounds < 0 || *splice < 0 || *show < 0 {
+		fail(fmt.Errorf("-rounds, -splice and -show must not be negative"))
 	}
-	if err := run(*base, *set, *rounds, *splice); err != nil {
+	if err := run(*base, *set, *rounds, *splice, *show); err != nil {
 		fail(err)
 	}
 }
@@ -54,7 +55,7 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func run(base, set string, rounds, splice int) error {
+func run(base, set string, rounds, splice, show int) error {
 	sets, err := scrubvs.Load("testdata")
 	if err != nil {
 		return err
@@ -129,7 +130,7 @@ func run(base, set string, rounds, splice int) error {
 			return err
 		}
 	}
-	cmd := exec.Command("go", "run", ".", "-rounds", fmt.Sprint(rounds), "-set", set, "-splice", fmt.Sprint(splice))
+	cmd := exec.Command("go", "run", ".", "-rounds", fmt.Sprint(rounds), "-set", set, "-splice", fmt.Sprint(splice), "-show", fmt.Sprint(show))
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -215,6 +216,7 @@ func main() {
 	rounds := flag.Int("rounds", 400, "")
 	set := flag.String("set", "", "")
 	splice := flag.Int("splice", 0, "")
+	show := flag.Int("show", 10, "")
 	flag.Parse()
 	raw, err := os.ReadFile("msgs.json")
 	if err != nil {
@@ -228,7 +230,7 @@ func main() {
 	for _, m := range msgs["all"] {
 		for _, in := range []string{m, "error: " + m + " (retry)"} {
 			if b, h := base.String(in), head.String(in); b != h {
-				if diffs++; diffs <= 10 {
+				if diffs++; diffs <= *show {
 					fmt.Printf("differs: %q\n  base %q\n  head %q\n", in, b, h)
 				}
 			}
@@ -241,7 +243,7 @@ func main() {
 		for range *splice {
 			in := spliced(r, msgs["all"])
 			if b, h := base.String(in), head.String(in); b != h {
-				if diffs++; diffs <= 10 {
+				if diffs++; diffs <= *show {
 					fmt.Printf("differs: %q\n  base %q\n  head %q\n", in, b, h)
 				}
 			}

@@ -3,11 +3,12 @@
 // test case in pkg/detectors/*/*_test.go, evaluated from the Go source: string literals,
 // constants, +, fmt.Sprintf), Nosey Parker's rule examples and negative examples
 // (crates/noseyparker/data/default/builtin/rules/*.yml) and secretlint's rule snapshots
-// (packages/@secretlint/secretlint-rule-*/test/snapshots/*/output.json). None of them is in
-// this repository; fetch them first (git clone, or the tool library's fetch).
+// (packages/@secretlint/secretlint-rule-*/test/snapshots/*/output.json) and Kingfisher's rule
+// examples (data/rules/*.yml). None of them is in this repository; fetch them first (git clone,
+// or the tool library's fetch).
 //
 //	cd bench
-//	go run ./cmd/suites -trufflehog ~/src/trufflehog -noseyparker ~/src/noseyparker -secretlint ~/src/secretlint [-v]
+//	go run ./cmd/suites -trufflehog ~/src/trufflehog -noseyparker ~/src/noseyparker -secretlint ~/src/secretlint -kingfisher ~/src/kingfisher [-v]
 //
 // For each suite it prints what scrub finds, the way the suite counts:
 //   - trufflehog: of the wanted values written verbatim in their input (at least 8 bytes), how
@@ -19,6 +20,12 @@
 //   - secretlint: of the findings its snapshots expect, how many leave no 8-byte piece in
 //     scrub's output (a piece may remain in a negative sample of the same file), and how many
 //     of its "ok" snapshots come back unchanged.
+//   - Kingfisher: the value its rule's pattern captures in each example (the pattern's verbose
+//     syntax turned into Go's; rules whose pattern Go's regexp cannot compile, or that match
+//     nothing in the example, are counted apart), how many leave no 8-byte piece in scrub's
+//     output (the whole value if shorter), split into the rules Kingfisher reports and those it
+//     keeps hidden (visible: false: identifiers another rule depends on, not secrets); and how
+//     many negative examples come back unchanged.
 //
 // -v prints each value missed and each negative sample changed.
 package main
@@ -32,6 +39,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -47,8 +55,9 @@ func main() {
 	th := flag.String("trufflehog", "", "a checkout of github.com/trufflesecurity/trufflehog")
 	np := flag.String("noseyparker", "", "a checkout of github.com/praetorian-inc/noseyparker")
 	sl := flag.String("secretlint", "", "a checkout of github.com/secretlint/secretlint")
+	kf := flag.String("kingfisher", "", "a checkout of github.com/mongodb/kingfisher")
 	flag.Parse()
-	if *th == "" && *np == "" && *sl == "" {
+	if *th == "" && *np == "" && *sl == "" && *kf == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -60,6 +69,9 @@ func main() {
 	}
 	if *sl != "" {
 		secretlint(filepath.Join(*sl, "packages", "@secretlint"))
+	}
+	if *kf != "" {
+		kingfisher(filepath.Join(*kf, "data", "rules"))
 	}
 }
 
@@ -377,4 +389,145 @@ func secretlint(dir string) {
 	}
 	fmt.Printf("secretlint: %d expected findings, no 8-byte piece left %d (%.1f%%); %d ok snapshots, unchanged %d\n",
 		n, found, pct(found, n), ok, kept)
+}
+
+// kingfisher reads every rule's pattern, examples and negative examples.
+func kingfisher(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yml"))
+	var n, gone, hidden, hiddenGone, noRegexp, noMatch, neg, kept int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Rules []struct {
+				ID       string   `yaml:"id"`
+				Pattern  string   `yaml:"pattern"`
+				Visible  *bool    `yaml:"visible"`
+				Examples []string `yaml:"examples"`
+				Negative []string `yaml:"negative_examples"`
+			} `yaml:"rules"`
+		}
+		if yaml.Unmarshal(b, &doc) != nil {
+			continue
+		}
+		for _, r := range doc.Rules {
+			re, err := regexp.Compile(unverbose(r.Pattern))
+			for _, e := range r.Examples {
+				if err != nil {
+					noRegexp++
+					continue
+				}
+				v := captured(re, e)
+				if v == "" {
+					noMatch++
+					continue
+				}
+				out := scrub.String(e)
+				l := leak(out, v)
+				if len(v) < 8 && strings.Contains(out, v) {
+					l = v
+				}
+				if r.Visible != nil && !*r.Visible {
+					hidden++
+					if l == "" {
+						hiddenGone++
+					}
+					continue
+				}
+				n++
+				if l == "" {
+					gone++
+				} else if *verbose {
+					fmt.Printf("kingfisher miss %s %q (%q left)\n", r.ID, short(e), l)
+				}
+			}
+			for _, e := range r.Negative {
+				neg++
+				if out := scrub.String(e); out == e {
+					kept++
+				} else if *verbose {
+					fmt.Printf("kingfisher negative changed %s %q -> %q\n", r.ID, short(e), short(out))
+				}
+			}
+		}
+	}
+	fmt.Printf("kingfisher: %d values of reported rules, no 8-byte piece left %d (%.1f%%); %d of hidden rules, %d (%.1f%%); "+
+		"%d examples of rules Go cannot compile, %d their pattern does not match; %d negative examples, unchanged %d\n",
+		n, gone, pct(gone, n), hidden, hiddenGone, pct(hiddenGone, hidden), noRegexp, noMatch, neg, kept)
+}
+
+// captured returns the first non-empty group of re's first match in s, or the whole match if
+// re has no group.
+func captured(re *regexp.Regexp, s string) string {
+	m := re.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	for _, g := range m[1:] {
+		if g != "" {
+			return g
+		}
+	}
+	return m[0]
+}
+
+// verboseFlag is a group of flags that sets x.
+var verboseFlag = regexp.MustCompile(`\(\?([a-wyzA-Z]*)x([a-zA-Z]*)\)`)
+
+// unverbose turns a pattern in Rust's verbose syntax ((?x): blanks ignored, '#' to the end
+// of the line a comment, outside classes) into one Go's regexp reads.
+func unverbose(p string) string {
+	m := verboseFlag.FindStringSubmatchIndex(p)
+	if m == nil {
+		return p
+	}
+	flags := p[m[2]:m[3]] + p[m[4]:m[5]]
+	if flags != "" {
+		flags = "(?" + flags + ")"
+	}
+	p = p[:m[0]] + flags + p[m[1]:]
+	var b strings.Builder
+	class := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			if class == 0 && (p[i+1] == ' ' || p[i+1] == '#') {
+				b.WriteByte(p[i+1]) // an escaped blank or '#' is itself
+			} else {
+				b.WriteString(p[i : i+2])
+			}
+			i++
+			continue
+		case class > 0:
+			if c == '[' {
+				class++
+			} else if c == ']' {
+				class--
+			}
+		case c == '[':
+			class++
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteString("[]")
+				i++
+				continue
+			}
+			if i+2 < len(p) && p[i+1] == '^' && p[i+2] == ']' {
+				b.WriteString("[^]")
+				i += 2
+				continue
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '#':
+			for i < len(p) && p[i] != '\n' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -443,6 +443,7 @@ var notInCallIDs = map[string]string{
 	"openshift_token":     "'~'",
 	"teams_webhook":       "a URL: '/' and '@'",
 	"zapier_webhook":      "a URL: '/'",
+	"salesforce_token":    "'!' after the organization's id",
 	"high_entropy":        "a random run is what a model's call id is: SafeCallID does not ask",
 }
 

@@ -43,6 +43,7 @@ var (
 	tLangfuse     = "sk-lf-" + "8c1d5e2a-4b3f-4e9a-9d7c-2f6b8a1e3c5d"
 	tPostHog      = "phx_" + "Xk9vQ2mLp7Rt8xYzAb3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv"
 	tEleven       = "sk_" + "3f8a9c1d4e7b6a3f0c5d8e1a4b7c9d2e3f8a9c1d4e7b6a3f"
+	tSalesforce   = "00Dxx0000001gPL!" + "AR8AQJXg5oj8jXSgxJfA0lBog.39AsX.LVpxezPwuX5VAIrrbbHMuol7GQxnMeYMN7cj8EoWr78nBQZ2kT3Rj7uO1mXA1sk"
 	tDeepSeek     = "sk-" + "2f8a9c1d4e7b6a3f0c5d8e1a4b7c9d2e"
 	tTvlyDev      = "tvly-d" + "ev-OuRkuRpohDdSw9RZLwliNioe40Pi9koc"
 	tMailchimp    = "a2e12e" + "eb260e4faa1bab1cdf401911cb-us14"
@@ -228,6 +229,13 @@ var issue13Cases = []testCase{
 	pos("elevenlabs_key", "tts: 401 for "+tEleven, "tts: 401 for "+r("elevenlabs_key")),
 	neg("elevenlabs_key", "sk_"+"000000000000000000000000000000000000000000000000"),
 	neg("elevenlabs_key", tEleven[:40]),
+
+	pos("salesforce_token", tSalesforce, r("salesforce_token")),
+	pos("salesforce_token", "sid="+tSalesforce, "sid="+r("salesforce_token")),
+	pos("salesforce_token", "session "+tSalesforce+" expired", "session "+r("salesforce_token")+" expired"),
+	pos("salesforce_token", "00Dxx0000001gPLEAS!"+tSalesforce[16:], r("salesforce_token")),
+	neg("salesforce_token", "case 00D123456789012!hello"),
+	near("salesforce_token", "00Dxx0000001gP!"+tSalesforce[16:], "00Dxx0000001gP!"+r("high_entropy")),
 
 	// OpenAI-compatible APIs' keys of 32 hexadecimal digits.
 	pos("openai_key", "deepseek: 401 for "+tDeepSeek, "deepseek: 401 for "+r("openai_key")),

@@ -565,6 +565,8 @@ func corpus() []plant {
 		add("langfuse_key", common, "log", "langfuse: 401 for {}", "sk-lf-"+g.uuid())
 		add("posthog_key", common, "log", "posthog: personal key {} rejected", "phx_"+g.str(gAlnum, 47))
 		add("elevenlabs_key", common, "log", "elevenlabs: 401 for {}", "sk_"+g.str(gHex, 48))
+		// Session 58's.
+		add("salesforce_token", common, "log", "salesforce: INVALID_SESSION_ID for {}", "00D"+g.str(gAlnum, 12)+"!"+g.str(gAlnum+".", 96))
 	}
 	return ps
 }

@@ -123,6 +123,7 @@ const (
 	famLangfuseKey
 	famPostHogKey
 	famElevenLabsKey
+	famSalesforceToken
 	famHighEntropy
 
 	famEmail
@@ -258,6 +259,7 @@ var familyNames = [numFamilies]string{
 	famLangfuseKey:            "langfuse_key",
 	famPostHogKey:             "posthog_key",
 	famElevenLabsKey:          "elevenlabs_key",
+	famSalesforceToken:        "salesforce_token",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

@@ -190,6 +190,11 @@ func matchHexStart(in string, i, lo int) (hit, bool) {
 	if i+40 <= len(in) && in[i+36:i+40] == "NRAL" {
 		return matchNewRelicLicense(in, i)
 	}
+	if i+3 < len(in) && in[i+2] == 'D' && in[i] == '0' && in[i+1] == '0' {
+		if h, ok := matchSalesforce(in, i); ok {
+			return h, true
+		}
+	}
 	h := skip(in, i, cHex)
 	var next byte
 	if h < len(in) {

@@ -1074,8 +1074,9 @@ var digitNext = byteSet(".-: \n\r$")
 //   - the start of an IBAN, an Azure AD client secret or a Terraform Cloud
 //     token (matchIBAN, matchShapedToken);
 //   - a MaxMind license key, a Dropbox long-lived token, a Discord bot
-//     token's first part and a New Relic license key, which have no
-//     prefix (matchUnprefixed, matchDiscordToken, matchHexStart).
+//     token's first part, a New Relic license key and a Salesforce
+//     session id, which have no prefix (matchUnprefixed,
+//     matchDiscordToken, matchHexStart).
 func mayMatchWord(in string, ws, e, lo int) uint8 {
 	c := in[ws]
 	behind := uint8(wordNone)
@@ -1131,6 +1132,8 @@ func mayMatchWord(in string, ws, e, lo int) uint8 {
 		return wordAny
 	case w >= 24 && next == '.' && (c == 'M' || c == 'N' || c == 'O'):
 		return wordAny
+	case next == '!' && (w == 15 || w == 18) && c == '0':
+		return wordAny // a Salesforce organization's id (matchSalesforce)
 	}
 	return behind
 }

@@ -839,6 +839,27 @@ func matchZapierWebhook(in string, i int) (hit, bool) {
 	return hit{}, false
 }
 
+// matchSalesforce matches a Salesforce session id or OAuth access token
+// at in[i]: the id of the organization ("00D" and 12 letters or digits,
+// or 15 with the id's checksum), '!', and the session's secret, at least
+// minSalesforceSecret letters, digits, '.' and '_' (96 as Salesforce
+// issues them).
+func matchSalesforce(in string, i int) (hit, bool) {
+	j := skipMax(in, i, cAlnum, 19)
+	if n := j - i; n != 15 && n != 18 || j+1 >= len(in) || in[j] != '!' || in[i:i+3] != "00D" {
+		return hit{}, false
+	}
+	e := skipMax(in, j+1, cAlnum|cDotted|cUnderscore, maxToken+1)
+	if e-j-1 < minSalesforceSecret || e-j-1 > maxToken || is(in, e, cWord) || !mixed(in[j+1:e]) || dummy(in[j+1:e]) {
+		return hit{}, false
+	}
+	return hit{i, e, famSalesforceToken}, true
+}
+
+// minSalesforceSecret is the shortest secret after a Salesforce
+// organization's id and '!' that matchSalesforce reads.
+const minSalesforceSecret = 80
+
 // matchTeamsWebhook matches a Microsoft Teams incoming webhook URL from
 // its host at in[i]: webhook.office.com/webhookb2/<group>@<tenant>/
 // IncomingWebhook/<32 bytes>/<uuid>…, to the end of its path; or one made

@@ -212,6 +212,8 @@ var vendors = [...]vendor{
 	// Sourcegraph: sgp_<40 hex>, sgp_<16 hex>_<40 hex>, sgp_local_<40 hex>.
 	{"sgp_local_", cHex, 40, 40, famSourcegraphToken, 0},
 	{"sgp_", cHex | cUnderscore, 40, 57, famSourcegraphToken, 0},
+	// Sourcegraph license keys.
+	{"slk_", cHex, 64, 64, famSourcegraphToken, vWordEnd},
 	// Yandex Cloud API keys, static access keys and IAM tokens.
 	{"AQVN", cB64URL, 35, 38, famYandexKey, vRandom},
 	{"YC", cB64URL, 38, 38, famYandexKey, vRandom | vWordEnd},

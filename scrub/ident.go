@@ -238,6 +238,11 @@ func matchHexStart(in string, i, lo int) (hit, bool) {
 			return m, true
 		}
 	}
+	if d-i == 3 && d < len(in) && (in[d] == '-' || in[d] == '.') {
+		if m, ok := matchNANPPhone(in, i, lo); ok {
+			return m, true
+		}
+	}
 	if d-i >= 8 && d-i <= 10 && d < len(in) && in[d] == ':' {
 		if m, ok := matchTelegram(in, i, d); ok {
 			return m, true
@@ -441,7 +446,9 @@ func matchIPv6(in string, i int) (hit, bool) {
 		if k == j {
 			break
 		}
-		if k < len(in) && in[k] == '.' {
+		if k < len(in) && in[k] == '.' && is(in, k+1, cDigit) {
+			// An IPv4 address as the last two groups (::ffff:1.2.3.4);
+			// a '.' and no digit ends a sentence.
 			e, ip, ok := parseIPv4(in, j)
 			if !ok || ng > 6 {
 				return hit{}, false
@@ -805,6 +812,48 @@ func matchMAC(in string, i, lo int) (hit, bool) {
 		return hit{}, false
 	}
 	return hit{i, j, famMAC}, true
+}
+
+// matchNANPPhone matches a phone number of the North American plan
+// written nationally: "(NXX) NXX-XXXX" or "(NXX)NXX-XXXX" from the '('
+// in[i], "NXX-NXX-XXXX" or "NXX.NXX.XXXX" from the first digit, where N
+// is 2 to 9, as area codes and exchanges begin. A run of groups that goes
+// on either side (1.415.555.0132.7, x-415-555-0132) is something else.
+func matchNANPPhone(in string, i, lo int) (hit, bool) {
+	j := i + 4
+	sep := byte('-')
+	if p := prev(in, i, lo); chars[p]&cWord != 0 || p == '-' || p == '.' || p == '+' {
+		return hit{}, false
+	}
+	if in[i] == '(' {
+		if !areaCode(in, i+1) || j >= len(in) || in[j] != ')' {
+			return hit{}, false
+		}
+		if j++; j < len(in) && in[j] == ' ' {
+			j++
+		}
+	} else {
+		if !areaCode(in, i) || j-1 >= len(in) {
+			return hit{}, false
+		}
+		if sep = in[j-1]; sep != '-' && sep != '.' {
+			return hit{}, false
+		}
+	}
+	if !areaCode(in, j) || j+3 >= len(in) || in[j+3] != sep || skipMax(in, j+4, cDigit, 5) != j+8 {
+		return hit{}, false
+	}
+	e := j + 8
+	if e < len(in) && (chars[in[e]]&cWord != 0 || (in[e] == '-' || in[e] == '.') && is(in, e+1, cDigit)) {
+		return hit{}, false
+	}
+	return hit{i, e, famPhone}, true
+}
+
+// areaCode reports whether in[i:] begins with three digits, the first of
+// them 2 to 9: an area code or an exchange of the North American plan.
+func areaCode(in string, i int) bool {
+	return i+3 <= len(in) && '2' <= in[i] && in[i] <= '9' && isDigit(in[i+1]) && isDigit(in[i+2])
 }
 
 // phoneSeps are the bytes between the groups of a phone number.

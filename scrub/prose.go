@@ -392,8 +392,14 @@ func (s *Scrubber) matchBarePair(in string, i, lo int) (hit, bool) {
 			// The half before ':' may be a secret-ish key
 			// ("Authorization0":"…"), whose value matchKeyValue reads:
 			// a second pass, which sees that value redacted, must not
-			// read the key instead.
-			if kind, _, _ := s.keyKind(in, h.start, h.end, lo, false); kind != kvNone {
+			// read the key instead. The key is what matchKeyValue
+			// reads: the key bytes that end the half
+			// ("A00000!secret":"…" has the key secret).
+			ks := h.end
+			for ks > h.start && chars[in[ks-1]]&cKey != 0 {
+				ks--
+			}
+			if kind, _, _ := s.keyKind(in, ks, h.end, lo, false); kind != kvNone {
 				return hit{}, false
 			}
 		}

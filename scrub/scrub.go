@@ -1183,7 +1183,8 @@ func punctMayMatch(in string, i, lo int) bool {
 	case '/':
 		return i > lo && (in[i-1] == '<' || in[i-1] == 'm') || i+1 < len(in) && (in[i+1] == 'h' || in[i+1] == 'U')
 	case '(':
-		return i+1 < len(in) && chars[in[i+1]]&cProseOpen != 0 && in[i+1] > ' '
+		// (Or a digit: a phone number's area code, matchNANPPhone.)
+		return i+1 < len(in) && (chars[in[i+1]]&cProseOpen != 0 && in[i+1] > ' ' || '2' <= in[i+1] && in[i+1] <= '9')
 	}
 	return true
 }
@@ -1251,6 +1252,10 @@ func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {
 	case '\\':
 		h, ok = matchHome(in, i, lo)
 	case '(':
+		if i+1 < len(in) && isDigit(in[i+1]) {
+			h, ok = matchNANPPhone(in, i, lo)
+			break
+		}
 		return s.matchSetter(in, esc, i, lo)
 	}
 	return h, ok && s.on[h.fam]

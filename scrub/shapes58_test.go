@@ -72,3 +72,28 @@ func TestTeamsLegacy58(t *testing.T) {
 		{"see https://outlook.office.com/mail/inbox", ""},
 	})
 }
+
+// TestIdentifiers58 covers what Presidio's recognizer tests
+// (github.com/microsoft/presidio, presidio-analyzer/tests) showed: North
+// American phone numbers written nationally, with their groups whole and
+// nothing glued on, and an IPv6 address that ends a sentence.
+func TestIdentifiers58(t *testing.T) {
+	check57(t, []case57{
+		{"call me at (415) 555-0132 today", "call me at " + r("phone") + " today"},
+		{"US: 415-555-0132", "US: " + r("phone")},
+		{"United States: (415)555-0132", "United States: " + r("phone")},
+		{"tel 415.555.0132.", "tel " + r("phone") + "."},
+		{"+1 (415) 555-0132", r("phone")},
+		{"part 415-555-0132-7", ""},
+		{"v1.415.555.0132", ""},
+		{"x-415-555-0132", ""},
+		{"f(415) 555-0132", ""},
+		{"code 123-456-7890", ""},
+		{"retry (3) times", ""},
+		{"ssn 123-45-6789", "ssn " + r("ssn")},
+		{"Server IP: 2400:c401::5054:ff:fe1b:b031.", "Server IP: " + r("ip") + "."},
+		{"at 2a00:1450:4001:82a::200e.", "at " + r("ip") + "."},
+		{"::ffff:10.1.2.3.", r("ip") + "."},
+		{"pulled nginx:1.25.3.", ""},
+	})
+}

@@ -1177,17 +1177,21 @@ func (s *Scrubber) matchWord(in string, i, lo int) (hit, bool) {
 // punctMayMatch reports whether matchPunct may find something at the
 // trigger in[i], as far as the bytes next to a '/' or a '(' tell: a '/'
 // after '<' (an XML element's end) or 'm' (a webhook's host) or before 'h'
-// or 'U' (a home directory); a '(' before a quote (a call's argument).
+// or 'U' (a home directory); a '(' before a quote (a call's argument) or
+// a digit from 2 to 9 (a phone number's area code).
 func punctMayMatch(in string, i, lo int) bool {
 	switch in[i] {
 	case '/':
 		return i > lo && (in[i-1] == '<' || in[i-1] == 'm') || i+1 < len(in) && (in[i+1] == 'h' || in[i+1] == 'U')
 	case '(':
-		// (Or a digit: a phone number's area code, matchNANPPhone.)
-		return i+1 < len(in) && (chars[in[i+1]]&cProseOpen != 0 && in[i+1] > ' ' || '2' <= in[i+1] && in[i+1] <= '9')
+		return i+1 < len(in) && afterParen[in[i+1]]
 	}
 	return true
 }
+
+// afterParen marks the bytes after a '(' that matchPunct reads on from:
+// a quote (matchSetter) and a digit from 2 to 9 (matchNANPPhone).
+var afterParen = byteSet("\"'`23456789")
 
 // matchPunct tries the matchers that begin at the trigger byte in[i].
 func (s *Scrubber) matchPunct(in string, esc escMarks, i, lo int) (hit, bool) {

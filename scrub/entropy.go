@@ -208,7 +208,14 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 		// judges (<password>…</password>).
 		return hit{}, re, 0, false
 	}
-	if !alone(in, rs, end, lo, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
+	// No part of a dotted name is long and random, but the body of a
+	// token after a vendor's dotted prefix is (na1.…, hawk.…, 1000.…): a
+	// run of minDottedRun bytes or more after a '.' stands alone.
+	left := lo
+	if end-rs >= minDottedRun && rs > lo && in[rs-1] == '.' {
+		left = rs
+	}
+	if !alone(in, rs, end, left, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
 		inPublicBlock(in, lo, rs, blk) || ve-vs >= minRandomRun && !generatedRun(in[vs:ve], minRandomRun) || dummy(in[vs:ve]) ||
 		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
 		return hit{}, re, 0, false
@@ -273,19 +280,14 @@ func symbolTail(in string, e, limit int) int {
 
 // alone reports whether the run in[rs:re] stands as a word of its own: no
 // '.', '@', '\\', '%' or '&' joins it to a host name, a file name, an e-mail
-// address, a dotted name or an escape on either side. A run of
-// minDottedRun bytes or more after a '.' stands alone too: no part of a
-// dotted name is that long and random, but the body of a token after a
-// vendor's dotted prefix is (na1.…, hawk.…, 1000.…).
+// address, a dotted name or an escape on either side. (A run of
+// minDottedRun bytes or more after a '.' stands alone too: matchRandomRun
+// asks about it with lo at rs.)
 func alone(in string, rs, re, lo, limit int) bool {
 	if rs > lo {
 		switch in[rs-1] {
-		case '@', '\\', '%', '&', '$', '#':
+		case '.', '@', '\\', '%', '&', '$', '#':
 			return false
-		case '.':
-			if re-rs < minDottedRun {
-				return false
-			}
 		}
 	}
 	if re < limit {

@@ -2470,7 +2470,7 @@ func addressOnly(val string) bool {
 var placeholderWords = [...]string{
 	"your_", "your-", "yourtoken", "yourkey", "yourapi", "yoursecret", "yourpassword", "changeme",
 	"change_me", "replace_me", "replaceme", "placeholder", "_here", "-here", "tokenhere", "keyhere",
-	"redacted", "omitted", "masked", "not-set", "not_set", "notset", "...", "…",
+	"redacted", "omitted", "masked", "...", "…",
 }
 
 // placeholderValue reports whether val is a placeholder rather than a
@@ -2494,6 +2494,10 @@ func placeholderValue(val string) bool {
 	}
 	if same || best >= 5 || len(val) >= 8 && dominant(val) {
 		return true
+	}
+	if len(val) == len("not-set") && (val[3] == '-' || val[3] == '_') && hasPrefixFold(val, "not") && hasPrefixFold(val[4:], "set") ||
+		len(val) == len("notset") && hasPrefixFold(val, "notset") {
+		return true // a default that says no value was given
 	}
 	if len(val) < 6 {
 		return false

@@ -220,7 +220,7 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
 		return hit{}, re, 0, false
 	}
-	if vs == rs && rs > lo && in[rs-1] == '.' {
+	if left != lo && vs == rs {
 		// A long run after a '.' (alone): the token is the whole dotted
 		// word, its prefix (na1.…) or the segments before (a JWT whose
 		// parts do not decode) with it.

@@ -297,43 +297,62 @@ func evalList(e ast.Expr, vars map[string]string) ([]string, bool) {
 	return out, true
 }
 
-// noseyParker reads every rule's examples and negative examples.
-func noseyParker(dir string) {
+// A rule of Nosey Parker's or Kingfisher's (a fork of it) rule files, whose format they share.
+type rule struct {
+	ID       string   `yaml:"id"`
+	Pattern  string   `yaml:"pattern"`
+	Visible  *bool    `yaml:"visible"`
+	Examples []string `yaml:"examples"`
+	Negative []string `yaml:"negative_examples"`
+}
+
+// readRules returns the rules of every *.yml file in dir; a file that does not read or parse is
+// skipped.
+func readRules(dir string) []rule {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yml"))
-	var pos, changed, neg, kept int
+	var rules []rule
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
 		var doc struct {
-			Rules []struct {
-				ID       string   `yaml:"id"`
-				Examples []string `yaml:"examples"`
-				Negative []string `yaml:"negative_examples"`
-			} `yaml:"rules"`
+			Rules []rule `yaml:"rules"`
 		}
 		if yaml.Unmarshal(b, &doc) != nil {
 			continue
 		}
-		for _, r := range doc.Rules {
-			for _, e := range r.Examples {
-				pos++
-				if scrub.String(e) != e {
-					changed++
-				} else if *verbose {
-					fmt.Printf("noseyparker miss %s %q\n", r.ID, short(e))
-				}
-			}
-			for _, e := range r.Negative {
-				neg++
-				if out := scrub.String(e); out == e {
-					kept++
-				} else if *verbose {
-					fmt.Printf("noseyparker negative changed %s %q -> %q\n", r.ID, short(e), short(out))
-				}
+		rules = append(rules, doc.Rules...)
+	}
+	return rules
+}
+
+// negatives counts r's negative examples into *neg and those scrub leaves unchanged into
+// *kept, printing each changed one with -v.
+func negatives(suite string, r rule, neg, kept *int) {
+	for _, e := range r.Negative {
+		*neg++
+		if out := scrub.String(e); out == e {
+			*kept++
+		} else if *verbose {
+			fmt.Printf("%s negative changed %s %q -> %q\n", suite, r.ID, short(e), short(out))
+		}
+	}
+}
+
+// noseyParker reads every rule's examples and negative examples.
+func noseyParker(dir string) {
+	var pos, changed, neg, kept int
+	for _, r := range readRules(dir) {
+		for _, e := range r.Examples {
+			pos++
+			if scrub.String(e) != e {
+				changed++
+			} else if *verbose {
+				fmt.Printf("noseyparker miss %s %q\n", r.ID, short(e))
 			}
 		}
+		negatives("noseyparker", r, &neg, &kept)
 	}
 	fmt.Printf("noseyparker: %d examples, changed %d (%.1f%%); %d negative examples, unchanged %d (%.1f%%)\n",
 		pos, changed, pct(changed, pos), neg, kept, pct(kept, neg))
@@ -393,65 +412,39 @@ func secretlint(dir string) {
 
 // kingfisher reads every rule's pattern, examples and negative examples.
 func kingfisher(dir string) {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.yml"))
 	var n, gone, hidden, hiddenGone, noRegexp, noMatch, neg, kept int
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var doc struct {
-			Rules []struct {
-				ID       string   `yaml:"id"`
-				Pattern  string   `yaml:"pattern"`
-				Visible  *bool    `yaml:"visible"`
-				Examples []string `yaml:"examples"`
-				Negative []string `yaml:"negative_examples"`
-			} `yaml:"rules"`
-		}
-		if yaml.Unmarshal(b, &doc) != nil {
-			continue
-		}
-		for _, r := range doc.Rules {
-			re, err := regexp.Compile(unverbose(r.Pattern))
-			for _, e := range r.Examples {
-				if err != nil {
-					noRegexp++
-					continue
-				}
-				v := captured(re, e)
-				if v == "" {
-					noMatch++
-					continue
-				}
-				out := scrub.String(e)
-				l := leak(out, v)
-				if len(v) < 8 && strings.Contains(out, v) {
-					l = v
-				}
-				if r.Visible != nil && !*r.Visible {
-					hidden++
-					if l == "" {
-						hiddenGone++
-					}
-					continue
-				}
-				n++
+	for _, r := range readRules(dir) {
+		re, err := regexp.Compile(unverbose(r.Pattern))
+		for _, e := range r.Examples {
+			if err != nil {
+				noRegexp++
+				continue
+			}
+			v := captured(re, e)
+			if v == "" {
+				noMatch++
+				continue
+			}
+			out := scrub.String(e)
+			l := leak(out, v)
+			if len(v) < 8 && strings.Contains(out, v) {
+				l = v
+			}
+			if r.Visible != nil && !*r.Visible {
+				hidden++
 				if l == "" {
-					gone++
-				} else if *verbose {
-					fmt.Printf("kingfisher miss %s %q (%q left)\n", r.ID, short(e), l)
+					hiddenGone++
 				}
+				continue
 			}
-			for _, e := range r.Negative {
-				neg++
-				if out := scrub.String(e); out == e {
-					kept++
-				} else if *verbose {
-					fmt.Printf("kingfisher negative changed %s %q -> %q\n", r.ID, short(e), short(out))
-				}
+			n++
+			if l == "" {
+				gone++
+			} else if *verbose {
+				fmt.Printf("kingfisher miss %s %q (%q left)\n", r.ID, short(e), l)
 			}
 		}
+		negatives("kingfisher", r, &neg, &kept)
 	}
 	fmt.Printf("kingfisher: %d values of reported rules, no 8-byte piece left %d (%.1f%%); %d of hidden rules, %d (%.1f%%); "+
 		"%d examples of rules Go cannot compile, %d their pattern does not match; %d negative examples, unchanged %d\n",

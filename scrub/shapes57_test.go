@@ -42,7 +42,7 @@ func TestShapes57(t *testing.T) {
 		{"the token - see docs", ""},
 		{"token -- 'b631516f9ef65883d1fa8124a'", ""},
 		{"square token = 'EAAAYmTgYL4kQ-65xyZ4zANgipYVJQFTrb=roK23I=iFebzL4rjYbUg10N6o1l--' | 'EAAAYmTgYL4kQ-65xyZ4zANgipYVJQFTrb=roK23I=iFebzL4rjYbUg10N6o1l--'",
-			"square token = '" + r("secret") + "' | '" + r("square_token") + "'"},
+			"square token = '" + r("square_token") + "' | '" + r("square_token") + "'"}, // (the '=' inside: gluedTail, session 59)
 		{`codemagic_key: "PSIYbVgfkbEPQoqJfzHpACTtihONkQ_cKmOpNDPNiCU"`, `codemagic_key: "` + r("secret") + `"`},
 		{"CODEMAGIC_KEY=PSIYbVgfkbEPQoqJfzHpACTtihONkQ_cKmOpNDPNiCU", "CODEMAGIC_KEY=" + r("secret")},
 		{`sort_key: "createdAtDescendingOrder"`, ""},

@@ -153,7 +153,7 @@ func matchToken(in string, i, lo int) (hit, bool) {
 		case len(rest) > 4 && rest[0:2] == "gh" && strings.IndexByte("pousr", rest[2]) >= 0 && rest[3] == '_':
 			return atLeast(in, i, 4, cAlnum, 30, famGitHubToken)
 		case strings.HasPrefix(rest, "github_pat_"):
-			return atLeast(in, i, 11, cWord, 40, famGitHubToken)
+			return atLeast(in, i, 11, cWord, 22, famGitHubToken)
 		case strings.HasPrefix(rest, "glpat-"):
 			if prev(in, i, lo) == '-' {
 				return hit{}, false // inside a run of base64url, as for a JWT
@@ -559,14 +559,19 @@ func matchDatabricks(in string, i int) (hit, bool) {
 // matchJWT matches a compact JWS: eyJ<header>.eyJ<payload>.<signature>.
 // The signature may be empty (alg "none"), or left off with its dot: the
 // header and the claims alone are a token too, and the claims as
-// sensitive.
+// sensitive. A payload that is not JSON (a JWS of other content, or a
+// JWE, whose parts after the header are encrypted) is matched by
+// matchOpaqueJOSE.
 func matchJWT(in string, i int) (hit, bool) {
 	if !strings.HasPrefix(in[i:], "eyJ") {
 		return hit{}, false
 	}
 	e1 := skip(in, i, cB64URL)
-	if e1-i < 10 || e1 >= len(in) || in[e1] != '.' || !strings.HasPrefix(in[e1+1:], "eyJ") {
+	if e1-i < 10 || e1 >= len(in) || in[e1] != '.' {
 		return hit{}, false
+	}
+	if !strings.HasPrefix(in[e1+1:], "eyJ") {
+		return matchOpaqueJOSE(in, i, e1)
 	}
 	e2 := skip(in, e1+1, cB64URL)
 	if e2-e1-1 < 10 {
@@ -576,6 +581,54 @@ func matchJWT(in string, i int) (hit, bool) {
 		return hit{i, e2, famJWT}, true
 	}
 	return hit{i, skip(in, e2+1, cB64URL), famJWT}, true
+}
+
+// joseHeaders are the base64url of the first member of a JOSE header as
+// libraries write it: {"alg":, {"typ":, {"kid":, {"enc":, {"cty":, {"zip":.
+var joseHeaders = [...]string{"eyJhbGciOi", "eyJ0eXAiOi", "eyJraWQiOi", "eyJlbmMiOi", "eyJjdHkiOi", "eyJ6aXAiOi"}
+
+// matchOpaqueJOSE matches, after a JOSE header in[i:e1] (one of
+// joseHeaders' starts), the parts of a compact serialization whose
+// payload is not JSON (RFC 7515, 7516): a JWS, <header>.<payload>.<signature>
+// with a signature of 16 bytes or more (22 base64url characters), or a
+// JWE, <header>.<encrypted key>.<iv>.<ciphertext>.<tag>, the key empty
+// for direct encryption, the IV and the tag 16 characters or more (12
+// bytes: AES-GCM's IV; tags are 16 bytes). The parts must end the run:
+// another dot or base64url byte after them is some other dotted word.
+func matchOpaqueJOSE(in string, i, e1 int) (hit, bool) {
+	if e1-i < 20 {
+		return hit{}, false
+	}
+	known := false
+	for _, h := range joseHeaders {
+		known = known || strings.HasPrefix(in[i:], h)
+	}
+	if !known {
+		return hit{}, false
+	}
+	var ends [4]int
+	n, p := 0, e1
+	for n < len(ends) && p < len(in) && in[p] == '.' {
+		p = skip(in, p+1, cB64URL)
+		ends[n] = p
+		n++
+	}
+	if p < len(in) && (in[p] == '.' && is(in, p+1, cB64URL) || is(in, p, cB64URL)) {
+		return hit{}, false
+	}
+	part := func(k int) int { // the length of part k+1 (0: the one after the header)
+		if k == 0 {
+			return ends[0] - e1 - 1
+		}
+		return ends[k] - ends[k-1] - 1
+	}
+	switch {
+	case n == 2 && part(0) >= 2 && part(1) >= 22:
+		return hit{i, ends[1], famJWT}, true
+	case n == 4 && part(1) >= 16 && part(2) >= 2 && part(3) >= 16:
+		return hit{i, ends[3], famJWT}, true
+	}
+	return hit{}, false
 }
 
 // matchDiscordToken matches a bot token: the base64 of the bot's id

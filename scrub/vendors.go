@@ -366,12 +366,32 @@ func matchVendor(in string, i, lo int) (hit, bool) {
 		if n < v.min || n > limit || is(in, e, cAlnum) {
 			continue
 		}
+		e = gluedTail(in, j, e, v.set, limit)
 		if v.check != 0 && !v.passes(in, i, j, e, lo) || dummy(in[j:min(e, j+64)]) {
 			continue
 		}
 		return hit{i, e, v.fam}, true
 	}
 	return hit{}, false
+}
+
+// gluedTail returns the end of a base64url body in[j:e] that a '+' or a
+// '=' inside it stopped (EAAA…iZxW+CqH-yA4gTf=aDl0U): the token is the
+// whole run of base64 bytes, if the run ends there (at a byte of neither
+// base64 alphabet) within the vendor's longest body and what follows the
+// '+' or '=' is random too (a digit and letters of both cases); else e. A
+// body of another alphabet, or one that '+' or '=' ends (a sum, padding
+// before a blank, a key glued after it: …+algolia_TOKEN ?= "…"), is left
+// as found.
+func gluedTail(in string, j, e int, set uint32, limit int) int {
+	if set&cB64URL == 0 || e+1 >= len(in) || in[e] != '+' && in[e] != '=' || !is(in, e+1, cAlnum) {
+		return e
+	}
+	t := skipMax(in, e, cB64|cB64URL|cEquals, limit-(e-j)+1)
+	if t-j > limit || is(in, t, cB64|cB64URL|cEquals) || !mixed(in[e+1:t]) {
+		return e
+	}
+	return t
 }
 
 // passes reports whether the token in[i:e], whose body is in[j:e], passes

@@ -1,0 +1,51 @@
+package scrub
+
+import "testing"
+
+// Session 59 (issue 31), from ripsecrets' test data
+// (github.com/sirwart/ripsecrets, test/one_per_line).
+
+// TestOpaqueJOSE59: a compact JWS whose payload is not JSON and a compact
+// JWE (five parts; the encrypted key empty for direct encryption) are
+// JWTs; dotted words that begin so but have the wrong parts are not (a
+// long random part is still high_entropy).
+func TestOpaqueJOSE59(t *testing.T) {
+	jwe := "eyJhbGciOiJSU0EtT0FFUCIsImVuYyI6IkEyNTZHQ00ifQ." +
+		"OKOawDo13gRp2ojaHV7LFpZcgV7T6DVZKTyKOMTYUmKoTCVJRgckCL9kiMT03JGeipsEdY3mx_etLbbWSrFr05kLzcSr4qKAq7YN7e9jwQRb23nfa6c9d-StnImGyFDbSv04uVuxIp5Zms1gNxKKK2Da14B8S4rzVRltdYwam_lDp5XnZAYpQdb76FdIKLaVmqgfwX7XWRxv2322i-vDxRfqNzo_tETKzpVLzfiwQyeyPGLBIO56YJ7eObdv0je81860ppamavo35UgoRdbYaBcoh9QcfylQr66oc6vFWXRcZ_ZT2LawVCWTIy3brGPi6UklfCpIMfIjf7iGdXKHzg." +
+		"48V1_ALb6US04U3b.5eym8TW_c8SuK0ltJ3rpYIzOeDQz7TALvtu6UG9oMo4vpzs9tX_EFShS8iB7j6jiSdiwkIr3ajwQzaBtQD_A.XFBoMYUZodetZdvTiFvSkQ"
+	dir := "eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4R0NNIn0..Zk1lZnF0QmF2NUl6b3dn.c2VjcmV0IG1lc3NhZ2U.Qm9ndXNUYWdGb3JUZXN0MDE"
+	check57(t, []case57{
+		{"token " + jwe + " sent", "token " + r("jwt") + " sent"},
+		{jwe + ".", r("jwt") + "."},
+		{"cookie=" + dir + ";", "cookie=" + r("jwt") + ";"},
+		{"x eyJhbGciOiJIUzI1NiJ9.SGVsbG8sIHdvcmxkIQ.pcY7lTRb9P3nFm4DvRW9ZvWkqKV2N8xW3dl0-hQ5vGE y", "x " + r("jwt") + " y"},
+		// A signature or a tag too short, a sixth part, another header.
+		{"x eyJhbGciOiJIUzI1NiJ9.SGVsbG8sIHdvcmxkIQ.pcY7lTRb y", ""},
+		{"x eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4R0NNIn0..Zk1lZnF0QmF2NUl6b3dn.c2Vj.Qm9n y", ""},
+		{"x eyJmb28iOiJiYXIiLCJiYXoiOjF9.SGVsbG8sIHdvcmxkIQ.pcY7lTRb9P3nFm4DvRW9ZvWkqKV2N8xW3dl0-hQ5vGE y", "x " + r("high_entropy") + " y"},
+	})
+}
+
+// TestGitHubPAT59: github_pat_ and a body of 22 bytes or more (the first
+// part of a fine-grained token, or a token cut short in a log) is a token;
+// a placeholder body is not.
+func TestGitHubPAT59(t *testing.T) {
+	check57(t, []case57{
+		{"github_pat_wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx", r("github_token")},
+		{"GH=github_pat_NqVwYS81VP7Hb1DX8pPd5k", "GH=" + r("github_token")},
+		{"github_pat_NqVwYS81VP7Hb1DX8pP", ""},
+		{"github_pat_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", ""},
+	})
+}
+
+// TestGluedTail59: a base64url token's body that a '+' or a '=' stopped
+// goes on to the end of its run, within the vendor's longest body; a '='
+// before a value of its own (key=value, padding) or a run too long ends
+// it where it was.
+func TestGluedTail59(t *testing.T) {
+	check57(t, []case57{
+		{"EAAA3bckPLm8nKzXY9vB4QjR7wF2hGtN5sVdM6pJuE1iZxW+CqH-yA4gTf=aDl0U", r("square_token")},
+		{"sq=EAAA3bckPLm8nKzXY9vB4QjR7wF2hGtN5sVdM6pJuE1iZxW&x=1", "sq=" + r("square_token") + "&x=1"},
+		{"EAAA3bckPLm8nKzXY9vB4QjR7wF2hGtN5sVdM6pJuE1iZxW== next", r("square_token") + "== next"},
+	})
+}

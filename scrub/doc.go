@@ -75,7 +75,8 @@
 //     public tokens (pk.), routable GitLab tokens,
 //     AWS A3T… key ids, Facebook app tokens (<app id>|<secret>), Telegram
 //     bot tokens of any bot id length, JWTs encoded in base64 (ZXlK…);
-//   - JWTs, Authorization credentials (Bearer, Basic, and the value after
+//   - JWTs, compact JWS of any payload and JWE (five parts after a JOSE
+//     header), Authorization credentials (Bearer, Basic, and the value after
 //     other schemes, Basic admin:hunter2 written in plain too), Cookie and
 //     Set-Cookie header values, PEM private key blocks;
 //   - the password in scheme://user:password@host, whatever reserved bytes
@@ -317,7 +318,8 @@
 //     GOROOT, codewords.go), in CamelCase, in capitals joined by '_'
 //     (R_AARCH64_P32_ABS32) or with a lower-case word between separators
 //     (orders-7d9f8b6c5-x2x9k); runs joined to a host, a file name, an
-//     address or an escape ('.', '@', '%', '\'); the value of a key
+//     address or an escape ('.', '@', '%', '\' before a name: a '\' before
+//     a blank, a brace or the end joins nothing); the value of a key
 //     written as code or configuration (name=…, "name": …, name:…,
 //     RequestID: …), which its key judges; base64 of text (searched for
 //     findings instead); the body of a certificate, public key or

@@ -38,7 +38,7 @@ import "strings"
 // OpAMD64LEAL2 and user123abc456 are not.
 // minRandomHead is the shortest part before an '=' inside a run that is
 // read as a part of the token rather than as a name. minDottedRun is the
-// shortest run after a '.' that is judged as one standing alone (alone).
+// shortest run after a '.' that is judged as one standing alone (see aloneAtEnd).
 const (
 	minRandomRun  = 16
 	minShortRun   = 12
@@ -215,7 +215,7 @@ func (s *Scrubber) matchRandomRun(in string, ws, lo, floor, limit int, blk *bloc
 	if end-rs >= minDottedRun && rs > lo && in[rs-1] == '.' {
 		left = rs
 	}
-	if !alone(in, rs, end, left, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
+	if rs > left && joinsBefore[in[rs-1]] || !aloneAtEnd(in, end, limit) || keyedRun(in, rs, lo) || digestBefore(in, rs, lo) || labelled(in[vs:ve]) ||
 		inPublicBlock(in, lo, rs, blk) || ve-vs >= minRandomRun && !generatedRun(in[vs:ve], minRandomRun) || dummy(in[vs:ve]) ||
 		decodeRun(in, encodedRun{start: vs, end: ve}, nil) {
 		return hit{}, re, 0, false
@@ -278,26 +278,47 @@ func symbolTail(in string, e, limit int) int {
 	return e
 }
 
-// alone reports whether the run in[rs:re] stands as a word of its own: no
-// '.', '@', '\\', '%' or '&' joins it to a host name, a file name, an e-mail
-// address, a dotted name or an escape on either side. (A run of
-// minDottedRun bytes or more after a '.' stands alone too: matchRandomRun
-// asks about it with lo at rs.)
-func alone(in string, rs, re, lo, limit int) bool {
-	if rs > lo {
-		switch in[rs-1] {
-		case '.', '@', '\\', '%', '&', '$', '#':
-			return false
-		}
-	}
+// runEnds classes the bytes that may end a run for aloneAtEnd: those that join
+// it to what follows ('@', '%', '('), '.' and '\\', which do or do not by
+// the byte after them, and the rest (0), which do not.
+var runEnds = [256]uint8{'@': endJoins, '%': endJoins, '(': endJoins, '.': endDot, '\\': endBackslash}
+
+const (
+	endJoins = 1 + iota
+	endDot
+	endBackslash
+)
+
+// joinsBefore marks the bytes that join a run to what is before it.
+var joinsBefore = byteSet(".@\\%&$#")
+
+// pathAfter marks the bytes after a '\\' that a run ends at which continue
+// a path or an escape: a word byte, '\\', '/', '.', '-', '$' or '{'.
+var pathAfter = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_\\/.-${")
+
+// A run stands alone, as a word of its own, when no byte joins it to a
+// host name, a file name, an e-mail address, a dotted name or an escape on
+// either side: before it, one of joinsBefore (matchRandomRun asks, where it
+// knows the left bound: a run of minDottedRun bytes or more after a '.'
+// stands alone too); after it, as aloneAtEnd says.
+
+// aloneAtEnd reports whether no byte joins the run that ends at in[re] to
+// what follows: '@', '%' or '(', a '.' before a word, a '\\' before a name
+// or an escape (runEnds).
+func aloneAtEnd(in string, re, limit int) bool {
 	if re < limit {
-		switch in[re] {
-		case '@', '\\', '%', '(':
+		switch runEnds[in[re]] {
+		case endJoins:
 			return false
-		case '.':
+		case endDot:
 			// Not before a word (a file name), nor before a placeholder,
 			// which stands for what a first pass found there.
 			return !is(in, re+1, cAlnum) && !(re+1 < limit && in[re+1] == '[')
+		case endBackslash:
+			// Not before a name or another escape (a Windows path, \n);
+			// before a blank, a closing brace or the end, no escape a
+			// decoder knows joins it (Maven's {…\}, a line continuation).
+			return re+1 >= limit || !pathAfter[in[re+1]]
 		}
 	}
 	return true

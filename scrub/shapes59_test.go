@@ -49,3 +49,18 @@ func TestGluedTail59(t *testing.T) {
 		{"EAAA3bckPLm8nKzXY9vB4QjR7wF2hGtN5sVdM6pJuE1iZxW== next", r("square_token") + "== next"},
 	})
 }
+
+// TestBackslashEnd59: a random run that a '\' ends before a blank, a
+// closing brace or the end stands alone (Maven's encrypted master
+// password, {…\}; a line continuation); one before a name or an escape is
+// joined to it (a Windows path, \n).
+func TestBackslashEnd59(t *testing.T) {
+	const v = "vki9JTFmEYlTlCZixjz0jr5QxEXlZfWga65QZhsA9yV0uRfo2iNyfgZDnWpuYqNi"
+	check57(t, []case57{
+		{`<master>{` + v + `\}</master>`, `<master>{` + r("high_entropy") + `\}</master>`},
+		{"run " + v + "\\", "run " + r("high_entropy") + "\\"},
+		{"run " + v + "\\ \n  --flag", "run " + r("high_entropy") + "\\ \n  --flag"},
+		{`C:\build\` + v[:30] + `\out.txt`, ""},
+		{`C:\build\` + v[:30] + `\.cache`, ""},
+	})
+}

@@ -4,11 +4,12 @@
 // constants, +, fmt.Sprintf), Nosey Parker's rule examples and negative examples
 // (crates/noseyparker/data/default/builtin/rules/*.yml) and secretlint's rule snapshots
 // (packages/@secretlint/secretlint-rule-*/test/snapshots/*/output.json) and Kingfisher's rule
-// examples (data/rules/*.yml). None of them is in this repository; fetch them first (git clone,
-// or the tool library's fetch).
+// examples (data/rules/*.yml), and ripsecrets' test files (test/one_per_line/*, one secret a
+// line; test/one_per_file/*, one a file; test/none, none a line). None of them is in this
+// repository; fetch them first (git clone, or the tool library's fetch).
 //
 //	cd bench
-//	go run ./cmd/suites -trufflehog ~/src/trufflehog -noseyparker ~/src/noseyparker -secretlint ~/src/secretlint -kingfisher ~/src/kingfisher [-v]
+//	go run ./cmd/suites -trufflehog ~/src/trufflehog -noseyparker ~/src/noseyparker -secretlint ~/src/secretlint -kingfisher ~/src/kingfisher -ripsecrets ~/src/ripsecrets [-v]
 //
 // For each suite it prints what scrub finds, the way the suite counts:
 //   - trufflehog: of the wanted values written verbatim in their input (at least 8 bytes), how
@@ -26,6 +27,9 @@
 //     output (the whole value if shorter), split into the rules Kingfisher reports and those it
 //     keeps hidden (visible: false: identifiers another rule depends on, not secrets); and how
 //     many negative examples come back unchanged.
+//   - ripsecrets: how many of its secrets (lines, files) scrub changes, and how many lines of
+//     its file of non-secrets it leaves as they are (some hold what scrub redacts by design: a
+//     URL's password, an e-mail address, a keyed value that repeats a pattern).
 //
 // -v prints each value missed and each negative sample changed.
 package main
@@ -56,8 +60,9 @@ func main() {
 	np := flag.String("noseyparker", "", "a checkout of github.com/praetorian-inc/noseyparker")
 	sl := flag.String("secretlint", "", "a checkout of github.com/secretlint/secretlint")
 	kf := flag.String("kingfisher", "", "a checkout of github.com/mongodb/kingfisher")
+	rs := flag.String("ripsecrets", "", "a checkout of github.com/sirwart/ripsecrets")
 	flag.Parse()
-	if *th == "" && *np == "" && *sl == "" && *kf == "" {
+	if *th == "" && *np == "" && *sl == "" && *kf == "" && *rs == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -73,6 +78,60 @@ func main() {
 	if *kf != "" {
 		kingfisher(filepath.Join(*kf, "data", "rules"))
 	}
+	if *rs != "" {
+		ripsecrets(filepath.Join(*rs, "test"))
+	}
+}
+
+// ripsecrets reads its test files: every line of test/one_per_line/* and every file of
+// test/one_per_file/* holds a secret, no line of test/none does.
+func ripsecrets(dir string) {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "suites:", err)
+			os.Exit(1)
+		}
+		return string(b)
+	}
+	var pos, changed, neg, kept int
+	try := func(name, s string) {
+		pos++
+		if scrub.String(s) != s {
+			changed++
+		} else if *verbose {
+			fmt.Printf("ripsecrets miss %s %q\n", name, short(s))
+		}
+	}
+	lines, _ := filepath.Glob(filepath.Join(dir, "one_per_line", "*"))
+	for _, path := range lines {
+		for _, l := range strings.Split(read(path), "\n") {
+			if strings.TrimSpace(l) != "" {
+				try(filepath.Base(path), l)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "one_per_file", "*"))
+	for _, path := range files {
+		try(filepath.Base(path), read(path))
+	}
+	for _, l := range strings.Split(read(filepath.Join(dir, "none")), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		neg++
+		if out := scrub.String(l); out == l {
+			kept++
+		} else if *verbose {
+			fmt.Printf("ripsecrets negative changed %q -> %q\n", short(l), short(out))
+		}
+	}
+	if len(lines)+len(files) == 0 {
+		fmt.Fprintln(os.Stderr, "suites: no ripsecrets test files in", dir)
+		os.Exit(1)
+	}
+	fmt.Printf("ripsecrets: %d secrets (lines, files), changed %d (%.1f%%); %d lines without one, unchanged %d\n",
+		pos, changed, pct(changed, pos), neg, kept)
 }
 
 // leak returns an 8-byte piece of v that out still holds, or "".

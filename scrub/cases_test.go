@@ -310,7 +310,8 @@ var cases = append([]testCase{
 	pos("telegram_token", tTelegram, r("telegram_token")),
 	pos("telegram_token", "https://api.telegram.org/bot"+tTelegram+"/sendMessage", "https://api.telegram.org/bot"+r("telegram_token")+"/sendMessage"),
 	pos("telegram_token", "TELEGRAM_BOT_TOKEN="+tTelegram, "TELEGRAM_BOT_TOKEN="+r("telegram_token")),
-	neg("telegram_token", "12345678:BA"+tTelegram[12:]),
+	pos("telegram_token", "12345678:BA"+tTelegram[12:], r("telegram_token")), // (any 35 random bytes: session 59)
+	neg("telegram_token", "12345678:BA"+tTelegram[13:]),
 	neg("telegram_token", "1234:AA"+tTelegram[12:]),
 
 	pos("databricks_token", tDapi, r("databricks_token")),

@@ -64,3 +64,15 @@ func TestBackslashEnd59(t *testing.T) {
 		{`C:\build\` + v[:30] + `\.cache`, ""},
 	})
 }
+
+// TestTelegram59: a bot id and 35 random base64url bytes are a Telegram
+// bot token whatever byte the secret begins with (Kingfisher's and
+// trufflehog's rules; gitleaks' asks for an 'A').
+func TestTelegram59(t *testing.T) {
+	check57(t, []case57{
+		{"telegram: 1234567890:h3YLlUHP8-STgTic38bCZXDJ_6s05ERgsaM", "telegram: " + r("telegram_token")},
+		{"tgram://12345678:ulTK_HG7-Sb3_zcz5CV2VjFyoNH0cZoGM1r", "tgram://" + r("telegram_token")},
+		{"at 12345678:abcdefghijklmnopqrstuvwxyzabcdefghi", ""},
+		{"id 12345678:ulTK_HG7-Sb3_zcz5CV2VjFyoNH0cZoGM1rX", ""},
+	})
+}

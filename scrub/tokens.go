@@ -696,13 +696,11 @@ func matchDiscordWebhook(in string, i int) (hit, bool) {
 }
 
 // matchTelegram matches a bot token <8-10 digits>:AA<33+>, or the bot id,
-// ':' and 35 random-looking base64url bytes from an 'A' (the shape
-// gitleaks' rule writes). The caller has found the digits in[i:d] and the
-// colon at in[d].
+// ':' and 35 random-looking base64url bytes (the shape trufflehog's and
+// Kingfisher's rules write; most tokens' secrets begin with an 'A', which
+// gitleaks' rule asks for). The caller has found the digits in[i:d] and
+// the colon at in[d].
 func matchTelegram(in string, i, d int) (hit, bool) {
-	if !strings.HasPrefix(in[d+1:], "A") {
-		return hit{}, false
-	}
 	if strings.HasPrefix(in[d+1:], "AA") {
 		if h, ok := atLeast(in, d, 1, cB64URL, 35, famTelegramToken); ok {
 			h.start = i
@@ -710,7 +708,7 @@ func matchTelegram(in string, i, d int) (hit, bool) {
 		}
 	}
 	e := skipMax(in, d+1, cB64URL, 36)
-	if e-d-1 != 35 || is(in, e, cAlnum) || !randomBody(in[d+2:e]) || dummy(in[d+2:e]) {
+	if e-d-1 != 35 || is(in, e, cAlnum) || !randomBody(in[d+1:e]) || dummy(in[d+1:e]) {
 		return hit{}, false
 	}
 	return hit{i, e, famTelegramToken}, true

@@ -75,7 +75,7 @@ var shapes51 = []shapeCase{
 	{"a word after the prefix", "catalog_item_shpat_configuration_default_value", "catalog_item_shpat_configuration_default_value"},
 
 	// A JWT after a '_'.
-	{"JWT after a '_'", "ghs_12345_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpYXQiOjE3NDU1NjgwMDB9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c done", "ghs_12345_[REDACTED:jwt] done"},
+	{"JWT after a '_'", "ghs_12345_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpYXQiOjE3NDU1NjgwMDB9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c done", "[REDACTED:github_token] done"}, // (the whole installation token: session 59)
 	// GitHub's token as the user name.
 	{"x-oauth-basic", `"dep": "git+https://9f3a1c0b7d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a:x-oauth-basic@github.com/org/repo.git"`, `"dep": "git+https://[REDACTED:url_password]@github.com/org/repo.git"`},
 	// Shopify: 32 hexadecimal digits, or 32 to 64 letters and digits

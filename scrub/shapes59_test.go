@@ -28,13 +28,19 @@ func TestOpaqueJOSE59(t *testing.T) {
 
 // TestGitHubPAT59: github_pat_ and a body of 22 bytes or more (the first
 // part of a fine-grained token, or a token cut short in a log) is a token;
-// a placeholder body is not.
+// a placeholder body is not. An installation token of the longer format is
+// one token.
 func TestGitHubPAT59(t *testing.T) {
 	check57(t, []case57{
 		{"github_pat_wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx", r("github_token")},
 		{"GH=github_pat_NqVwYS81VP7Hb1DX8pPd5k", "GH=" + r("github_token")},
 		{"github_pat_NqVwYS81VP7Hb1DX8pP", ""},
 		{"github_pat_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", ""},
+		// An installation token of the longer format (secretlint's rule):
+		// ghs_, the app id, '_' and a JWT, one token.
+		{"auth ghs_12345_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpYXQiOjE3NDU1NjgwMDAsImV4cCI6MTc0NTU2ODM2MCwiaXNzIjoiMTIzNDUiLCJzdWIiOiJnaXRodWJ8MTIzNDUifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c ok",
+			"auth " + r("github_token") + " ok"},
+		{"ghs_12345_abc", ""},
 	})
 }
 

@@ -151,7 +151,16 @@ func matchToken(in string, i, lo int) (hit, bool) {
 	case 'g':
 		switch {
 		case len(rest) > 4 && rest[0:2] == "gh" && strings.IndexByte("pousr", rest[2]) >= 0 && rest[3] == '_':
-			return atLeast(in, i, 4, cAlnum, 30, famGitHubToken)
+			if h, ok := atLeast(in, i, 4, cAlnum, 30, famGitHubToken); ok {
+				return h, true
+			}
+			// An installation token of the longer format: ghs_<app id>_<JWT>.
+			if d := skip(in, i+4, cDigit); d > i+4 && d < len(in) && in[d] == '_' {
+				if h, ok := matchJWT(in, d+1); ok {
+					return hit{i, h.end, famGitHubToken}, true
+				}
+			}
+			return hit{}, false
 		case strings.HasPrefix(rest, "github_pat_"):
 			return atLeast(in, i, 11, cWord, 22, famGitHubToken)
 		case strings.HasPrefix(rest, "glpat-"):

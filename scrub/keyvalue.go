@@ -518,6 +518,21 @@ func weakPairs(key string) bool {
 // case, to the first, in lower case.
 var weakBefore = [256]byte{'s': 's', 'S': 's', 'r': 'c', 'R': 'c', 'k': 'o', 'K': 'o', 'y': 'e', 'Y': 'e'}
 
+// keyBack is worthKey's table for its look back over a key: 0 for a byte
+// that is not a key's (cKey), weakBefore's byte for the second byte of a
+// weak pair, 1 for the other key bytes (one read a byte, not two).
+var keyBack = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case weakBefore[c] != 0:
+			t[c] = weakBefore[c]
+		case chars[c]&cKey != 0:
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // publicBefore reports whether the normalized key before a secret-ish
 // word ends with a public qualifier.
 func publicBefore(head []byte) bool {
@@ -1180,8 +1195,10 @@ const (
 // error: …, failed: …, name=x) are ruled out by it.
 func worthKey(in string, op, v, lo int, sep byte) bool {
 	k := op
-	for k > lo && op-k < 8 && isBlank(in[k-1]) {
-		k--
+	if k > lo && isBlank(in[k-1]) {
+		for k > lo && op-k < 8 && isBlank(in[k-1]) {
+			k--
+		}
 	}
 	if k > lo && (in[k-1] == '"' || in[k-1] == '\'') {
 		k--
@@ -1198,7 +1215,9 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	if chars[in[k-1]]&cKey == 0 {
 		return false
 	}
-	k = unnumbered(in, k, lo)
+	if isDigit(in[k-1]) {
+		k = unnumbered(in, k, lo)
+	}
 	var p uint16
 	if k-lo >= 2 && chars[in[k-2]]&cAlnum != 0 && chars[in[k-1]]&cAlnum != 0 {
 		p = pair(in[k-2], in[k-1])
@@ -1219,13 +1238,17 @@ func worthKey(in string, op, v, lo int, sep byte) bool {
 	t := in[m:k]
 	q := len(t)
 	weak := false
-	for q > 0 && chars[t[q-1]]&cKey != 0 {
+	for q > 0 {
+		b := keyBack[t[q-1]]
+		if b == 0 {
+			break
+		}
 		q--
-		if p := weakBefore[t[q]]; p != 0 {
+		if b != 1 {
 			if q > 0 {
-				weak = weak || t[q-1]|0x20 == p
+				weak = weak || t[q-1]|0x20 == b
 			} else if m > lo {
-				weak = weak || in[m-1]|0x20 == p
+				weak = weak || in[m-1]|0x20 == b
 			}
 		}
 	}

@@ -365,6 +365,75 @@ func digestLabel(w string) bool {
 	return false
 }
 
+// runInfo holds, for generatedRun, each byte's class (giClass: 0 for
+// the separators, else the classes of runTrans) and whether it is a
+// small vowel, a hexadecimal letter, a small letter and a hexadecimal
+// digit.
+var runInfo = func() (t [256]uint8) {
+	for i := range t {
+		c := byte(i)
+		var x uint8
+		switch {
+		case isDigit(c):
+			x = 1
+		case isUpper(c):
+			x = 2
+		case isLower(c):
+			x = 3 | 1<<giLowerShift
+			if vowelBits>>(c-'a')&1 != 0 {
+				x |= 1 << giVowelShift
+			}
+		}
+		if chars[c]&cHex != 0 {
+			x |= 1 << giHexShift
+			if !isDigit(c) {
+				x |= 1 << giHexLetterShift
+			}
+		}
+		t[i] = x
+	}
+	return t
+}()
+
+const (
+	giClass          = 3
+	giVowelShift     = 2
+	giHexLetterShift = 3
+	giLowerShift     = 4
+	giHexShift       = 5
+)
+
+// runTrans holds, for generatedRun, what a letter or digit of class cl
+// after one of class last (0 before the first) makes, at last<<2|cl: a
+// token's start (transToken: the first, a digit after another class, a
+// small letter after a digit, a capital after another class); a change
+// of class (transChange); a capital after a capital (transUpUp), which
+// starts a token if a small letter follows (the N of NewGCM…).
+var runTrans = func() (t [16]uint8) {
+	for last := 0; last < 4; last++ {
+		for cl := 1; cl < 4; cl++ {
+			var x uint8
+			if last == 0 || cl == 1 && last != 1 || cl == 3 && last == 1 || cl == 2 && last != 2 {
+				x |= transToken
+			}
+			if last != 0 && cl != last {
+				x |= 1 << transChangeShift
+			}
+			if cl == 2 && last == 2 {
+				x |= transUpUp
+			}
+			t[last<<2|cl] = x
+		}
+	}
+	return t
+}()
+
+const (
+	transToken       = 1
+	transChangeShift = 1
+	transUpUp        = 4
+)
+
 // vowelBits has bit c-'a' set for each vowel c.
 const vowelBits = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a')
 
@@ -387,9 +456,13 @@ const vowelBits = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a')
 //     has a digit in four bytes and changes four times in ten).
 func generatedRun(run string, minLen int) bool {
 	run = run[:min(len(run), 64)]
-	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
+	// (The loop reads each byte's classes from runInfo and counts with
+	// them rather than branch on them: in a random run the next class is
+	// a coin toss, which a branch would mispredict half the time.)
+	var cnt [4]int // bytes of each class: 1 digits, 2 capitals, 3 small letters
+	var n, hexLetters, changes, same, tokens, vowels int
 	var last uint8
-	seg, segLower, segHex, longest, longestHex := 0, true, true, 0, false
+	seg, segLower, segHex, longest, longestHex := 0, 1, 1, 0, 0
 	snake := false // '_' between capitals and digits: a constant's name
 	for k := 0; k < len(run); k++ {
 		c := run[k]
@@ -400,60 +473,48 @@ func generatedRun(run string, minLen int) bool {
 		} else {
 			same = 0
 		}
-		var cl uint8
-		switch {
-		case isDigit(c):
-			cl, d = 1, d+1
-		case isUpper(c):
-			cl, u = 2, u+1
-		case isLower(c):
-			cl, l = 3, l+1
-			if vowelBits>>(c-'a')&1 != 0 {
-				vowels++
-			}
-		default:
-			if seg >= 4 && segLower {
+		x := runInfo[c]
+		cl := x & giClass
+		if cl == 0 {
+			if seg >= 4 && segLower != 0 {
 				return false // a word between separators (orders-…)
 			}
-			if c == '_' && l == 0 && n > 0 {
+			if c == '_' && cnt[3] == 0 && n > 0 {
 				snake = true
 			}
 			if seg > longest {
 				longest, longestHex = seg, segHex
 			}
-			seg, segLower, segHex = 0, true, true
+			seg, segLower, segHex = 0, 1, 1
 			continue
 		}
-		if cl != 3 {
-			segLower = false
-		}
-		// Tokens as a name is read: digits, a capital and small letters,
-		// capitals (GCM in NewGCMWithRandomNonce).
-		switch {
-		case n == 0 || cl == 1 && last != 1 || cl == 3 && last == 1:
-			tokens++
-		case cl == 2 && (last != 2 || k+1 < len(run) && isLower(run[k+1])):
-			tokens++
-		}
-		segHex = segHex && chars[c]&cHex != 0
+		cnt[cl]++
+		vowels += int(x >> giVowelShift & 1)
+		hexLetters += int(x >> giHexLetterShift & 1)
+		segLower &= int(x >> giLowerShift & 1)
+		segHex &= int(x >> giHexShift & 1)
 		seg++
-		if chars[c]&cHex != 0 && cl != 1 {
-			hexLetters++
+		// Tokens as a name is read: digits, a capital and small letters,
+		// capitals (GCM in NewGCMWithRandomNonce); a class change. (last
+		// is 0 only before the first letter or digit.)
+		t := runTrans[last<<2|cl]
+		if t&transUpUp != 0 && k+1 < len(run) {
+			tokens += int(runInfo[run[k+1]] >> giLowerShift & 1)
 		}
-		if n > 0 && cl != last {
-			changes++
-		}
+		tokens += int(t & transToken)
+		changes += int(t >> transChangeShift & 1)
 		last = cl
 		n++
 	}
-	if seg >= 4 && segLower && seg < n || snake && l == 0 {
+	d, u, l := cnt[1], cnt[2], cnt[3]
+	if seg >= 4 && segLower != 0 && seg < n || snake && l == 0 {
 		return false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
 	}
 	if seg > longest {
 		longest, longestHex = seg, segHex
 	}
 	mixedHex := u >= 3 && l >= 3 && hexLetters == u+l // 6d2FabeB6ADd…: no hash is written so
-	if !mixedHex && (longestHex && longest*2 >= n || u+l-hexLetters <= 3) {
+	if !mixedHex && (longestHex != 0 && longest*2 >= n || u+l-hexLetters <= 3) {
 		return false // hexadecimal in one case, maybe after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
 	}
 	short := n < 20
@@ -673,8 +734,13 @@ func codePart(run string, min int) bool {
 }
 
 // isCodeWord reports whether w, folded to lower case, is one of codeWords.
+// Its first three letters rule out most words that are not (a random
+// run's parts) before the search: one trigram in twelve begins a code word.
 func isCodeWord(w string) bool {
-	if len(w) > 12 {
+	if len(w) > 12 || len(w) < 3 {
+		return false
+	}
+	if t, ok := trigram(w); !ok || codeTrigrams[t>>6]>>(t&63)&1 == 0 {
 		return false
 	}
 	var buf [12]byte
@@ -693,6 +759,27 @@ func isCodeWord(w string) bool {
 	}
 	return lo < len(codeWords) && codeWords[lo] == string(low)
 }
+
+// trigram returns the index of w's first three bytes, folded to lower
+// case, among the 26³ trigrams of letters, or false if one is no letter.
+func trigram(w string) (uint, bool) {
+	a, b, c := uint(w[0]|0x20)-'a', uint(w[1]|0x20)-'a', uint(w[2]|0x20)-'a'
+	if a >= 26 || b >= 26 || c >= 26 {
+		return 0, false
+	}
+	return (a*26+b)*26 + c, true
+}
+
+// codeTrigrams has bit t set for each trigram t (see trigram) that a word
+// of codeWords begins with.
+var codeTrigrams = func() (t [(26*26*26 + 63) / 64]uint64) {
+	for _, w := range codeWords {
+		if k, ok := trigram(w); ok {
+			t[k>>6] |= 1 << (k & 63)
+		}
+	}
+	return t
+}()
 
 // runClass tells the bytes of a run apart at a glance (matchRandomRun):
 // runByte for the bytes of base64 and base64url; for letters (runLetters)

@@ -546,16 +546,27 @@ func isLoopback6(g []uint16) bool {
 	return true
 }
 
-func hexVal(c byte) int {
-	switch {
-	case isDigit(c):
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	default:
-		return int(c-'A') + 10
+// hexVal returns the value of the hexadecimal digit c.
+func hexVal(c byte) int { return int(hexVals[c]) }
+
+// hexVals holds hexVal's answers: a table, since which kind of digit comes
+// next in a hexadecimal run is as good as random to a branch predictor.
+// (Bytes that are no hexadecimal digit have the value of the capital
+// formula, as callers that checked the digits never read.)
+var hexVals = func() (t [256]uint16) {
+	for i := range t {
+		c := byte(i)
+		switch {
+		case isDigit(c):
+			t[i] = uint16(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[i] = uint16(c-'a') + 10
+		default:
+			t[i] = uint16(c-'A') + 10
+		}
 	}
-}
+	return t
+}()
 
 // matchCard matches a payment card number: 13 to 19 digits, optionally in
 // groups separated by single spaces, dashes or dots, that pass the Luhn check and

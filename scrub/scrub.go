@@ -488,8 +488,8 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			ws, e := wordStart(in, i, lo), skip(in, i, cWord)
 			first := ws-1 != st.tried
 			st.tried, resume = e, e
-			if wt := worthTrying(in, ws, e, lo); wt || wordInContext(in, ws, e, lo, first) {
-				h, ok = s.matchWordAt(in, ws, e, lo, first, wt, &schemes)
+			if g := wordGate(in, ws, e, lo, first); g != 0 {
+				h, ok = s.matchWordAt(in, ws, e, lo, first, g == gateWorth, &schemes)
 			}
 			if !ok && e-ws >= 8 && ws >= st.encoded {
 				// A base64 or hexadecimal run that decodes to text with
@@ -508,8 +508,8 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 				ws := wordStart(in, i, lo)
 				first := ws-1 != st.tried
 				st.tried = i
-				if wt := worthTrying(in, ws, i, lo); wt || wordInContext(in, ws, i, lo, first) {
-					h, ok = s.matchWordAt(in, ws, i, lo, first, wt, &schemes)
+				if g := wordGate(in, ws, i, lo, first); g != 0 {
+					h, ok = s.matchWordAt(in, ws, i, lo, first, g == gateWorth, &schemes)
 				}
 			}
 			// (A '/' or a '(', the most common triggers in text besides
@@ -769,8 +769,20 @@ func wordInContext(in string, ws, e, lo int, first bool) bool {
 		return false
 	}
 	p := in[ws-1]
-	return chars[p]&cProseOpen != 0 || first && chars[p]&cTok68 != 0
+	if chars[p]&cProseOpen != 0 {
+		// (matchWordAt's tests: a value in prose is 6 bytes or more or
+		// goes on after the word; credentials follow a scheme's last
+		// letter or another blank and a blank.)
+		return e-ws >= 6 || e < len(in) && proseByte[in[e]] || p == ' ' && schemeEnd[in[ws-2]]
+	}
+	return first && chars[p]&cTok68 != 0
 }
+
+// schemeEnd marks the bytes before the blank before a word that
+// matchWordAt reads credentials after: the last letter of "bearer" or
+// "basic", in either case, or another blank (the bytes whose lower case,
+// c|0x20, is 'r', 'c' or ' ', as matchWordAt tests).
+var schemeEnd = byteSet("rRcC \x00")
 
 // authRunBack is how far matchAfterAuthScheme looks back over the run of
 // token68 bytes a word of credentials is in ("bearer abc.d3f": from "d3f"
@@ -968,14 +980,20 @@ var dottedPairs = func() (t pairSet) {
 	return t
 }()
 
-// worthTrying reports whether the word in[ws:e] (a run of [A-Za-z0-9_])
+// wordGate is the scan's gate before matchWordAt for the word in[ws:e]
+// (a run of [A-Za-z0-9_]): gateWorth if it could begin a token or an
+// identifier, gateContext if only its context may hold a finding
+// (wordInContext), 0 if neither, and the scan goes on. It is worthTrying
+// and wordInContext in one call.
+//
+// worthTrying's test
 // could begin a token or an identifier. It rules out almost every ordinary
 // word and number by its first byte, its length and the byte after it:
 // tokens are long or continue with '-' or '.'; IPv4 addresses are short
 // numbers before a '.', IPv6 groups before a ':'; card numbers start with
 // 2 to 6; the short words that matter are four-character IBAN groups and
 // "Bearer" or "Basic".
-func worthTrying(in string, ws, e, lo int) bool {
+func wordGate(in string, ws, e, lo int, first bool) uint8 {
 	c := in[ws]
 	w := e - ws
 	var next byte
@@ -985,74 +1003,133 @@ func worthTrying(in string, ws, e, lo int) bool {
 	if chars[c]&cStart == 0 {
 		// An IBAN in lower case, an Azure AD client secret, a Terraform
 		// Cloud token.
-		return w >= 4 && isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3]) &&
+		if w >= 4 && isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3]) &&
 			(w >= 15 || w == 4 && (next == ' ' || next == '-')) ||
-			next == '~' && w == 5 || next == '.' && w == 14
+			next == '~' && w == 5 || next == '.' && w == 14 {
+			return gateWorth
+		}
+		goto context
 	}
 	if isDigit(c) {
 		if w >= 13 {
-			return true
+			return gateWorth
 		}
 		// A Google OAuth refresh token: 1//0…
 		if next == '/' && w == 1 && c == '1' && e+1 < len(in) && in[e+1] == '/' {
-			return true
+			return gateWorth
 		}
 		// (Most numbers in text end before a byte none of the cases
 		// below reads.)
 		if !digitNext[next] {
-			return false
+			goto context
 		}
 		p := prev(in, ws, lo)
 		// A number after "<digit>." continues a dotted number (1.2.3.4.5).
 		if p == '.' && ws-2 >= lo && isDigit(in[ws-2]) {
-			return false
+			goto context
 		}
 		// Card numbers are written in groups of four or more digits.
 		card := '2' <= c && c <= '6' && w >= 4 && skipMax(in, e+1, cDigit, 4) == e+5
 		switch next {
 		case '.':
 			// An IPv4 address, a MAC address written 3c22.fb9a.10e4.
-			return w <= 3 && is(in, e+1, cDigit) && p != '.' || w == 4 && p != '.'
+			if w <= 3 && is(in, e+1, cDigit) && p != '.' || w == 4 && p != '.' {
+				return gateWorth
+			}
+			goto context
 		case '-':
 			// A UUID, a card, a social security number, a MAC address;
 			// not the groups of a date (2025-06-01).
-			return w == 8 || card || (w == 3 || w == 2) && p != '-'
+			if w == 8 || card || (w == 3 || w == 2) && p != '-' {
+				return gateWorth
+			}
+			goto context
 		case ':':
-			return w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10
+			if w <= 4 && p != ':' && p != '.' || w >= 8 && w <= 10 {
+				return gateWorth
+			}
+			goto context
 		case ' ':
-			return card
+			if card {
+				return gateWorth
+			}
+			goto context
 		case '$':
 			// A password hash's identifier ($1$, $2b$, $6$; see
 			// matchCryptHash).
-			return w <= 2 && p == '$'
+			if w <= 2 && p == '$' {
+				return gateWorth
+			}
+			goto context
 		case '\n', '\r':
 			// A card number that a line break split (41111111⏎11111111).
-			return '2' <= c && c <= '6' && w >= 4 && (is(in, e+1, cDigit) || next == '\r' && is(in, e+2, cDigit))
+			if '2' <= c && c <= '6' && w >= 4 && (is(in, e+1, cDigit) || next == '\r' && is(in, e+2, cDigit)) {
+				return gateWorth
+			}
+			goto context
 		}
-		return false
+		goto context
 	}
 	switch next {
 	case '-', '.':
-		return true
+		return gateWorth
 	case ':':
-		return w <= 4 && chars[c]&cHex != 0 || w >= 10
+		if w <= 4 && chars[c]&cHex != 0 || w >= 10 {
+			return gateWorth
+		}
+		goto context
 	case '~':
-		return w == 5 && in[e-1] == 'Q' // an Azure AD client secret
+		if w == 5 && in[e-1] == 'Q' { // an Azure AD client secret
+			return gateWorth
+		}
+		goto context
 	case '$':
-		return ws > lo && in[ws-1] == '$' // a password hash's identifier ($argon2id$, $krb5tgs$)
+		if ws > lo && in[ws-1] == '$' { // a password hash's identifier ($argon2id$, $krb5tgs$)
+			return gateWorth
+		}
+		goto context
 	case ' ':
 		switch w {
 		case 4:
 			// An IBAN's first group.
-			return isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3])
+			if isLetter(in[ws+1]) && isDigit(in[ws+2]) && isDigit(in[ws+3]) {
+				return gateWorth
+			}
+			goto context
 		case 5:
-			return hasPrefixFold(in[ws:], "basic")
+			if hasPrefixFold(in[ws:], "basic") {
+				return gateWorth
+			}
+			goto context
 		case 6:
-			return hasPrefixFold(in[ws:], "bearer")
+			if hasPrefixFold(in[ws:], "bearer") {
+				return gateWorth
+			}
+			goto context
 		}
 	}
-	return w >= 10
+	if w >= 10 {
+		return gateWorth
+	}
+	goto context
+context:
+	if wordInContext(in, ws, e, lo, first) {
+		return gateContext
+	}
+	return 0
 }
+
+// worthTrying reports whether the word in[ws:e] could begin a token or an
+// identifier (wordGate's gateWorth).
+func worthTrying(in string, ws, e, lo int) bool {
+	return wordGate(in, ws, e, lo, false) == gateWorth
+}
+
+// wordGate's answers.
+const (
+	gateContext = 1 + iota
+	gateWorth
+)
 
 // digitNext are the bytes after a number that worthTrying's cases read.
 var digitNext = byteSet(".-: \n\r$")

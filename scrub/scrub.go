@@ -981,18 +981,17 @@ var dottedPairs = func() (t pairSet) {
 }()
 
 // wordGate is the scan's gate before matchWordAt for the word in[ws:e]
-// (a run of [A-Za-z0-9_]): gateWorth if it could begin a token or an
+// (a run of [A-Za-z0-9_]): gateWorth if the word could begin a token or an
 // identifier, gateContext if only its context may hold a finding
 // (wordInContext), 0 if neither, and the scan goes on. It is worthTrying
-// and wordInContext in one call.
+// and wordInContext in one call, kept out of next's loop.
 //
-// worthTrying's test
-// could begin a token or an identifier. It rules out almost every ordinary
-// word and number by its first byte, its length and the byte after it:
-// tokens are long or continue with '-' or '.'; IPv4 addresses are short
-// numbers before a '.', IPv6 groups before a ':'; card numbers start with
-// 2 to 6; the short words that matter are four-character IBAN groups and
-// "Bearer" or "Basic".
+// The first test rules out almost every ordinary word and number by its
+// first byte, its length and the byte after it: tokens are long or
+// continue with '-' or '.'; IPv4 addresses are short numbers before a '.',
+// IPv6 groups before a ':'; card numbers start with 2 to 6; the short
+// words that matter are four-character IBAN groups and "Bearer" or
+// "Basic".
 func wordGate(in string, ws, e, lo int, first bool) uint8 {
 	c := in[ws]
 	w := e - ws

@@ -130,6 +130,10 @@
 // with a busy timeout (modernc.org/sqlite: _pragma=busy_timeout(5000)),
 // and preferably in WAL mode (_pragma=journal_mode(WAL)) so that readers do
 // not wait for writers. The tests race two *sql.DB on one file that way.
+// Give the layer a store timeout as long (approval.WithStore(s,
+// store.WithTimeout(5*time.Second))): its default, store.DefaultTimeout
+// (50 ms), ends an operation that waits for the lock, or for a loaded
+// machine's disk, and the call fails closed.
 //
 // Everything here is safe for concurrent use.
 package sqlstore

@@ -38,6 +38,7 @@ import (
 	sqlstore "github.com/toolmw/toolmw/adapters/sqlstore"
 	"github.com/toolmw/toolmw/budget"
 	"github.com/toolmw/toolmw/middleware/approval"
+	"github.com/toolmw/toolmw/store"
 	"github.com/toolmw/toolmw/taxonomy"
 )
 
@@ -107,12 +108,19 @@ func open(ctx context.Context, path string) (*App, error) {
 	return app, nil
 }
 
+// storeTimeout bounds each operation of the approval layer on the
+// database, as long as the busy timeout: another process's write holds
+// the file's lock for a moment, and a loaded machine's disk takes more
+// than store.DefaultTimeout (50 ms) now and then. Past it the call fails
+// closed (approval_store_failed, nothing runs).
+const storeTimeout = 5 * time.Second
+
 func setUp(ctx context.Context, db *sql.DB, keyPath string) (*App, error) {
-	store, err := sqlstore.New(db)
+	decisions, err := sqlstore.New(db)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.CreateTables(ctx); err != nil {
+	if err := decisions.CreateTables(ctx); err != nil {
 		return nil, err
 	}
 	for _, q := range []string{
@@ -128,7 +136,7 @@ func setUp(ctx context.Context, db *sql.DB, keyPath string) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []approval.Option{approval.WithStore(store), approval.WithSealKey(key)}
+	opts := []approval.Option{approval.WithStore(decisions, store.WithTimeout(storeTimeout)), approval.WithSealKey(key)}
 	if err := approval.Validate(opts...); err != nil {
 		return nil, err
 	}

@@ -292,7 +292,7 @@ const (
 // joinsBefore marks the bytes that join a run to what is before it.
 var joinsBefore = byteSet(".@\\%&$#")
 
-// pathAfter marks the bytes after a '\\' that a run ends at which continue
+// pathAfter marks the bytes that, after a '\\' that ends a run, go on with
 // a path or an escape: a word byte, '\\', '/', '.', '-', '$' or '{'.
 var pathAfter = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_\\/.-${")
 
@@ -407,8 +407,9 @@ const (
 // after one of class last (0 before the first) makes, at last<<2|cl: a
 // token's start (transToken: the first, a digit after another class, a
 // small letter after a digit, a capital after another class); a change
-// of class (transChange); a capital after a capital (transUpUp), which
-// starts a token if a small letter follows (the N of NewGCM…).
+// of class (the bit at transChangeShift); a capital after a capital
+// (transUpUp), which starts a token if a small letter follows (the N of
+// NewGCM…).
 var runTrans = func() (t [16]uint8) {
 	for last := 0; last < 4; last++ {
 		for cl := 1; cl < 4; cl++ {

@@ -457,6 +457,53 @@ const vowelBits = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a')
 //     has a digit in four bytes and changes four times in ten).
 func generatedRun(run string, minLen int) bool {
 	run = run[:min(len(run), 64)]
+	rc, ok := countRun(run)
+	if !ok {
+		return false
+	}
+	n, d, u, l := rc.n, rc.digits, rc.upper, rc.lower
+	mixedHex := u >= 3 && l >= 3 && rc.hexLetters == u+l // 6d2FabeB6ADd…: no hash is written so
+	if !mixedHex && (rc.longestHex && rc.longest*2 >= n || u+l-rc.hexLetters <= 3) {
+		return false // hexadecimal in one case, maybe after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
+	}
+	short := n < 20
+	if u > 0 && l > 0 && (n*2 >= rc.tokens*7 || short && n >= rc.tokens*3) {
+		return false // read as words: 3.5 bytes a token or more, 3 in a short run (random base62 has about 2.2)
+	}
+	if n < minLen || d == n || short && d < 2 {
+		return false
+	}
+	if camelCase(run) || inWords(run) {
+		return false
+	}
+	if u > 0 && l > 0 {
+		return rc.changes*3 >= n-1
+	}
+	if short {
+		return d*8 >= n && rc.changes*3 >= n-1 // (chacha20poly1305 changes 3 times in 16)
+	}
+	// One case: digits spread among the letters (random base36 has one
+	// byte in four a digit), or a long run with a digit whose letters have
+	// few vowels (random letters have one in five; words two in five).
+	return d*8 >= n && rc.changes*5 >= n-1 || n >= 24 && d > 0 && rc.vowels*10 < (u+l)*3 && u == 0
+}
+
+// runCounts are what generatedRun judges a run by, as countRun counts
+// them.
+type runCounts struct {
+	n                    int // letters and digits
+	digits, upper, lower int
+	hexLetters, vowels   int // hexadecimal letters, small vowels
+	tokens, changes      int // tokens as a name is read; changes of class
+	longest              int // the longest segment between separators
+	longestHex           bool
+}
+
+// countRun counts the letters and digits of run by their classes, or
+// reports false for a run that no count can make generated: a byte eight
+// times over, a word of small letters between separators, a constant's
+// name.
+func countRun(run string) (rc runCounts, ok bool) {
 	// (The loop reads each byte's classes from runInfo and counts with
 	// them rather than branch on them: in a random run the next class is
 	// a coin toss, which a branch would mispredict half the time.)
@@ -469,7 +516,7 @@ func generatedRun(run string, minLen int) bool {
 		c := run[k]
 		if k > 0 && c == run[k-1] {
 			if same++; same >= 7 {
-				return false // a byte eight times over: padding, a placeholder
+				return rc, false // a byte eight times over: padding, a placeholder
 			}
 		} else {
 			same = 0
@@ -478,7 +525,7 @@ func generatedRun(run string, minLen int) bool {
 		cl := x & giClass
 		if cl == 0 {
 			if seg >= 4 && segLower != 0 {
-				return false // a word between separators (orders-…)
+				return rc, false // a word between separators (orders-…)
 			}
 			if c == '_' && cnt[3] == 0 && n > 0 {
 				snake = true
@@ -507,37 +554,14 @@ func generatedRun(run string, minLen int) bool {
 		last = cl
 		n++
 	}
-	d, u, l := cnt[1], cnt[2], cnt[3]
-	if seg >= 4 && segLower != 0 && seg < n || snake && l == 0 {
-		return false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
+	if seg >= 4 && segLower != 0 && seg < n || snake && cnt[3] == 0 {
+		return rc, false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
 	}
 	if seg > longest {
 		longest, longestHex = seg, segHex
 	}
-	mixedHex := u >= 3 && l >= 3 && hexLetters == u+l // 6d2FabeB6ADd…: no hash is written so
-	if !mixedHex && (longestHex != 0 && longest*2 >= n || u+l-hexLetters <= 3) {
-		return false // hexadecimal in one case, maybe after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
-	}
-	short := n < 20
-	if u > 0 && l > 0 && (n*2 >= tokens*7 || short && n >= tokens*3) {
-		return false // read as words: 3.5 bytes a token or more, 3 in a short run (random base62 has about 2.2)
-	}
-	if n < minLen || d == n || short && d < 2 {
-		return false
-	}
-	if camelCase(run) || inWords(run) {
-		return false
-	}
-	if u > 0 && l > 0 {
-		return changes*3 >= n-1
-	}
-	if short {
-		return d*8 >= n && changes*3 >= n-1 // (chacha20poly1305 changes 3 times in 16)
-	}
-	// One case: digits spread among the letters (random base36 has one
-	// byte in four a digit), or a long run with a digit whose letters have
-	// few vowels (random letters have one in five; words two in five).
-	return d*8 >= n && changes*5 >= n-1 || n >= 24 && d > 0 && vowels*10 < (u+l)*3 && u == 0
+	return runCounts{n: n, digits: cnt[1], upper: cnt[2], lower: cnt[3], hexLetters: hexLetters, vowels: vowels,
+		tokens: tokens, changes: changes, longest: longest, longestHex: longestHex != 0}, true
 }
 
 // keyedRun reports whether the run that begins at in[rs] is the value of

@@ -7,12 +7,21 @@ import (
 	"testing"
 )
 
-// TestGeneratedRunOracle: generatedRun, which counts a byte's classes
-// from tables, answers as the branch-per-class loop it replaced (session
-// 59), kept here as the oracle, on random runs of every alphabet it sees
-// (hexadecimal, base64, base64url, words and separators, repeated bytes)
-// and on the corpus' own runs.
-func TestGeneratedRunOracle(t *testing.T) {
+// TestCountRunOracle: countRun, which counts a byte's classes from
+// tables, counts as the branch-per-class loop it replaced (session 59),
+// kept here as the oracle, on random runs of every alphabet generatedRun
+// sees (hexadecimal, base64, base64url, words and separators, repeated
+// bytes) and on the corpus' own values.
+func TestCountRunOracle(t *testing.T) {
+	check := func(run string) bool {
+		run = run[:min(len(run), 64)]
+		got, gotOK := countRun(run)
+		want, wantOK := countRunOracle(run)
+		if gotOK != wantOK || gotOK && got != want {
+			t.Fatalf("countRun(%q) = %+v, %v; the loop it replaced counts %+v, %v", run, got, gotOK, want, wantOK)
+		}
+		return gotOK
+	}
 	r := rand.New(rand.NewPCG(59, 1))
 	alphabets := []string{
 		"0123456789abcdef", "0123456789ABCDEF", "0123456789abcdefABCDEF",
@@ -22,7 +31,7 @@ func TestGeneratedRunOracle(t *testing.T) {
 		"aeiouxyz-_.", "aA0_-", "0123456789", "aaaaaaab", "AbCdEf01",
 	}
 	words := []string{"New", "GCM", "With", "Random", "Nonce", "orders", "R_", "AARCH64", "_", "-", "x9", "Key", "id", "0x"}
-	n := 0
+	counted, generated := 0, 0
 	for range 200000 {
 		var b []byte
 		switch r.IntN(3) {
@@ -40,25 +49,18 @@ func TestGeneratedRunOracle(t *testing.T) {
 				b = append(b, byte(r.IntN(128)))
 			}
 		}
-		s := string(b)
-		for _, min := range []int{8, minRandomHead, minRandomRun} {
-			if got, want := generatedRun(s, min), generatedRunOracle(s, min); got != want {
-				t.Fatalf("generatedRun(%q, %d) = %v, the loop it replaced says %v", s, min, got, want)
-			}
-			if generatedRunOracle(s, min) {
-				n++
-			}
+		if check(string(b)) {
+			counted++
+		}
+		if generatedRun(string(b), minRandomRun) {
+			generated++
 		}
 	}
-	if n == 0 {
-		t.Fatal("no run read as generated: the inputs test nothing")
+	if counted == 0 || generated == 0 {
+		t.Fatalf("%d runs counted, %d read as generated: the inputs test nothing", counted, generated)
 	}
 	for _, c := range corpus() {
-		for _, min := range []int{8, minRandomRun} {
-			if got, want := generatedRun(c.value, min), generatedRunOracle(c.value, min); got != want {
-				t.Fatalf("generatedRun(%q, %d) = %v, the loop it replaced says %v", c.value, min, got, want)
-			}
-		}
+		check(c.value)
 	}
 }
 
@@ -99,9 +101,9 @@ func TestCodeWordTrigrams(t *testing.T) {
 	}
 }
 
-// generatedRunOracle is generatedRun as it was before session 59.
-func generatedRunOracle(run string, minLen int) bool {
-	run = run[:min(len(run), 64)]
+// countRunOracle is countRun as generatedRun's loop counted before
+// session 59: a branch for each byte's class.
+func countRunOracle(run string) (rc runCounts, ok bool) {
 	var n, d, u, l, hexLetters, changes, same, tokens, vowels int
 	var last uint8
 	seg, segLower, segHex, longest, longestHex := 0, true, true, 0, false
@@ -110,7 +112,7 @@ func generatedRunOracle(run string, minLen int) bool {
 		c := run[k]
 		if k > 0 && c == run[k-1] {
 			if same++; same >= 7 {
-				return false // a byte eight times over: padding, a placeholder
+				return rc, false // a byte eight times over: padding, a placeholder
 			}
 		} else {
 			same = 0
@@ -128,7 +130,7 @@ func generatedRunOracle(run string, minLen int) bool {
 			}
 		default:
 			if seg >= 4 && segLower {
-				return false // a word between separators (orders-…)
+				return rc, false // a word between separators (orders-…)
 			}
 			if c == '_' && l == 0 && n > 0 {
 				snake = true
@@ -162,33 +164,11 @@ func generatedRunOracle(run string, minLen int) bool {
 		n++
 	}
 	if seg >= 4 && segLower && seg < n || snake && l == 0 {
-		return false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
+		return rc, false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
 	}
 	if seg > longest {
 		longest, longestHex = seg, segHex
 	}
-	mixedHex := u >= 3 && l >= 3 && hexLetters == u+l // 6d2FabeB6ADd…: no hash is written so
-	if !mixedHex && (longestHex && longest*2 >= n || u+l-hexLetters <= 3) {
-		return false // hexadecimal in one case, maybe after a short prefix or with a letter off (key-5d41…, i-0f9a…, a UUID)
-	}
-	short := n < 20
-	if u > 0 && l > 0 && (n*2 >= tokens*7 || short && n >= tokens*3) {
-		return false // read as words: 3.5 bytes a token or more, 3 in a short run (random base62 has about 2.2)
-	}
-	if n < minLen || d == n || short && d < 2 {
-		return false
-	}
-	if camelCase(run) || inWords(run) {
-		return false
-	}
-	if u > 0 && l > 0 {
-		return changes*3 >= n-1
-	}
-	if short {
-		return d*8 >= n && changes*3 >= n-1 // (chacha20poly1305 changes 3 times in 16)
-	}
-	// One case: digits spread among the letters (random base36 has one
-	// byte in four a digit), or a long run with a digit whose letters have
-	// few vowels (random letters have one in five; words two in five).
-	return d*8 >= n && changes*5 >= n-1 || n >= 24 && d > 0 && vowels*10 < (u+l)*3 && u == 0
+	return runCounts{n: n, digits: d, upper: u, lower: l, hexLetters: hexLetters, vowels: vowels,
+		tokens: tokens, changes: changes, longest: longest, longestHex: longestHex}, true
 }

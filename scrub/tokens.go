@@ -622,8 +622,8 @@ func matchOpaqueJOSE(in string, i, e1 int) (hit, bool) {
 		ends[n] = p
 		n++
 	}
-	if p < len(in) && (in[p] == '.' && is(in, p+1, cB64URL) || is(in, p, cB64URL)) {
-		return hit{}, false
+	if p < len(in) && in[p] == '.' && is(in, p+1, cB64URL) {
+		return hit{}, false // a sixth part (skip stopped at a byte that is no part's)
 	}
 	part := func(k int) int { // the length of part k+1 (0: the one after the header)
 		if k == 0 {

@@ -213,6 +213,19 @@ func hasPrefixFold(s, prefix string) bool {
 	return true
 }
 
+// indexLineBreak returns the index of the first '\n' or '\r' in s, or -1:
+// strings.IndexAny with two vectorized searches instead of a set tested a
+// byte at a time.
+func indexLineBreak(s string) int {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		if j := strings.IndexByte(s[:i], '\r'); j >= 0 {
+			return j
+		}
+		return i
+	}
+	return strings.IndexByte(s, '\r')
+}
+
 // lastIndex is strings.LastIndex for a needle that is rare in s (a marker
 // line): forward searches, which are vectorized, find each occurrence,
 // where strings.LastIndex reads s back byte by byte.
@@ -229,26 +242,44 @@ func lastIndex(s, sub string) int {
 	return last
 }
 
+// The kinds of character letterKinds reports, as bits.
+const (
+	kindDigit uint8 = 1 << iota
+	kindUpper
+	kindLower
+	kindLetters = kindUpper | kindLower
+)
+
+// kindOf is each byte's kind: kindDigit, kindUpper, kindLower or none.
+var kindOf = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = kindDigit
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = kindUpper
+		t[c+'a'-'A'] = kindLower
+	}
+	return t
+}()
+
+// letterKinds returns the kinds of character s has (kindDigit, kindUpper,
+// kindLower), one table read a byte: the values it is asked about are
+// long, and three range tests a byte cost more.
+func letterKinds(s string) (k uint8) {
+	for i := 0; i < len(s); i++ {
+		k |= kindOf[s[i]]
+	}
+	return k
+}
+
 // mixed reports whether s has a digit, an upper-case and a lower-case
 // letter, as randomly generated keys almost always do and words do not.
 func mixed(s string) bool {
-	var d, u, l bool
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		d = d || isDigit(c)
-		u = u || isUpper(c)
-		l = l || isLower(c)
-	}
-	return d && u && l
+	return letterKinds(s) == kindDigit|kindLetters
 }
 
 func hasUpperAndLower(s string) bool {
-	var u, l bool
-	for i := 0; i < len(s); i++ {
-		u = u || isUpper(s[i])
-		l = l || isLower(s[i])
-	}
-	return u && l
+	return letterKinds(s)&kindLetters == kindLetters
 }
 
 func hasLower(s string) bool {

@@ -2271,7 +2271,7 @@ func wrapValue(in string, vs, e int) int {
 // be read by the line's width, which a finding before the value on its
 // line changes in a second pass (idempotence).
 func firstLine(v string) string {
-	if lb := strings.IndexAny(v, "\r\n"); lb > 0 {
+	if lb := indexLineBreak(v); lb > 0 {
 		return v[:lb]
 	}
 	return v
@@ -2313,14 +2313,8 @@ func wrapWidth(in string, e int) bool {
 // randomish reports whether s looks generated rather than written: it has
 // a digit and a letter, or letters of both cases.
 func randomish(s string) bool {
-	var d, u, l bool
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		d = d || isDigit(c)
-		u = u || isUpper(c)
-		l = l || isLower(c)
-	}
-	return d && (u || l) || u && l
+	k := letterKinds(s)
+	return k&kindDigit != 0 && k&kindLetters != 0 || k&kindLetters == kindLetters
 }
 
 // plausibleStart reports whether a value beginning with rest could be a

@@ -260,7 +260,7 @@ func (s *Scrubber) matchUserPassword(in string, v int) (hit, bool) {
 	ps, pe := vs+c+1, ve
 	if closing == "" && pe == ps && ps < len(in) && (in[ps] == '\'' || in[ps] == '"') {
 		q := in[ps : ps+1]
-		if e := strings.Index(in[ps+1:], q); e > 0 && e <= maxProseValue && !strings.ContainsAny(in[ps+1:ps+1+e], "\n\r") {
+		if e := strings.Index(in[ps+1:], q); e > 0 && e <= maxProseValue && indexLineBreak(in[ps+1:ps+1+e]) < 0 {
 			ps, pe = ps+1, ps+1+e
 		}
 	}

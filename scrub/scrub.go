@@ -309,7 +309,7 @@ func (s *Scrubber) appendCopies(dst []hit, n int, in string) []hit {
 		// A value that a line break split (a wrapped key) is looked for
 		// line by line.
 		for seg, rest := "", in[h.start:h.end]; rest != "" && values < maxCopyValues; {
-			if b := strings.IndexAny(rest, "\r\n"); b >= 0 {
+			if b := indexLineBreak(rest); b >= 0 {
 				seg, rest = rest[:b], strings.TrimLeft(rest[b:], "\r\n \t")
 			} else {
 				seg, rest = rest, ""

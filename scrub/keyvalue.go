@@ -2142,7 +2142,8 @@ func quotedEnd(in string, esc escMarks, vs int, closing string, lvl bool) int {
 func quotedEndMax(in string, esc escMarks, vs int, closing string, lvl bool, max int) int {
 	e := vs
 	for e < len(in) && e-vs < max {
-		if strings.HasPrefix(in[e:], closing) && (closing == `\"` || esc.at(e) == lvl) {
+		// (The first byte is compared first: most are no quote.)
+		if (closing == "" || in[e] == closing[0]) && strings.HasPrefix(in[e:], closing) && (closing == `\"` || esc.at(e) == lvl) {
 			return e
 		}
 		switch in[e] {
@@ -2441,13 +2442,33 @@ func bracedWord(rest string) bool {
 // inside (a value a first pass rejected and redacted a finding in, which
 // a second pass must reject again).
 func plausibleValue(val string) bool {
-	if len(val) < minValueLen || strings.Trim(val, "*xX#.•") == "" || strings.Contains(val, placeholderPrefix) {
+	if len(val) < minValueLen || masked(val) || strings.Contains(val, placeholderPrefix) {
 		return false
 	}
 	if len(val) > 2 && (val[0] == '(' && val[len(val)-1] == ')' || val[0] == '<' && val[len(val)-1] == '>') {
 		val = val[1 : len(val)-1] // (omitted), <redacted>
 	}
 	return !isStopWord(val) && !algorithmName(val) && !placeholderValue(val) && !versionTail(val) && !addressOnly(val)
+}
+
+// masked reports whether val is only mask characters ('*', 'x', 'X',
+// '#', '.', '•'), as strings.Trim with them would leave nothing of it,
+// reading bytes rather than runes: most values end it at their first.
+func masked(val string) bool {
+	for i := 0; i < len(val); {
+		switch val[i] {
+		case '*', 'x', 'X', '#', '.':
+			i++
+		case "•"[0]:
+			if !strings.HasPrefix(val[i:], "•") {
+				return false
+			}
+			i += len("•")
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // addressOnly reports whether val is a URL with no user name or password

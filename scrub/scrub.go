@@ -247,7 +247,9 @@ func (s *Scrubber) collect(dst []hit, in string) []hit {
 	n := len(dst)
 	var seen uint32
 	dst = s.scan(dst, in, nil, &seen)
-	if seen&cEscape != 0 {
+	// (A scan that found nothing read every byte an escape may begin
+	// with, unless escapeUnread says otherwise, and found no escape.)
+	if seen&cEscape != 0 && (len(dst) > n || seen&(escapeFound|escapeUnread) != 0) {
 		if k := firstEscape(in); k >= 0 {
 			w := views.Get().(*view)
 			v := w.build(in, k, false)
@@ -384,8 +386,15 @@ func union(hits []hit) []hit {
 }
 
 // escapeFound is the bit of a scan's seen that says it stopped at an
-// escape in raw text; no byte class has it.
-const escapeFound uint32 = 1 << 31
+// escape in raw text, and escapeUnread the bit that says it passed a byte
+// an escape or invisible character may begin with unread (inside a
+// non-ASCII run, or inside a value allowed through); no byte class has
+// either. A raw scan that found nothing and has neither read every such
+// byte: collect then knows the message has no escape without a search.
+const (
+	escapeFound  uint32 = 1 << 31
+	escapeUnread uint32 = 1 << 30
+)
 
 // scan appends the findings in in, marked by esc, to dst, and notes in
 // seen (cEscape) whether a byte in or outside findings may begin an escape.
@@ -470,6 +479,9 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			switch {
 			case c >= 0x80:
 				for i++; i < limit && in[i] >= 0x80; i++ {
+					if specialLead[in[i]] {
+						*seen |= escapeUnread // another character, maybe invisible
+					}
 				}
 				continue
 			case c != '\\':
@@ -523,6 +535,7 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 		case !ok || h.end > limit:
 			i = resume
 		case s.allowed(in[h.start:h.end]):
+			*seen |= escapeUnread
 			i = max(h.end, i+1)
 		case st.waiting && h.start >= st.pending.end:
 			return st.pending, true // found first; h is found again after it

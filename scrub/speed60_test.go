@@ -49,3 +49,28 @@ func TestSpeedHelpersAgree(t *testing.T) {
 		}
 	}
 }
+
+// collect skips the search for escapes after a raw scan that found
+// nothing and read every byte an escape may begin with: the search would
+// have found none. Messages of fragments that put escapes, invisible
+// characters and look-alikes inside non-ASCII runs, inside allowed
+// values and next to tokens check it, and with them String's output.
+func TestScanReadsEveryEscape(t *testing.T) {
+	allowed, err := New(WithAllow("ghp_16C7e42F292c6912E7710c838347Ae178B4a", "Xq7%41zzY9wq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(60, 2))
+	fragments := []string{"café", "é", "\u200b", "é\u200b", "ü\u2060", "\u00a0", "ー", "\uff1a", "\\u200b", "\\n", "\\x41", "%20", "%41", "&amp;", "&#58;",
+		"C:\\Program Files\\app", " ", "token", "=", ":", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "/", "a", "Z9", "'", "\"", "password=Xq7%41zzY9wq"}
+	for _, m := range randomText(r, fragments, 200000) {
+		for _, s := range []*Scrubber{std, allowed} {
+			var seen uint32
+			if hits := s.scan(nil, m, nil, &seen); len(hits) == 0 && seen&(escapeFound|escapeUnread) == 0 {
+				if k := firstEscape(m); k >= 0 {
+					t.Fatalf("%q: the scan found nothing and read every escape's first byte, but firstEscape finds one at %d", m, k)
+				}
+			}
+		}
+	}
+}

@@ -413,6 +413,15 @@ var innerTerms = [...]struct {
 	{"credentials", kvSecret}, {"creds", kvSecret},
 }
 
+// innerLead marks the first bytes of innerTerms: a word of a key that
+// begins with another byte is none of them.
+var innerLead = func() (t [256]bool) {
+	for _, term := range innerTerms {
+		t[term.term[0]] = true
+	}
+	return t
+}()
+
 // aboutWords are words that, after a secret-ish word in a key, make the
 // key name something about the secret rather than the secret itself:
 // its id, name, length, file, expiry, owner (secret_name, token_url,
@@ -472,9 +481,12 @@ func weakKey(key string) (kvKind, strength) {
 			continue
 		}
 		last = p
+		if !innerLead[norm[p]] {
+			continue
+		}
 		for _, t := range innerTerms {
 			e := p + len(t.term)
-			if e > len(norm) || string(norm[p:e]) != t.term || e < len(norm) && words&(1<<e) == 0 {
+			if e > len(norm) || t.term[0] != norm[p] || string(norm[p:e]) != t.term || e < len(norm) && words&(1<<e) == 0 {
 				continue
 			}
 			if publicBefore(norm[:p]) || aboutAfter(norm[e:], words>>e) {

@@ -400,7 +400,7 @@ const (
 	giVowelShift     = 2
 	giHexLetterShift = 3
 	giLowerShift     = 4
-	giHexShift       = 5
+	giHexShift       = 5 // next to giLowerShift: countRun reads the two bits as one (segKind)
 )
 
 // runTrans holds, for generatedRun, what a letter or digit of class cl
@@ -506,11 +506,17 @@ type runCounts struct {
 func countRun(run string) (rc runCounts, ok bool) {
 	// (The loop reads each byte's classes from runInfo and counts with
 	// them rather than branch on them: in a random run the next class is
-	// a coin toss, which a branch would mispredict half the time.)
-	var cnt [4]int // bytes of each class: 1 digits, 2 capitals, 3 small letters
-	var n, hexLetters, changes, same, tokens, vowels int
+	// a coin toss, which a branch would mispredict half the time. The
+	// counts share one word, a byte each (countAdd, transAdd): a run of
+	// 64 bytes, generatedRun's most, cannot carry one into the next, and
+	// the loop keeps few values, which the compiler holds in registers.)
+	var acc uint64
+	same := 0
 	var last uint8
-	seg, segLower, segHex, longest, longestHex := 0, 1, 1, 0, 0
+	// seg is the length of the segment between separators so far, and
+	// segKind whether it is all small letters (bit 0) and all hexadecimal
+	// (bit 1): runInfo's bits at giLowerShift and giHexShift.
+	seg, segKind, longest, longestHex := 0, uint8(3), 0, 0
 	snake := false // '_' between capitals and digits: a constant's name
 	for k := 0; k < len(run); k++ {
 		c := run[k]
@@ -524,45 +530,77 @@ func countRun(run string) (rc runCounts, ok bool) {
 		x := runInfo[c]
 		cl := x & giClass
 		if cl == 0 {
-			if seg >= 4 && segLower != 0 {
+			if seg >= 4 && segKind&1 != 0 {
 				return rc, false // a word between separators (orders-…)
 			}
-			if c == '_' && cnt[3] == 0 && n > 0 {
+			if c == '_' && acc>>countLower&0xff == 0 && acc&countLetters != 0 {
 				snake = true
 			}
 			if seg > longest {
-				longest, longestHex = seg, segHex
+				longest, longestHex = seg, int(segKind>>1)
 			}
-			seg, segLower, segHex = 0, 1, 1
+			seg, segKind = 0, 3
 			continue
 		}
-		cnt[cl]++
-		vowels += int(x >> giVowelShift & 1)
-		hexLetters += int(x >> giHexLetterShift & 1)
-		segLower &= int(x >> giLowerShift & 1)
-		segHex &= int(x >> giHexShift & 1)
+		segKind &= x >> giLowerShift
 		seg++
 		// Tokens as a name is read: digits, a capital and small letters,
 		// capitals (GCM in NewGCMWithRandomNonce); a class change. (last
 		// is 0 only before the first letter or digit.)
-		t := runTrans[last<<2|cl]
-		if t&transUpUp != 0 && k+1 < len(run) {
-			tokens += int(runInfo[run[k+1]] >> giLowerShift & 1)
+		t := last<<2 | cl
+		acc += countAdd[c] + transAdd[t]
+		if runTrans[t]&transUpUp != 0 && k+1 < len(run) {
+			acc += uint64(runInfo[run[k+1]]>>giLowerShift&1) << countTokens
 		}
-		tokens += int(t & transToken)
-		changes += int(t >> transChangeShift & 1)
 		last = cl
-		n++
 	}
-	if seg >= 4 && segLower != 0 && seg < n || snake && cnt[3] == 0 {
+	d, u, l := int(acc>>countDigits&0xff), int(acc>>countUpper&0xff), int(acc>>countLower&0xff)
+	n := d + u + l
+	if seg >= 4 && segKind&1 != 0 && seg < n || snake && l == 0 {
 		return rc, false // R_AARCH64_P32_ABS32, NL80211_RRF_NO_HT40PLUS
 	}
 	if seg > longest {
-		longest, longestHex = seg, segHex
+		longest, longestHex = seg, int(segKind>>1)
 	}
-	return runCounts{n: n, digits: cnt[1], upper: cnt[2], lower: cnt[3], hexLetters: hexLetters, vowels: vowels,
-		tokens: tokens, changes: changes, longest: longest, longestHex: longestHex != 0}, true
+	return runCounts{n: n, digits: d, upper: u, lower: l, hexLetters: int(acc >> countHexLetters & 0xff),
+		vowels: int(acc >> countVowels & 0xff), tokens: int(acc >> countTokens & 0xff),
+		changes: int(acc >> countChanges & 0xff), longest: longest, longestHex: longestHex != 0}, true
 }
+
+// The bytes of countRun's word of counts: where each count is.
+const (
+	countDigits     = 0
+	countUpper      = 8
+	countLower      = 16
+	countHexLetters = 24
+	countVowels     = 32
+	countTokens     = 40
+	countChanges    = 48
+	countLetters    = 0xffffff // the bytes of digits, capitals and small letters
+)
+
+// countAdd is what each byte adds to countRun's counts: one to its
+// class's, and one to the hexadecimal letters' and the vowels' if it is
+// one.
+var countAdd = func() (t [256]uint64) {
+	for c := range t {
+		x := runInfo[c]
+		if x&giClass == 0 {
+			continue
+		}
+		t[c] = 1<<((x&giClass-1)*8) | uint64(x>>giHexLetterShift&1)<<countHexLetters | uint64(x>>giVowelShift&1)<<countVowels
+	}
+	return t
+}()
+
+// transAdd is what a change of class from last to cl (runTrans' index,
+// last<<2|cl) adds to countRun's counts of tokens and changes.
+var transAdd = func() (t [16]uint64) {
+	for k, x := range runTrans {
+		t[k] = uint64(x&transToken)<<countTokens | uint64(x>>transChangeShift&1)<<countChanges
+	}
+	return t
+}()
 
 // keyedRun reports whether the run that begins at in[rs] is the value of
 // a key written as code or configuration: after '=', after ':' right

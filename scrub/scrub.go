@@ -493,6 +493,13 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 			i += max(1, placeholderLen(in[i:]))
 			continue
 		}
+		if (c == '/' || c == '(') && !punctMayMatch(in, i, lo) {
+			// A '/' or a '(', the most common triggers in text besides
+			// ':', begins nothing unless matchPunct's case for it may
+			// match: passed at once, as the boring bytes.
+			i++
+			continue
+		}
 		var h hit
 		ok := false
 		resume := i + 1 // where to go on if nothing is found here
@@ -524,10 +531,8 @@ func (s *Scrubber) next(in string, esc escMarks, from, limit int, seen *uint32, 
 					h, ok = s.matchWordAt(in, ws, i, lo, first, g == gateWorth, &schemes)
 				}
 			}
-			// (A '/' or a '(', the most common triggers in text besides
-			// ':', begins nothing unless matchPunct's case for it may
-			// match.)
-			if (!ok || h.end > limit) && punctMayMatch(in, i, lo) {
+			// (A '/' or a '(' that begins nothing was passed above.)
+			if !ok || h.end > limit {
 				h, ok = s.matchPunct(in, esc, i, lo)
 			}
 		}

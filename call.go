@@ -394,7 +394,8 @@ const gluedPrefixes = "AKIA ASIA ABIA ACCA AGPA AIDA AIPA ANPA ANVA APKA AROA AI
 	"A3- ops_ p8e- pat AKCp cmVmd sc_ ext_ authress_ ABSK bedrock- 4b1d CLOJARS_ v1.0- duffel_ dt0c01 " +
 	"EZAK EZTK FLW fio- ico- s-s4t2 API- pnu_ rdme_ tk-us- xkeysib- sm_ shippo_ sgp_ AQVN YC t1. " +
 	"squ_ sqp_ sqa_ tfp_ dnkey- access- sl. b_ AAAA live_ test_ api_org_ pubkey- NRII- ZXlK fm1 A3T " +
-	"cfut_ cfat_ cfk_ vcp_ vci_ vca_ vcr_ vck_ tskey- packagist_ ek_ nvapi- phx_"
+	"cfut_ cfat_ cfk_ vcp_ vci_ vca_ vcr_ vck_ tskey- packagist_ ek_ nvapi- phx_ " +
+	"bkua_ shltm_ flb_live_"
 
 // gluedStarts holds the first two bytes of every gluedPrefixes entry, as
 // a set of second bytes (a 256-bit mask) per first byte.

@@ -567,6 +567,11 @@ func corpus() []plant {
 		add("elevenlabs_key", common, "log", "elevenlabs: 401 for {}", "sk_"+g.str(gHex, 48))
 		// Session 58's.
 		add("salesforce_token", common, "log", "salesforce: INVALID_SESSION_ID for {}", "00D"+g.str(gAlnum, 12)+"!"+g.str(gAlnum+".", 96))
+		// Session 60's.
+		add("buildkite_token", common, "env", "BUILDKITE_API_TOKEN={}", "bkua_"+g.str(gLowDig, 40))
+		add("flexport_key", common, "log", "flexport: 401 Unauthorized for key {}", "shltm_"+g.str(gB64URL, 40))
+		add("fleetbase_key", common, "header", "Authorization: Bearer {}", "flb_live_"+g.str(gAlnum, 20))
+		add("hubspot_token", common, "log", "hubspot: token {} expired", "pat-na1-"+g.uuid())
 	}
 	return ps
 }

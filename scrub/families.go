@@ -124,6 +124,10 @@ const (
 	famPostHogKey
 	famElevenLabsKey
 	famSalesforceToken
+	famBuildkiteToken
+	famFlexportKey
+	famFleetbaseKey
+	famHubSpotToken
 	famHighEntropy
 
 	famEmail
@@ -260,6 +264,10 @@ var familyNames = [numFamilies]string{
 	famPostHogKey:             "posthog_key",
 	famElevenLabsKey:          "elevenlabs_key",
 	famSalesforceToken:        "salesforce_token",
+	famBuildkiteToken:         "buildkite_token",
+	famFlexportKey:            "flexport_key",
+	famFleetbaseKey:           "fleetbase_key",
+	famHubSpotToken:           "hubspot_token",
 	famHighEntropy:            "high_entropy",
 
 	famEmail:    "email",

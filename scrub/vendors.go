@@ -137,6 +137,14 @@ var vendors = [...]vendor{
 	// tokens.go, with the other sk- keys.
 	{"nvapi-", cB64URL, 64, 64, famNvidiaKey, 0},
 	{"phx_", cWord, 43, 48, famPostHogKey, vMixed},
+	// Buildkite user access tokens, Flexport API keys, Fleetbase live
+	// API keys and HubSpot private app tokens (a UUID after the
+	// account's region), as trufflehog and Kingfisher describe them.
+	{"bkua_", cLowerDigit, 40, 40, famBuildkiteToken, vWordEnd},
+	{"shltm_", cB64URL, 40, 40, famFlexportKey, 0},
+	{"flb_live_", cAlnum, 20, 20, famFleetbaseKey, vWordEnd},
+	{"pat-na1-", vAlnumDash, 36, 36, famHubSpotToken, 0},
+	{"pat-eu1-", vAlnumDash, 36, 36, famHubSpotToken, 0},
 	{"LTAI", cAlnum, 12, 30, famAlibabaKey, vRandom},
 	// AWS temporary session tokens: base64 that always begins so.
 	{"IQoJb3JpZ2luX2Vj", vB64Pad, 100, 0, famAWSSessionToken, 0},

@@ -502,7 +502,8 @@ type runCounts struct {
 // countRun counts the letters and digits of run by their classes, or
 // reports false for a run that no count can make generated: a byte eight
 // times over, a word of small letters between separators, a constant's
-// name.
+// name. run has at most 255 bytes (generatedRun passes 64 at most): each
+// count has a byte.
 func countRun(run string) (rc runCounts, ok bool) {
 	// (The loop reads each byte's classes from runInfo and counts with
 	// them rather than branch on them: in a random run the next class is

@@ -241,8 +241,10 @@ func (s *Scrubber) Find(in string) []Match {
 //
 // Finding out whether a message has escapes costs next to nothing: the
 // scan notes the bytes an escape may begin with as it skips them and
-// stops at the first escape; only a message with one of them is searched
-// for escapes, and scanned in its view if it has any.
+// stops at the first escape; only a message with one of them that the
+// scan did not read (inside a finding, a non-ASCII run or an allowed
+// value: escapeUnread) is searched for escapes, and scanned in its view
+// if it has any.
 func (s *Scrubber) collect(dst []hit, in string) []hit {
 	n := len(dst)
 	var seen uint32
